@@ -1,0 +1,119 @@
+/**
+ * The tool contract: what a tool declares and what it returns.
+ *
+ * Module-graph rule: this file imports only the leaf `errors.ts` (in particular never `conversation.ts`).
+ */
+
+import { PantoError } from './errors.js';
+
+/** A JSON Schema object (draft 2020-12 / draft-07 subset that Ajv accepts). */
+export type JsonSchema = { [key: string]: unknown };
+
+/** What the model is told about a tool. `inputSchema` must describe an object. */
+export interface ToolDecl {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+}
+
+/** A text part of a tool result. */
+export interface TextResultPart {
+  type: 'text';
+  text: string;
+}
+
+/**
+ * A media part of a tool result: RAW file bytes (not base64). `mediaType` is only a hint — the agent sniffs the
+ * bytes and corrects a wrong hint. Ownership of `data` passes to the agent; the tool must not mutate it afterwards.
+ */
+export interface MediaResultPart {
+  type: 'media';
+  data: Uint8Array;
+  mediaType?: string;
+  /** A file name shown to the model for documents (e.g. `report.pdf`). */
+  name?: string;
+}
+
+/** What a tool returns, in order. */
+export type ResultPart = TextResultPart | MediaResultPart;
+
+/** A progress update a running tool may report (shown by hosts, never sent to a model). */
+export interface ToolUpdate {
+  message?: string;
+  /** 0..1 when known. */
+  progress?: number;
+  [key: string]: unknown;
+}
+
+/** What a tool receives besides its arguments. */
+export interface ToolContext {
+  /** Aborted when the turn is cancelled; a tool should stop promptly. */
+  signal: AbortSignal;
+  /** Absolute path of the workspace root that file access is confined to. */
+  workspaceRoot: string;
+  /** The id of the tool call being run. */
+  toolCallId: string;
+  /** Report progress; cheap, may be called any number of times. */
+  update: (update: ToolUpdate) => void;
+}
+
+/**
+ * What a tool's invoke may resolve to: parts, a plain string (one text part), or an object carrying parts plus
+ * host-facing `meta` (persisted on the result, never sent to a model).
+ */
+export type ToolOutput = string | ResultPart[] | { parts: ResultPart[]; meta?: Record<string, unknown> };
+
+export interface Tool extends ToolDecl {
+  /** Run the tool. Throwing/rejecting turns into an error result the model can read. */
+  invoke(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> | ToolOutput;
+}
+
+/** Normalised output of a tool: parts plus optional meta. */
+export interface NormalizedToolOutput {
+  parts: ResultPart[];
+  meta?: Record<string, unknown>;
+}
+
+/** Turn any `ToolOutput` into parts + meta. Throws `TypeError` for a value that is not a valid output. */
+export function normalizeToolOutput(output: ToolOutput): NormalizedToolOutput {
+  if (typeof output === 'string') return { parts: [{ type: 'text', text: output }] };
+  if (Array.isArray(output)) return { parts: checkParts(output) };
+  if (output !== null && typeof output === 'object' && Array.isArray(output.parts)) {
+    const parts = checkParts(output.parts);
+    return output.meta === undefined ? { parts } : { parts, meta: output.meta };
+  }
+  throw new TypeError(`tool returned ${describe(output)}; expected a string, an array of parts or {parts, meta}`);
+}
+
+function checkParts(parts: unknown[]): ResultPart[] {
+  parts.forEach((p, i) => {
+    const part = p as Partial<ResultPart> | null;
+    if (part?.type === 'text' && typeof part.text === 'string') return;
+    if (part?.type === 'media' && part.data instanceof Uint8Array) return;
+    throw new TypeError(`part ${i} is ${describe(p)}; expected {type:'text', text} or {type:'media', data: Uint8Array}`);
+  });
+  return parts as ResultPart[];
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') return `an object with keys [${Object.keys(v as object).join(', ')}]`;
+  return `a ${typeof v}`;
+}
+
+/** Define a tool in TypeScript. Returns the same object, typed. */
+export function defineTool<A extends Record<string, unknown> = Record<string, unknown>>(tool: {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+  invoke: (args: A, ctx: ToolContext) => Promise<ToolOutput> | ToolOutput;
+}): Tool {
+  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `tool name '${tool.name}' must match ^[a-zA-Z0-9_-]{1,64}$ (what every provider accepts)`,
+    );
+  }
+  return tool as Tool;
+}
