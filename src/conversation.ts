@@ -159,3 +159,10 @@ export function assistantText(message: AssistantMessage): string {
     .map((b) => b.text)
     .join('');
 }
+
+/**
+ * How a provider charges for an image, used by token estimates: `fixed` (a flat estimate), `anthropic`
+ * (ceil(w/28)*ceil(h/28) after its resize), `openai-tile` (85 + 170 per 512 px tile after fit-2048/short-768),
+ * `openai-patch` (ceil(w/32)*ceil(h/32), capped), `gemini` (258 per 768 px tile, 258 when both sides <= 384).
+ */
+export type ImageTokenRule = 'fixed' | 'anthropic' | 'openai-tile' | 'openai-patch' | 'gemini';
