@@ -125,7 +125,10 @@ export interface Conversation {
 
 /** A user message from text and/or parts. */
 export function userMessage(...content: Array<string | StoredPart>): UserMessage {
-  return { role: 'user', content: content.map((c) => (typeof c === 'string' ? { type: 'text', text: c } : c)) };
+  return {
+    role: 'user',
+    content: content.map((c) => (typeof c === 'string' ? { type: 'text', text: c } : c)),
+  };
 }
 
 /** Describe one stored part in prose, e.g. `[image: image/png 1200x800]`, `[document: report.pdf]`. */

@@ -64,15 +64,26 @@ export class ToolRegistry implements ToolSource {
   readonly name = 'registry';
   readonly #owners = new Map<string, ToolSource>();
   readonly #decls = new Map<string, ToolDecl>();
+  #anonymous = 0;
 
   constructor(sources: Array<ToolSource | Tool[]> = []) {
     for (const s of sources) this.add(s);
   }
 
-  /** Add a source (or a list of TS tools). Throws `ERR_DUPLICATE_TOOL` naming both sources on a clash. */
+  /**
+   * Add a source (or a list of TS tools, named `tools`, `tools#2`, ... in messages). Throws `ERR_DUPLICATE_TOOL`
+   * naming both sources on a clash; on a throw nothing of `source` is added.
+   */
   add(source: ToolSource | Tool[]): this {
-    const src = Array.isArray(source) ? new StaticToolSource(source) : source;
+    let src: ToolSource;
+    if (Array.isArray(source)) {
+      this.#anonymous++;
+      src = new StaticToolSource(source, this.#anonymous === 1 ? 'tools' : `tools#${this.#anonymous}`);
+    } else {
+      src = source;
+    }
     const decls = src.list();
+    const seen = new Set<string>();
     for (const d of decls) {
       const owner = this.#owners.get(d.name);
       if (owner) {
@@ -81,6 +92,13 @@ export class ToolRegistry implements ToolSource {
           `tool '${d.name}' is offered by both '${owner.name}' and '${src.name}'; rename one of them`,
         );
       }
+      if (seen.has(d.name)) {
+        throw new PantoError(
+          'ERR_DUPLICATE_TOOL',
+          `tool '${d.name}' is offered twice by source '${src.name}'`,
+        );
+      }
+      seen.add(d.name);
     }
     for (const d of decls) {
       this.#owners.set(d.name, src);

@@ -64,7 +64,10 @@ export interface ToolContext {
 export type ToolOutput = string | ResultPart[] | { parts: ResultPart[]; meta?: Record<string, unknown> };
 
 export interface Tool extends ToolDecl {
-  /** Run the tool. Throwing/rejecting turns into an error result the model can read. */
+  /**
+   * Run the tool. `args` has been validated against `inputSchema` and is the call's own input object (stored in the
+   * conversation): read it, do not mutate it. Throwing/rejecting turns into an error result the model can read.
+   */
   invoke(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> | ToolOutput;
 }
 
@@ -80,29 +83,62 @@ export function normalizeToolOutput(output: ToolOutput): NormalizedToolOutput {
   if (Array.isArray(output)) return { parts: checkParts(output) };
   if (output !== null && typeof output === 'object' && Array.isArray(output.parts)) {
     const parts = checkParts(output.parts);
-    return output.meta === undefined ? { parts } : { parts, meta: output.meta };
+    if (output.meta === undefined) return { parts };
+    if (!isPlainObject(output.meta)) {
+      throw new TypeError(`tool returned meta as ${describe(output.meta)}; expected a plain object`);
+    }
+    return { parts, meta: output.meta };
   }
-  throw new TypeError(`tool returned ${describe(output)}; expected a string, an array of parts or {parts, meta}`);
+  throw new TypeError(
+    `tool returned ${describe(output)}; expected a string, an array of parts or {parts, meta}`,
+  );
 }
 
 function checkParts(parts: unknown[]): ResultPart[] {
-  parts.forEach((p, i) => {
-    const part = p as Partial<ResultPart> | null;
-    if (part?.type === 'text' && typeof part.text === 'string') return;
-    if (part?.type === 'media' && part.data instanceof Uint8Array) return;
-    throw new TypeError(`part ${i} is ${describe(p)}; expected {type:'text', text} or {type:'media', data: Uint8Array}`);
-  });
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i];
+    const part = p as Partial<ResultPart> | null | undefined;
+    if (part?.type === 'text' && typeof part.text === 'string') continue;
+    if (part?.type === 'media' && part.data instanceof Uint8Array) {
+      if (part.mediaType !== undefined && typeof part.mediaType !== 'string') {
+        throw new TypeError(
+          `part ${i} has mediaType ${describe(part.mediaType)}; expected a string such as 'image/png'`,
+        );
+      }
+      if (part.name !== undefined && typeof part.name !== 'string') {
+        throw new TypeError(
+          `part ${i} has name ${describe(part.name)}; expected a string such as 'report.pdf'`,
+        );
+      }
+      continue;
+    }
+    throw new TypeError(
+      `part ${i} is ${describe(p)}; expected {type:'text', text} or {type:'media', data: Uint8Array}`,
+    );
+  }
   return parts as ResultPart[];
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
 }
 
 function describe(v: unknown): string {
   if (v === null) return 'null';
+  if (v === undefined) return 'undefined';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'object') return `an object with keys [${Object.keys(v as object).join(', ')}]`;
   return `a ${typeof v}`;
 }
 
-/** Define a tool in TypeScript. Returns the same object, typed. */
+/**
+ * Define a tool in TypeScript. Returns the same object, typed. Throws `PantoError` `ERR_INVALID_ARGUMENT` when the
+ * name is not one every provider accepts (`^[a-zA-Z0-9_-]{1,64}$`), the description is not a string, `inputSchema`
+ * is not an object schema (`type: 'object'`, what every provider requires of tool parameters) or `invoke` is not a
+ * function.
+ */
 export function defineTool<A extends Record<string, unknown> = Record<string, unknown>>(tool: {
   name: string;
   description: string;
@@ -114,6 +150,18 @@ export function defineTool<A extends Record<string, unknown> = Record<string, un
       'ERR_INVALID_ARGUMENT',
       `tool name '${tool.name}' must match ^[a-zA-Z0-9_-]{1,64}$ (what every provider accepts)`,
     );
+  }
+  if (typeof tool.description !== 'string') {
+    throw new PantoError('ERR_INVALID_ARGUMENT', `tool '${tool.name}': description must be a string`);
+  }
+  if (!isPlainObject(tool.inputSchema) || tool.inputSchema.type !== 'object') {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `tool '${tool.name}': inputSchema must be a JSON Schema object with type 'object' (providers require it), got ${describe(tool.inputSchema)}`,
+    );
+  }
+  if (typeof tool.invoke !== 'function') {
+    throw new PantoError('ERR_INVALID_ARGUMENT', `tool '${tool.name}': invoke must be a function`);
   }
   return tool as Tool;
 }

@@ -1,7 +1,13 @@
 /** Types of the media pipeline's public API (`sniffMedia`, `probeMedia`, `processMedia`). */
 
 /** Types the pipeline can read. */
-export type SupportedMediaType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/bmp' | 'image/webp' | 'application/pdf';
+export type SupportedMediaType =
+  | 'image/png'
+  | 'image/jpeg'
+  | 'image/gif'
+  | 'image/bmp'
+  | 'image/webp'
+  | 'application/pdf';
 
 /** Types `sniffMedia` recognises only to name them in errors (cannot be processed). */
 export type RecognizedMediaType =
@@ -58,7 +64,15 @@ export interface ProcessOptions {
   keepMetadata?: boolean;
   /** A media-type hint (e.g. from a file extension). Never overrides the bytes; a wrong hint is listed in changes. */
   mediaTypeHint?: string;
+  /**
+   * Output codec. `auto` (default) keeps the input's codec where providers accept it (GIF and BMP become PNG).
+   * Forcing a codec re-encodes even an image that could pass through; `jpeg` flattens transparency onto white.
+   */
+  format?: OutputFormat;
 }
+
+/** Output codec request for `ProcessOptions.format`. */
+export type OutputFormat = 'auto' | 'jpeg' | 'png' | 'webp';
 
 export interface ProcessedMedia {
   data: Buffer;
@@ -67,6 +81,13 @@ export interface ProcessedMedia {
   height: number;
   /** Page count for a PDF when cheap to find, else undefined. */
   pages?: number;
-  original: { mediaType: SupportedMediaType; width: number; height: number; byteLength: number; frames: number; orientation: number };
+  original: {
+    mediaType: SupportedMediaType;
+    width: number;
+    height: number;
+    byteLength: number;
+    frames: number;
+    orientation: number;
+  };
   changes: MediaChange[];
 }

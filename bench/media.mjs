@@ -1,0 +1,421 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench:media` — libpanto's processMedia vs sharp, side by side in one run.
+ *
+ * Needs `npm run build` first (imports the built library from dist/ and the addon from build/Release or prebuilds/).
+ * Inputs are generated at run time into .bench-tmp/ (photo-like content: smooth value noise + gradients + shapes + grain,
+ * a UI screenshot with panels and "text" runs), encoded by sharp; the BMP is written by hand (sharp cannot write BMP).
+ *
+ * Policy, same for both libraries: fit inside 2000 px (never upscale), Mitchell, EXIF orientation applied, keep the
+ * codec like libpanto does (JPEG->JPEG q80, PNG->PNG, WebP->WebP q80, GIF->PNG of frame 1, BMP->PNG).
+ * Each (library, input) pair runs in its OWN child process, so peak RSS (getrusage maxrss) is not polluted by the other
+ * library, and per-child baseline RSS (after loading the library and reading the input) is reported too.
+ * Timing: 1 warm-up, then N timed runs one after another; median wall ms. sharp's cache is off; its thread pool is
+ * left at default (it may use both cores for one image; libpanto uses one threadpool thread per image).
+ *
+ * Env: BENCH_RUNS (default 7), BENCH_ONLY=name[,name] to run a subset.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const TMP = join(ROOT, '.bench-tmp', 'media');
+const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+
+/** The inputs and their sharp pipelines (null = sharp cannot read it). */
+const CASES = [
+  { name: 'photo.jpg', label: 'JPEG photo 4032x3024 -> JPEG', target: 2.5, sharp: 'jpeg' },
+  { name: 'screenshot.png', label: 'PNG UI screenshot 2880x1800 -> PNG', target: 2.0, sharp: 'png' },
+  { name: 'alpha.webp', label: 'WebP lossy+alpha 3000x3000 -> WebP', target: 2.0, sharp: 'webp' },
+  { name: 'anim.gif', label: 'GIF 2560x1600, 3 frames -> PNG', target: 2.0, sharp: 'png' },
+  { name: 'photo.bmp', label: 'BMP 24-bit 4032x3024 -> PNG', target: null, sharp: null },
+];
+const PASS_THROUGH = { name: 'small.png', label: 'small PNG 1000x700 (pass-through) vs base64' };
+
+// ---------------------------------------------------------------------------------------------------------------------
+// worker mode: node bench/media.mjs --worker <libpanto|sharp|passthrough> <file> <sharpFormat>
+// ---------------------------------------------------------------------------------------------------------------------
+if (process.argv[2] === '--worker') {
+  const [, , , lib, file, format] = process.argv;
+  const input = readFileSync(file);
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  let run;
+  if (lib === 'sharp') {
+    const sharp = (await import('sharp')).default;
+    sharp.cache(false);
+    run = async () => {
+      let p = sharp(input)
+        .rotate()
+        .resize(2000, 2000, { fit: 'inside', withoutEnlargement: true, kernel: 'mitchell' });
+      if (format === 'jpeg') p = p.jpeg({ quality: 80 });
+      else if (format === 'webp') p = p.webp({ quality: 80 });
+      else p = p.png();
+      const { data, info } = await p.toBuffer({ resolveWithObject: true });
+      return {
+        bytes: data.length,
+        width: info.width,
+        height: info.height,
+        mediaType: `image/${info.format}`,
+      };
+    };
+  } else {
+    const { processMedia } = await import(join(ROOT, 'dist', 'media', 'index.js'));
+    run = async () => {
+      const r = await processMedia(input);
+      return {
+        bytes: r.data.length,
+        width: r.width,
+        height: r.height,
+        mediaType: r.mediaType,
+        changes: r.changes,
+      };
+    };
+  }
+  if (lib === 'passthrough') {
+    // Many short ops: time batches, report per-op medians for processMedia and for a bare base64 of the same bytes.
+    const batch = 200;
+    const timeBatch = async (fn) => {
+      const t0 = performance.now();
+      for (let i = 0; i < batch; i++) await fn();
+      return ((performance.now() - t0) / batch) * 1000; // µs per op
+    };
+    const { processMedia } = await import(join(ROOT, 'dist', 'media', 'index.js'));
+    const b64 = async () => input.toString('base64');
+    const both = async () => (await processMedia(input)).data.toString('base64');
+    const first = await run();
+    for (let i = 0; i < 3; i++) {
+      await timeBatch(run);
+      await timeBatch(b64);
+      await timeBatch(both);
+    }
+    const pm = [];
+    const bs = [];
+    const pb = [];
+    for (let i = 0; i < 15; i++) {
+      pm.push(await timeBatch(run));
+      bs.push(await timeBatch(b64));
+      pb.push(await timeBatch(both));
+    }
+    process.stdout.write(
+      JSON.stringify({
+        ...first,
+        processUs: median(pm),
+        base64Us: median(bs),
+        processPlusBase64Us: median(pb),
+      }),
+    );
+    process.exit(0);
+  }
+  const baselineRss = process.memoryUsage.rss();
+  const first = await run(); // warm-up (also the output we report)
+  const times = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    await run();
+    times.push(performance.now() - t0);
+  }
+  const peakRssMb = process.resourceUsage().maxRSS / 1024;
+  process.stdout.write(
+    JSON.stringify({ ...first, ms: median(times), peakRssMb, baselineRssMb: baselineRss / 2 ** 20 }),
+  );
+  process.exit(0);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// input generation
+// ---------------------------------------------------------------------------------------------------------------------
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Photo-like RGB(A): bilinear value noise at two scales + diagonal gradient + soft discs + per-pixel grain. */
+function photoPixels(width, height, channels, seed) {
+  const rand = rng(seed);
+  const grid = (cell) => {
+    const gw = Math.ceil(width / cell) + 2;
+    const gh = Math.ceil(height / cell) + 2;
+    const g = new Float32Array(gw * gh * 3);
+    for (let i = 0; i < g.length; i++) g[i] = rand();
+    return { g, gw, cell };
+  };
+  const coarse = grid(400);
+  const fine = grid(37);
+  const sample = ({ g, gw, cell }, x, y, c) => {
+    const fx = x / cell;
+    const fy = y / cell;
+    const x0 = Math.floor(fx);
+    const y0 = Math.floor(fy);
+    const tx = fx - x0;
+    const ty = fy - y0;
+    const at = (xx, yy) => g[(yy * gw + xx) * 3 + c];
+    const a = at(x0, y0) + (at(x0 + 1, y0) - at(x0, y0)) * tx;
+    const b = at(x0, y0 + 1) + (at(x0 + 1, y0 + 1) - at(x0, y0 + 1)) * tx;
+    return a + (b - a) * ty;
+  };
+  const discs = Array.from({ length: 24 }, () => ({
+    x: rand() * width,
+    y: rand() * height,
+    r: (0.03 + rand() * 0.12) * width,
+    c: [rand() * 255, rand() * 255, rand() * 255],
+  }));
+  const out = Buffer.alloc(width * height * channels);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const o = (y * width + x) * channels;
+      let disc = null;
+      for (const d of discs) {
+        const dx = x - d.x;
+        const dy = y - d.y;
+        if (dx * dx + dy * dy < d.r * d.r) disc = d;
+      }
+      for (let c = 0; c < 3; c++) {
+        let v =
+          60 + 120 * sample(coarse, x, y, c) + 50 * sample(fine, x, y, c) + ((x + y) / (width + height)) * 40;
+        if (disc) v = v * 0.35 + disc.c[c] * 0.65;
+        v += (rand() - 0.5) * 14;
+        out[o + c] = v < 0 ? 0 : Math.min(v, 255);
+      }
+      if (channels === 4) {
+        // soft-edged ellipse of opaque pixels in a transparent field
+        const ex = (x - width / 2) / (width * 0.45);
+        const ey = (y - height / 2) / (height * 0.4);
+        const d = Math.sqrt(ex * ex + ey * ey);
+        out[o + 3] = d < 0.9 ? 255 : d > 1 ? 0 : Math.round((1 - (d - 0.9) / 0.1) * 255);
+      }
+    }
+  }
+  return out;
+}
+
+/** UI-screenshot-like RGB: title bar, sidebar, cards, buttons, and rows of dark "glyph" runs on white. */
+function screenshotPixels(width, height, seed) {
+  const rand = rng(seed);
+  const out = Buffer.alloc(width * height * 3, 255);
+  const rect = (x0, y0, w, h, [r, g, b]) => {
+    for (let y = Math.max(0, y0); y < Math.min(height, y0 + h); y++) {
+      for (let x = Math.max(0, x0); x < Math.min(width, x0 + w); x++) {
+        const o = (y * width + x) * 3;
+        out[o] = r;
+        out[o + 1] = g;
+        out[o + 2] = b;
+      }
+    }
+  };
+  const s = width / 1440;
+  rect(0, 0, width, Math.round(56 * s), [36, 41, 47]);
+  rect(0, Math.round(56 * s), Math.round(280 * s), height, [246, 248, 250]);
+  for (let i = 0; i < 30; i++)
+    rect(Math.round(24 * s), Math.round((80 + i * 32) * s), Math.round(200 * s), 2, [220, 224, 228]);
+  const palette = [
+    [31, 35, 40],
+    [87, 96, 106],
+    [9, 105, 218],
+    [26, 127, 55],
+  ];
+  for (let card = 0; card < 6; card++) {
+    const cx = Math.round(310 * s + (card % 2) * 560 * s);
+    const cy = Math.round(90 * s + Math.floor(card / 2) * 290 * s);
+    rect(cx, cy, Math.round(530 * s), Math.round(270 * s), [208, 215, 222]);
+    rect(cx + 2, cy + 2, Math.round(530 * s) - 4, Math.round(270 * s) - 4, [255, 255, 255]);
+    rect(
+      cx + Math.round(16 * s),
+      cy + Math.round(220 * s),
+      Math.round(110 * s),
+      Math.round(32 * s),
+      [31, 136, 61],
+    );
+    for (let line = 0; line < 9; line++) {
+      let x = cx + Math.round(16 * s);
+      const y = cy + Math.round((20 + line * 21) * s);
+      const colour = palette[line === 0 ? 0 : Math.floor(rand() * palette.length)];
+      while (x < cx + Math.round(500 * s)) {
+        const word = Math.round((3 + rand() * 9) * 7 * s);
+        for (let gx = 0; gx < word; gx += Math.round(7 * s)) {
+          rect(
+            x + gx,
+            y + Math.round(rand() * 3 * s),
+            Math.max(2, Math.round(5 * s)),
+            Math.round((8 + rand() * 4) * s),
+            colour,
+          );
+        }
+        x += word + Math.round(7 * s);
+      }
+    }
+  }
+  return out;
+}
+
+function bmp24(width, height, rgb) {
+  const stride = (width * 3 + 3) & ~3;
+  const out = Buffer.alloc(54 + stride * height);
+  out.write('BM', 0, 'latin1');
+  out.writeUInt32LE(out.length, 2);
+  out.writeUInt32LE(54, 10);
+  out.writeUInt32LE(40, 14);
+  out.writeInt32LE(width, 18);
+  out.writeInt32LE(height, 22);
+  out.writeUInt16LE(1, 26);
+  out.writeUInt16LE(24, 28);
+  out.writeUInt32LE(stride * height, 34);
+  for (let y = 0; y < height; y++) {
+    const row = 54 + (height - 1 - y) * stride;
+    for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 3;
+      out[row + x * 3] = rgb[i + 2];
+      out[row + x * 3 + 1] = rgb[i + 1];
+      out[row + x * 3 + 2] = rgb[i];
+    }
+  }
+  return out;
+}
+
+async function generateInputs() {
+  mkdirSync(TMP, { recursive: true });
+  const sharp = (await import('sharp')).default;
+  const path = (n) => join(TMP, n);
+  const made = [];
+  const need = (n) => !existsSync(path(n));
+  if (need('photo.jpg') || need('photo.bmp')) {
+    const rgb = photoPixels(4032, 3024, 3, 1);
+    await sharp(rgb, { raw: { width: 4032, height: 3024, channels: 3 } })
+      .jpeg({ quality: 90 })
+      .toFile(path('photo.jpg'));
+    writeFileSync(path('photo.bmp'), bmp24(4032, 3024, rgb));
+    made.push('photo.jpg', 'photo.bmp');
+  }
+  if (need('screenshot.png')) {
+    const raw = screenshotPixels(2880, 1800, 2);
+    await sharp(raw, { raw: { width: 2880, height: 1800, channels: 3 } })
+      .png()
+      .toFile(path('screenshot.png'));
+    made.push('screenshot.png');
+  }
+  if (need('small.png')) {
+    const raw = screenshotPixels(1000, 700, 3);
+    await sharp(raw, { raw: { width: 1000, height: 700, channels: 3 } })
+      .png()
+      .toFile(path('small.png'));
+    made.push('small.png');
+  }
+  if (need('alpha.webp')) {
+    const rgba = photoPixels(3000, 3000, 4, 4);
+    await sharp(rgba, { raw: { width: 3000, height: 3000, channels: 4 } })
+      .webp({ quality: 80, alphaQuality: 100 })
+      .toFile(path('alpha.webp'));
+    made.push('alpha.webp');
+  }
+  if (need('anim.gif')) {
+    const frames = [5, 6, 7].map((seed) => photoPixels(2560, 1600, 3, seed));
+    await sharp(Buffer.concat(frames), {
+      raw: { width: 2560, height: 1600 * 3, channels: 3, pageHeight: 1600 },
+    })
+      .gif({ delay: [200, 200, 200], loop: 0 })
+      .toFile(path('anim.gif'));
+    made.push('anim.gif');
+  }
+  return made;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// driver
+// ---------------------------------------------------------------------------------------------------------------------
+function worker(lib, file, format = '') {
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--worker', lib, file, format], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+    env: process.env,
+  });
+  if (r.status !== 0) {
+    const why = (r.stderr || r.stdout || '').trim().split('\n').slice(-3).join(' | ');
+    return { error: `exit ${r.status}: ${why}` };
+  }
+  return JSON.parse(r.stdout);
+}
+
+const fmtMs = (x) => (x === undefined ? 'n/a' : x < 10 ? x.toFixed(2) : x.toFixed(0));
+const fmtMb = (bytes) => (bytes === undefined ? 'n/a' : (bytes / 2 ** 20).toFixed(2));
+const pad = (s, n) => String(s).padEnd(n);
+const padL = (s, n) => String(s).padStart(n);
+
+async function main() {
+  if (!existsSync(join(ROOT, 'dist', 'media', 'index.js'))) {
+    console.error('bench:media needs the built library: run `npm run build` first');
+    process.exit(1);
+  }
+  const only = process.env.BENCH_ONLY?.split(',');
+  const t0 = performance.now();
+  const made = await generateInputs();
+  if (made.length)
+    console.log(`generated ${made.join(', ')} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `node ${process.version}, ${RUNS} timed runs each (median), one child process per library and input\n`,
+  );
+
+  const header =
+    `${pad('input', 38)}${pad('input MB', 9)}| ${pad('libpanto ms', 12)}${pad('out MB', 8)}${pad('peak RSS', 9)}` +
+    `| ${pad('sharp ms', 9)}${pad('out MB', 8)}${pad('peak RSS', 9)}| ${pad('ratio', 7)}target`;
+  console.log(header);
+  console.log('-'.repeat(header.length));
+  const misses = [];
+  for (const c of CASES) {
+    if (only && !only.includes(c.name)) continue;
+    const file = join(TMP, c.name);
+    const ours = worker('libpanto', file);
+    const theirs = c.sharp ? worker('sharp', file, c.sharp) : undefined;
+    const ratio = ours.ms !== undefined && theirs?.ms !== undefined ? ours.ms / theirs.ms : undefined;
+    const ok = ratio === undefined || c.target === null ? '' : ratio <= c.target ? ' ok' : ' MISSED';
+    if (ok === ' MISSED') misses.push(`${c.label}: ${ratio.toFixed(2)}x > ${c.target}x`);
+    if (theirs?.peakRssMb !== undefined && ours.peakRssMb !== undefined && ours.peakRssMb >= theirs.peakRssMb)
+      misses.push(
+        `${c.label}: peak RSS ${ours.peakRssMb.toFixed(0)} MB >= sharp ${theirs.peakRssMb.toFixed(0)} MB`,
+      );
+    console.log(
+      `${pad(c.label, 38)}${pad(fmtMb(readFileSync(file).length), 9)}| ` +
+        `${pad(fmtMs(ours.ms), 12)}${pad(fmtMb(ours.bytes), 8)}${pad(ours.peakRssMb?.toFixed(0) ?? 'n/a', 9)}| ` +
+        `${pad(theirs ? fmtMs(theirs.ms) : 'n/a', 9)}${pad(fmtMb(theirs?.bytes), 8)}` +
+        `${pad(theirs?.peakRssMb?.toFixed(0) ?? 'n/a', 9)}| ${pad(ratio ? `${ratio.toFixed(2)}x` : 'n/a', 7)}` +
+        `${c.target ? `<=${c.target}x${ok}` : '(sharp cannot read BMP)'}`,
+    );
+    for (const [who, r] of [
+      ['libpanto', ours],
+      ['sharp', theirs],
+    ]) {
+      if (!r) continue;
+      if (r.error) console.log(`    ${who}: ERROR ${r.error}`);
+      else
+        console.log(
+          `    ${padL(who, 8)}: ${r.mediaType} ${r.width}x${r.height}` +
+            `${r.changes ? ` [${r.changes.join(', ')}]` : ''}, baseline RSS ${r.baselineRssMb.toFixed(0)} MB`,
+        );
+    }
+  }
+  if (!only || only.includes(PASS_THROUGH.name)) {
+    const p = worker('passthrough', join(TMP, PASS_THROUGH.name));
+    if (p.error) console.log(`${PASS_THROUGH.label}: ERROR ${p.error}`);
+    else {
+      const ratio = p.processUs / p.base64Us;
+      const ratioBoth = p.processPlusBase64Us / p.base64Us;
+      console.log(
+        `\n${PASS_THROUGH.label} (${fmtMb(readFileSync(join(TMP, PASS_THROUGH.name)).length)} MB, ${p.mediaType} ` +
+          `${p.width}x${p.height} [${p.changes.join(', ')}]):\n` +
+          `    processMedia ${p.processUs.toFixed(1)} µs, Buffer.toString('base64') ${p.base64Us.toFixed(1)} µs ` +
+          `-> ${ratio.toFixed(2)}x (target <=1.5x${ratio <= 1.5 ? ' ok' : ' MISSED'}); ` +
+          `processMedia + base64 ${p.processPlusBase64Us.toFixed(1)} µs = ${ratioBoth.toFixed(2)}x of base64 alone`,
+      );
+      if (ratio > 1.5) misses.push(`pass-through: ${ratio.toFixed(2)}x base64 > 1.5x`);
+    }
+  }
+  console.log(misses.length ? `\ntargets missed:\n  ${misses.join('\n  ')}` : '\nall targets met');
+}
+
+await main();

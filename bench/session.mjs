@@ -1,0 +1,251 @@
+#!/usr/bin/env node
+// Session log benchmark: load throughput of loadSession vs a bare `readline` + JSON.parse loop over the same file
+// (the peer pattern: what pi and most JSONL readers do), and peak RSS relative to the file size.
+//
+// Usage: npm run build:ts && npm run bench:session [-- --mb=300 --text-mb=200 --runs=5 --gb]
+//   --gb  also loads a 1 GB image-heavy session (beyond V8's ~512 MB string limit) and reports peak RSS / file size.
+// Each measurement runs in a fresh child process so peak RSS belongs to one loader only. Throughput is reported per
+// wall second and per CPU second (user+sys, incl. GC threads); the CPU figure is the steadier one on a busy machine.
+
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const DIST = fileURLToPath(new URL('../dist/session/index.js', import.meta.url));
+const MB = 1024 * 1024;
+
+async function child(mode, path) {
+  const size = statSync(path).size;
+  const t0 = performance.now();
+  let entries;
+  let keep;
+  if (mode === 'loadSession') {
+    const { loadSession } = await import(DIST);
+    keep = await loadSession(path);
+    entries = keep.entries.length + 1; // + header
+  } else {
+    const rl = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
+    keep = [];
+    for await (const line of rl) if (line !== '') keep.push(JSON.parse(line));
+    entries = keep.length;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const usage = process.resourceUsage();
+  const cpuSeconds = (usage.userCPUTime + usage.systemCPUTime) / 1e6;
+  process.stdout.write(
+    JSON.stringify({
+      entries,
+      mbPerSec: size / MB / seconds,
+      mbPerCpuSec: size / MB / cpuSeconds,
+      maxRss: usage.maxRSS * 1024,
+    }),
+  );
+}
+
+function header() {
+  return `${JSON.stringify({ type: 'session', version: 1, id: 'bench', created: new Date().toISOString() })}\n`;
+}
+
+/** Alternating tool calls and tool results with a ~3 MB base64 image each (lines written directly, as SessionLog does). */
+function writeImageSession(path, bytes) {
+  const data = randomBytes(2_400_000).toString('base64');
+  const fd = openSync(path, 'w');
+  let size = writeSync(fd, header());
+  let i = 0;
+  let parentId = null;
+  while (size < bytes) {
+    const id = `e${i}`;
+    const message =
+      i % 2 === 0
+        ? {
+            role: 'assistant',
+            content: [{ type: 'tool_call', id: `c${i}`, name: 'screenshot', input: { n: i } }],
+          }
+        : {
+            role: 'tool',
+            results: [
+              {
+                type: 'tool_result',
+                toolUseId: `c${i - 1}`,
+                toolName: 'screenshot',
+                parts: [
+                  { type: 'text', text: `screenshot ${i}` },
+                  { type: 'image', mediaType: 'image/png', data, width: 1568, height: 1000 },
+                ],
+                isError: false,
+                meta: { n: i },
+              },
+            ],
+          };
+    size += writeSync(
+      fd,
+      `${JSON.stringify({ type: 'message', id, parentId, timestamp: new Date().toISOString(), message })}\n`,
+    );
+    parentId = id;
+    i++;
+  }
+  closeSync(fd);
+}
+
+/** Many small text entries (~1 KB): user turns, assistant tool calls, text tool results. */
+function writeTextSession(path, bytes) {
+  const fd = openSync(path, 'w');
+  let size = writeSync(fd, header());
+  const prose = 'The quick brown fox jumps over the lazy dog; naïve café — 日本語. '.repeat(14);
+  let batch = [];
+  let i = 0;
+  let parentId = null;
+  while (size < bytes) {
+    const id = `e${i}`;
+    const message =
+      i % 3 === 0
+        ? { role: 'user', content: [{ type: 'text', text: `${prose}${i}` }] }
+        : i % 3 === 1
+          ? {
+              role: 'assistant',
+              content: [
+                { type: 'text', text: prose.slice(0, 200) },
+                { type: 'tool_call', id: `c${i}`, name: 'grep', input: { pattern: `p${i}` } },
+              ],
+              stopReason: 'tool_use',
+            }
+          : {
+              role: 'tool',
+              results: [
+                {
+                  type: 'tool_result',
+                  toolUseId: `c${i - 1}`,
+                  toolName: 'grep',
+                  parts: [{ type: 'text', text: prose }],
+                  isError: false,
+                },
+              ],
+            };
+    const line = `${JSON.stringify({ type: 'message', id, parentId, timestamp: new Date().toISOString(), message })}\n`;
+    batch.push(line);
+    size += Buffer.byteLength(line);
+    if (batch.length === 1000) {
+      writeSync(fd, batch.join(''));
+      batch = [];
+    }
+    parentId = id;
+    i++;
+  }
+  writeSync(fd, batch.join(''));
+  closeSync(fd);
+}
+
+function runChild(mode, path, nodeArgs = []) {
+  const r = spawnSync(
+    process.execPath,
+    [...nodeArgs, fileURLToPath(import.meta.url), `--child=${mode}`, path],
+    {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    },
+  );
+  if (r.status !== 0)
+    return { error: (r.stderr || `exit ${r.status}`).trim().split('\n').slice(0, 3).join(' | ') };
+  return JSON.parse(r.stdout);
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+function compareThroughput(label, path, runs) {
+  const size = statSync(path).size;
+  const wall = { loadSession: [], readline: [] };
+  const cpu = { loadSession: [], readline: [] };
+  const rss = { loadSession: 0, readline: 0 };
+  for (let r = 0; r < runs; r++) {
+    for (const mode of ['loadSession', 'readline']) {
+      const out = runChild(mode, path);
+      if (out.error) throw new Error(`${mode}: ${out.error}`);
+      wall[mode].push(out.mbPerSec);
+      cpu[mode].push(out.mbPerCpuSec);
+      rss[mode] = Math.max(rss[mode], out.maxRss);
+    }
+  }
+  const row = (name, mode) =>
+    `  ${name.padEnd(20)} ${median(wall[mode]).toFixed(0).padStart(6)} MB/s wall ${median(cpu[mode]).toFixed(0).padStart(6)} MB/s CPU` +
+    `   peak RSS ${(rss[mode] / size).toFixed(2)}x file`;
+  console.log(`\n${label}: ${(size / MB).toFixed(0)} MB, median of ${runs} runs (fresh process each)`);
+  console.log(row('loadSession', 'loadSession'));
+  console.log(row('readline+JSON.parse', 'readline'));
+  const ratio = (m) => (median(m.loadSession) / median(m.readline)).toFixed(2);
+  console.log(
+    `  ratio loadSession/readline: ${ratio(wall)}x wall, ${ratio(cpu)}x CPU time  (target >= 0.80x)`,
+  );
+}
+
+async function main() {
+  const args = Object.fromEntries(
+    process.argv.slice(2).map((a) => {
+      const [k, v] = a.replace(/^--/, '').split('=');
+      return [k, v ?? 'true'];
+    }),
+  );
+  if (args.child) return child(args.child, process.argv.at(-1));
+  if (!existsSync(DIST)) {
+    console.error(`bench:session needs the built library (${DIST}); run \`npm run build:ts\` first.`);
+    process.exit(1);
+  }
+  const imageMb = Number(args.mb ?? 300);
+  const textMb = Number(args['text-mb'] ?? 200);
+  const runs = Number(args.runs ?? 5);
+  const dir = mkdtempSync(join(tmpdir(), 'panto-bench-session-'));
+  try {
+    console.log(`node ${process.version}; session files in ${dir}`);
+    const images = join(dir, 'images.jsonl');
+    writeImageSession(images, imageMb * MB);
+    compareThroughput('image-heavy session (~3.2 MB base64 image per tool result)', images, runs);
+    rmSync(images);
+    const text = join(dir, 'text.jsonl');
+    writeTextSession(text, textMb * MB);
+    compareThroughput('text-heavy session (~1 KB entries)', text, runs);
+    rmSync(text);
+
+    if (args.gb) {
+      const big = join(dir, 'big.jsonl');
+      writeImageSession(big, 1024 * MB);
+      const size = statSync(big).size;
+      console.log(
+        `\n1 GB image-heavy session: ${(size / MB).toFixed(0)} MB (whole file > V8's ~512 MB max string)`,
+      );
+      const heapMb = Math.ceil((size / MB) * 1.5);
+      for (const [label, mode, nodeArgs] of [
+        ['loadSession (default heap)', 'loadSession', []],
+        [`loadSession (--max-old-space-size=${heapMb})`, 'loadSession', [`--max-old-space-size=${heapMb}`]],
+        ['readline+JSON.parse (default heap)', 'readline', []],
+      ]) {
+        const out = runChild(mode, big, nodeArgs);
+        if (out.error) console.log(`  ${label.padEnd(44)} FAILED: ${out.error}`);
+        else
+          console.log(
+            `  ${label.padEnd(44)} ${out.mbPerSec.toFixed(0).padStart(5)} MB/s  peak RSS ${(out.maxRss / MB).toFixed(0)} MB = ${(out.maxRss / size).toFixed(2)}x file (bound 2.00x)`,
+          );
+      }
+    } else {
+      console.log('\n(1 GB peak-RSS case skipped; add --gb)');
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,86 @@
+#include "budget.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace panto {
+namespace {
+
+thread_local Budget* tls_budget = nullptr;
+
+std::atomic<uint64_t> next_id{1};
+
+struct alignas(16) Header {
+  uint64_t budget_id;  // 0 = not charged
+  size_t size;
+};
+static_assert(sizeof(Header) == 16, "header keeps 16-byte alignment");
+
+bool charge(Budget* b, size_t size) {
+  if (!b) return true;
+  if (size > b->limit || b->used > b->limit - size) {
+    b->exceeded = true;
+    return false;
+  }
+  b->used += size;
+  if (b->used > b->peak) b->peak = b->used;
+  return true;
+}
+
+void uncharge(uint64_t budget_id, size_t size) {
+  Budget* b = tls_budget;
+  if (b && budget_id != 0 && b->id == budget_id) b->used -= size < b->used ? size : b->used;
+}
+
+}  // namespace
+
+Budget::Budget(uint64_t limit_bytes) : id(next_id.fetch_add(1)), limit(limit_bytes) {}
+BudgetScope::BudgetScope(Budget* budget) : previous_(tls_budget) { tls_budget = budget; }
+BudgetScope::~BudgetScope() { tls_budget = previous_; }
+Budget* current_budget() { return tls_budget; }
+void budget_release(uint8_t* p) { panto_budget_free(p); }
+
+}  // namespace panto
+
+using panto::Header;
+
+extern "C" void* panto_budget_malloc(size_t size) {
+  if (size > SIZE_MAX - sizeof(Header)) return nullptr;
+  panto::Budget* b = panto::tls_budget;
+  if (!panto::charge(b, size)) return nullptr;
+  auto* h = static_cast<Header*>(std::malloc(sizeof(Header) + size));
+  if (!h) {
+    if (b) b->used -= size;
+    return nullptr;
+  }
+  h->budget_id = b ? b->id : 0;
+  h->size = size;
+  return h + 1;
+}
+
+extern "C" void panto_budget_free(void* ptr) {
+  if (!ptr) return;
+  Header* h = static_cast<Header*>(ptr) - 1;
+  panto::uncharge(h->budget_id, h->size);
+  std::free(h);
+}
+
+extern "C" void* panto_budget_realloc(void* ptr, size_t size) {
+  if (!ptr) return panto_budget_malloc(size);
+  if (size > SIZE_MAX - sizeof(Header)) return nullptr;
+  Header* h = static_cast<Header*>(ptr) - 1;
+  panto::Budget* b = panto::tls_budget;
+  // Charge the new size to the active budget before releasing the old charge, so peak reflects the copy.
+  if (!panto::charge(b, size)) return nullptr;
+  Header old = *h;
+  auto* nh = static_cast<Header*>(std::realloc(h, sizeof(Header) + size));
+  if (!nh) {
+    if (b) b->used -= size;
+    return nullptr;
+  }
+  panto::uncharge(old.budget_id, old.size);
+  nh->budget_id = b ? b->id : 0;
+  nh->size = size;
+  return nh + 1;
+}

@@ -1,0 +1,81 @@
+// Internal helpers shared by the core's translation units (not part of media-core.h's API).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "media-core.h"
+
+namespace panto {
+
+inline uint16_t be16(const uint8_t* p) { return uint16_t((p[0] << 8) | p[1]); }
+inline uint32_t be32(const uint8_t* p) {
+  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
+inline uint16_t le16(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
+inline uint32_t le32(const uint8_t* p) {
+  return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
+}
+
+/** One JPEG marker segment before the first scan: [offset, offset+size) covers marker + length + payload. */
+struct JpegSegment {
+  size_t offset;
+  size_t size;
+  uint8_t marker;
+};
+
+struct JpegLayout {
+  std::vector<JpegSegment> header_segments;  // segments between SOI and the first SOS (exclusive)
+  size_t first_sos = 0;                      // offset of the first SOS marker
+  size_t end = 0;                            // offset just past EOI (only when walked to the end)
+  uint32_t width = 0, height = 0;
+  int components = 0;
+  int orientation = 1;
+};
+
+/**
+ * Walks a JPEG's marker segments (and, when `to_eoi`, the entropy-coded data to the EOI marker). Errors:
+ * ERR_CORRUPT_MEDIA (truncated/malformed), ERR_UNSUPPORTED_MEDIA (lossless, arithmetic, hierarchical or 12-bit).
+ */
+Status jpeg_walk(const uint8_t* d, size_t len, bool to_eoi, JpegLayout* out);
+
+/** Walks all PNG chunks to IEND, checking lengths and CRCs. ERR_CORRUPT_MEDIA on the first problem. */
+Status png_validate(const uint8_t* d, size_t len);
+
+/** Checks the PDF header/trailer and counts pages when cheap (0 when not). */
+Status pdf_check(const uint8_t* d, size_t len, uint32_t* pages);
+
+/** Decoded pixels: 3 (RGB) or 4 (RGBA, not premultiplied) channels, tightly packed, owned via OwnedBytes. */
+struct Pixels {
+  uint32_t width = 0;
+  uint32_t height = 0;
+  int channels = 0;
+  OwnedBytes data;
+};
+
+/** Lossless metadata strip of an image passed through. Returns false (and leaves `out` empty) when nothing changed. */
+bool strip_metadata(MediaType t, const uint8_t* d, size_t len, OwnedBytes* out, Status* err);
+
+/** Decodes the first frame of a supported raster image into `out`. Caller has checked the pixel cap. */
+Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out);
+
+/** True when any alpha byte is below 255. */
+bool has_transparency(const Pixels& px);
+/** Drops the alpha channel (in place; RGBA -> RGB). */
+void drop_alpha(Pixels* px);
+/** Composites RGBA onto white and drops alpha. */
+void flatten_on_white(Pixels* px);
+/** Resizes with Mitchell (alpha premultiplied internally). */
+Status resize_pixels(const Pixels& in, uint32_t w, uint32_t h, Pixels* out);
+/** Applies EXIF orientation 2..8 so the result is upright. */
+Status orient_pixels(const Pixels& in, int orientation, Pixels* out);
+
+Status encode_jpeg(const Pixels& px, int quality, OwnedBytes* out);
+Status encode_png(const Pixels& px, OwnedBytes* out);
+Status encode_webp(const Pixels& px, bool lossless, int quality, OwnedBytes* out);
+
+/** Allocates `size` bytes through the active budget into `out` (release = budget_release). */
+bool alloc_owned(size_t size, OwnedBytes* out);
+
+}  // namespace panto

@@ -1,0 +1,155 @@
+// Public API of libpanto's pure C++ media core (no Node-API). The Node binding and the native tests/fuzzers use only
+// this header.
+//
+// Contracts:
+// - Every function is thread-safe and re-entrant (no global mutable state; the allocation budget is per thread).
+// - No function throws: failures come back as a Status {code, message}; std::bad_alloc and any other C++ exception
+//   are caught inside and reported (ERR_MEDIA_TOO_LARGE for allocation failures).
+// - Input bytes are borrowed, never retained past the call, never modified.
+// - Codes are the JS-visible stable codes: ERR_UNSUPPORTED_MEDIA, ERR_CORRUPT_MEDIA, ERR_MEDIA_TOO_LARGE,
+//   ERR_INVALID_ARGUMENT (ERR_INTERNAL only for bugs).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace panto {
+
+enum class MediaType : uint8_t {
+  Unknown = 0,
+  // Supported (processed).
+  Png,
+  Jpeg,
+  Gif,
+  Bmp,
+  Webp,
+  Pdf,
+  // Recognised only so that errors can name them.
+  Tiff,
+  Heic,
+  Avif,
+  Ico,
+  Jxl,
+  Svg,
+};
+
+/** The MIME type of `t` ("image/png", ...); "" for Unknown. */
+const char* mime_of(MediaType t);
+/** True for the types the pipeline can process (PNG, JPEG, GIF, BMP, WebP, PDF). */
+bool is_supported(MediaType t);
+/** Parses a MIME type (case-insensitive, parameters ignored, "image/jpg" accepted); Unknown when not one of ours. */
+MediaType media_type_from_mime(const std::string& mime);
+
+/** Identifies the bytes from magic numbers only; Unknown when unrecognised. Reads at most the first 1 KiB. */
+MediaType sniff(const uint8_t* data, size_t len);
+
+struct Status {
+  std::string code;  // empty = OK
+  std::string message;
+  MediaType media_type = MediaType::Unknown;  // the sniffed type, when known
+
+  bool ok() const { return code.empty(); }
+  static Status Ok() { return {}; }
+  static Status Err(const char* code, std::string message, MediaType t = MediaType::Unknown) {
+    Status s;
+    s.code = code;
+    s.message = std::move(message);
+    s.media_type = t;
+    return s;
+  }
+};
+
+/** Header facts, read without decoding pixels. */
+struct MediaInfo {
+  MediaType type = MediaType::Unknown;
+  uint32_t width = 0;
+  uint32_t height = 0;
+  /** Animation frames (1 for a still image); PDF: page count, 0 when not cheaply known. */
+  uint32_t frames = 1;
+  bool has_alpha = false;
+  /** EXIF orientation 1..8 (1 when absent or invalid). */
+  int orientation = 1;
+};
+
+/**
+ * Reads the header of a supported image or PDF. Walks GIF blocks / WebP chunks / APNG chunks to count frames without
+ * decoding. Errors: ERR_UNSUPPORTED_MEDIA (unrecognised or unsupported type, or an unsupported variant such as an
+ * arithmetic-coded JPEG or RLE BMP), ERR_CORRUPT_MEDIA (unreadable header).
+ */
+Status probe(const uint8_t* data, size_t len, MediaInfo* out);
+
+/** Output codec request. Auto preserves the input codec where providers accept it. */
+enum class OutputFormat : uint8_t { Auto = 0, Jpeg, Png, Webp };
+
+struct ProcessOptions {
+  uint32_t max_dimension = 2000;
+  uint64_t max_encoded_bytes = 3932160;
+  uint64_t max_pixels = 100000000;
+  uint64_t max_input_bytes = 64ull << 20;
+  uint64_t max_pdf_bytes = 32ull << 20;
+  int jpeg_quality = 80;
+  bool keep_metadata = false;
+  OutputFormat format = OutputFormat::Auto;
+  /** The caller's media-type hint ("" = none). Never overrides the bytes; a differing hint adds "hint-corrected". */
+  std::string media_type_hint;
+};
+
+/** Bytes owned by a result. Release with `release(data)` exactly once (the Node binding does it in a finalizer). */
+struct OwnedBytes {
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  void (*release)(uint8_t*) = nullptr;
+
+  OwnedBytes() = default;
+  OwnedBytes(const OwnedBytes&) = delete;
+  OwnedBytes& operator=(const OwnedBytes&) = delete;
+  OwnedBytes(OwnedBytes&& o) noexcept { *this = std::move(o); }
+  OwnedBytes& operator=(OwnedBytes&& o) noexcept;
+  ~OwnedBytes() { reset(); }
+  void reset();
+  /** Gives up ownership (the caller must call `release`). */
+  uint8_t* take() {
+    uint8_t* d = data;
+    data = nullptr;
+    size = 0;
+    return d;
+  }
+};
+
+struct ProcessResult {
+  /** When true the output is the input bytes unchanged and `data` is empty (the caller reuses/copies the input). */
+  bool unchanged = false;
+  OwnedBytes data;
+  MediaType type = MediaType::Unknown;
+  uint32_t width = 0;
+  uint32_t height = 0;
+  /** Header facts of the input (for a PDF, frames = page count or 0). */
+  MediaInfo original;
+  /** What happened, in order: resized, reencoded, oriented, first-frame, converted, metadata-stripped,
+   *  quality-reduced, hint-corrected, flattened. */
+  std::vector<std::string> changes;
+};
+
+/**
+ * Makes `data` provider-ready under `opts` (policy in docs and src/media/process-media.ts). Caps are checked from the
+ * header before any pixel allocation; decoder allocations are bounded by a per-call budget derived from the header.
+ * Never returns output larger than opts.max_encoded_bytes (ERR_MEDIA_TOO_LARGE instead).
+ */
+Status process(const uint8_t* data, size_t len, const ProcessOptions& opts, ProcessResult* out);
+
+/** Decoded pixels (tests/diagnostics): RGBA8, row-major, top-down, no orientation applied. */
+struct DecodedImage {
+  uint32_t width = 0;
+  uint32_t height = 0;
+  OwnedBytes rgba;
+};
+
+/**
+ * Decodes an image to RGBA8 with the same decoders and caps as `process` (first frame for animations). For tests and
+ * diagnostics; not part of the public JS API.
+ */
+Status decode_to_rgba(const uint8_t* data, size_t len, uint64_t max_pixels, DecodedImage* out);
+
+}  // namespace panto

@@ -1,0 +1,122 @@
+// Pixel-buffer operations: alpha checks, flatten, Mitchell resize (stb_image_resize2), EXIF orientation.
+#include <stb/stb_image_resize2.h>
+
+#include <cstring>
+
+#include "budget.h"
+#include "internal.h"
+
+namespace panto {
+
+OwnedBytes& OwnedBytes::operator=(OwnedBytes&& o) noexcept {
+  if (this != &o) {
+    reset();
+    data = o.data;
+    size = o.size;
+    release = o.release;
+    o.data = nullptr;
+    o.size = 0;
+  }
+  return *this;
+}
+
+void OwnedBytes::reset() {
+  if (data && release) release(data);
+  data = nullptr;
+  size = 0;
+}
+
+bool alloc_owned(size_t size, OwnedBytes* out) {
+  out->reset();
+  auto* p = static_cast<uint8_t*>(panto_budget_malloc(size ? size : 1));
+  if (!p) return false;
+  out->data = p;
+  out->size = size;
+  out->release = budget_release;
+  return true;
+}
+
+bool has_transparency(const Pixels& px) {
+  if (px.channels != 4) return false;
+  const uint8_t* p = px.data.data;
+  size_t n = size_t(px.width) * px.height;
+  uint8_t acc = 0xFF;
+  for (size_t i = 0; i < n; i++) acc &= p[i * 4 + 3];
+  return acc != 0xFF;
+}
+
+void drop_alpha(Pixels* px) {
+  if (px->channels != 4) return;
+  uint8_t* p = px->data.data;
+  size_t n = size_t(px->width) * px->height;
+  for (size_t i = 0; i < n; i++) {
+    p[i * 3 + 0] = p[i * 4 + 0];
+    p[i * 3 + 1] = p[i * 4 + 1];
+    p[i * 3 + 2] = p[i * 4 + 2];
+  }
+  px->channels = 3;
+  px->data.size = n * 3;
+}
+
+void flatten_on_white(Pixels* px) {
+  if (px->channels != 4) return;
+  uint8_t* p = px->data.data;
+  size_t n = size_t(px->width) * px->height;
+  for (size_t i = 0; i < n; i++) {
+    unsigned a = p[i * 4 + 3];
+    for (int c = 0; c < 3; c++) {
+      unsigned v = p[i * 4 + c] * a + 255u * (255u - a);
+      p[i * 3 + c] = uint8_t((v + 127) / 255);
+    }
+  }
+  px->channels = 3;
+  px->data.size = n * 3;
+}
+
+Status resize_pixels(const Pixels& in, uint32_t w, uint32_t h, Pixels* out) {
+  if (!alloc_owned(size_t(w) * h * in.channels, &out->data))
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while resizing");
+  out->width = w;
+  out->height = h;
+  out->channels = in.channels;
+  stbir_pixel_layout layout = in.channels == 4 ? STBIR_RGBA : STBIR_RGB;
+  void* r = stbir_resize(in.data.data, int(in.width), int(in.height), int(in.width * in.channels), out->data.data,
+                         int(w), int(h), int(w * in.channels), layout, STBIR_TYPE_UINT8, STBIR_EDGE_CLAMP,
+                         STBIR_FILTER_MITCHELL);
+  if (!r) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while resizing");
+  return Status::Ok();
+}
+
+Status orient_pixels(const Pixels& in, int o, Pixels* out) {
+  const uint32_t W = in.width, H = in.height;
+  const int C = in.channels;
+  const bool swap = o >= 5;
+  if (!alloc_owned(size_t(W) * H * C, &out->data))
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while orienting");
+  out->width = swap ? H : W;
+  out->height = swap ? W : H;
+  out->channels = C;
+  const uint8_t* src = in.data.data;
+  uint8_t* dst = out->data.data;
+  const uint32_t OW = out->width, OH = out->height;
+  for (uint32_t oy = 0; oy < OH; oy++) {
+    uint8_t* row = dst + size_t(oy) * OW * C;
+    for (uint32_t ox = 0; ox < OW; ox++) {
+      uint32_t sx, sy;
+      switch (o) {
+        case 2: sx = W - 1 - ox; sy = oy; break;
+        case 3: sx = W - 1 - ox; sy = H - 1 - oy; break;
+        case 4: sx = ox; sy = H - 1 - oy; break;
+        case 5: sx = oy; sy = ox; break;
+        case 6: sx = oy; sy = H - 1 - ox; break;
+        case 7: sx = W - 1 - oy; sy = H - 1 - ox; break;
+        case 8: sx = W - 1 - oy; sy = ox; break;
+        default: sx = ox; sy = oy; break;
+      }
+      std::memcpy(row + size_t(ox) * C, src + (size_t(sy) * W + sx) * C, size_t(C));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace panto

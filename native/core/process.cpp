@@ -1,0 +1,277 @@
+// The processing policy: caps from the header, pass-through with a lossless metadata strip, otherwise
+// decode -> resize -> orient -> encode (codec preserved where providers accept it) -> byte-cap ladder.
+#include <webp/decode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <new>
+#include <string>
+
+#include "budget.h"
+#include "internal.h"
+
+namespace panto {
+namespace {
+
+constexpr uint32_t kMinLadderSide = 16;
+
+std::string num(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
+  return s;
+}
+
+void add_change(ProcessResult* out, const char* c) {
+  for (const std::string& s : out->changes)
+    if (s == c) return;
+  out->changes.emplace_back(c);
+}
+
+/** Fit (w, h) inside max x max, never upscaling, keeping aspect (each side at least 1). */
+void fit_inside(uint32_t w, uint32_t h, uint32_t max, uint32_t* tw, uint32_t* th) {
+  if (w <= max && h <= max) {
+    *tw = w;
+    *th = h;
+    return;
+  }
+  double s = double(max) / double(std::max(w, h));
+  *tw = std::max<uint32_t>(1, std::min<uint32_t>(max, uint32_t(std::lround(w * s))));
+  *th = std::max<uint32_t>(1, std::min<uint32_t>(max, uint32_t(std::lround(h * s))));
+}
+
+bool webp_is_lossless(const uint8_t* d, size_t len) {
+  WebPBitstreamFeatures f;
+  return WebPGetFeatures(d, len, &f) == VP8_STATUS_OK && f.format == 2;
+}
+
+Status check_structure(const MediaInfo& info, const uint8_t* d, size_t len) {
+  if (info.type == MediaType::Png) return png_validate(d, len);
+  if (info.type == MediaType::Jpeg) {
+    JpegLayout l;
+    return jpeg_walk(d, len, true, &l);
+  }
+  if (info.type == MediaType::Webp) {
+    uint64_t riff = uint64_t(le32(d + 4)) + 8;
+    if (riff > len)
+      return Status::Err("ERR_CORRUPT_MEDIA", "image/webp is corrupt: truncated (RIFF size exceeds the data)",
+                         MediaType::Webp);
+  }
+  if (info.type == MediaType::Bmp) {
+    // Uncompressed pixel rows must all be present (stb would silently read zeros past the end).
+    uint32_t dib = le32(d + 14);
+    uint16_t bpp = dib == 12 ? le16(d + 24) : le16(d + 28);
+    uint64_t stride = ((uint64_t(info.width) * bpp + 31) / 32) * 4;
+    uint64_t need = uint64_t(le32(d + 10)) + stride * info.height;
+    if (need > len)
+      return Status::Err("ERR_CORRUPT_MEDIA",
+                         "image/bmp is corrupt: truncated pixel data (" + num(len) + " of " + num(need) + " bytes)",
+                         MediaType::Bmp);
+  }
+  return Status::Ok();  // GIF: probe already walked every block
+}
+
+Status encode_as(const Pixels& px, MediaType codec, int quality, bool lossless, OwnedBytes* out) {
+  switch (codec) {
+    case MediaType::Jpeg: return encode_jpeg(px, quality, out);
+    case MediaType::Webp: return encode_webp(px, lossless, quality, out);
+    default: return encode_png(px, out);
+  }
+}
+
+Status too_large_output(uint64_t cap, uint64_t got) {
+  return Status::Err("ERR_MEDIA_TOO_LARGE", "cannot encode the image within " + num(cap) +
+                                                " bytes (smallest attempt was " + num(got) + " bytes)");
+}
+
+Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, ProcessResult* out) {
+  const MediaType t = sniff(d, len);
+  if (!opts.media_type_hint.empty() && media_type_from_mime(opts.media_type_hint) != t && t != MediaType::Unknown)
+    add_change(out, "hint-corrected");
+
+  if (t == MediaType::Pdf) {
+    if (len > opts.max_pdf_bytes)
+      return Status::Err("ERR_MEDIA_TOO_LARGE",
+                         "PDF is " + num(len) + " bytes; the limit is " + num(opts.max_pdf_bytes) + " bytes", t);
+  } else if (len > opts.max_input_bytes) {
+    return Status::Err("ERR_MEDIA_TOO_LARGE",
+                       "input is " + num(len) + " bytes; the limit is " + num(opts.max_input_bytes) + " bytes", t);
+  }
+
+  MediaInfo info;
+  Status s = probe(d, len, &info);
+  if (!s.ok()) return s;
+  out->original = info;
+
+  if (t == MediaType::Pdf) {
+    out->unchanged = true;
+    out->type = t;
+    return Status::Ok();
+  }
+
+  const uint64_t pixels = uint64_t(info.width) * info.height;
+  if (pixels > opts.max_pixels)
+    return Status::Err("ERR_MEDIA_TOO_LARGE",
+                       std::string(mime_of(t)) + " is " + num(info.width) + "x" + num(info.height) + " = " +
+                           num(pixels) + " pixels; the limit is " + num(opts.max_pixels) + " pixels",
+                       t);
+
+  const bool swap = info.orientation >= 5;
+  const uint32_t ow = swap ? info.height : info.width, oh = swap ? info.width : info.height;
+  uint32_t tw, th;
+  fit_inside(ow, oh, opts.max_dimension, &tw, &th);
+
+  MediaType codec;  // output codec before the byte-cap ladder
+  switch (opts.format) {
+    case OutputFormat::Jpeg: codec = MediaType::Jpeg; break;
+    case OutputFormat::Png: codec = MediaType::Png; break;
+    case OutputFormat::Webp: codec = MediaType::Webp; break;
+    default: codec = (t == MediaType::Gif || t == MediaType::Bmp) ? MediaType::Png : t;
+  }
+  const bool passable = t != MediaType::Bmp && info.frames <= 1 && info.orientation == 1 && tw == ow && th == oh &&
+                        len <= opts.max_encoded_bytes && (opts.format == OutputFormat::Auto || codec == t);
+  s = check_structure(info, d, len);
+  if (!s.ok()) return s;
+  if (passable) {
+    out->type = t;
+    out->width = info.width;
+    out->height = info.height;
+    if (!opts.keep_metadata) {
+      Status err;
+      if (strip_metadata(t, d, len, &out->data, &err)) {
+        add_change(out, "metadata-stripped");
+        return Status::Ok();
+      }
+      if (!err.ok()) return err;
+    }
+    out->unchanged = true;
+    return Status::Ok();
+  }
+
+  // Decode under a budget derived from the header: generous for every decoder's intermediates (16-bit PNG rows,
+  // GIF canvas history, JPEG planes), yet bounded by what the header declared.
+  Budget budget(pixels * 24 + (32ull << 20));
+  BudgetScope scope(&budget);
+
+  Pixels px;
+  s = decode_image(d, len, info, &px);
+  if (!s.ok()) return s;
+  if (px.channels == 4 && !has_transparency(px)) drop_alpha(&px);
+
+  if (tw != ow || th != oh) {
+    Pixels small;
+    s = resize_pixels(px, swap ? th : tw, swap ? tw : th, &small);
+    if (!s.ok()) return s;
+    px = std::move(small);
+    add_change(out, "resized");
+  }
+  if (info.orientation != 1) {
+    Pixels upright;
+    s = orient_pixels(px, info.orientation, &upright);
+    if (!s.ok()) return s;
+    px = std::move(upright);
+    add_change(out, "oriented");
+  }
+  if (info.frames > 1) add_change(out, "first-frame");
+  if (codec == MediaType::Jpeg && px.channels == 4) {
+    flatten_on_white(&px);
+    add_change(out, "flattened");
+  }
+
+  const bool lossless = codec == MediaType::Webp && t == MediaType::Webp && webp_is_lossless(d, len);
+  const int q = std::clamp(opts.jpeg_quality, 1, 100);
+  s = encode_as(px, codec, q, lossless, &out->data);
+  if (!s.ok()) return s;
+  add_change(out, "reencoded");
+
+  if (out->data.size > opts.max_encoded_bytes) {
+    // Ladder: opaque -> JPEG at falling quality; alpha -> lossy WebP at falling quality; then smaller sizes.
+    // PNG forced by the caller only steps the size down.
+    const bool alpha = px.channels == 4;
+    MediaType lc = opts.format == OutputFormat::Png ? MediaType::Png : (alpha ? MediaType::Webp : MediaType::Jpeg);
+    if (opts.format == OutputFormat::Jpeg) lc = MediaType::Jpeg;
+    std::vector<int> ladder;
+    if (lc != MediaType::Png)
+      for (int lq : {80, 70, 55, 40})
+        if (lq < q || lc != codec || lossless) ladder.push_back(lq);
+    if (ladder.empty()) ladder.push_back(lc == MediaType::Png ? 0 : 40);
+    uint64_t smallest = out->data.size;
+    Pixels cur;
+    const Pixels* src = &px;
+    bool fitted = false;
+    while (!fitted) {
+      for (int lq : ladder) {
+        OwnedBytes attempt;
+        s = encode_as(*src, lc, lq, false, &attempt);
+        if (!s.ok()) return s;
+        smallest = std::min<uint64_t>(smallest, attempt.size);
+        if (lc != MediaType::Png) add_change(out, "quality-reduced");
+        if (attempt.size <= opts.max_encoded_bytes) {
+          out->data = std::move(attempt);
+          codec = lc;
+          fitted = true;
+          break;
+        }
+      }
+      if (fitted) break;
+      uint32_t nw = uint32_t(src->width * 0.75), nh = uint32_t(src->height * 0.75);
+      if (nw < kMinLadderSide || nh < kMinLadderSide) return too_large_output(opts.max_encoded_bytes, smallest);
+      Pixels next;
+      s = resize_pixels(*src, nw, nh, &next);
+      if (!s.ok()) return s;
+      cur = std::move(next);
+      src = &cur;
+      add_change(out, "resized");
+    }
+    if (src == &cur) px = std::move(cur);
+  }
+  if (codec != t) add_change(out, "converted");
+  out->type = codec;
+  out->width = px.width;
+  out->height = px.height;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status process(const uint8_t* d, size_t len, const ProcessOptions& opts, ProcessResult* out) {
+  try {
+    *out = ProcessResult{};
+    Status s = process_impl(d, len, opts, out);
+    if (!s.ok()) {
+      out->data.reset();
+      if (s.media_type == MediaType::Unknown) s.media_type = sniff(d, len);
+    }
+    return s;
+  } catch (const std::bad_alloc&) {
+    out->data.reset();
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while processing", sniff(d, len));
+  } catch (const std::exception& e) {
+    out->data.reset();
+    return Status::Err("ERR_INTERNAL", std::string("unexpected exception: ") + e.what(), sniff(d, len));
+  }
+}
+
+Status decode_to_rgba(const uint8_t* d, size_t len, uint64_t max_pixels, DecodedImage* out) {
+  try {
+    MediaInfo info;
+    Status s = probe(d, len, &info);
+    if (!s.ok()) return s;
+    if (info.type == MediaType::Pdf) return Status::Err("ERR_UNSUPPORTED_MEDIA", "a PDF has no pixels", info.type);
+    if (uint64_t(info.width) * info.height > max_pixels)
+      return Status::Err("ERR_MEDIA_TOO_LARGE", "image exceeds the pixel limit", info.type);
+    info.has_alpha = true;  // always RGBA out
+    Budget budget(uint64_t(info.width) * info.height * 24 + (32ull << 20));
+    BudgetScope scope(&budget);
+    Pixels px;
+    s = decode_image(d, len, info, &px);
+    if (!s.ok()) return s;
+    out->width = px.width;
+    out->height = px.height;
+    out->rgba = std::move(px.data);
+    return Status::Ok();
+  } catch (const std::bad_alloc&) {
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while decoding");
+  }
+}
+
+}  // namespace panto

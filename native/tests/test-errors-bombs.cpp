@@ -1,0 +1,159 @@
+// Error codes for bad input, corrupt/truncated variants of every fixture, pixel bombs, and the allocation budget.
+#include <chrono>
+
+#include "budget.h"
+#include "test-util.h"
+
+using panto::MediaType;
+using panto::ProcessOptions;
+using panto::ProcessResult;
+using namespace panto_test;
+
+namespace {
+
+panto::Status run(const std::vector<uint8_t>& in, const ProcessOptions& opts = ProcessOptions{}) {
+  ProcessResult r;
+  return panto::process(in.data(), in.size(), opts, &r);
+}
+
+}  // namespace
+
+PANTO_TEST(errors, unrecognised_bytes_are_unsupported) {
+  const std::string text = "just some text, not a picture";
+  const std::vector<uint8_t> in(text.begin(), text.end());
+  PANTO_CHECK_EQ(run(in).code, std::string("ERR_UNSUPPORTED_MEDIA"));
+  const auto empty = run({});
+  PANTO_CHECK(empty.code == "ERR_UNSUPPORTED_MEDIA" || empty.code == "ERR_INVALID_ARGUMENT" ||
+              empty.code == "ERR_CORRUPT_MEDIA");
+}
+
+PANTO_TEST(errors, recognised_types_are_named) {
+  const auto st = run(fixture("tiff-rgb.tiff"));
+  PANTO_CHECK_EQ(st.code, std::string("ERR_UNSUPPORTED_MEDIA"));
+  PANTO_CHECK(st.media_type == MediaType::Tiff);
+  PANTO_CHECK(st.message.find("image/tiff") != std::string::npos);
+  for (const char* name : {"heic-rgb.heic", "avif-rgb.avif", "jxl-rgb.jxl", "ico-32.ico", "svg-rgb.svg"})
+    PANTO_CHECK_EQ(run(fixture(name)).code, std::string("ERR_UNSUPPORTED_MEDIA"));
+}
+
+PANTO_TEST(errors, input_over_max_input_bytes) {
+  const auto in = fixture("jpeg-metadata.jpg");
+  ProcessOptions o;
+  o.max_input_bytes = 1000;
+  PANTO_CHECK_EQ(run(in, o).code, std::string("ERR_MEDIA_TOO_LARGE"));
+  const auto pdf = fixture("pdf-2page.pdf");
+  o = ProcessOptions{};
+  o.max_pdf_bytes = 1000;
+  PANTO_CHECK_EQ(run(pdf, o).code, std::string("ERR_MEDIA_TOO_LARGE"));
+}
+
+PANTO_TEST(errors, truncated_headers_are_corrupt) {
+  for (const char* name : {"png-rgb.png", "jpeg-baseline.jpg", "gif-still.gif", "bmp-24.bmp", "webp-lossy.webp"}) {
+    const auto in = fixture(name);
+    for (size_t cut : {20u, 30u}) {
+      const std::vector<uint8_t> t(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(cut));
+      const auto st = run(t);
+      if (st.code != "ERR_CORRUPT_MEDIA")
+        record_failure(__FILE__, __LINE__, std::string(name) + " cut at " + std::to_string(cut) + ": '" + st.code + "'");
+    }
+  }
+}
+
+// Every prefix length at a stride, and seeded byte flips: any outcome but a crash/UB (ASan/UBSan) or ERR_INTERNAL.
+PANTO_TEST(errors, truncations_and_byte_flips_of_every_fixture) {
+  size_t cases = 0, rejected = 0;
+  for (const auto& f : all_fixtures()) {
+    const auto in = fixture(f.file);
+    auto check = [&](const std::vector<uint8_t>& v, const std::string& what) {
+      ProcessResult r;
+      const auto st = panto::process(v.data(), v.size(), ProcessOptions{}, &r);
+      ++cases;
+      if (!st.ok()) {
+        ++rejected;
+        if (!is_input_error(st.code))
+          record_failure(__FILE__, __LINE__, std::string(f.file) + " " + what + ": " + st.code + " " + st.message);
+      } else if (!r.unchanged && r.data.size > ProcessOptions{}.max_encoded_bytes) {
+        record_failure(__FILE__, __LINE__, std::string(f.file) + " " + what + ": output over the cap");
+      }
+    };
+    const size_t stride = in.size() > 600 ? in.size() / 150 : 1;
+    for (size_t cut = 1; cut < in.size(); cut += stride)
+      check(std::vector<uint8_t>(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(cut)),
+            "truncated@" + std::to_string(cut));
+    Prng rng(0x9e3779b9u ^ static_cast<uint32_t>(in.size()));
+    for (int i = 0; i < 40; ++i) {
+      auto v = in;
+      for (int k = 0; k < 4; ++k) {
+        const size_t at = 4 + rng.next() % (v.size() - 4);
+        v[at] = static_cast<uint8_t>(v[at] ^ (1 + rng.next() % 255));
+      }
+      check(v, "flipped#" + std::to_string(i));
+    }
+  }
+  std::fprintf(stderr, "    %zu corrupt cases, %zu rejected\n", cases, rejected);
+  PANTO_CHECK(rejected > 0);
+}
+
+PANTO_TEST(bombs, declared_pixels_over_the_cap_are_too_large_before_allocation) {
+  struct Case {
+    const char* name;
+    std::vector<uint8_t> bytes;
+  };
+  const std::vector<Case> cases = {
+      {"gif 35 bytes 20000x20000", gif_bomb()},
+      {"png 20000x20000", png_bomb()},
+      {"png 65535x65535", png_bomb(65535, 65535)},
+      {"bmp 20000x20000", bmp_bomb()},
+      {"bmp top-down 20000x20000", bmp_bomb(20000, -20000)},
+      {"webp 16384x16384", webp_bomb()},
+      {"jpeg 60000x60000", jpeg_with_dimensions(fixture("jpeg-baseline.jpg"), 60000, 60000)},
+  };
+  PANTO_CHECK_EQ(gif_bomb().size(), static_cast<size_t>(35));
+  for (const auto& c : cases) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto st = run(c.bytes);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    if (st.code != "ERR_MEDIA_TOO_LARGE")
+      record_failure(__FILE__, __LINE__, std::string(c.name) + ": '" + st.code + "' " + st.message);
+    std::fprintf(stderr, "    %s -> %s in %lld ms\n", c.name, st.code.c_str(), static_cast<long long>(ms));
+    panto::DecodedImage img;
+    const auto d = panto::decode_to_rgba(c.bytes.data(), c.bytes.size(), 100000000, &img);
+    if (d.code != "ERR_MEDIA_TOO_LARGE")
+      record_failure(__FILE__, __LINE__, std::string("decode_to_rgba ") + c.name + ": '" + d.code + "'");
+  }
+}
+
+PANTO_TEST(bombs, max_pixels_option_applies) {
+  ProcessOptions o;
+  o.max_pixels = 1000000;
+  PANTO_CHECK_EQ(run(png_bomb(2000, 2000), o).code, std::string("ERR_MEDIA_TOO_LARGE"));
+  PANTO_CHECK_EQ(run(gif_bomb(1001, 1000), o).code, std::string("ERR_MEDIA_TOO_LARGE"));
+  // under the cap the header check lets it through (a structurally valid PNG may pass through undecoded)
+  const auto st = run(png_bomb(500, 500), o);
+  PANTO_CHECK(st.code != "ERR_MEDIA_TOO_LARGE");
+  panto::DecodedImage img;
+  PANTO_CHECK_EQ(panto::decode_to_rgba(png_bomb(500, 500).data(), png_bomb(500, 500).size(), 1000000, &img).code,
+                 std::string("ERR_CORRUPT_MEDIA"));
+}
+
+PANTO_TEST(budget, refuses_allocations_past_the_limit) {
+  panto::Budget b(1000);
+  {
+    panto::BudgetScope scope(&b);
+    void* p = panto_budget_malloc(600);
+    PANTO_REQUIRE(p != nullptr);
+    PANTO_CHECK_EQ(b.used, 600u);
+    PANTO_CHECK(panto_budget_malloc(600) == nullptr);
+    PANTO_CHECK(b.exceeded);
+    PANTO_CHECK(panto_budget_realloc(p, 2000) == nullptr);  // refused; p stays valid
+    void* q = panto_budget_realloc(p, 300);
+    PANTO_REQUIRE(q != nullptr);
+    PANTO_CHECK_EQ(b.used, 300u);
+    panto_budget_free(q);
+    PANTO_CHECK_EQ(b.used, 0u);
+    PANTO_CHECK(b.peak >= 600u && b.peak <= 1000u);
+  }
+  void* outside = panto_budget_malloc(1 << 20);  // no scope: unbudgeted
+  PANTO_CHECK(outside != nullptr);
+  panto_budget_free(outside);
+}

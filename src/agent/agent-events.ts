@@ -1,0 +1,71 @@
+/**
+ * Events an `Agent` reports while it runs, for a host to render (streaming text, spinners, warnings).
+ *
+ * Order per run: `agent_start` → per turn: (`compaction_start` → `compaction_end`)? → `turn_start` →
+ * `message_start` (assistant) → `message_delta`* → `message_end` → tool events (see tool-events.ts) →
+ * `message_end` (the tool results) → `turn_end` → ... → `agent_end`. A user or steering message appended to the
+ * conversation gets one `message_end`. `warning` and `retry` may come at any point. Events are informational: a
+ * listener cannot change the run, and a throwing listener is ignored.
+ */
+
+import type { AssistantMessage, Message, ToolResultsMessage } from '../conversation.js';
+import type { PantoError } from '../errors.js';
+import type { StreamEvent } from '../providers/stream/stream-event.js';
+import type { SerializeWarningCode } from '../providers/serialize-options.js';
+import type { ToolEvent } from './tool-events.js';
+
+/** Why a run ended. `max_turns`: the turn limit was reached while the model still wanted tools run. */
+export type AgentStopReason = 'end' | 'max_turns' | 'max_tokens' | 'refusal' | 'aborted' | 'error' | 'other';
+
+/**
+ * Warnings: the serializer's codes (a part replaced by a placeholder, a skipped turn...), plus `media-rejected` (the
+ * provider refused a request because of one image/PDF; it was left out of the retried request), `invalid-arguments`
+ * (the model sent tool arguments that were not a JSON object), `compaction-failed`, `listener-threw`.
+ */
+export type AgentWarningCode =
+  | SerializeWarningCode
+  | 'media-rejected'
+  | 'invalid-arguments'
+  | 'compaction-failed'
+  | 'media-dropped';
+
+export interface AgentWarning {
+  code: AgentWarningCode;
+  message: string;
+  /** `partKey`s of the parts concerned, when about media in a request. */
+  parts?: string[];
+}
+
+export interface AgentRunResult {
+  stopReason: AgentStopReason;
+  /** Model requests made in this run. */
+  turns: number;
+  /** Messages appended to the conversation during this run, in order (after any compaction). */
+  messages: Message[];
+  /** The provider error or abort that ended the run. */
+  error?: PantoError;
+}
+
+export type AgentEvent =
+  | { type: 'agent_start' }
+  | { type: 'agent_end'; result: AgentRunResult }
+  | { type: 'turn_start'; turn: number }
+  | { type: 'turn_end'; turn: number; message: AssistantMessage; toolResults?: ToolResultsMessage }
+  | { type: 'message_start'; role: 'assistant' }
+  /** A streaming delta of the assistant message (text, thinking, tool-call arguments). */
+  | {
+      type: 'message_delta';
+      delta: Extract<
+        StreamEvent,
+        { type: 'text_delta' | 'thinking_delta' | 'toolcall_start' | 'toolcall_delta' | 'toolcall_end' }
+      >;
+    }
+  /** A message was appended to the conversation (and to the session log, when there is one). */
+  | { type: 'message_end'; message: Message }
+  | { type: 'retry'; attempt: number; delayMs: number; error: PantoError }
+  | { type: 'warning'; warning: AgentWarning }
+  | { type: 'compaction_start'; tokens: number; contextWindow: number }
+  | { type: 'compaction_end'; tokensBefore: number; tokensAfter: number; summary: string }
+  | ToolEvent;
+
+export type AgentEventListener = (event: AgentEvent) => void;

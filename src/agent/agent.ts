@@ -1,0 +1,539 @@
+/**
+ * `Agent`: the turn loop over a provider — send the conversation, stream the answer, run the tools it asks for,
+ * repeat until the model stops calling tools.
+ *
+ * Contract:
+ * - `prompt(content)` appends a user message (images/PDFs in it go through the media pipeline first) and runs turns
+ *   until an assistant message calls no tools, `maxTurns` model requests were made (`stopReason: 'max_turns'`), the
+ *   run is aborted, or the provider fails after the transport's retries. It resolves to an `AgentRunResult`; it
+ *   rejects only for misuse (a second `prompt` while running, bad content).
+ * - Every message is appended to the conversation — and to the `SessionLog`, when given — as soon as it is complete:
+ *   the user message, each assistant message (also an aborted or failed one, which serializers leave out of later
+ *   requests), each tool-results message. A session is resumed by passing the opened log.
+ * - Tool calls run through `dispatchToolCalls` with the model's media policy; a call whose arguments were not a JSON
+ *   object gets an error result naming the problem, without running.
+ * - Steering (`steer`): queued user content is delivered before the next request; tool calls of the current turn that
+ *   have not finished are ended with a `skipped`/`cancelled` result (see steering.ts).
+ * - Abort (`abort()` or the `signal` option): the stream stops, running tools get an aborted signal, every call
+ *   without a result gets an aborted error result, and the run resolves with `stopReason: 'aborted'`. History stays
+ *   consistent: every recorded tool call has a result.
+ * - A request the provider rejects because of one image/PDF (its error names it, see media-rejection.ts) is retried
+ *   once with that part replaced by a placeholder — in the request only, never in history — and a `media-rejected`
+ *   warning. The same part is left out of every later request of this agent, so a rejection never repeats.
+ * - Compaction runs before a request whose estimate nears the context window (see agent-compaction.ts).
+ */
+
+import type { AssistantMessage, Message, ToolCallBlock, ToolResultBlock, UserMessage } from '../conversation.js';
+import { toolCallsOf } from '../conversation.js';
+import { isPantoError, PantoError } from '../errors.js';
+import type { ProcessOptions } from '../media/types.js';
+import { compact } from '../compaction/compact.js';
+import { mediaPolicyFor, resolveModel } from '../providers/model-catalog.js';
+import type { ModelInfo } from '../providers/model-info.js';
+import type { MediaRef, PartFilter, SerializeWarning } from '../providers/serialize-options.js';
+import type { Provider } from '../providers/transport/http-provider.js';
+import { ProviderError } from '../providers/transport/provider-error.js';
+import type { SessionLog } from '../session/session-log.js';
+import type { ToolSource } from '../tool-source.js';
+import { errorMessage, StaticToolSource } from '../tool-source.js';
+import {
+  type AgentCompactionOptions,
+  estimateRequestTokens,
+  type ResolvedCompaction,
+  resolveCompaction,
+} from './agent-compaction.js';
+import type {
+  AgentEvent,
+  AgentEventListener,
+  AgentRunResult,
+  AgentStopReason,
+  AgentWarning,
+} from './agent-events.js';
+import { ABORTED_RESULT_TEXT, DEFAULT_TOOL_CONCURRENCY, dispatchToolCalls } from './dispatch.js';
+import { findRejectedMedia } from './media-rejection.js';
+import { type RequestOptions, serializeRequest } from './serialize-request.js';
+import { steeringResult } from './steering.js';
+import type { ToolEvent } from './tool-events.js';
+import { buildUserMessage, type UserContent } from './user-content.js';
+
+/** Request options a host may set (the agent fills tools, system prompt and omissions itself). */
+export type AgentRequestOptions = Omit<RequestOptions, 'tools' | 'system' | 'omitParts' | 'omitReason'>;
+
+export interface AgentOptions {
+  provider: Provider;
+  /** A `ModelInfo` (from `resolveModel`/`defineModel`) or a model id, resolved with `resolveModel`. */
+  model: ModelInfo | string;
+  tools?: ToolSource;
+  /** Session log to resume from and append to. Its conversation is the agent's starting history. */
+  session?: SessionLog;
+  /** Starting history when there is no session. Copied. */
+  messages?: readonly Message[];
+  system?: string;
+  /** Most model requests per `prompt`/`continue`. Default 50. */
+  maxTurns?: number;
+  /** Per-request options: `maxTokens`, `temperature`, `imageDetail`, `cacheControl`, ... */
+  request?: AgentRequestOptions;
+  /** Compaction settings, or `false` to never compact. */
+  compaction?: AgentCompactionOptions | false;
+  /** Media policy for tool output and user attachments. Default `mediaPolicyFor(model)`. */
+  mediaPolicy?: ProcessOptions;
+  /** Workspace root handed to tools. Default `process.cwd()`. */
+  workspaceRoot?: string;
+  /** Most tools running at once. Default 8. */
+  toolConcurrency?: number;
+  onEvent?: AgentEventListener;
+}
+
+export interface RunOptions {
+  /** Aborts this run (same as `agent.abort()`). */
+  signal?: AbortSignal;
+}
+
+const DEFAULT_MAX_TURNS = 50;
+
+const REJECTED_REASON = 'the provider rejected this attachment';
+
+export class Agent {
+  readonly provider: Provider;
+  readonly model: ModelInfo;
+  readonly tools: ToolSource;
+  readonly session: SessionLog | undefined;
+  readonly #system: string | undefined;
+  readonly #maxTurns: number;
+  readonly #request: AgentRequestOptions;
+  readonly #compaction: ResolvedCompaction | undefined;
+  readonly #media: ProcessOptions;
+  readonly #workspaceRoot: string | undefined;
+  readonly #concurrency: number;
+  readonly #listeners = new Set<AgentEventListener>();
+  #messages: Message[];
+  #running = false;
+  #runCtl: AbortController | undefined;
+  #toolsCtl: AbortController | undefined;
+  readonly #steering: UserContent[] = [];
+  /** Base64 of parts a provider rejected: left out of every later request. */
+  readonly #rejected = new Set<string>();
+  readonly #warned = new Set<string>();
+
+  constructor(options: AgentOptions) {
+    if (options === null || typeof options !== 'object') {
+      throw new PantoError('ERR_INVALID_ARGUMENT', 'new Agent(options): options must be an object');
+    }
+    const provider = options.provider as Partial<Provider> | undefined;
+    if (typeof provider?.stream !== 'function') {
+      throw new PantoError('ERR_INVALID_ARGUMENT', 'new Agent: options.provider must be a Provider (see createProvider)');
+    }
+    if (options.session !== undefined && options.messages !== undefined) {
+      throw new PantoError('ERR_INVALID_ARGUMENT', 'new Agent: pass either session or messages, not both');
+    }
+    const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
+    if (!Number.isInteger(maxTurns) || maxTurns < 1) {
+      throw new PantoError('ERR_INVALID_ARGUMENT', `new Agent: maxTurns must be an integer >= 1, got ${maxTurns}`);
+    }
+    this.provider = options.provider;
+    this.model = typeof options.model === 'string' ? resolveModel(options.model) : options.model;
+    if (this.model.api !== this.provider.api) {
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        `new Agent: model '${this.model.id}' speaks ${this.model.api} but the provider speaks ${this.provider.api}`,
+      );
+    }
+    this.tools = options.tools ?? new StaticToolSource([], 'none');
+    this.session = options.session;
+    this.#messages = options.session ? [...options.session.conversation.messages] : [...(options.messages ?? [])];
+    this.#system = options.system;
+    this.#maxTurns = maxTurns;
+    this.#request = { ...options.request };
+    this.#compaction =
+      options.compaction === false ? undefined : resolveCompaction(options.compaction, this.model, this.provider);
+    this.#media = options.mediaPolicy ?? mediaPolicyFor(this.model);
+    this.#workspaceRoot = options.workspaceRoot;
+    this.#concurrency = options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY;
+    if (options.onEvent) this.#listeners.add(options.onEvent);
+  }
+
+  /** The conversation so far (a copy of the list; messages are shared — do not mutate them). */
+  get messages(): Message[] {
+    return [...this.#messages];
+  }
+
+  /** True while a `prompt`/`continue` run is in progress. */
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /** Listen to events; returns the unsubscribe function. */
+  subscribe(listener: AgentEventListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Send user content and run turns until the model is done. See the module contract. */
+  async prompt(content: UserContent, options: RunOptions = {}): Promise<AgentRunResult> {
+    this.#claim();
+    let message: UserMessage;
+    try {
+      message = await this.#userMessage(content);
+    } catch (err) {
+      this.#running = false;
+      throw err;
+    }
+    return this.#run(message, options.signal);
+  }
+
+  /**
+   * Run turns on the conversation as it stands (e.g. after resuming a session whose last message is a user or tool
+   * message). Resolves at once with `end` when the last message is a finished assistant message and nothing is queued.
+   */
+  async continue(options: RunOptions = {}): Promise<AgentRunResult> {
+    this.#claim();
+    return this.#run(undefined, options.signal);
+  }
+
+  /**
+   * Queue a user message. While a run is in progress it is delivered before the next model request, and tool calls
+   * still running or queued are ended (see steering.ts); otherwise it is delivered at the start of the next run.
+   */
+  steer(content: UserContent): void {
+    if (typeof content !== 'string' && !Array.isArray(content)) {
+      throw new PantoError('ERR_INVALID_ARGUMENT', 'steer: content must be a string or an array of parts');
+    }
+    this.#steering.push(content);
+    this.#toolsCtl?.abort(new PantoError('ERR_ABORTED', 'the user sent a new message'));
+  }
+
+  /** Abort the current run, if any. */
+  abort(reason?: unknown): void {
+    this.#runCtl?.abort(reason);
+  }
+
+  #claim(): void {
+    if (this.#running) {
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        'the agent is already running; use steer() to add a message or abort() to stop it',
+      );
+    }
+    this.#running = true;
+  }
+
+  async #run(first: UserMessage | undefined, external: AbortSignal | undefined): Promise<AgentRunResult> {
+    const ctl = new AbortController();
+    this.#runCtl = ctl;
+    const onExternal = () => ctl.abort(external?.reason);
+    if (external?.aborted) onExternal();
+    else external?.addEventListener('abort', onExternal, { once: true });
+    const signal = ctl.signal;
+    const appended: Message[] = [];
+    let turns = 0;
+    let result: AgentRunResult;
+    this.#emit({ type: 'agent_start' });
+    try {
+      if (first !== undefined) this.#append(first, appended);
+      result = await this.#loop(signal, appended, () => ++turns);
+    } catch (err) {
+      const error = isPantoError(err) ? err : new PantoError('ERR_INTERNAL', errorMessage(err), { cause: err });
+      result = { stopReason: signal.aborted ? 'aborted' : 'error', turns: 0, messages: appended, error };
+    } finally {
+      external?.removeEventListener('abort', onExternal);
+      this.#runCtl = undefined;
+      this.#toolsCtl = undefined;
+      this.#running = false;
+    }
+    result.turns = turns;
+    this.#emit({ type: 'agent_end', result });
+    return result;
+  }
+
+  async #loop(signal: AbortSignal, appended: Message[], nextTurn: () => number): Promise<AgentRunResult> {
+    const done = (stopReason: AgentStopReason, error?: PantoError): AgentRunResult =>
+      error === undefined ? { stopReason, turns: 0, messages: appended } : { stopReason, turns: 0, messages: appended, error };
+    let turns = 0;
+    for (;;) {
+      if (signal.aborted) return done('aborted', abortError(signal));
+      await this.#deliverSteering(appended);
+      const last = this.#messages[this.#messages.length - 1];
+      if (last === undefined || last.role === 'system') return done('end');
+      if (last.role === 'assistant' && toolCallsOf(last).length === 0) return done(stopOf(last));
+      if (turns >= this.#maxTurns) return done('max_turns');
+      await this.#maybeCompact(signal);
+      turns = nextTurn();
+      this.#emit({ type: 'turn_start', turn: turns });
+      const { message, error } = await this.#requestTurn(signal);
+      this.#append(message, appended);
+      const calls = toolCallsOf(message);
+      if (message.stopReason === 'aborted' || message.stopReason === 'error') {
+        let toolResults: Message | undefined;
+        if (calls.length > 0) {
+          // Keep history consistent: every recorded call gets a result.
+          toolResults = { role: 'tool', results: calls.map((c) => errorResult(c, ABORTED_RESULT_TEXT)) };
+          this.#append(toolResults, appended);
+        }
+        this.#emit({
+          type: 'turn_end',
+          turn: turns,
+          message,
+          ...(toolResults?.role === 'tool' ? { toolResults } : {}),
+        });
+        return done(message.stopReason, error);
+      }
+      if (calls.length === 0) {
+        this.#emit({ type: 'turn_end', turn: turns, message });
+        if (this.#steering.length > 0) continue;
+        return done(stopOf(message));
+      }
+      const results = await this.#runTools(calls, signal);
+      const toolResults: Message = { role: 'tool', results };
+      this.#append(toolResults, appended);
+      this.#emit({ type: 'turn_end', turn: turns, message, toolResults });
+      if (signal.aborted) return done('aborted', abortError(signal));
+    }
+  }
+
+  /** One model request (plus at most one retry without a rejected image/PDF). */
+  async #requestTurn(signal: AbortSignal): Promise<{ message: AssistantMessage; error?: PantoError }> {
+    const tools = this.tools.list();
+    for (let attempt = 0; ; attempt++) {
+      const omit: PartFilter = (_ref, part) => this.#rejected.has(part.data);
+      const request: RequestOptions = { ...this.#request, omitParts: omit, omitReason: REJECTED_REASON };
+      if (tools.length > 0) request.tools = tools;
+      if (this.#system !== undefined) request.system = this.#system;
+      const serialized = serializeRequest(this.#messages, this.model, request);
+      this.#warnSerializer(serialized.warnings);
+      let terminal: { message: AssistantMessage; error?: PantoError } | undefined;
+      for await (const event of this.provider.stream({ model: this.model.id, body: serialized.body }, { signal })) {
+        switch (event.type) {
+          case 'start':
+            this.#emit({ type: 'message_start', role: 'assistant' });
+            break;
+          case 'text_delta':
+          case 'thinking_delta':
+          case 'toolcall_start':
+          case 'toolcall_delta':
+          case 'toolcall_end':
+            this.#emit({ type: 'message_delta', delta: event });
+            break;
+          case 'retry':
+            this.#emit({ type: 'retry', attempt: event.attempt, delayMs: event.delayMs, error: event.error });
+            break;
+          case 'done':
+            terminal = { message: event.message };
+            break;
+          case 'error':
+            terminal = { message: event.message, error: event.error };
+            break;
+          default:
+            break;
+        }
+      }
+      if (terminal === undefined) {
+        const error = new PantoError('ERR_PROVIDER', `${this.provider.name}: the stream ended without a final message`);
+        return { message: failedMessage(error), error };
+      }
+      const { error } = terminal;
+      if (attempt === 0 && error instanceof ProviderError && !signal.aborted) {
+        const ref = findRejectedMedia(error, serialized.media);
+        const data = ref === undefined ? undefined : this.#partData(ref);
+        if (ref !== undefined && data !== undefined) {
+          this.#rejected.add(data);
+          this.#warn({
+            code: 'media-rejected',
+            message: `the provider rejected the request because of the ${ref.type} at ${ref.path} (${error.providerMessage}); it was replaced by a placeholder in the request (history unchanged) and the request retried`,
+            parts: [ref.key],
+          });
+          continue;
+        }
+      }
+      return terminal;
+    }
+  }
+
+  /** Run one turn's calls; steering and abort end the unfinished ones (see the module contract). */
+  async #runTools(calls: ToolCallBlock[], signal: AbortSignal): Promise<ToolResultBlock[]> {
+    const results: Array<ToolResultBlock | undefined> = new Array(calls.length);
+    const runnable: number[] = [];
+    calls.forEach((call, i) => {
+      const invalid = call.providerData?.invalidArguments as { raw?: unknown; error?: unknown } | undefined;
+      if (invalid === undefined) {
+        runnable.push(i);
+        return;
+      }
+      const raw = String(invalid.raw ?? '');
+      const text = `The arguments of this ${call.name} call were not a JSON object (${String(invalid.error)}); the tool did not run. Arguments received: ${raw.length > 500 ? `${raw.slice(0, 500)}…` : raw}`;
+      results[i] = errorResult(call, text);
+      this.#warn({ code: 'invalid-arguments', message: `tool call ${call.id} (${call.name}): ${String(invalid.error)}` });
+    });
+    for (const i of calls.keys()) {
+      const r = results[i];
+      if (r !== undefined) {
+        this.#emit({
+          type: 'tool_call_end',
+          toolCallId: r.toolUseId,
+          toolName: r.toolName,
+          index: i,
+          started: false,
+          durationMs: 0,
+          isError: true,
+          aborted: false,
+          result: r,
+        });
+      }
+    }
+    if (runnable.length > 0) {
+      const toolsCtl = new AbortController();
+      this.#toolsCtl = toolsCtl;
+      if (this.#steering.length > 0) toolsCtl.abort();
+      const toolSignal = AbortSignal.any([signal, toolsCtl.signal]);
+      const steered = (): boolean => toolsCtl.signal.aborted && !signal.aborted;
+      const batch = runnable.map((i) => calls[i] as ToolCallBlock);
+      const out = await dispatchToolCalls(batch, {
+        tools: this.tools,
+        signal: toolSignal,
+        media: this.#media,
+        concurrency: this.#concurrency,
+        ...(this.#workspaceRoot === undefined ? {} : { workspaceRoot: this.#workspaceRoot }),
+        onEvent: (event: ToolEvent) => {
+          const index = runnable[event.index] ?? event.index;
+          if (event.type === 'tool_call_end' && event.aborted && steered()) {
+            const result = steeringResult(event.toolCallId, event.toolName, event.started);
+            results[index] = result;
+            this.#emit({ ...event, index, result });
+            return;
+          }
+          this.#emit({ ...event, index });
+        },
+      });
+      this.#toolsCtl = undefined;
+      out.forEach((r, j) => {
+        const index = runnable[j] as number;
+        results[index] ??= r;
+      });
+    }
+    return results as ToolResultBlock[];
+  }
+
+  async #deliverSteering(appended: Message[]): Promise<void> {
+    while (this.#steering.length > 0) {
+      const content = this.#steering.shift() as UserContent;
+      this.#append(await this.#userMessage(content), appended);
+    }
+  }
+
+  async #maybeCompact(signal: AbortSignal): Promise<void> {
+    const settings = this.#compaction;
+    if (settings === undefined) return;
+    const tools = this.tools.list();
+    const tokens = estimateRequestTokens(this.#messages, this.model, this.#system, tools);
+    const window = this.model.limits.contextWindow;
+    if (tokens <= window - settings.reserveTokens) return;
+    this.#emit({ type: 'compaction_start', tokens, contextWindow: window });
+    try {
+      const out = await compact({ messages: this.#messages }, settings.summarizer, {
+        keepRecentTokens: settings.keepRecentTokens,
+        imageTokenRule: this.model.imageTokenRule,
+        signal,
+      });
+      if (out === null) {
+        this.#warn({
+          code: 'compaction-failed',
+          message: `the conversation (~${tokens} tokens) nears the context window (${window}) but there is nothing older than the recent messages to compact`,
+        });
+        return;
+      }
+      this.session?.appendCompaction(out.compaction);
+      this.#messages = [...out.conversation.messages];
+      const { tokensBefore, tokensAfter, summary } = out.compaction;
+      this.#emit({ type: 'compaction_end', tokensBefore, tokensAfter, summary });
+    } catch (err) {
+      if (signal.aborted) return;
+      this.#warn({ code: 'compaction-failed', message: `compaction failed: ${errorMessage(err)}` });
+    }
+  }
+
+  async #userMessage(content: UserContent): Promise<UserMessage> {
+    return buildUserMessage(content, {
+      media: this.#media,
+      onMedia: (outcome) => {
+        if (outcome.type === 'dropped') {
+          this.#warn({ code: 'media-dropped', message: outcome.dropped.note });
+        }
+      },
+    });
+  }
+
+  /** Append to the conversation and the session log, then report it. */
+  #append(message: Message, appended: Message[]): void {
+    this.session?.appendMessage(message);
+    this.#messages.push(message);
+    appended.push(message);
+    this.#emit({ type: 'message_end', message });
+  }
+
+  /** The base64 of the part a `MediaRef` points at, in the current conversation. */
+  #partData(ref: MediaRef): string | undefined {
+    const [m, b, p] = ref.key.split(':').map(Number) as [number, number, number];
+    const message = this.#messages[m];
+    const parts = message?.role === 'user' ? message.content : message?.role === 'tool' ? message.results[b]?.parts : undefined;
+    const part = parts?.[p];
+    return part !== undefined && part.type !== 'text' ? part.data : undefined;
+  }
+
+  #warnSerializer(warnings: readonly SerializeWarning[]): void {
+    for (const w of warnings) {
+      this.#warn(w.parts === undefined ? { code: w.code, message: w.message } : { code: w.code, message: w.message, parts: w.parts });
+    }
+  }
+
+  /** Report a warning once per agent (the same serializer warning would otherwise repeat every turn). */
+  #warn(warning: AgentWarning): void {
+    const key = `${warning.code}\u0000${warning.message}`;
+    if (this.#warned.has(key)) return;
+    this.#warned.add(key);
+    this.#emit({ type: 'warning', warning });
+  }
+
+  #emit(event: AgentEvent): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A listener cannot break a run.
+      }
+    }
+  }
+}
+
+function stopOf(message: AssistantMessage): AgentStopReason {
+  switch (message.stopReason) {
+    case undefined:
+    case 'end':
+    case 'tool_use':
+      return 'end';
+    case 'max_tokens':
+    case 'refusal':
+    case 'aborted':
+    case 'error':
+    case 'other':
+      return message.stopReason;
+  }
+}
+
+function abortError(signal: AbortSignal): PantoError {
+  const reason: unknown = signal.reason;
+  if (isPantoError(reason, 'ERR_ABORTED')) return reason;
+  return new PantoError('ERR_ABORTED', 'the run was aborted', reason === undefined ? undefined : { cause: reason });
+}
+
+function errorResult(call: ToolCallBlock, text: string): ToolResultBlock {
+  return {
+    type: 'tool_result',
+    toolUseId: call.id,
+    toolName: call.name,
+    parts: [{ type: 'text', text }],
+    isError: true,
+  };
+}
+
+function failedMessage(error: PantoError): AssistantMessage {
+  return { role: 'assistant', content: [], stopReason: 'error', errorMessage: error.message };
+}

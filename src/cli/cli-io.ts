@@ -1,0 +1,44 @@
+/** Output helpers shared by the commands: plain text for people, `--json` for scripts, progress on stderr. */
+
+export interface CliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  /** Whether stderr is a terminal (progress is shown only then). */
+  isTty: boolean;
+}
+
+export const processIo: CliIo = {
+  out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+  err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+  isTty: Boolean(process.stderr.isTTY),
+};
+
+/**
+ * Run `work` and, if it takes longer than a second, show a spinner line on stderr (TTY only) naming `label`.
+ * The line is cleared when the work ends.
+ */
+export async function withProgress<T>(io: CliIo, label: string, work: () => Promise<T>): Promise<T> {
+  if (!io.isTty) return work();
+  const frames = ['|', '/', '-', '\\'];
+  let i = 0;
+  const started = Date.now();
+  let shown = false;
+  const timer = setInterval(() => {
+    if (Date.now() - started < 1000) return;
+    shown = true;
+    const secs = ((Date.now() - started) / 1000).toFixed(1);
+    process.stderr.write(`\r${frames[i++ % frames.length]} ${label} (${secs}s)`);
+  }, 120);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+    if (shown) process.stderr.write('\r\x1b[2K');
+  }
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(2)} MB`;
+}

@@ -1,0 +1,97 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { processMedia } from '../../media/index.js';
+import type { ProcessOptions } from '../../media/types.js';
+import { CliError, EXIT_USAGE } from '../cli-error.js';
+import { type CliIo, formatBytes, withProgress } from '../cli-io.js';
+import { parseIntOption } from '../parse-options.js';
+
+export const imageHelp = `Usage: panto image FILE [options]
+
+Show what the media pipeline does to one image or PDF: detection, size before and
+after, every change made (resize, re-encode, orientation, metadata strip...), timing.
+
+Options:
+  --max-dimension N   fit inside N x N pixels (default 2000)
+  --max-bytes N       cap on output bytes (default 3932160: base64 <= 5 MiB)
+  --quality Q         JPEG quality for re-encodes (default 80)
+  --keep-metadata     keep EXIF/XMP/text chunks on pass-through
+  --out FILE          write the processed bytes to FILE
+  --json              print a JSON object instead of text
+  -h, --help          show this help
+`;
+
+export async function runImage(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      'max-dimension': { type: 'string' },
+      'max-bytes': { type: 'string' },
+      quality: { type: 'string' },
+      'keep-metadata': { type: 'boolean' },
+      out: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    io.out(imageHelp);
+    return 0;
+  }
+  const file = positionals[0];
+  if (!file || positionals.length > 1) throw new CliError(`expected one FILE\n\n${imageHelp}`, EXIT_USAGE);
+
+  const options: ProcessOptions = {};
+  const maxDim = parseIntOption(values['max-dimension'], '--max-dimension');
+  if (maxDim !== undefined) options.maxDimension = maxDim;
+  const maxBytes = parseIntOption(values['max-bytes'], '--max-bytes');
+  if (maxBytes !== undefined) options.maxEncodedBytes = maxBytes;
+  const quality = parseIntOption(values.quality, '--quality');
+  if (quality !== undefined) options.jpegQuality = quality;
+  if (values['keep-metadata']) options.keepMetadata = true;
+
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  const started = process.hrtime.bigint();
+  const result = await withProgress(io, `processing ${file}`, () => processMedia(bytes, options));
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  if (values.out) await writeFile(values.out, result.data);
+
+  if (values.json) {
+    io.out(
+      JSON.stringify({
+        file,
+        input: result.original,
+        output: {
+          mediaType: result.mediaType,
+          width: result.width,
+          height: result.height,
+          byteLength: result.data.byteLength,
+          base64Length: Math.ceil(result.data.byteLength / 3) * 4,
+          ...(result.pages === undefined ? {} : { pages: result.pages }),
+        },
+        changes: result.changes,
+        ms: Math.round(ms * 100) / 100,
+        ...(values.out ? { written: values.out } : {}),
+      }),
+    );
+    return 0;
+  }
+  const o = result.original;
+  const dims = (w: number, h: number) => (w > 0 ? ` ${w}x${h}` : '');
+  io.out(`${file}`);
+  io.out(`  input:   ${o.mediaType}${dims(o.width, o.height)}, ${formatBytes(o.byteLength)}`);
+  io.out(
+    `  output:  ${result.mediaType}${dims(result.width, result.height)}, ${formatBytes(result.data.byteLength)}` +
+      (result.pages === undefined ? '' : `, ${result.pages} page(s)`),
+  );
+  io.out(`  changes: ${result.changes.length === 0 ? 'none (passed through unchanged)' : result.changes.join(', ')}`);
+  io.out(`  time:    ${ms.toFixed(1)} ms`);
+  if (values.out) io.out(`  written: ${values.out}`);
+  return 0;
+}

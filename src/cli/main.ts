@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+/** The `panto` bin entry: runs the CLI with the process's arguments and sets the exit code. */
+import { main } from './panto.js';
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`panto: ${String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

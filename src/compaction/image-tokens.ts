@@ -1,0 +1,104 @@
+/**
+ * Provider-aware token estimates for one image or PDF from its stored dimensions / page count. Pure arithmetic on
+ * published rules (../../docs and the providers' vision pages); estimates, not billing-exact numbers.
+ */
+
+import type { DocumentPart, ImagePart, ImageTokenRule } from '../conversation.js';
+
+export interface MediaEstimateOptions {
+  /** How the target model charges for images (a provider's `ModelInfo` has this field). Default `fixed`. */
+  imageTokenRule?: ImageTokenRule;
+  /** Characters counted per image/document page under the `fixed` rule (default 4800, i.e. 1200 tokens). */
+  fixedImageChars?: number;
+  /** Characters per token for text (default 4). */
+  charsPerToken?: number;
+  /** Multiplier for the `openai-patch` rule (model-specific; default 1). */
+  patchMultiplier?: number;
+}
+
+/** Default characters charged per image under the `fixed` rule (libpanto's value). */
+export const DEFAULT_FIXED_IMAGE_CHARS = 4800;
+
+/** Anthropic: long edge <= 1568 px and at most ~1.15 MP after its resize, then ceil(w/28) * ceil(h/28). */
+export function anthropicImageTokens(width: number, height: number): number {
+  const scale = Math.min(1, 1568 / Math.max(width, height), Math.sqrt(1_150_000 / (width * height)));
+  const w = Math.max(1, Math.floor(width * scale));
+  const h = Math.max(1, Math.floor(height * scale));
+  return Math.ceil(w / 28) * Math.ceil(h / 28);
+}
+
+/** OpenAI tile models (detail high/auto): fit in 2048x2048, short side to 768, then 85 + 170 per 512 px tile. */
+export function openaiTileImageTokens(width: number, height: number): number {
+  let w = width;
+  let h = height;
+  const fit = Math.min(1, 2048 / Math.max(w, h));
+  w *= fit;
+  h *= fit;
+  const shortScale = Math.min(1, 768 / Math.min(w, h));
+  w = Math.floor(w * shortScale);
+  h = Math.floor(h * shortScale);
+  return 85 + 170 * Math.ceil(w / 512) * Math.ceil(h / 512);
+}
+
+/** OpenAI patch models: ceil(w/32) * ceil(h/32) patches, downscaled to at most 1536 patches, times a multiplier. */
+export function openaiPatchImageTokens(width: number, height: number, multiplier = 1): number {
+  const cap = 1536;
+  let patches = Math.ceil(width / 32) * Math.ceil(height / 32);
+  if (patches > cap) {
+    const shrink = Math.sqrt((cap * 32 * 32) / (width * height));
+    const w = width * shrink;
+    const h = height * shrink;
+    // Shrink further so whole patches fit (OpenAI's published adjustment), then count.
+    const adjust = Math.min(Math.floor(w / 32) / (w / 32), Math.floor(h / 32) / (h / 32));
+    patches = Math.min(cap, Math.ceil((w * adjust) / 32) * Math.ceil((h * adjust) / 32));
+  }
+  return Math.ceil(patches * multiplier);
+}
+
+/** Gemini: 258 tokens when both sides <= 384 px, otherwise 258 per 768x768 tile. */
+export function geminiImageTokens(width: number, height: number): number {
+  if (width <= 384 && height <= 384) return 258;
+  return 258 * Math.ceil(width / 768) * Math.ceil(height / 768);
+}
+
+function fixedTokens(options: MediaEstimateOptions): number {
+  return Math.ceil((options.fixedImageChars ?? DEFAULT_FIXED_IMAGE_CHARS) / (options.charsPerToken ?? 4));
+}
+
+/** Estimated tokens for one stored image under `options.imageTokenRule` (fixed when the dimensions are unusable). */
+export function estimateImageTokens(
+  part: Pick<ImagePart, 'width' | 'height'>,
+  options: MediaEstimateOptions = {},
+): number {
+  const { width, height } = part;
+  const rule = options.imageTokenRule ?? 'fixed';
+  if (rule === 'fixed' || !(width > 0) || !(height > 0)) return fixedTokens(options);
+  switch (rule) {
+    case 'anthropic':
+      return anthropicImageTokens(width, height);
+    case 'openai-tile':
+      return openaiTileImageTokens(width, height);
+    case 'openai-patch':
+      return openaiPatchImageTokens(width, height, options.patchMultiplier ?? 1);
+    case 'gemini':
+      return geminiImageTokens(width, height);
+  }
+}
+
+/** Bytes of PDF assumed per page when the page count is unknown (a coarse guess; keeps big PDFs from counting as one). */
+const BYTES_PER_UNKNOWN_PAGE = 100_000;
+
+/**
+ * Estimated tokens for one stored PDF: pages x per-page cost. Per page: Gemini 258; Anthropic and OpenAI ~1500
+ * (extracted text plus a page image); `fixed` the fixed image estimate. Pages default to the decoded size / 100 KB,
+ * at least 1.
+ */
+export function estimateDocumentTokens(
+  part: Pick<DocumentPart, 'data' | 'pages'>,
+  options: MediaEstimateOptions = {},
+): number {
+  const pages = part.pages ?? Math.max(1, Math.ceil((part.data.length * 3) / 4 / BYTES_PER_UNKNOWN_PAGE));
+  const rule = options.imageTokenRule ?? 'fixed';
+  const perPage = rule === 'fixed' ? fixedTokens(options) : rule === 'gemini' ? 258 : 1500;
+  return pages * perPage;
+}

@@ -1,0 +1,58 @@
+/**
+ * Load-time fixes for fengari 0.1.5, effective for every consumer (patch-package only runs in this repository).
+ *
+ * 1. The pcall hook bug. `lua_pcallk` (lapi.js) does `ci.callstatus &= ~CIST_OAH | L.allowhook`, which (by operator
+ *    precedence) never SETS the CIST_OAH bit. When a pcall inside a coroutine recovers from an error, ldo.js restores
+ *    `L.allowhook` from that bit -> 0, and every hook (our instruction budget) is switched off for the rest of the
+ *    call: `pcall(error, 'x'); while true do end` would run forever. `fixPcall` wraps the base library's
+ *    `pcall`/`xpcall`: it stores the correct bit BEFORE delegating, which makes the buggy line a no-op
+ *    (`x &= ~1 | 1` leaves x unchanged). patches/fengari+0.1.5.patch fixes the line itself in development.
+ *
+ * 2. A deadline inside pattern matching. A single `string.find/match/gmatch/gsub` runs inside one VM instruction,
+ *    so the count hook cannot stop it. fengari's lstrlib calls `lualib.lua_assert` once per start position of a
+ *    match (`reprepstate`); `installPatternWatch` replaces that no-op with a cheap check so an unanchored pattern
+ *    blow-up over a long subject is interrupted at the next start position. An anchored match with nested
+ *    quantifiers is still not interruptible (see docs/lua-tools.md, "What a budget cannot stop").
+ */
+
+import fengari from 'fengari';
+import type { LuaJsFunction } from 'fengari';
+import lstate from 'fengari/src/lstate.js';
+
+const CIST_OAH = lstate.CIST_OAH;
+
+/** Wrap a base-library `pcall`/`xpcall` so a recovered error in a coroutine cannot switch hooks off. */
+export function fixPcall(original: LuaJsFunction): LuaJsFunction {
+  return (L) => {
+    const ci = L.ci;
+    ci.callstatus = (ci.callstatus & ~CIST_OAH) | L.allowhook;
+    return original(L);
+  };
+}
+
+/** Called every `PATTERN_CHECK_EVERY` start positions of a pattern match; throw to abort the match. */
+export type PatternWatch = () => void;
+
+const PATTERN_CHECK_EVERY = 32;
+let watch: PatternWatch | null = null;
+let installed = false;
+let counter = 0;
+
+/**
+ * Install the pattern-match check (once per process) and set the function it calls. `null` disables the check.
+ * Only one Lua call runs at a time (fengari is synchronous), so the runtime sets the watch around each resume.
+ */
+export function setPatternWatch(fn: PatternWatch | null): void {
+  if (!installed) {
+    installed = true;
+    const previous = fengari.lualib.lua_assert;
+    fengari.lualib.lua_assert = (c: unknown) => {
+      if (watch !== null && ++counter >= PATTERN_CHECK_EVERY) {
+        counter = 0;
+        watch();
+      }
+      previous(c);
+    };
+  }
+  watch = fn;
+}

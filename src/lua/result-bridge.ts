@@ -1,0 +1,190 @@
+/**
+ * The result bridge: what a Lua handler returned -> `ResultPart[]` (+ meta), or an exact error the model can read.
+ *
+ * Accepted shapes (docs/lua-tools.md "Return shapes"):
+ * - a string -> one text part;
+ * - a table `{ text = string?, attachments = { {data = string, media_type = string?, name = string?}, ... }?,
+ *   meta = table? }` -> a text part (when `text` is given) followed by one media part per attachment, in order;
+ * - `nil, "message"` (the Lua failure convention) -> a tool error with that message.
+ *
+ * Attachment bytes cross WITHOUT copying: `data` of a media part is a Buffer view of the Lua string's bytes. Lua
+ * strings are immutable, so the view stays valid and unchanged; consumers must treat it as read-only.
+ */
+
+import fengari from 'fengari';
+import type { LuaState } from 'fengari';
+import type { MediaResultPart, ResultPart } from '../tool.js';
+import { LuaConversionError, luaToJson, toText, typeName, viewBytes } from './lua-values.js';
+
+const { lua } = fengari;
+
+/** Caps applied to one handler result. */
+export interface ResultCaps {
+  /** Max UTF-8 bytes of returned text; longer text is cut with a note saying so. */
+  maxTextBytes: number;
+  /** Max total bytes of all attachments of one result; more is an error. */
+  maxAttachmentBytes: number;
+}
+
+export type HandlerResult =
+  | { ok: true; parts: ResultPart[]; meta?: Record<string, unknown> }
+  | { ok: false; error: string };
+
+const SHAPE_HINT = 'return a string or a table {text=..., attachments=...}';
+const RESULT_KEYS = new Set(['text', 'attachments', 'meta']);
+const ATTACHMENT_KEYS = new Set(['data', 'media_type', 'name']);
+
+/**
+ * Read a handler's results from the stack of `L`: `nresults` values starting at absolute index `base`. Never throws
+ * for a bad shape (returns `{ok:false, error}`); leaves the stack as it found it.
+ */
+export function readHandlerResult(L: LuaState, base: number, nresults: number, caps: ResultCaps): HandlerResult {
+  const top = lua.lua_gettop(L);
+  try {
+    return read(L, base, nresults, caps);
+  } catch (err) {
+    if (err instanceof LuaConversionError) return { ok: false, error: err.message };
+    throw err;
+  } finally {
+    lua.lua_settop(L, top);
+  }
+}
+
+function read(L: LuaState, base: number, nresults: number, caps: ResultCaps): HandlerResult {
+  const t = nresults > 0 ? lua.lua_type(L, base) : lua.LUA_TNIL;
+  if (t === lua.LUA_TSTRING) {
+    return { ok: true, parts: [textPart(viewBytes(L, base) ?? Buffer.alloc(0), caps)] };
+  }
+  if (t === lua.LUA_TNIL) {
+    if (nresults >= 2 && lua.lua_type(L, base + 1) === lua.LUA_TSTRING) {
+      return { ok: false, error: toText(L, base + 1) ?? '' };
+    }
+    return { ok: false, error: `handler returned nothing (nil); ${SHAPE_HINT}` };
+  }
+  if (t !== lua.LUA_TTABLE) {
+    return { ok: false, error: `handler returned a ${typeName(L, t)}; ${SHAPE_HINT}` };
+  }
+  const unknown = unknownKeys(L, base, RESULT_KEYS);
+  if (unknown) {
+    return { ok: false, error: `result table has unknown field '${unknown}' (expected text, attachments, meta)` };
+  }
+
+  const parts: ResultPart[] = [];
+  lua.lua_getfield(L, base, 'text');
+  const textType = lua.lua_type(L, -1);
+  if (textType === lua.LUA_TSTRING) parts.push(textPart(viewBytes(L, -1) ?? Buffer.alloc(0), caps));
+  else if (textType !== lua.LUA_TNIL) {
+    return { ok: false, error: `'text' must be a string, got ${typeName(L, textType)}` };
+  }
+  lua.lua_pop(L, 1);
+
+  lua.lua_getfield(L, base, 'attachments');
+  const attType = lua.lua_type(L, -1);
+  if (attType === lua.LUA_TTABLE) {
+    const attIdx = lua.lua_gettop(L);
+    const media = readAttachments(L, attIdx, caps);
+    if (typeof media === 'string') return { ok: false, error: media };
+    parts.push(...media);
+  } else if (attType !== lua.LUA_TNIL) {
+    return { ok: false, error: `'attachments' must be a list (table) of attachments, got ${typeName(L, attType)}` };
+  }
+  lua.lua_pop(L, 1);
+
+  if (textType === lua.LUA_TNIL && attType === lua.LUA_TNIL) {
+    return { ok: false, error: `result table has neither 'text' nor 'attachments'; ${SHAPE_HINT}` };
+  }
+
+  lua.lua_getfield(L, base, 'meta');
+  const metaType = lua.lua_type(L, -1);
+  let meta: Record<string, unknown> | undefined;
+  if (metaType === lua.LUA_TTABLE) {
+    const value = luaToJson(L, lua.lua_gettop(L), 'meta');
+    // An empty table or a sequence is not a record: keep records only, wrap anything else.
+    meta = Array.isArray(value) ? { items: value } : (value as Record<string, unknown>);
+  } else if (metaType !== lua.LUA_TNIL) {
+    return { ok: false, error: `'meta' must be a table, got ${typeName(L, metaType)}` };
+  }
+  lua.lua_pop(L, 1);
+
+  return meta === undefined ? { ok: true, parts } : { ok: true, parts, meta };
+}
+
+function readAttachments(L: LuaState, attIdx: number, caps: ResultCaps): MediaResultPart[] | string {
+  const n = lua.lua_rawlen(L, attIdx);
+  let count = 0;
+  lua.lua_pushnil(L);
+  while (lua.lua_next(L, attIdx)) {
+    count++;
+    lua.lua_pop(L, 1);
+  }
+  if (count !== n) {
+    return `'attachments' must be a list {a1, a2, ...} with no holes and no named keys`;
+  }
+  const out: MediaResultPart[] = [];
+  let total = 0;
+  for (let i = 1; i <= n; i++) {
+    const where = `attachments[${i}]`;
+    lua.lua_rawgeti(L, attIdx, i);
+    const idx = lua.lua_gettop(L);
+    const at = lua.lua_type(L, idx);
+    if (at !== lua.LUA_TTABLE) return `${where} must be a table {data=..., media_type=...}, got ${typeName(L, at)}`;
+    const unknown = unknownKeys(L, idx, ATTACHMENT_KEYS);
+    if (unknown) return `${where} has unknown field '${unknown}' (expected data, media_type, name)`;
+
+    lua.lua_getfield(L, idx, 'data');
+    const data = viewBytes(L, -1);
+    if (data === null) return `${where} has no 'data' string`;
+    lua.lua_pop(L, 1);
+    total += data.byteLength;
+    if (total > caps.maxAttachmentBytes) {
+      return `attachments total more than ${caps.maxAttachmentBytes} bytes (the per-call cap); ${where} brings it to ${total}`;
+    }
+    const part: MediaResultPart = { type: 'media', data };
+
+    lua.lua_getfield(L, idx, 'media_type');
+    const mt = lua.lua_type(L, -1);
+    if (mt === lua.LUA_TSTRING) part.mediaType = toText(L, -1) ?? '';
+    else if (mt !== lua.LUA_TNIL) return `${where}.media_type must be a string, got ${typeName(L, mt)}`;
+    lua.lua_pop(L, 1);
+
+    lua.lua_getfield(L, idx, 'name');
+    const nt = lua.lua_type(L, -1);
+    if (nt === lua.LUA_TSTRING) part.name = toText(L, -1) ?? '';
+    else if (nt !== lua.LUA_TNIL) return `${where}.name must be a string, got ${typeName(L, nt)}`;
+    lua.lua_pop(L, 2);
+
+    out.push(part);
+  }
+  return out;
+}
+
+/** The first key of the table at `idx` that is not in `allowed` (as text), or null. */
+function unknownKeys(L: LuaState, idx: number, allowed: Set<string>): string | null {
+  lua.lua_pushnil(L);
+  while (lua.lua_next(L, idx)) {
+    const kt = lua.lua_type(L, -2);
+    const key = kt === lua.LUA_TSTRING ? (toText(L, -2) ?? '') : null;
+    if (key === null || !allowed.has(key)) {
+      const shown =
+        key ?? (kt === lua.LUA_TNUMBER ? `[${lua.lua_tonumber(L, -2)}]` : `<${typeName(L, kt)} key>`);
+      lua.lua_pop(L, 2);
+      return shown;
+    }
+    lua.lua_pop(L, 1);
+  }
+  return null;
+}
+
+function textPart(bytes: Uint8Array, caps: ResultCaps): ResultPart {
+  if (bytes.byteLength <= caps.maxTextBytes) return { type: 'text', text: decoder.decode(bytes) };
+  // Cut on a UTF-8 character boundary so no replacement character is produced by the cut itself.
+  let end = caps.maxTextBytes;
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  const kept = decoder.decode(bytes.subarray(0, end));
+  return {
+    type: 'text',
+    text: `${kept}\n[output truncated: ${bytes.byteLength} bytes of text, the cap is ${caps.maxTextBytes}]`,
+  };
+}
+
+const decoder = new TextDecoder('utf-8');

@@ -1,0 +1,352 @@
+/**
+ * The Lua sandbox: a whitelisted global environment per tool file.
+ *
+ * What a tool sees (docs/lua-tools.md "Sandbox"): the safe base functions (assert, error, ipairs, next, pairs, pcall,
+ * xpcall, rawequal, rawget, rawlen, rawset, select, tonumber, tostring, type, getmetatable, setmetatable, _VERSION),
+ * `load` (text chunks only, default environment = the tool's own), `print` (to the host log), fresh copies of
+ * `string` (no `dump`; capped `rep`; guarded pattern functions), `table`, `math`, `utf8`, `os` (`time`, `clock`,
+ * `date`, `difftime` only), `coroutine` (resume/wrap forward host yields) and `panto` (the host API).
+ * What it never sees: io, os.execute/exit/getenv/remove/rename/tmpname/setlocale, require, package, dofile,
+ * loadfile, debug, string.dump, collectgarbage, the real global table and the string metatable (locked).
+ *
+ * Invariant: the main state's global table holds the unsafe stock libraries but is unreachable from tool code —
+ * every chunk we load gets its `_ENV` replaced by a sandbox env before it runs.
+ */
+
+import fengari from 'fengari';
+import type { LuaJsFunction, LuaState } from 'fengari';
+import type { ResolvedBudgets } from './budget.js';
+import { fixPcall } from './fengari-fixes.js';
+import { HOST_YIELD, sliceYield, takeSlice } from './host-yield.js';
+import { pushString } from './lua-values.js';
+
+const { lua, lauxlib, lualib } = fengari;
+
+const BASE_FUNCTIONS = [
+  'assert',
+  'error',
+  'ipairs',
+  'next',
+  'pairs',
+  'rawequal',
+  'rawget',
+  'rawlen',
+  'rawset',
+  'select',
+  'tonumber',
+  'tostring',
+  'type',
+  'getmetatable',
+  'setmetatable',
+] as const;
+
+const STRING_FUNCTIONS = [
+  'byte',
+  'char',
+  'find',
+  'format',
+  'gmatch',
+  'gsub',
+  'len',
+  'lower',
+  'match',
+  'rep',
+  'reverse',
+  'sub',
+  'upper',
+  'pack',
+  'packsize',
+  'unpack',
+] as const;
+const OS_FUNCTIONS = ['time', 'clock', 'date', 'difftime'] as const;
+const COPIED_LIBS = ['table', 'math', 'utf8'] as const;
+
+/**
+ * `coroutine.resume` / `coroutine.wrap` that forward host yields (async host calls and time slices) to the enclosing
+ * thread instead of handing them to the user's code. Runs once per state; receives its collaborators as arguments.
+ */
+const COROUTINE_WRAPPER = `
+local HOST_YIELD, take_slice, slice_yield, co_create, raw_resume, raw_yield, select, error = ...
+local forward
+forward = function(co, ok, ...)
+  if ok then
+    local first = ...
+    if first == HOST_YIELD then
+      return forward(co, raw_resume(co, raw_yield(...)))
+    elseif select('#', ...) == 0 and take_slice(co) then
+      slice_yield()
+      return forward(co, raw_resume(co))
+    end
+  end
+  return ok, ...
+end
+local function resume(co, ...)
+  return forward(co, raw_resume(co, ...))
+end
+local function wrap_result(ok, ...)
+  if ok then return ... end
+  error((...), 0)
+end
+local function wrap(f)
+  local co = co_create(f)
+  return function(...)
+    return wrap_result(forward(co, raw_resume(co, ...)))
+  end
+end
+return resume, wrap
+`;
+
+/** What the sandbox needs from its owner. */
+export interface SandboxHost {
+  budgets: ResolvedBudgets;
+  /** `print(...)`: receives the line (arguments through `tostring`, tab-separated). */
+  print: (line: string) => void;
+  /** The `panto.*` functions. */
+  hostFunctions: Record<string, LuaJsFunction>;
+}
+
+/** Builds sandbox environments on one Lua state. */
+export class Sandbox {
+  readonly #L: LuaState;
+  /** Registry refs of template tables copied into each env. */
+  readonly #templates = new Map<string, number>();
+  /** Registry ref of a table of the base functions. */
+  readonly #baseRef: number;
+  readonly #loadFn: LuaJsFunction;
+
+  constructor(L: LuaState, host: SandboxHost) {
+    this.#L = L;
+    const top = lua.lua_gettop(L);
+    // Stock libraries into the (unreachable) main globals; we pick safe functions out of them.
+    lauxlib.luaL_requiref(L, '_G', lualib.luaopen_base, 1);
+    lauxlib.luaL_requiref(L, 'coroutine', lualib.luaopen_coroutine, 1);
+    lauxlib.luaL_requiref(L, 'table', lualib.luaopen_table, 1);
+    lauxlib.luaL_requiref(L, 'string', lualib.luaopen_string, 1);
+    lauxlib.luaL_requiref(L, 'math', lualib.luaopen_math, 1);
+    lauxlib.luaL_requiref(L, 'utf8', lualib.luaopen_utf8, 1);
+    lauxlib.luaL_requiref(L, 'os', lualib.luaopen_os, 1);
+    lua.lua_settop(L, top);
+
+    // Base functions (pcall/xpcall with the hook fix).
+    lua.lua_newtable(L);
+    for (const name of BASE_FUNCTIONS) copyGlobalField(L, name, name);
+    lua.lua_getglobal(L, '_VERSION');
+    lua.lua_setfield(L, -2, '_VERSION');
+    for (const name of ['pcall', 'xpcall']) {
+      lua.lua_getglobal(L, name);
+      const original = lua.lua_tocfunction(L, -1);
+      lua.lua_pop(L, 1);
+      if (original === null) throw new Error(`fengari base library has no JS ${name}`);
+      lua.lua_pushjsfunction(L, fixPcall(original));
+      lua.lua_setfield(L, -2, name);
+    }
+    lua.lua_pushjsfunction(L, makePrint(host.print));
+    lua.lua_setfield(L, -2, 'print');
+    this.#baseRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+
+    // string: safe copy, used both as the string metatable's __index and as the template of `string`.
+    lua.lua_newtable(L);
+    const stringIdx = lua.lua_gettop(L);
+    lua.lua_getglobal(L, 'string');
+    for (const name of STRING_FUNCTIONS) {
+      lua.lua_getfield(L, -1, name);
+      const original = lua.lua_tocfunction(L, -1);
+      lua.lua_pop(L, 1);
+      if (original === null) throw new Error(`fengari string library has no JS ${name}`);
+      lua.lua_pushjsfunction(L, guardString(name, original, host.budgets));
+      lua.lua_setfield(L, stringIdx, name);
+    }
+    lua.lua_pop(L, 1);
+    lockStringMetatable(L, stringIdx);
+    this.#templates.set('string', lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX));
+
+    for (const lib of COPIED_LIBS) {
+      lua.lua_getglobal(L, lib);
+      this.#templates.set(lib, copyTableRef(L));
+    }
+
+    lua.lua_newtable(L);
+    lua.lua_getglobal(L, 'os');
+    for (const name of OS_FUNCTIONS) {
+      lua.lua_getfield(L, -1, name);
+      lua.lua_setfield(L, -3, name);
+    }
+    lua.lua_pop(L, 1);
+    this.#templates.set('os', lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX));
+
+    this.#templates.set('coroutine', buildCoroutineLib(L));
+
+    lua.lua_newtable(L);
+    for (const [name, fn] of Object.entries(host.hostFunctions)) {
+      lua.lua_pushjsfunction(L, fn);
+      lua.lua_setfield(L, -2, name);
+    }
+    this.#templates.set('panto', lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX));
+
+    this.#loadFn = sandboxLoad;
+    lua.lua_settop(L, top);
+  }
+
+  /** Push a fresh environment table for one tool file onto the main state's stack. */
+  pushEnv(): void {
+    const L = this.#L;
+    lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, this.#baseRef);
+    copyTable(L, lua.lua_gettop(L));
+    lua.lua_remove(L, -2);
+    const env = lua.lua_gettop(L);
+    for (const [name, ref] of this.#templates) {
+      lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, ref);
+      copyTable(L, lua.lua_gettop(L));
+      lua.lua_remove(L, -2);
+      lua.lua_setfield(L, env, name);
+    }
+    lua.lua_pushvalue(L, env);
+    lua.lua_pushcclosure(L, this.#loadFn, 1);
+    lua.lua_setfield(L, env, 'load');
+    lua.lua_pushvalue(L, env);
+    lua.lua_setfield(L, env, '_G');
+  }
+}
+
+/** `load(chunk [, chunkname [, mode [, env]]])`: string chunks, text mode only; default env = the tool's env. */
+const sandboxLoad: LuaJsFunction = (L) => {
+  const nargs = lua.lua_gettop(L);
+  if (lua.lua_type(L, 1) !== lua.LUA_TSTRING) {
+    lua.lua_pushnil(L);
+    pushString(L, 'load: only string chunks are supported in the sandbox');
+    return 2;
+  }
+  const chunk = lua.lua_tolstring(L, 1) ?? new Uint8Array(0);
+  const name = lua.lua_type(L, 2) === lua.LUA_TSTRING ? (lua.lua_tolstring(L, 2) ?? '=(load)') : '=(load)';
+  const status = lauxlib.luaL_loadbufferx(L, chunk, chunk.length, name, 't');
+  if (status !== lua.LUA_OK) {
+    lua.lua_pushnil(L);
+    lua.lua_insert(L, -2);
+    return 2;
+  }
+  if (nargs >= 4) lua.lua_pushvalue(L, 4);
+  else lua.lua_pushvalue(L, lua.lua_upvalueindex(1));
+  if (lua.lua_setupvalue(L, -2, 1) === null) lua.lua_pop(L, 1);
+  return 1;
+};
+
+function makePrint(sink: (line: string) => void): LuaJsFunction {
+  const decoder = new TextDecoder();
+  return (L) => {
+    const n = lua.lua_gettop(L);
+    const pieces: string[] = [];
+    for (let i = 1; i <= n; i++) {
+      pieces.push(decoder.decode(lauxlib.luaL_tolstring(L, i)));
+      lua.lua_pop(L, 1);
+    }
+    sink(pieces.join('\t'));
+    return 0;
+  };
+}
+
+const PATTERN_SPECIALS = /[\^$*+?.()[\]%-]/;
+
+/** Wrap a string-library function with the sandbox's caps (rep size, pattern subject length). */
+function guardString(name: string, original: LuaJsFunction, budgets: ResolvedBudgets): LuaJsFunction {
+  if (name === 'rep') {
+    return (L) => {
+      const s = lauxlib.luaL_checklstring(L, 1);
+      const n = lauxlib.luaL_checkinteger(L, 2);
+      const sep = lua.lua_type(L, 3) <= lua.LUA_TNIL ? 0 : lauxlib.luaL_checklstring(L, 3).length;
+      const total = n <= 0 ? 0 : s.length * n + sep * (n - 1);
+      if (total > budgets.maxStringBytes) {
+        return lauxlib.luaL_error(
+          L,
+          `string.rep would build ${total} bytes, over the sandbox cap of ${budgets.maxStringBytes} bytes`,
+        );
+      }
+      return original(L);
+    };
+  }
+  if (name === 'find' || name === 'match' || name === 'gmatch' || name === 'gsub') {
+    return (L) => {
+      const subject = lauxlib.luaL_checklstring(L, 1);
+      if (subject.length > budgets.maxPatternSubjectBytes) {
+        const pattern = lauxlib.luaL_checklstring(L, 2);
+        const plain = name === 'find' && lua.lua_toboolean(L, 4);
+        if (!plain && PATTERN_SPECIALS.test(String.fromCharCode(...pattern.subarray(0, 4096)))) {
+          return lauxlib.luaL_error(
+            L,
+            `string.${name}: a pattern over ${subject.length} bytes is over the sandbox cap of ` +
+              `${budgets.maxPatternSubjectBytes} bytes (use string.find with plain=true, or work on smaller pieces)`,
+          );
+        }
+      }
+      return original(L);
+    };
+  }
+  return original;
+}
+
+/** Replace the string metatable's __index with our safe string table and lock the metatable. */
+function lockStringMetatable(L: LuaState, stringIdx: number): void {
+  lua.lua_pushliteral(L, '');
+  if (!lua.lua_getmetatable(L, -1)) throw new Error('fengari: strings have no metatable');
+  lua.lua_pushvalue(L, stringIdx);
+  lua.lua_setfield(L, -2, '__index');
+  lua.lua_pushboolean(L, false);
+  lua.lua_setfield(L, -2, '__metatable');
+  lua.lua_pop(L, 2);
+}
+
+function buildCoroutineLib(L: LuaState): number {
+  const code = new TextEncoder().encode(COROUTINE_WRAPPER);
+  if (lauxlib.luaL_loadbufferx(L, code, code.length, '=coroutine', 't') !== lua.LUA_OK) {
+    throw new Error(`coroutine wrapper failed to compile: ${lua.lua_tolstring(L, -1)}`);
+  }
+  lua.lua_getglobal(L, 'coroutine');
+  const co = lua.lua_gettop(L);
+  lua.lua_pushvalue(L, co - 1);
+  lua.lua_pushlightuserdata(L, HOST_YIELD);
+  lua.lua_pushjsfunction(L, takeSlice);
+  lua.lua_pushjsfunction(L, sliceYield);
+  lua.lua_getfield(L, co, 'create');
+  lua.lua_getfield(L, co, 'resume');
+  lua.lua_getfield(L, co, 'yield');
+  lua.lua_getglobal(L, 'select');
+  lua.lua_getglobal(L, 'error');
+  lua.lua_call(L, 8, 2);
+  // stack: chunk, coroutine, resume, wrap
+  lua.lua_newtable(L);
+  for (const name of ['create', 'yield', 'status', 'running', 'isyieldable']) {
+    lua.lua_getfield(L, co, name);
+    lua.lua_setfield(L, -2, name);
+  }
+  lua.lua_pushvalue(L, -3);
+  lua.lua_setfield(L, -2, 'resume');
+  lua.lua_pushvalue(L, -2);
+  lua.lua_setfield(L, -2, 'wrap');
+  const ref = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+  lua.lua_pop(L, 4);
+  return ref;
+}
+
+/** Copy global `from` into field `to` of the table on top of the stack. */
+function copyGlobalField(L: LuaState, from: string, to: string): void {
+  lua.lua_getglobal(L, from);
+  lua.lua_setfield(L, -2, to);
+}
+
+/** Shallow-copy the table on top of the stack into a new table; pop the original; return a registry ref. */
+function copyTableRef(L: LuaState): number {
+  copyTable(L, lua.lua_gettop(L));
+  lua.lua_remove(L, -2);
+  return lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+}
+
+/** Push a shallow copy of the table at absolute index `idx`. */
+function copyTable(L: LuaState, idx: number): void {
+  lua.lua_newtable(L);
+  const dst = lua.lua_gettop(L);
+  lua.lua_pushnil(L);
+  while (lua.lua_next(L, idx)) {
+    lua.lua_pushvalue(L, -2);
+    lua.lua_insert(L, -2);
+    lua.lua_rawset(L, dst);
+  }
+}

@@ -1,0 +1,15 @@
+export { MediaError } from './media-error.js';
+export { probeMedia } from './probe-media.js';
+export { DEFAULT_PROCESS_OPTIONS, processMedia } from './process-media.js';
+export { sniffMedia } from './sniff-media.js';
+export type {
+  MediaChange,
+  MediaInfo,
+  OutputFormat,
+  OutputMediaType,
+  ProcessedMedia,
+  ProcessOptions,
+  RecognizedMediaType,
+  SniffedMediaType,
+  SupportedMediaType,
+} from './types.js';

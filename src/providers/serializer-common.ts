@@ -1,0 +1,108 @@
+/** Small pieces the four serializers share: data URLs, tool-result text, tool schemas. */
+
+import { PantoError } from '../errors.js';
+import type { JsonSchema, ToolDecl } from '../tool.js';
+import { resolveModel } from './model-catalog.js';
+import type { ModelApi, ModelInfo } from './model-info.js';
+import type { PreparedPart, PreparedResult } from './prepare-conversation.js';
+
+/** Text sent for a tool result that has no parts at all. */
+export const EMPTY_RESULT_TEXT = '(no output)';
+
+/** `data:<type>;base64,<data>` by concatenation — the stored base64 is placed as is, never re-encoded. */
+export function dataUrl(mediaType: string, data: string): string {
+  return `data:${mediaType};base64,${data}`;
+}
+
+/** The non-empty text parts (including placeholders) of a prepared part list, joined by newlines. */
+export function textOf(parts: readonly PreparedPart[]): string {
+  let out = '';
+  for (const p of parts) {
+    if (p.kind !== 'text' || p.text.length === 0) continue;
+    out = out.length === 0 ? p.text : `${out}\n${p.text}`;
+  }
+  return out;
+}
+
+/** How many images and documents a prepared part list still carries. */
+export function countMedia(parts: readonly PreparedPart[]): { images: number; documents: number } {
+  let images = 0;
+  let documents = 0;
+  for (const p of parts) {
+    if (p.kind === 'image') images++;
+    else if (p.kind === 'document') documents++;
+  }
+  return { images, documents };
+}
+
+/** `1 image`, `2 images and 1 PDF document`, ... */
+export function describeAttachments(count: { images: number; documents: number }): string {
+  const items: string[] = [];
+  if (count.images > 0) items.push(`${count.images} image${count.images === 1 ? '' : 's'}`);
+  if (count.documents > 0) items.push(`${count.documents} PDF document${count.documents === 1 ? '' : 's'}`);
+  return items.join(' and ');
+}
+
+/**
+ * Text of a result on surfaces that have no error flag (OpenAI): `Error: ` in front of an error result's text unless
+ * it already says so.
+ */
+export function flagError(result: PreparedResult, text: string): string {
+  if (!result.isError || /^error\b/i.test(text)) return text;
+  return `Error: ${text}`;
+}
+
+/** The label that introduces a tool call's attachments where they cannot sit inside the result itself. */
+export function attachmentsLabel(result: PreparedResult): string {
+  return `Attachments from tool call ${result.toolUseId} (${result.toolName}):`;
+}
+
+/**
+ * A tool's input schema as an object schema.
+ * @throws PantoError `ERR_INVALID_ARGUMENT` when it declares a `type` other than `object`.
+ */
+export function objectSchema(tool: ToolDecl): JsonSchema & { type: 'object' } {
+  const schema = tool.inputSchema;
+  if (schema.type !== undefined && schema.type !== 'object') {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `tool '${tool.name}': inputSchema must describe an object (type 'object'), got type ${JSON.stringify(schema.type)}`,
+    );
+  }
+  return schema.type === 'object'
+    ? (schema as JsonSchema & { type: 'object' })
+    : { ...schema, type: 'object' };
+}
+
+/** A `ModelInfo` as given, or the catalog's (or the text-only default) for an id. */
+export function modelOf(model: ModelInfo | string): ModelInfo {
+  return typeof model === 'string' ? resolveModel(model) : model;
+}
+
+/** The error a response parser throws for a body it cannot read. */
+export function responseError(api: ModelApi, message: string): PantoError {
+  return new PantoError('ERR_PROVIDER', `${api}: ${message}`);
+}
+
+/** A JSON object (not null, not an array) or `undefined`. */
+export function asObject(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/** Parse a tool call's JSON argument text; invalid text yields `{}` plus `providerData.invalidArguments`. */
+export function parseArguments(raw: string): {
+  input: Record<string, unknown>;
+  invalid?: { raw: string; error: string };
+} {
+  if (raw.trim() === '') return { input: {} };
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    const obj = asObject(parsed);
+    if (obj) return { input: obj };
+    return { input: {}, invalid: { raw, error: 'arguments are not a JSON object' } };
+  } catch (err) {
+    return { input: {}, invalid: { raw, error: (err as Error).message } };
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * Anthropic Messages streaming parser (https://docs.anthropic.com/en/api/messages-streaming; event types
+ * `RawMessageStreamEvent` in @anthropic-ai/sdk `resources/messages/messages.d.ts`).
+ *
+ * Events: `message_start` → (`content_block_start` → `content_block_delta`* → `content_block_stop`)* →
+ * `message_delta` (stop_reason, cumulative usage) → `message_stop`; `ping` anywhere; `error` (e.g.
+ * `overloaded_error`) anywhere — thrown as a `ProviderError`, retryable for overloaded/api/rate-limit errors.
+ * Server-tool blocks (web search and the like) are skipped: the agent only runs client tools.
+ */
+
+import type { AssistantMessage, StopReason, Usage } from '../../conversation.js';
+import { ProviderError } from '../transport/provider-error.js';
+import type { SseEvent } from '../transport/sse-parser.js';
+import { MessageBuilder } from './message-builder.js';
+import type { StreamEvent } from './stream-event.js';
+import { parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
+
+const API = 'anthropic-messages';
+
+type Json = Record<string, unknown>;
+
+export class AnthropicStreamParser implements SurfaceStreamParser {
+  readonly builder: MessageBuilder;
+  #complete = false;
+  #stopReason: StopReason = 'end';
+  #usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  /** Block index → key kind, for blocks we track. */
+  readonly #kinds = new Map<number, 'text' | 'thinking' | 'tool'>();
+
+  constructor(emit: (event: StreamEvent) => void) {
+    this.builder = new MessageBuilder(emit);
+  }
+
+  get complete(): boolean {
+    return this.#complete;
+  }
+
+  accept(event: SseEvent): void {
+    if (event.event === 'ping') return;
+    const data = parseJsonData(API, event.data);
+    const type = typeof data.type === 'string' ? data.type : event.event;
+    switch (type) {
+      case 'message_start':
+        this.#messageStart(data.message as Json | undefined);
+        break;
+      case 'content_block_start':
+        this.#blockStart(data.index as number, data.content_block as Json);
+        break;
+      case 'content_block_delta':
+        this.#blockDelta(data.index as number, data.delta as Json);
+        break;
+      case 'content_block_stop': {
+        const index = data.index as number;
+        if (this.#kinds.get(index) === 'tool') this.builder.toolEnd(String(index));
+        else this.builder.close(String(index));
+        this.#kinds.delete(index);
+        break;
+      }
+      case 'message_delta':
+        this.#messageDelta(data);
+        break;
+      case 'message_stop':
+        this.#complete = true;
+        break;
+      case 'error':
+        throw anthropicStreamError(data);
+      default:
+        break;
+    }
+  }
+
+  result(): AssistantMessage {
+    const stop = this.#stopReason === 'end' && this.builder.toolCallCount > 0 ? 'tool_use' : this.#stopReason;
+    return this.builder.build(stop);
+  }
+
+  partial(stopReason: 'error' | 'aborted', errorMessage?: string): AssistantMessage {
+    return this.builder.build(stopReason, errorMessage);
+  }
+
+  #messageStart(message: Json | undefined): void {
+    if (typeof message?.model === 'string') this.builder.model = message.model;
+    const usage = message?.usage as Json | undefined;
+    if (usage) this.#mergeUsage(usage);
+  }
+
+  #blockStart(index: number, block: Json): void {
+    const key = String(index);
+    switch (block.type) {
+      case 'text':
+        this.#kinds.set(index, 'text');
+        if (typeof block.text === 'string') this.builder.text(key, block.text);
+        break;
+      case 'thinking':
+        this.#kinds.set(index, 'thinking');
+        this.builder.thinking(key, typeof block.thinking === 'string' ? block.thinking : '');
+        if (typeof block.signature === 'string' && block.signature !== '') {
+          this.builder.thinkingSignature(key, block.signature);
+        }
+        break;
+      case 'redacted_thinking':
+        this.#kinds.set(index, 'thinking');
+        this.builder.redactedThinking(key, typeof block.data === 'string' ? block.data : '');
+        break;
+      case 'tool_use': {
+        this.#kinds.set(index, 'tool');
+        this.builder.toolStart(key, String(block.id ?? ''), String(block.name ?? ''));
+        // The start event carries `input: {}`; a non-empty input (no deltas follow) is the whole argument object.
+        const input = block.input;
+        if (input !== null && typeof input === 'object' && Object.keys(input).length > 0) {
+          this.builder.toolArgs(key, JSON.stringify(input));
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  #blockDelta(index: number, delta: Json): void {
+    const key = String(index);
+    switch (delta.type) {
+      case 'text_delta':
+        if (this.#kinds.get(index) === 'text') this.builder.text(key, String(delta.text ?? ''));
+        break;
+      case 'thinking_delta':
+        this.builder.thinking(key, String(delta.thinking ?? ''));
+        break;
+      case 'signature_delta':
+        this.builder.thinkingSignature(key, String(delta.signature ?? ''), true);
+        break;
+      case 'input_json_delta':
+        this.builder.toolArgs(key, String(delta.partial_json ?? ''));
+        break;
+      default:
+        break;
+    }
+  }
+
+  #messageDelta(data: Json): void {
+    const delta = data.delta as Json | undefined;
+    const reason = delta?.stop_reason;
+    if (typeof reason === 'string') this.#stopReason = mapStopReason(reason);
+    const usage = data.usage as Json | undefined;
+    if (usage) this.#mergeUsage(usage);
+  }
+
+  #mergeUsage(u: Json): void {
+    const next: Usage = { ...this.#usage };
+    if (typeof u.input_tokens === 'number') next.inputTokens = u.input_tokens;
+    if (typeof u.output_tokens === 'number') next.outputTokens = u.output_tokens;
+    if (typeof u.cache_read_input_tokens === 'number') next.cacheReadTokens = u.cache_read_input_tokens;
+    if (typeof u.cache_creation_input_tokens === 'number')
+      next.cacheWriteTokens = u.cache_creation_input_tokens;
+    this.#usage = next;
+    this.builder.setUsage(next);
+  }
+}
+
+function mapStopReason(reason: string): StopReason {
+  switch (reason) {
+    case 'end_turn':
+    case 'stop_sequence':
+      return 'end';
+    case 'tool_use':
+      return 'tool_use';
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'max_tokens';
+    case 'refusal':
+      return 'refusal';
+    default:
+      return 'other';
+  }
+}
+
+/** An Anthropic `error` stream event (`{type:'error', error:{type, message}}`) as a `ProviderError`. */
+export function anthropicStreamError(data: Json): ProviderError {
+  const err = (data.error ?? {}) as Json;
+  const type = typeof err.type === 'string' ? err.type : 'error';
+  return new ProviderError({
+    api: API,
+    providerMessage: typeof err.message === 'string' ? err.message : JSON.stringify(data),
+    providerType: type,
+    retryable: type === 'overloaded_error' || type === 'api_error' || type === 'rate_limit_error',
+  });
+}

@@ -1,0 +1,174 @@
+/**
+ * Gemini streaming parser for `models/{model}:streamGenerateContent?alt=sse`
+ * (https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent; chunk type
+ * `GenerateContentResponse` in @google/genai `dist/genai.d.ts`).
+ *
+ * Each `data:` is a whole `GenerateContentResponse`; only candidate 0 is read. Text parts stream as fragments
+ * (`thought: true` marks reasoning); a `functionCall` part arrives whole (`{id?, name, args}`) — a call without an id
+ * gets `gemini_<responseId>_<n>` and `providerData.syntheticId: true`, as `parseGeminiResponse` does. A
+ * `thoughtSignature` on a function-call part is kept in `providerData.thoughtSignature` (Gemini 3 rejects a
+ * follow-up without it); on a thought part it becomes the thinking block's signature. `usageMetadata` is cumulative
+ * (last wins). There is no end-of-stream marker: a `finishReason` marks completion. A prompt blocked by
+ * `promptFeedback.blockReason` ends as a refusal; an `{error}` chunk is thrown.
+ */
+
+import type { AssistantMessage, StopReason } from '../../conversation.js';
+import { ProviderError } from '../transport/provider-error.js';
+import type { SseEvent } from '../transport/sse-parser.js';
+import { MessageBuilder } from './message-builder.js';
+import type { StreamEvent } from './stream-event.js';
+import { parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
+
+const API = 'gemini';
+
+type Json = Record<string, unknown>;
+
+export class GeminiStreamParser implements SurfaceStreamParser {
+  readonly builder: MessageBuilder;
+  #complete = false;
+  #stopReason: StopReason = 'end';
+  #callSeq = 0;
+  #blockSeq = 0;
+  #idBase = 'gemini_call';
+  #finishMessage: string | undefined;
+  #blocked: string | undefined;
+
+  constructor(emit: (event: StreamEvent) => void) {
+    this.builder = new MessageBuilder(emit);
+  }
+
+  get complete(): boolean {
+    return this.#complete;
+  }
+
+  accept(event: SseEvent): void {
+    const chunk = parseJsonData(API, event.data);
+    if (chunk.error !== undefined && chunk.error !== null) throw geminiStreamError(chunk.error as Json);
+    if (typeof chunk.modelVersion === 'string') this.builder.model = chunk.modelVersion;
+    if (typeof chunk.responseId === 'string')
+      this.#idBase = `gemini_${chunk.responseId.replace(/[^a-zA-Z0-9_-]/g, '')}`;
+    const candidate = (chunk.candidates as Json[] | undefined)?.[0];
+    const parts = (candidate?.content as Json | undefined)?.parts as Json[] | undefined;
+    if (Array.isArray(parts)) for (const part of parts) this.#part(part);
+    const usage = chunk.usageMetadata as Json | undefined;
+    if (usage) {
+      const prompt = num(usage.promptTokenCount);
+      const cached = num(usage.cachedContentTokenCount);
+      const u = {
+        inputTokens: Math.max(0, prompt + num(usage.toolUsePromptTokenCount) - cached),
+        outputTokens: num(usage.candidatesTokenCount) + num(usage.thoughtsTokenCount),
+      };
+      this.builder.setUsage(cached > 0 ? { ...u, cacheReadTokens: cached } : u);
+    }
+    const feedback = chunk.promptFeedback as Json | undefined;
+    if (typeof feedback?.blockReason === 'string') {
+      this.#complete = true;
+      this.#stopReason = 'refusal';
+      this.#blocked = feedback.blockReason;
+    }
+    if (typeof candidate?.finishMessage === 'string') this.#finishMessage = candidate.finishMessage;
+    const reason = candidate?.finishReason;
+    if (typeof reason === 'string' && reason !== 'FINISH_REASON_UNSPECIFIED') {
+      this.#complete = true;
+      this.#stopReason = mapFinishReason(reason);
+    }
+  }
+
+  result(): AssistantMessage {
+    const stop = this.#stopReason === 'end' && this.builder.toolCallCount > 0 ? 'tool_use' : this.#stopReason;
+    if (this.#blocked !== undefined) return this.builder.build(stop, `prompt blocked: ${this.#blocked}`);
+    if (stop === 'error' && this.#finishMessage !== undefined)
+      return this.builder.build(stop, this.#finishMessage);
+    return this.builder.build(stop);
+  }
+
+  partial(stopReason: 'error' | 'aborted', errorMessage?: string): AssistantMessage {
+    return this.builder.build(stopReason, errorMessage);
+  }
+
+  #part(part: Json): void {
+    const signature = typeof part.thoughtSignature === 'string' ? part.thoughtSignature : undefined;
+    const call = part.functionCall as Json | undefined;
+    if (call !== undefined) {
+      this.builder.close(this.#textKey());
+      this.builder.close(this.#thoughtKey());
+      this.#blockSeq++;
+      const key = `fc:${++this.#callSeq}`;
+      const hasId = typeof call.id === 'string' && call.id !== '';
+      // Same synthetic ids as parseGeminiResponse: `gemini_<responseId>_<n>`, flagged so they are not echoed.
+      const id = hasId ? (call.id as string) : `${this.#idBase}_${this.builder.blockCount}`;
+      const data: Record<string, unknown> = {};
+      if (signature !== undefined) data.thoughtSignature = signature;
+      if (!hasId) data.syntheticId = true;
+      this.builder.toolStart(
+        key,
+        id,
+        String(call.name ?? ''),
+        Object.keys(data).length > 0 ? data : undefined,
+      );
+      const args = call.args;
+      this.builder.toolArgs(key, args !== null && typeof args === 'object' ? JSON.stringify(args) : '{}');
+      this.builder.toolEnd(key);
+      return;
+    }
+    if (typeof part.text !== 'string') return;
+    if (part.thought === true) {
+      this.builder.close(this.#textKey());
+      this.builder.thinking(this.#thoughtKey(), part.text);
+      if (signature !== undefined) this.builder.thinkingSignature(this.#thoughtKey(), signature);
+      return;
+    }
+    this.builder.close(this.#thoughtKey());
+    this.builder.text(this.#textKey(), part.text);
+  }
+
+  #textKey(): string {
+    return `text:${this.#blockSeq}`;
+  }
+
+  #thoughtKey(): string {
+    return `thought:${this.#blockSeq}`;
+  }
+}
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+function mapFinishReason(reason: string): StopReason {
+  switch (reason) {
+    case 'STOP':
+      return 'end';
+    case 'MAX_TOKENS':
+      return 'max_tokens';
+    case 'SAFETY':
+    case 'RECITATION':
+    case 'BLOCKLIST':
+    case 'PROHIBITED_CONTENT':
+    case 'SPII':
+    case 'IMAGE_SAFETY':
+    case 'IMAGE_PROHIBITED_CONTENT':
+    case 'IMAGE_RECITATION':
+    case 'MODEL_ARMOR':
+      return 'refusal';
+    case 'MALFORMED_FUNCTION_CALL':
+    case 'UNEXPECTED_TOOL_CALL':
+    case 'MISSING_THOUGHT_SIGNATURE':
+    case 'MALFORMED_RESPONSE':
+      return 'error';
+    default:
+      return 'other';
+  }
+}
+
+function geminiStreamError(error: Json): ProviderError {
+  const status = typeof error.code === 'number' ? error.code : undefined;
+  const type = typeof error.status === 'string' ? error.status : undefined;
+  return new ProviderError({
+    api: API,
+    providerMessage: typeof error.message === 'string' ? error.message : JSON.stringify(error),
+    ...(status === undefined ? {} : { status }),
+    ...(type === undefined ? {} : { providerType: type }),
+    retryable: status === 429 || (status !== undefined && status >= 500) || type === 'UNAVAILABLE',
+  });
+}

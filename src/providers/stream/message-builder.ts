@@ -1,0 +1,234 @@
+/**
+ * Assembles an `AssistantMessage` from surface-neutral operations and emits the matching `StreamEvent`s.
+ *
+ * Blocks are addressed by a surface-chosen `key` (Anthropic block index, Responses item id, Chat tool-call index...).
+ * A key stays open until `close(key)`; operations on a closed or unknown key open a new block at the end, so blocks
+ * keep the order in which the provider produced them. Tool-call arguments are accumulated as raw JSON text and parsed
+ * once, when the call is closed: a call whose arguments are not a JSON object keeps `input: {}` and records the raw
+ * text and the parse error in `providerData.invalidArguments` (the agent answers it with an error result).
+ */
+
+import type {
+  AssistantMessage,
+  StopReason,
+  TextBlock,
+  ThinkingBlock,
+  ToolCallBlock,
+  Usage,
+} from '../../conversation.js';
+import type { StreamEvent } from './stream-event.js';
+
+type OpenBlock =
+  | { kind: 'text'; index: number; block: TextBlock }
+  | { kind: 'thinking'; index: number; block: ThinkingBlock }
+  | { kind: 'tool'; index: number; block: ToolCallBlock; args: string; closed: boolean };
+
+/** Raw arguments of a tool call whose argument text was not a JSON object. */
+export interface InvalidToolArguments {
+  raw: string;
+  error: string;
+}
+
+export class MessageBuilder {
+  readonly #emit: (event: StreamEvent) => void;
+  readonly #content: AssistantMessage['content'] = [];
+  readonly #open = new Map<string, OpenBlock>();
+  #usage: Usage | undefined;
+  model: string | undefined;
+  /** Set once any text/thinking/tool delta was emitted (the attempt can no longer be retried invisibly). */
+  emittedContent = false;
+
+  constructor(emit: (event: StreamEvent) => void) {
+    this.#emit = emit;
+  }
+
+  get usage(): Usage | undefined {
+    return this.#usage;
+  }
+
+  text(key: string, delta: string): void {
+    if (delta.length === 0) return;
+    let open = this.#open.get(key);
+    if (open?.kind !== 'text') {
+      const block: TextBlock = { type: 'text', text: '' };
+      open = { kind: 'text', index: this.#content.push(block) - 1, block };
+      this.#open.set(key, open);
+    }
+    open.block.text += delta;
+    this.emittedContent = true;
+    this.#emit({ type: 'text_delta', blockIndex: open.index, text: delta });
+  }
+
+  thinking(key: string, delta: string): void {
+    const open = this.#thinkingBlock(key);
+    if (delta.length === 0) return;
+    open.block.text += delta;
+    this.emittedContent = true;
+    this.#emit({ type: 'thinking_delta', blockIndex: open.index, text: delta });
+  }
+
+  /** Set (or append to) the opaque signature of the thinking block under `key`. */
+  thinkingSignature(key: string, signature: string, append = false): void {
+    const open = this.#thinkingBlock(key);
+    open.block.signature = append ? (open.block.signature ?? '') + signature : signature;
+  }
+
+  /** A redacted thinking block: no readable text, the opaque payload kept in `signature`. */
+  redactedThinking(key: string, data: string): void {
+    const open = this.#thinkingBlock(key);
+    open.block.redacted = true;
+    open.block.signature = data;
+  }
+
+  toolStart(key: string, id: string, name: string, providerData?: Record<string, unknown>): void {
+    const block: ToolCallBlock = { type: 'tool_call', id, name, input: {} };
+    if (providerData !== undefined) block.providerData = providerData;
+    const index = this.#content.push(block) - 1;
+    this.#open.set(key, { kind: 'tool', index, block, args: '', closed: false });
+    this.emittedContent = true;
+    this.#emit({ type: 'toolcall_start', blockIndex: index, id, name });
+  }
+
+  /** True when a tool call is open under `key`. */
+  hasTool(key: string): boolean {
+    return this.#open.get(key)?.kind === 'tool';
+  }
+
+  /** True when a text block is open under `key`. */
+  hasText(key: string): boolean {
+    return this.#open.get(key)?.kind === 'text';
+  }
+
+  /** True when a thinking block is open under `key`. */
+  hasThinking(key: string): boolean {
+    return this.#open.get(key)?.kind === 'thinking';
+  }
+
+  toolArgs(key: string, delta: string): void {
+    const open = this.#open.get(key);
+    if (open?.kind !== 'tool' || open.closed || delta.length === 0) return;
+    open.args += delta;
+    this.#emit({ type: 'toolcall_delta', blockIndex: open.index, id: open.block.id, argumentsDelta: delta });
+  }
+
+  /** Update the id/name of an open call (some servers send them after the first chunk). */
+  toolIdentity(key: string, id: string | undefined, name: string | undefined): void {
+    const open = this.#open.get(key);
+    if (open?.kind !== 'tool') return;
+    if (id) open.block.id = id;
+    if (name) open.block.name = name;
+  }
+
+  /** Merge provider data into an open call. */
+  toolProviderData(key: string, data: Record<string, unknown>): void {
+    const open = this.#open.get(key);
+    if (open?.kind !== 'tool') return;
+    open.block.providerData = { ...open.block.providerData, ...data };
+  }
+
+  /**
+   * Close the call under `key`. `fullArguments`, when given, replaces the accumulated delta text (providers send the
+   * authoritative full string at the end).
+   */
+  toolEnd(key: string, fullArguments?: string): void {
+    const open = this.#open.get(key);
+    if (open?.kind !== 'tool' || open.closed) return;
+    if (fullArguments !== undefined) open.args = fullArguments;
+    this.#closeTool(open);
+    this.#open.delete(key);
+  }
+
+  /** Close whatever is open under `key` (tool calls are finalised). */
+  close(key: string): void {
+    const open = this.#open.get(key);
+    if (open === undefined) return;
+    if (open.kind === 'tool') this.#closeTool(open);
+    this.#open.delete(key);
+  }
+
+  /** Close every open block except tool calls' finalisation order: calls close in content order. */
+  closeAll(): void {
+    const opens = [...this.#open.values()].sort((a, b) => a.index - b.index);
+    for (const o of opens) if (o.kind === 'tool') this.#closeTool(o);
+    this.#open.clear();
+  }
+
+  setUsage(usage: Usage): void {
+    this.#usage = usage;
+    this.#emit({ type: 'usage', usage });
+  }
+
+  /** The number of blocks so far (including empty ones that `build` will drop). */
+  get blockCount(): number {
+    return this.#content.length;
+  }
+
+  /** The number of tool calls so far. */
+  get toolCallCount(): number {
+    let n = 0;
+    for (const b of this.#content) if (b.type === 'tool_call') n++;
+    return n;
+  }
+
+  /**
+   * The message as it stands. Unfinished tool calls are dropped from a message that did not end normally
+   * (`error`/`aborted`), so history never holds a call whose arguments were cut off.
+   */
+  build(stopReason: StopReason, errorMessage?: string): AssistantMessage {
+    const complete = stopReason !== 'error' && stopReason !== 'aborted';
+    if (complete) this.closeAll();
+    const unfinished = new Set<ToolCallBlock>();
+    if (!complete) {
+      for (const o of this.#open.values()) if (o.kind === 'tool' && !o.closed) unfinished.add(o.block);
+    }
+    const content = this.#content.filter((b) => {
+      if (b.type === 'text') return b.text.length > 0;
+      if (b.type === 'thinking') return b.text.length > 0 || b.signature !== undefined;
+      return !unfinished.has(b);
+    });
+    const message: AssistantMessage = { role: 'assistant', content, stopReason };
+    if (this.#usage !== undefined) message.usage = this.#usage;
+    if (this.model !== undefined) message.model = this.model;
+    if (errorMessage !== undefined) message.errorMessage = errorMessage;
+    return message;
+  }
+
+  #thinkingBlock(key: string): Extract<OpenBlock, { kind: 'thinking' }> {
+    let open = this.#open.get(key);
+    if (open?.kind !== 'thinking') {
+      const block: ThinkingBlock = { type: 'thinking', text: '' };
+      open = { kind: 'thinking', index: this.#content.push(block) - 1, block };
+      this.#open.set(key, open);
+    }
+    return open;
+  }
+
+  #closeTool(open: Extract<OpenBlock, { kind: 'tool' }>): void {
+    if (open.closed) return;
+    open.closed = true;
+    const parsed = parseArguments(open.args);
+    if ('input' in parsed) open.block.input = parsed.input;
+    else {
+      open.block.input = {};
+      open.block.providerData = { ...open.block.providerData, invalidArguments: parsed.invalid };
+    }
+    this.#emit({ type: 'toolcall_end', blockIndex: open.index, call: open.block });
+  }
+}
+
+function parseArguments(raw: string): { input: Record<string, unknown> } | { invalid: InvalidToolArguments } {
+  if (raw.trim().length === 0) return { input: {} };
+  try {
+    const v: unknown = JSON.parse(raw);
+    if (v !== null && typeof v === 'object' && !Array.isArray(v))
+      return { input: v as Record<string, unknown> };
+    return {
+      invalid: {
+        raw,
+        error: `arguments must be a JSON object, got ${Array.isArray(v) ? 'an array' : typeof v}`,
+      },
+    };
+  } catch (err) {
+    return { invalid: { raw, error: (err as Error).message } };
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * OpenAI Chat Completions streaming parser (https://platform.openai.com/docs/api-reference/chat-streaming; chunk type
+ * `ChatCompletionChunk` in openai `resources/chat/completions/completions.d.ts`), also used for OpenAI-compatible
+ * servers (llama.cpp, vLLM, Ollama, OpenRouter, DeepSeek...).
+ *
+ * Each `data:` is a chunk; `data: [DONE]` ends the stream. Only choice 0 is read. Tool calls arrive as
+ * `delta.tool_calls[{index, id?, function:{name?, arguments?}}]` fragments keyed by `index`; the usage chunk (when
+ * `stream_options.include_usage` is set) has `choices: []`. Reasoning text from compatible servers
+ * (`delta.reasoning_content` — DeepSeek, llama.cpp, vLLM; `delta.reasoning` — OpenRouter, Ollama) becomes thinking.
+ * An `{error:{...}}` chunk (sent by several compatible servers mid-stream) is thrown as a `ProviderError`.
+ */
+
+import type { AssistantMessage, StopReason } from '../../conversation.js';
+import { ProviderError } from '../transport/provider-error.js';
+import type { SseEvent } from '../transport/sse-parser.js';
+import { MessageBuilder } from './message-builder.js';
+import type { StreamEvent } from './stream-event.js';
+import { parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
+
+const API = 'openai-chat';
+
+type Json = Record<string, unknown>;
+
+export class OpenAIChatStreamParser implements SurfaceStreamParser {
+  readonly builder: MessageBuilder;
+  #done = false;
+  #finished = false;
+  #stopReason: StopReason | undefined;
+  #callSeq = 0;
+
+  constructor(emit: (event: StreamEvent) => void) {
+    this.builder = new MessageBuilder(emit);
+  }
+
+  /** `[DONE]` seen, or a finish reason (some compatible servers close without `[DONE]`). */
+  get complete(): boolean {
+    return this.#done || this.#finished;
+  }
+
+  accept(event: SseEvent): void {
+    const raw = event.data;
+    if (raw === '[DONE]') {
+      this.#done = true;
+      return;
+    }
+    const chunk = parseJsonData(API, raw);
+    if (chunk.error !== undefined && chunk.error !== null) throw chatStreamError(chunk.error);
+    if (typeof chunk.model === 'string' && this.builder.model === undefined) this.builder.model = chunk.model;
+    const choices = chunk.choices as Json[] | undefined;
+    const choice = choices?.[0];
+    if (choice !== undefined) this.#choice(choice);
+    const usage = chunk.usage as Json | null | undefined;
+    if (usage && typeof usage === 'object') {
+      const prompt = num(usage.prompt_tokens);
+      const details = usage.prompt_tokens_details as Json | null | undefined;
+      const cached = num(details?.cached_tokens);
+      const u = { inputTokens: Math.max(0, prompt - cached), outputTokens: num(usage.completion_tokens) };
+      this.builder.setUsage(cached > 0 ? { ...u, cacheReadTokens: cached } : u);
+    }
+  }
+
+  result(): AssistantMessage {
+    let stop = this.#stopReason ?? 'end';
+    // Several compatible servers report `stop` for a turn that called tools.
+    if (this.builder.toolCallCount > 0 && (stop === 'end' || stop === 'other')) stop = 'tool_use';
+    return this.builder.build(stop);
+  }
+
+  partial(stopReason: 'error' | 'aborted', errorMessage?: string): AssistantMessage {
+    return this.builder.build(stopReason, errorMessage);
+  }
+
+  #choice(choice: Json): void {
+    const delta = choice.delta as Json | undefined;
+    if (delta) {
+      const reasoning = delta.reasoning_content ?? delta.reasoning;
+      if (typeof reasoning === 'string' && reasoning.length > 0)
+        this.builder.thinking('reasoning', reasoning);
+      if (typeof delta.content === 'string' && delta.content.length > 0) {
+        this.builder.close('reasoning');
+        this.builder.text('text', delta.content);
+      }
+      if (typeof delta.refusal === 'string' && delta.refusal.length > 0)
+        this.builder.text('text', delta.refusal);
+      const calls = delta.tool_calls as Json[] | undefined;
+      if (Array.isArray(calls)) {
+        for (let i = 0; i < calls.length; i++) this.#toolCall(calls[i] as Json, i);
+      }
+    }
+    const reason = choice.finish_reason;
+    if (typeof reason === 'string') {
+      this.builder.closeAll();
+      this.#finished = true;
+      this.#stopReason = mapFinishReason(reason);
+    }
+  }
+
+  #toolCall(call: Json, position: number): void {
+    const index = typeof call.index === 'number' ? call.index : position;
+    const key = `tool:${index}`;
+    const fn = (call.function ?? {}) as Json;
+    const id = typeof call.id === 'string' && call.id !== '' ? call.id : undefined;
+    const name = typeof fn.name === 'string' && fn.name !== '' ? fn.name : undefined;
+    if (!this.builder.hasTool(key)) {
+      this.builder.close('text');
+      this.builder.close('reasoning');
+      // Some servers omit ids; synthesise one so the result can be matched to its call.
+      this.builder.toolStart(key, id ?? `call_${++this.#callSeq}`, name ?? '');
+    } else if (id !== undefined || name !== undefined) {
+      this.builder.toolIdentity(key, id, name);
+    }
+    if (typeof fn.arguments === 'string') this.builder.toolArgs(key, fn.arguments);
+    else if (fn.arguments !== null && typeof fn.arguments === 'object') {
+      // Ollama sends arguments as an object, whole.
+      this.builder.toolArgs(key, JSON.stringify(fn.arguments));
+    }
+  }
+}
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+function mapFinishReason(reason: string): StopReason {
+  switch (reason) {
+    case 'stop':
+      return 'end';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_use';
+    case 'length':
+      return 'max_tokens';
+    case 'content_filter':
+      return 'refusal';
+    default:
+      return 'other';
+  }
+}
+
+function chatStreamError(error: unknown): ProviderError {
+  const e = (typeof error === 'object' && error !== null ? error : { message: String(error) }) as Json;
+  const type = typeof e.type === 'string' ? e.type : typeof e.code === 'string' ? e.code : undefined;
+  const status = typeof e.code === 'number' ? e.code : undefined;
+  return new ProviderError({
+    api: API,
+    providerMessage: typeof e.message === 'string' ? e.message : JSON.stringify(e),
+    ...(type === undefined ? {} : { providerType: type }),
+    ...(status === undefined ? {} : { status }),
+    retryable:
+      type === 'server_error' || type === 'rate_limit_exceeded' || (status !== undefined && status >= 500),
+  });
+}

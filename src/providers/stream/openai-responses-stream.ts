@@ -1,0 +1,197 @@
+/**
+ * OpenAI Responses streaming parser (https://platform.openai.com/docs/api-reference/responses-streaming; event union
+ * `ResponseStreamEvent` in openai `resources/responses/responses.d.ts`).
+ *
+ * Read: `response.created`, `response.output_item.added/done` (message, function_call, reasoning items),
+ * `response.output_text.delta`, `response.refusal.delta`, `response.reasoning_summary_text.delta`,
+ * `response.reasoning_text.delta`, `response.function_call_arguments.delta/done`, and the terminal
+ * `response.completed` / `response.incomplete` (usage, incomplete reason) / `response.failed` and `error` (thrown as
+ * `ProviderError`). Blocks are keyed by item id.
+ *
+ * Echo data: a reasoning item is kept as a thinking block whose `signature` is `reasoningSignature(id,
+ * encrypted_content)` — the same shape `parseOpenAIResponsesResponse` gives and `toOpenAIResponses` echoes back.
+ */
+
+import type { AssistantMessage, StopReason } from '../../conversation.js';
+import { reasoningSignature } from '../openai-responses.js';
+import { ProviderError } from '../transport/provider-error.js';
+import type { SseEvent } from '../transport/sse-parser.js';
+import { MessageBuilder } from './message-builder.js';
+import type { StreamEvent } from './stream-event.js';
+import { parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
+
+const API = 'openai-responses';
+
+type Json = Record<string, unknown>;
+
+export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
+  readonly builder: MessageBuilder;
+  #complete = false;
+  #stopReason: StopReason = 'end';
+  #refused = false;
+  /** Function-call items already closed by `function_call_arguments.done`. */
+  readonly #endedCalls = new Set<string>();
+
+  constructor(emit: (event: StreamEvent) => void) {
+    this.builder = new MessageBuilder(emit);
+  }
+
+  get complete(): boolean {
+    return this.#complete;
+  }
+
+  accept(event: SseEvent): void {
+    const data = parseJsonData(API, event.data);
+    const type = typeof data.type === 'string' ? data.type : event.event;
+    switch (type) {
+      case 'response.created':
+      case 'response.in_progress': {
+        const model = (data.response as Json | undefined)?.model;
+        if (typeof model === 'string') this.builder.model = model;
+        break;
+      }
+      case 'response.output_item.added':
+        this.#itemAdded(data.item as Json);
+        break;
+      case 'response.output_text.delta':
+        this.builder.text(`msg:${String(data.item_id)}`, String(data.delta ?? ''));
+        break;
+      case 'response.refusal.delta':
+        this.#refused = true;
+        this.builder.text(`msg:${String(data.item_id)}`, String(data.delta ?? ''));
+        break;
+      case 'response.reasoning_summary_text.delta':
+      case 'response.reasoning_text.delta':
+        this.builder.thinking(`rs:${String(data.item_id)}`, String(data.delta ?? ''));
+        break;
+      case 'response.reasoning_summary_part.added':
+        // Summary parts are separate paragraphs.
+        if (typeof data.summary_index === 'number' && data.summary_index > 0) {
+          this.builder.thinking(`rs:${String(data.item_id)}`, '\n\n');
+        }
+        break;
+      case 'response.function_call_arguments.delta':
+        this.builder.toolArgs(`fc:${String(data.item_id)}`, String(data.delta ?? ''));
+        break;
+      case 'response.function_call_arguments.done':
+        if (typeof data.arguments === 'string') {
+          this.builder.toolEnd(`fc:${String(data.item_id)}`, data.arguments);
+          this.#endedCalls.add(String(data.item_id));
+        }
+        break;
+      case 'response.output_item.done':
+        this.#itemDone(data.item as Json);
+        break;
+      case 'response.completed':
+      case 'response.incomplete':
+        this.#finish(data.response as Json | undefined);
+        break;
+      case 'response.failed': {
+        const response = (data.response ?? {}) as Json;
+        const err = (response.error ?? {}) as Json;
+        throw responsesError(err.message, err.code);
+      }
+      case 'error':
+        throw responsesError(data.message, data.code);
+      default:
+        break;
+    }
+  }
+
+  result(): AssistantMessage {
+    let stop = this.#stopReason;
+    if (stop === 'end' && this.#refused) stop = 'refusal';
+    if (stop === 'end' && this.builder.toolCallCount > 0) stop = 'tool_use';
+    return this.builder.build(stop);
+  }
+
+  partial(stopReason: 'error' | 'aborted', errorMessage?: string): AssistantMessage {
+    return this.builder.build(stopReason, errorMessage);
+  }
+
+  #itemAdded(item: Json | undefined): void {
+    if (item?.type === 'function_call') {
+      const id = String(item.id ?? item.call_id ?? '');
+      this.builder.toolStart(`fc:${id}`, String(item.call_id ?? id), String(item.name ?? ''));
+      if (typeof item.arguments === 'string' && item.arguments !== '')
+        this.builder.toolArgs(`fc:${id}`, item.arguments);
+    }
+  }
+
+  #itemDone(item: Json | undefined): void {
+    if (item === undefined) return;
+    const id = String(item.id ?? '');
+    switch (item.type) {
+      case 'function_call': {
+        const key = `fc:${id}`;
+        if (this.#endedCalls.has(id)) break;
+        if (!this.builder.hasTool(key)) {
+          // A server that sends only the finished item.
+          this.builder.toolStart(key, String(item.call_id ?? id), String(item.name ?? ''));
+        }
+        this.builder.toolEnd(key, typeof item.arguments === 'string' ? item.arguments : undefined);
+        break;
+      }
+      case 'reasoning': {
+        const key = `rs:${id}`;
+        const summary = item.summary as Json[] | undefined;
+        const encrypted = typeof item.encrypted_content === 'string' ? item.encrypted_content : null;
+        // A server that streams no summary deltas still gives the summary in the finished item.
+        if (!this.builder.hasThinking(key) && Array.isArray(summary) && summary.length > 0) {
+          this.builder.thinking(key, summary.map((s) => String(s.text ?? '')).join('\n\n'));
+        }
+        this.builder.thinkingSignature(key, reasoningSignature(id, encrypted));
+        this.builder.close(key);
+        break;
+      }
+      case 'message': {
+        const key = `msg:${id}`;
+        if (!this.builder.hasText(key)) {
+          const content = item.content as Json[] | undefined;
+          for (const c of content ?? []) {
+            if (c.type === 'output_text' && typeof c.text === 'string') this.builder.text(key, c.text);
+            else if (c.type === 'refusal' && typeof c.refusal === 'string') {
+              this.#refused = true;
+              this.builder.text(key, c.refusal);
+            }
+          }
+        }
+        this.builder.close(key);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  #finish(response: Json | undefined): void {
+    this.#complete = true;
+    if (typeof response?.model === 'string') this.builder.model = response.model;
+    const reason = (response?.incomplete_details as Json | null | undefined)?.reason;
+    if (response?.status === 'incomplete' || reason !== undefined) {
+      this.#stopReason =
+        reason === 'content_filter' ? 'refusal' : reason === 'max_output_tokens' ? 'max_tokens' : 'other';
+    }
+    const usage = response?.usage as Json | undefined;
+    if (usage) {
+      const input = typeof usage.input_tokens === 'number' ? usage.input_tokens : 0;
+      const cached = (usage.input_tokens_details as Json | undefined)?.cached_tokens;
+      const c = typeof cached === 'number' ? cached : 0;
+      const u = {
+        inputTokens: Math.max(0, input - c),
+        outputTokens: typeof usage.output_tokens === 'number' ? usage.output_tokens : 0,
+      };
+      this.builder.setUsage(c > 0 ? { ...u, cacheReadTokens: c } : u);
+    }
+  }
+}
+
+function responsesError(message: unknown, code: unknown): ProviderError {
+  const type = typeof code === 'string' ? code : undefined;
+  return new ProviderError({
+    api: API,
+    providerMessage: typeof message === 'string' ? message : 'response failed',
+    ...(type === undefined ? {} : { providerType: type }),
+    retryable: type === 'server_error' || type === 'rate_limit_exceeded',
+  });
+}

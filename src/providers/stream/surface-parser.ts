@@ -1,0 +1,37 @@
+/**
+ * The shape shared by the four per-surface stream parsers.
+ *
+ * Contract: `accept` is fed SSE events in order and emits `StreamEvent`s through the `MessageBuilder`'s callback; it
+ * throws a `ProviderError` when the stream carries an error (Anthropic `error` event, Responses `error` /
+ * `response.failed`, an `{error}` chunk on Chat or Gemini). `complete` turns true when the surface's own end marker
+ * was seen (`message_stop`, `[DONE]` or a finish reason, `response.completed`/`incomplete`, a Gemini `finishReason`).
+ * `result()` returns the finished message; `partial()` the message so far, for an error or abort.
+ */
+
+import type { AssistantMessage, StopReason } from '../../conversation.js';
+import { ProviderError } from '../transport/provider-error.js';
+import type { SseEvent } from '../transport/sse-parser.js';
+import type { MessageBuilder } from './message-builder.js';
+
+export interface SurfaceStreamParser {
+  readonly builder: MessageBuilder;
+  readonly complete: boolean;
+  accept(event: SseEvent): void;
+  result(): AssistantMessage;
+  partial(stopReason: Extract<StopReason, 'error' | 'aborted'>, errorMessage?: string): AssistantMessage;
+}
+
+/** Parse an SSE `data` field as a JSON object, or throw a non-retryable `ProviderError` quoting it. */
+export function parseJsonData(api: string, data: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(data);
+    if (v !== null && typeof v === 'object') return v as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw new ProviderError({
+    api,
+    providerMessage: `malformed stream event (not a JSON object): ${data.slice(0, 200)}`,
+    retryable: false,
+  });
+}

@@ -1,0 +1,308 @@
+/**
+ * `createProvider`: a streaming HTTP transport for one wire API, on Node's built-in `fetch`.
+ *
+ * Contract of `Provider.stream(request, {signal})`:
+ * - Sends `request.body` (a serializer's output) with the surface's streaming flags and auth, and yields the common
+ *   `StreamEvent`s (see stream-event.ts): `start`, deltas, `usage`, `retry`, then exactly one `done` or `error`.
+ *   Provider failures and aborts arrive as the `error` event (with the partial message), never as a rejection.
+ * - Retries (see retry-policy.ts) a 408/409/429/5xx response, a network failure, a stalled stream (no bytes for
+ *   `idleTimeoutMs`), and an in-stream overload/server error — but only while nothing of the attempt reached the
+ *   consumer beyond usage, so a consumer never sees text twice. Each retry is announced by a `retry` event.
+ * - A 4xx becomes `ProviderError` (`ERR_PROVIDER`, or `ERR_PROVIDER_AUTH` for 401/403) with the provider's own
+ *   message and the status.
+ * - Abort: the fetch and the body read stop at once; the terminal event is `error` with code `ERR_ABORTED` and the
+ *   partial message (`stopReason: 'aborted'`). Stopping iteration early also cancels the request.
+ */
+
+import { PantoError } from '../../errors.js';
+import type { ModelApi } from '../model-info.js';
+import { createStreamParser } from '../stream/create-stream-parser.js';
+import type { StreamEvent } from '../stream/stream-event.js';
+import type { SurfaceStreamParser } from '../stream/surface-parser.js';
+import { ENDPOINTS } from './endpoints.js';
+import { extractProviderMessage, isRetryableStatus, ProviderError } from './provider-error.js';
+import {
+  backoffDelay,
+  parseRetryAfter,
+  type RetryOptions,
+  resolveRetryOptions,
+  sleep,
+} from './retry-policy.js';
+import { SseParser } from './sse-parser.js';
+
+/** One request to a model: the id and the serializer's body (without streaming flags). */
+export interface ProviderRequest {
+  model: string;
+  body: Record<string, unknown>;
+}
+
+export interface StreamOptions {
+  signal?: AbortSignal | undefined;
+}
+
+/** A model provider: something that streams a response for a request body of its wire API. */
+export interface Provider {
+  readonly api: ModelApi;
+  /** A short name for messages and logs (e.g. `anthropic-messages @ https://api.anthropic.com`). */
+  readonly name: string;
+  stream(request: ProviderRequest, options?: StreamOptions): AsyncIterable<StreamEvent>;
+}
+
+export interface ProviderOptions {
+  api: ModelApi;
+  /** Base URL; the surface's public endpoint by default. For OpenAI-compatible servers include the `/v1`. */
+  baseUrl?: string;
+  /**
+   * API key. Default: the surface's environment variable (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY` /
+   * `GOOGLE_API_KEY`). Required for the default base URL; optional for a custom one (local servers need none).
+   */
+  apiKey?: string;
+  /** Extra headers on every request (e.g. `anthropic-beta`, OpenRouter's `HTTP-Referer`). */
+  headers?: Record<string, string>;
+  /** The fetch to use. Default `globalThis.fetch`. */
+  fetch?: typeof fetch;
+  retry?: RetryOptions;
+  /** Fail (and retry) an attempt when no bytes arrive for this long, in ms. Default 120,000; 0 disables. */
+  idleTimeoutMs?: number;
+  /** OpenAI Chat: ask for a usage chunk (`stream_options.include_usage`). Default true. */
+  includeUsage?: boolean;
+  /** Where API keys are read from. Default `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+/** Create a provider. Throws `ERR_PROVIDER_AUTH` when the default endpoint is used without any API key. */
+export function createProvider(options: ProviderOptions): Provider {
+  const endpoint = ENDPOINTS[options.api];
+  if (endpoint === undefined) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `createProvider: unknown api '${String(options.api)}'; expected one of ${Object.keys(ENDPOINTS).join(', ')}`,
+    );
+  }
+  const env = options.env ?? process.env;
+  const apiKey =
+    options.apiKey ?? endpoint.keyEnv.map((k) => env[k]).find((v) => v !== undefined && v !== '');
+  const baseUrl = options.baseUrl ?? endpoint.defaultBaseUrl;
+  if (apiKey === undefined && options.baseUrl === undefined) {
+    throw new PantoError(
+      'ERR_PROVIDER_AUTH',
+      `createProvider(${options.api}): no API key; pass apiKey or set ${endpoint.keyEnv.join(' or ')}`,
+    );
+  }
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const retry = resolveRetryOptions(options.retry);
+  const idleTimeoutMs = options.idleTimeoutMs ?? 120_000;
+  const includeUsage = options.includeUsage ?? true;
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'text/event-stream',
+    ...endpoint.headers,
+    ...(apiKey === undefined ? {} : endpoint.authHeaders(apiKey)),
+    ...options.headers,
+  };
+  const api = options.api;
+  const name = `${api} @ ${baseUrl}`;
+
+  async function* stream(
+    request: ProviderRequest,
+    streamOptions?: StreamOptions,
+  ): AsyncGenerator<StreamEvent> {
+    const signal = streamOptions?.signal;
+    const url = endpoint.url(baseUrl, request.model);
+    const payload = JSON.stringify(endpoint.streamingBody(request.body, request.model, { includeUsage }));
+    let started = false;
+    for (let attempt = 1; ; attempt++) {
+      const queue: StreamEvent[] = [];
+      const parser = createStreamParser(api, (e) => queue.push(e));
+      let failure: unknown;
+      const attemptCtl = new AbortController();
+      const onAbort = () => attemptCtl.abort(signal?.reason);
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+      let idle: NodeJS.Timeout | undefined;
+      const armIdle = () => {
+        if (idleTimeoutMs <= 0) return;
+        clearTimeout(idle);
+        idle = setTimeout(() => {
+          attemptCtl.abort(
+            new ProviderError({
+              api,
+              providerMessage: `no data for ${idleTimeoutMs} ms; stream stalled`,
+              retryable: true,
+            }),
+          );
+        }, idleTimeoutMs);
+      };
+      try {
+        armIdle();
+        const response = await send(url, payload, attemptCtl.signal);
+        if (!started) {
+          started = true;
+          yield { type: 'start' };
+        }
+        yield* readEvents(response, parser, queue, attemptCtl.signal, armIdle);
+        if (!parser.complete) {
+          throw new ProviderError({
+            api,
+            providerMessage: 'the stream ended before the response was complete',
+            retryable: true,
+          });
+        }
+        const message = parser.result();
+        // Closing open blocks may emit final events (e.g. toolcall_end).
+        yield* queue.splice(0);
+        yield { type: 'done', message };
+        return;
+      } catch (err) {
+        // A stall aborts the attempt with a ProviderError reason; the read then rejects with a generic AbortError.
+        const reason: unknown = attemptCtl.signal.reason;
+        failure = attemptCtl.signal.aborted && reason instanceof ProviderError ? reason : err;
+      } finally {
+        clearTimeout(idle);
+        signal?.removeEventListener('abort', onAbort);
+        if (!attemptCtl.signal.aborted) attemptCtl.abort();
+      }
+      if (signal?.aborted) {
+        yield abortedEvent(parser, signal);
+        return;
+      }
+      const error = toProviderError(api, failure);
+      const retryAfter = error.retryAfterMs;
+      const canRetry =
+        error.retryable &&
+        attempt < retry.maxAttempts &&
+        !parser.builder.emittedContent &&
+        (retryAfter === undefined || retryAfter <= retry.maxRetryAfterMs);
+      if (!canRetry) {
+        yield { type: 'error', error, message: parser.partial('error', error.message) };
+        return;
+      }
+      const delayMs = retryAfter ?? backoffDelay(attempt, retry);
+      yield { type: 'retry', attempt, delayMs, error };
+      try {
+        await sleep(delayMs, signal);
+      } catch {
+        yield abortedEvent(parser, signal);
+        return;
+      }
+    }
+  }
+
+  async function send(url: string, payload: string, signal: AbortSignal): Promise<Response> {
+    let response: Response;
+    try {
+      response = await fetchImpl(url, { method: 'POST', headers, body: payload, signal });
+    } catch (err) {
+      if (signal.aborted) throw signal.reason ?? err;
+      throw new ProviderError({
+        api,
+        providerMessage: `request to ${url} failed: ${networkMessage(err)}`,
+        retryable: true,
+        cause: err,
+      });
+    }
+    if (!response.ok) throw await errorFromResponse(response);
+    const type = response.headers.get('content-type') ?? '';
+    if (type.includes('application/json')) {
+      // A server that ignored `stream: true` or answered an error with 200.
+      const text = await response.text();
+      const { message, type: kind } = extractProviderMessage(text);
+      throw new ProviderError({
+        api,
+        status: response.status,
+        providerMessage: `expected an event stream, got JSON: ${message}`,
+        ...(kind === undefined ? {} : { providerType: kind }),
+        retryable: false,
+      });
+    }
+    if (response.body === null) {
+      throw new ProviderError({
+        api,
+        status: response.status,
+        providerMessage: 'empty response body',
+        retryable: true,
+      });
+    }
+    return response;
+  }
+
+  async function errorFromResponse(response: Response): Promise<ProviderError> {
+    const text = await response
+      .text()
+      .catch((err: unknown) => `(could not read the error body: ${networkMessage(err)})`);
+    const { message, type, param } = extractProviderMessage(text);
+    const retryAfterMs = parseRetryAfter(response.headers);
+    const requestId = response.headers.get('request-id') ?? response.headers.get('x-request-id') ?? undefined;
+    return new ProviderError({
+      api,
+      status: response.status,
+      providerMessage: message,
+      ...(type === undefined ? {} : { providerType: type }),
+      ...(param === undefined ? {} : { param }),
+      retryable: isRetryableStatus(response.status),
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      ...(requestId === undefined ? {} : { requestId }),
+    });
+  }
+
+  return { api, name, stream };
+}
+
+async function* readEvents(
+  response: Response,
+  parser: SurfaceStreamParser,
+  queue: StreamEvent[],
+  signal: AbortSignal,
+  onBytes: () => void,
+): AsyncGenerator<StreamEvent> {
+  const sse = new SseParser((e) => parser.accept(e));
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  let finished = false;
+  try {
+    for (;;) {
+      if (signal.aborted) throw signal.reason;
+      const { done, value } = await reader.read();
+      if (done) {
+        sse.end();
+        finished = true;
+      } else {
+        onBytes();
+        sse.push(value);
+      }
+      for (let i = 0; i < queue.length; i++) yield queue[i] as StreamEvent;
+      queue.length = 0;
+      if (finished) return;
+    }
+  } finally {
+    if (!finished) await reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}
+
+function abortedEvent(parser: SurfaceStreamParser, signal: AbortSignal | undefined): StreamEvent {
+  const reason: unknown = signal?.reason;
+  const why = reason instanceof Error && reason.name !== 'AbortError' ? `: ${reason.message}` : '';
+  const error = new PantoError(
+    'ERR_ABORTED',
+    `request aborted${why}`,
+    reason === undefined ? undefined : { cause: reason },
+  );
+  return { type: 'error', error, message: parser.partial('aborted') };
+}
+
+function toProviderError(api: string, err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
+  return new ProviderError({
+    api,
+    providerMessage: `reading the response failed: ${networkMessage(err)}`,
+    retryable: true,
+    cause: err,
+  });
+}
+
+function networkMessage(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = (err as { cause?: unknown }).cause;
+  if (cause instanceof Error && cause.message) return `${err.message} (${cause.message})`;
+  return err.message;
+}

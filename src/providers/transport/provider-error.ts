@@ -1,0 +1,106 @@
+/**
+ * Errors from a model provider, carrying the provider's own words.
+ *
+ * - HTTP 401/403 → `ERR_PROVIDER_AUTH`; any other failure → `ERR_PROVIDER`. `status` is the HTTP status (absent for a
+ *   network failure or an error event inside a 200 stream).
+ * - `providerMessage` is the message the provider wrote (`error.message` in every surface's error body), never
+ *   reworded; `providerType` is its machine-readable kind (`overloaded_error`, `rate_limit_exceeded`,
+ *   `INVALID_ARGUMENT`, ...), when it gave one.
+ * - `retryable` says whether the transport may retry the same request (429, 5xx, overloaded, network failure).
+ */
+
+import { PantoError } from '../../errors.js';
+
+export interface ProviderErrorDetails {
+  /** The wire API that failed, e.g. `anthropic-messages`. */
+  api: string;
+  status?: number;
+  providerMessage: string;
+  providerType?: string;
+  /** The request field the provider blamed (OpenAI `error.param`, e.g. `messages.[3].content.[1].image_url`). */
+  param?: string;
+  retryable: boolean;
+  /** Delay the provider asked for (retry-after / retry-after-ms), in ms. */
+  retryAfterMs?: number;
+  /** The provider's request id header, for support tickets. */
+  requestId?: string;
+  cause?: unknown;
+}
+
+export class ProviderError extends PantoError {
+  readonly api: string;
+  readonly status: number | undefined;
+  readonly providerMessage: string;
+  readonly providerType: string | undefined;
+  readonly param: string | undefined;
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+  readonly requestId: string | undefined;
+
+  constructor(details: ProviderErrorDetails) {
+    const auth = details.status === 401 || details.status === 403;
+    const where = details.status === undefined ? details.api : `${details.api} HTTP ${details.status}`;
+    const kind = details.providerType ? ` (${details.providerType})` : '';
+    super(
+      auth ? 'ERR_PROVIDER_AUTH' : 'ERR_PROVIDER',
+      `${where}${kind}: ${details.providerMessage}`,
+      details.cause === undefined ? undefined : { cause: details.cause },
+    );
+    this.name = 'ProviderError';
+    this.api = details.api;
+    this.status = details.status;
+    this.providerMessage = details.providerMessage;
+    this.providerType = details.providerType;
+    this.param = details.param;
+    this.retryable = details.retryable;
+    this.retryAfterMs = details.retryAfterMs;
+    this.requestId = details.requestId;
+  }
+}
+
+/** HTTP statuses worth retrying: timeouts, conflicts, rate limits, server errors, Anthropic's 529 overloaded. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/**
+ * Pull the message and kind out of an error body. Every surface nests it under `error`: Anthropic
+ * `{type:'error', error:{type, message}}`, OpenAI `{error:{message, type, code, param}}`, Gemini
+ * `{error:{code, message, status}}` (sometimes wrapped in a one-element array).
+ */
+export function extractProviderMessage(bodyText: string): { message: string; type?: string; param?: string } {
+  const trimmed = bodyText.trim();
+  if (trimmed.length === 0) return { message: '(empty response body)' };
+  let json: unknown;
+  try {
+    json = JSON.parse(trimmed);
+  } catch {
+    return { message: trimmed.length > 2000 ? `${trimmed.slice(0, 2000)}…` : trimmed };
+  }
+  if (Array.isArray(json)) json = json[0];
+  const root = json as Record<string, unknown> | null;
+  const err = (root && typeof root.error === 'object' && root.error !== null ? root.error : root) as Record<
+    string,
+    unknown
+  > | null;
+  const message =
+    typeof err?.message === 'string'
+      ? err.message
+      : typeof root?.message === 'string'
+        ? root.message
+        : typeof root?.error === 'string'
+          ? root.error
+          : trimmed;
+  const type =
+    typeof err?.type === 'string'
+      ? err.type
+      : typeof err?.status === 'string'
+        ? err.status
+        : typeof err?.code === 'string'
+          ? err.code
+          : undefined;
+  const out: { message: string; type?: string; param?: string } = { message };
+  if (type !== undefined) out.type = type;
+  if (typeof err?.param === 'string' && err.param !== '') out.param = err.param;
+  return out;
+}

@@ -1,0 +1,174 @@
+/**
+ * Incremental Server-Sent Events parser, following the WHATWG HTML "event stream interpretation" algorithm
+ * (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation).
+ *
+ * Contract:
+ * - `push(bytes)` accepts chunks split anywhere — inside a UTF-8 sequence, between CR and LF, inside a field name.
+ *   Lines end with CRLF, LF or CR. A leading BOM is dropped. Lines starting with `:` are comments.
+ * - Multi-line `data:` fields are joined with `\n`. An event with no data lines is not dispatched (per spec).
+ * - `end()` flushes: unlike the spec (which discards an unterminated last event), a final event that was not followed
+ *   by a blank line is still delivered, because several OpenAI-compatible servers close the stream without one.
+ * - Events are delivered synchronously to the callback given to the constructor, in stream order.
+ */
+
+/** One dispatched event. `event` is `'message'` when the stream gave no `event:` field. */
+export interface SseEvent {
+  event: string;
+  data: string;
+  /** The last event id seen so far (sticky across events, per spec), or `''`. */
+  id: string;
+}
+
+export class SseParser {
+  readonly #onEvent: (event: SseEvent) => void;
+  readonly #decoder = new TextDecoder('utf-8');
+  #buffer = '';
+  /** The previous chunk ended with CR: a LF at the start of the next chunk belongs to it. */
+  #pendingCr = false;
+  #eventType = '';
+  #data = '';
+  #hasData = false;
+  #lastId = '';
+  #retry: number | undefined;
+
+  constructor(onEvent: (event: SseEvent) => void) {
+    this.#onEvent = onEvent;
+  }
+
+  /** Reconnection time the stream asked for with a `retry:` field, if any (ms). */
+  get retry(): number | undefined {
+    return this.#retry;
+  }
+
+  /** Feed bytes (or already-decoded text). */
+  push(chunk: Uint8Array | string): void {
+    let text = typeof chunk === 'string' ? chunk : this.#decoder.decode(chunk, { stream: true });
+    if (text.length === 0) return;
+    if (this.#pendingCr) {
+      this.#pendingCr = false;
+      if (text.charCodeAt(0) === 10) text = text.slice(1);
+    }
+    const input = this.#buffer.length === 0 ? text : this.#buffer + text;
+    let start = 0;
+    const len = input.length;
+    let nextLf = input.indexOf('\n', start);
+    let nextCr = input.indexOf('\r', start);
+    while (start < len) {
+      let end: number;
+      if (nextCr === -1 && nextLf === -1) break;
+      if (nextCr === -1 || (nextLf !== -1 && nextLf < nextCr)) {
+        end = nextLf;
+        this.#line(input, start, end);
+        start = end + 1;
+      } else {
+        end = nextCr;
+        this.#line(input, start, end);
+        if (end + 1 < len) {
+          start = input.charCodeAt(end + 1) === 10 ? end + 2 : end + 1;
+        } else {
+          start = end + 1;
+          this.#pendingCr = true;
+        }
+      }
+      if (nextLf !== -1 && nextLf < start) nextLf = input.indexOf('\n', start);
+      if (nextCr !== -1 && nextCr < start) nextCr = input.indexOf('\r', start);
+    }
+    this.#buffer = start === 0 ? input : input.slice(start);
+  }
+
+  /** The stream ended: flush a trailing partial line and an unterminated event. */
+  end(): void {
+    const tail = this.#decoder.decode();
+    if (tail.length > 0) this.push(tail);
+    if (this.#buffer.length > 0) {
+      const rest = this.#buffer;
+      this.#buffer = '';
+      this.#line(rest, 0, rest.length);
+    }
+    this.#dispatch();
+  }
+
+  #line(input: string, start: number, end: number): void {
+    if (start === end) {
+      this.#dispatch();
+      return;
+    }
+    const first = input.charCodeAt(start);
+    if (first === 58 /* : */) return;
+    const colon = input.indexOf(':', start);
+    let field: string;
+    let value: string;
+    if (colon === -1 || colon >= end) {
+      field = input.slice(start, end);
+      value = '';
+    } else {
+      field = input.slice(start, colon);
+      const valueStart = input.charCodeAt(colon + 1) === 32 && colon + 1 < end ? colon + 2 : colon + 1;
+      value = input.slice(valueStart, end);
+    }
+    switch (field) {
+      case 'data':
+        if (this.#hasData) this.#data += `\n${value}`;
+        else {
+          this.#data = value;
+          this.#hasData = true;
+        }
+        break;
+      case 'event':
+        this.#eventType = value;
+        break;
+      case 'id':
+        if (!value.includes('\0')) this.#lastId = value;
+        break;
+      case 'retry':
+        if (/^\d+$/.test(value)) this.#retry = Number(value);
+        break;
+      default:
+        break;
+    }
+  }
+
+  #dispatch(): void {
+    if (!this.#hasData) {
+      this.#eventType = '';
+      return;
+    }
+    const event: SseEvent = { event: this.#eventType || 'message', data: this.#data, id: this.#lastId };
+    this.#data = '';
+    this.#hasData = false;
+    this.#eventType = '';
+    this.#onEvent(event);
+  }
+}
+
+/**
+ * Read a byte stream as SSE events. The reader is cancelled when the consumer stops early or `signal` aborts; an
+ * abort rejects with the signal's reason.
+ */
+export async function* readSseEvents(
+  body: ReadableStream<Uint8Array>,
+  signal?: AbortSignal,
+): AsyncGenerator<SseEvent, void, undefined> {
+  const queue: SseEvent[] = [];
+  const parser = new SseParser((e) => queue.push(e));
+  const reader = body.getReader();
+  let finished = false;
+  try {
+    for (;;) {
+      signal?.throwIfAborted();
+      const { done, value } = await reader.read();
+      if (done) {
+        parser.end();
+        finished = true;
+      } else {
+        parser.push(value);
+      }
+      for (let i = 0; i < queue.length; i++) yield queue[i] as SseEvent;
+      queue.length = 0;
+      if (finished) return;
+    }
+  } finally {
+    if (!finished) await reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}

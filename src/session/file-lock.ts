@@ -1,0 +1,176 @@
+/**
+ * Single-writer lock for a session file: `FILE.lock`, created with O_CREAT|O_EXCL, holding
+ * `{"pid","hostname","token","acquired"}`.
+ *
+ * - A lock whose pid is not running on this host is stale and is taken over. A lock from another host is never
+ *   taken over (its pid cannot be checked); the error says which file to delete.
+ * - A lock file that is empty or unreadable (its owner died between create and write) is stale once it is older
+ *   than 10 s.
+ * - Released by `release()` and, for locks still held, on process `exit`. A process killed by a signal leaves the file
+ *   behind; the next writer on this host finds its pid dead and takes it over.
+ * - The lock is advisory: it stops writers that use it (every `SessionLog`), not other programs.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { PantoError } from '../errors.js';
+
+interface LockInfo {
+  pid: number;
+  hostname: string;
+  token: string;
+  acquired: string;
+}
+
+const UNREADABLE_STALE_MS = 10_000;
+
+const held = new Set<FileLock>();
+let exitHookInstalled = false;
+
+function releaseAllOnExit(): void {
+  for (const lock of held) {
+    try {
+      lock.release();
+    } catch {
+      // exiting: a lock we cannot remove is found stale by the next writer on this host
+    }
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+type LockRead =
+  | { kind: 'missing' }
+  | { kind: 'unreadable'; raw: string }
+  | { kind: 'ok'; info: LockInfo; raw: string };
+
+function readLock(lockPath: string): LockRead {
+  let raw: string;
+  try {
+    raw = readFileSync(lockPath, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    throw err;
+  }
+  try {
+    const v = JSON.parse(raw) as Partial<LockInfo>;
+    if (typeof v.pid === 'number' && typeof v.hostname === 'string' && typeof v.token === 'string') {
+      return { kind: 'ok', info: v as LockInfo, raw };
+    }
+  } catch {
+    // fall through: unreadable
+  }
+  return { kind: 'unreadable', raw };
+}
+
+function isStale(lockPath: string, read: LockRead): boolean {
+  if (read.kind === 'ok') return read.info.hostname === hostname() && !pidAlive(read.info.pid);
+  if (read.kind === 'unreadable') {
+    try {
+      return Date.now() - statSync(lockPath).mtimeMs > UNREADABLE_STALE_MS;
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
+
+/** A held lock. */
+export class FileLock {
+  readonly lockPath: string;
+  readonly #token: string;
+  #released = false;
+
+  private constructor(lockPath: string, token: string) {
+    this.lockPath = lockPath;
+    this.#token = token;
+  }
+
+  /**
+   * Take the lock for `filePath` (the lock file is `filePath + '.lock'`).
+   * Throws `ERR_SESSION_LOCKED` naming the holder when another live process (or this one) holds it.
+   */
+  static acquire(filePath: string): FileLock {
+    const lockPath = `${filePath}.lock`;
+    const info: LockInfo = {
+      pid: process.pid,
+      hostname: hostname(),
+      token: randomBytes(8).toString('hex'),
+      acquired: new Date().toISOString(),
+    };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      let fd: number;
+      try {
+        fd = openSync(lockPath, 'wx');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        const read = readLock(lockPath);
+        if (read.kind === 'missing') continue;
+        if (!isStale(lockPath, read)) {
+          const holder =
+            read.kind === 'ok'
+              ? `process ${read.info.pid} on ${read.info.hostname} (since ${read.info.acquired})`
+              : 'a process that has not finished writing the lock file';
+          throw new PantoError(
+            'ERR_SESSION_LOCKED',
+            `session ${filePath} is open for writing by ${holder}; lock file ${lockPath} ` +
+              '(delete it only if that process is gone)',
+          );
+        }
+        // Stale: remove it only if it is still the same stale lock (another taker may have replaced it).
+        const again = readLock(lockPath);
+        if (again.kind !== 'missing' && again.raw === read.raw) {
+          try {
+            unlinkSync(lockPath);
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+          }
+        }
+        continue;
+      }
+      try {
+        writeSync(fd, JSON.stringify(info));
+      } finally {
+        closeSync(fd);
+      }
+      const lock = new FileLock(lockPath, info.token);
+      held.add(lock);
+      if (!exitHookInstalled) {
+        process.on('exit', releaseAllOnExit);
+        exitHookInstalled = true;
+      }
+      return lock;
+    }
+    throw new PantoError(
+      'ERR_SESSION_LOCKED',
+      `session ${filePath}: could not take lock ${lockPath} (contended)`,
+    );
+  }
+
+  get released(): boolean {
+    return this.#released;
+  }
+
+  /** Remove the lock file if it is still ours. Idempotent; never throws for a lock file already gone. */
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    held.delete(this);
+    const read = readLock(this.lockPath);
+    if (read.kind === 'ok' && read.info.token === this.#token) {
+      try {
+        unlinkSync(this.lockPath);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+    }
+  }
+}

@@ -1,0 +1,13 @@
+export type { JsonlReadOptions } from './jsonl-reader.js';
+export type { LoadedSession, LoadSessionOptions, SessionWarning } from './load-session.js';
+export { loadSession } from './load-session.js';
+export type {
+  CompactionEntry,
+  CustomEntry,
+  MessageEntry,
+  SessionEntry,
+  SessionHeader,
+} from './session-entry.js';
+export { SESSION_FORMAT_VERSION } from './session-entry.js';
+export type { CompactionInput, CreateSessionOptions, SessionLogOptions } from './session-log.js';
+export { SessionLog } from './session-log.js';

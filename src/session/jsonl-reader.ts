@@ -1,0 +1,174 @@
+/**
+ * Streaming JSONL reader for files far larger than one JS string can hold (V8 caps a string at ~512 MB).
+ *
+ * The file is read in chunks into one reusable Buffer and split on the newline BYTE (0x0A), so no string is ever
+ * built from more than one line. Each line is decoded and `JSON.parse`d on its own; its bytes are then dropped.
+ * A line longer than the buffer grows the buffer (doubling) up to `maxLineBytes`; a longer line is an error, never a
+ * silent truncation. Peak extra memory is the buffer (chunk size, or the longest line) plus one decoded line.
+ */
+
+import { open } from 'node:fs/promises';
+import { PantoError } from '../errors.js';
+
+export interface JsonlReadOptions {
+  /** Bytes read per call (default 4 MiB). */
+  chunkBytes?: number;
+  /** Longest line accepted, in bytes (default 256 MiB). A longer line fails with `ERR_SESSION_CORRUPT`. */
+  maxLineBytes?: number;
+}
+
+/** A final line that ended without a newline and did not parse (a write cut short by a crash). */
+export interface TornLine {
+  /** 1-based line number. */
+  line: number;
+  /** Byte offset where the torn line starts (the file is intact up to here). */
+  offset: number;
+  /** Length in bytes of the torn fragment. */
+  bytes: number;
+}
+
+export interface JsonlReadResult {
+  /** Number of lines handed to the callback. */
+  lines: number;
+  /** File size in bytes when reading finished. */
+  fileBytes: number;
+  /** Set when the last line was torn; it was not handed to the callback. */
+  torn?: TornLine;
+  /** True when the last line parsed but has no trailing newline (an appender must write one first). */
+  unterminated: boolean;
+  /** 1-based numbers of empty lines that were skipped. */
+  emptyLines: number[];
+}
+
+/** Called once per parsed line, in file order; a throw stops reading and propagates. */
+export type JsonlLineHandler = (value: unknown, line: number) => void;
+
+const DEFAULT_CHUNK = 4 * 1024 * 1024;
+const DEFAULT_MAX_LINE = 256 * 1024 * 1024;
+const NEWLINE = 0x0a;
+
+function decodeLine(buf: Buffer, start: number, end: number): string {
+  // Strip a trailing CR so CRLF files read the same (JSON.parse would accept it anyway; this keeps empty-line checks honest).
+  const stop = end > start && buf[end - 1] === 0x0d ? end - 1 : end;
+  return buf.toString('utf8', start, stop);
+}
+
+/**
+ * Read `path` line by line and hand each parsed JSON value to `onLine`.
+ *
+ * Errors: a line that is not valid JSON and is followed by a newline fails with `ERR_SESSION_CORRUPT` naming the
+ * file and line number; a final line without newline that does not parse is reported as `torn` instead. I/O errors
+ * propagate as is.
+ */
+export async function readJsonl(
+  path: string,
+  onLine: JsonlLineHandler,
+  options: JsonlReadOptions = {},
+): Promise<JsonlReadResult> {
+  const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK;
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE;
+  if (!(chunkBytes > 0) || !(maxLineBytes > 0)) {
+    throw new PantoError('ERR_INVALID_ARGUMENT', 'chunkBytes and maxLineBytes must be positive');
+  }
+  const fh = await open(path, 'r');
+  try {
+    // Two read buffers: the next chunk is read while the current one is parsed. A line that spans chunks is
+    // assembled in `carry` (grown by doubling, at most maxLineBytes + 1 bytes); lines inside a chunk are parsed in place.
+    const size = Math.min(chunkBytes, maxLineBytes + 1);
+    const reads = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
+    let carry = Buffer.allocUnsafe(0);
+    let carryLen = 0;
+    let filePos = 0; // file offset of the next read
+    let lineOffset = 0; // file offset where the current line starts
+    let lineNo = 0;
+    let lines = 0;
+    const emptyLines: number[] = [];
+
+    const tooLong = (line: number): PantoError =>
+      new PantoError(
+        'ERR_SESSION_CORRUPT',
+        `${path}:${line}: line is longer than maxLineBytes (${maxLineBytes} bytes); refusing to load it`,
+      );
+
+    const appendCarry = (src: Buffer, from: number, to: number): void => {
+      const need = carryLen + (to - from);
+      if (need > maxLineBytes) throw tooLong(lineNo + 1);
+      if (need > carry.length) {
+        const grown = Buffer.allocUnsafe(Math.min(Math.max(need, carry.length * 2), maxLineBytes + 1));
+        carry.copy(grown, 0, 0, carryLen);
+        carry = grown;
+      }
+      src.copy(carry, carryLen, from, to);
+      carryLen = need;
+    };
+
+    const handle = (buf: Buffer, lineStart: number, lineEnd: number, terminated: boolean): TornLine | undefined => {
+      lineNo++;
+      const bytes = lineEnd - lineStart;
+      if (bytes > maxLineBytes) throw tooLong(lineNo);
+      const text = decodeLine(buf, lineStart, lineEnd);
+      const offset = lineOffset;
+      lineOffset += bytes + (terminated ? 1 : 0);
+      if (text === '') {
+        if (terminated) emptyLines.push(lineNo);
+        return undefined;
+      }
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        if (!terminated) return { line: lineNo, offset, bytes };
+        throw new PantoError(
+          'ERR_SESSION_CORRUPT',
+          `${path}:${lineNo}: not valid JSON (${(err as Error).message}); the session file is damaged at this line`,
+          { cause: err },
+        );
+      }
+      lines++;
+      onLine(value, lineNo);
+      return undefined;
+    };
+
+    let which = 0;
+    let pending = fh.read(reads[0] as Buffer, 0, size, 0);
+    for (;;) {
+      const { bytesRead, buffer } = await pending;
+      if (bytesRead === 0) break;
+      filePos += bytesRead;
+      which ^= 1;
+      pending = fh.read(reads[which] as Buffer, 0, size, filePos);
+      const view = buffer.subarray(0, bytesRead);
+      let start = 0;
+      if (carryLen > 0) {
+        const nl = view.indexOf(NEWLINE);
+        if (nl === -1) {
+          appendCarry(view, 0, bytesRead);
+          continue;
+        }
+        appendCarry(view, 0, nl);
+        handle(carry, 0, carryLen, true);
+        carryLen = 0;
+        start = nl + 1;
+      }
+      for (;;) {
+        const nl = view.indexOf(NEWLINE, start);
+        if (nl === -1) break;
+        handle(view, start, nl, true);
+        start = nl + 1;
+      }
+      if (start < bytesRead) appendCarry(view, start, bytesRead);
+    }
+
+    let torn: TornLine | undefined;
+    let unterminated = false;
+    if (carryLen > 0) {
+      torn = handle(carry, 0, carryLen, false);
+      unterminated = torn === undefined;
+    }
+    const result: JsonlReadResult = { lines, fileBytes: filePos, unterminated, emptyLines };
+    if (torn) result.torn = torn;
+    return result;
+  } finally {
+    await fh.close();
+  }
+}

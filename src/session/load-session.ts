@@ -1,0 +1,136 @@
+/**
+ * Loading a session file: stream it line by line (see jsonl-reader.ts), check every line, and resolve the current
+ * conversation (see resolve-conversation.ts). Memory: the parsed entries plus one line's bytes; the file is never
+ * held as one string, so sessions far beyond V8's string limit load.
+ */
+
+import type { Conversation } from '../conversation.js';
+import { PantoError } from '../errors.js';
+import { type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
+import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
+import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
+import { entryProblem, headerProblem } from './validate-entry.js';
+
+export interface LoadSessionOptions extends JsonlReadOptions {}
+
+/** Something the loader recovered from; the data it names was not loaded or was repaired. */
+export interface SessionWarning {
+  /** `torn_line`: a final line cut short by a crash was skipped; `unterminated_line`: the final line lacks a newline
+   * (kept); `empty_line`: an empty line was skipped; `repaired`: an appender fixed the file's end before writing. */
+  kind: 'torn_line' | 'unterminated_line' | 'empty_line' | 'repaired';
+  /** 1-based line number. */
+  line: number;
+  message: string;
+}
+
+export interface LoadedSession {
+  header: SessionHeader;
+  /** Every entry in file order (all branches, including the messages a compaction replaced). */
+  entries: SessionEntry[];
+  /** The current conversation: the path to the leaf with the latest compaction applied. */
+  conversation: Conversation;
+  /** Id of the last entry, or `null` when the file holds only a header. */
+  leafId: string | null;
+  warnings: SessionWarning[];
+}
+
+/** Internal result shared with SessionLog.open (which needs the tree and the file's tail state). */
+export interface SessionState extends LoadedSession {
+  byId: Map<string, SessionEntry>;
+  view: ConversationView;
+  read: JsonlReadResult;
+}
+
+function formatError(path: string, line: number, problem: string): PantoError {
+  return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
+}
+
+/** Read and check a session file. See `loadSession` for errors. */
+export async function readSessionState(
+  path: string,
+  options: LoadSessionOptions = {},
+): Promise<SessionState> {
+  let header: SessionHeader | undefined;
+  const entries: SessionEntry[] = [];
+  const byId = new Map<string, SessionEntry>();
+  const read = await readJsonl(
+    path,
+    (value, line) => {
+      if (header === undefined) {
+        const problem = headerProblem(value);
+        if (problem) throw formatError(path, line, problem);
+        const h = value as SessionHeader;
+        if (h.version > SESSION_FORMAT_VERSION) {
+          throw formatError(
+            path,
+            line,
+            `session format version ${h.version} is newer than this library reads (${SESSION_FORMAT_VERSION})`,
+          );
+        }
+        header = h;
+        return;
+      }
+      const problem = entryProblem(value);
+      if (problem) throw formatError(path, line, problem);
+      const entry = value as SessionEntry;
+      if (byId.has(entry.id)) throw formatError(path, line, `duplicate entry id ${entry.id}`);
+      if (entry.parentId !== null && !byId.has(entry.parentId)) {
+        throw formatError(path, line, `parentId ${entry.parentId} does not name an earlier entry`);
+      }
+      byId.set(entry.id, entry);
+      entries.push(entry);
+    },
+    options,
+  );
+  const warnings: SessionWarning[] = read.emptyLines.map((line) => ({
+    kind: 'empty_line',
+    line,
+    message: `${path}:${line}: empty line skipped`,
+  }));
+  if (read.torn) {
+    warnings.push({
+      kind: 'torn_line',
+      line: read.torn.line,
+      message:
+        `${path}:${read.torn.line}: last line is incomplete (${read.torn.bytes} bytes, likely a crash mid-write); ` +
+        'skipped, everything before it loaded',
+    });
+  } else if (read.unterminated) {
+    warnings.push({
+      kind: 'unterminated_line',
+      line: read.lines + read.emptyLines.length,
+      message: `${path}: last line has no trailing newline; loaded`,
+    });
+  }
+  if (header === undefined) {
+    throw new PantoError(
+      'ERR_SESSION_FORMAT',
+      `${path}: no session header (the file is empty or its first line is torn)`,
+    );
+  }
+  const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
+  const view = resolveConversation(pathToLeaf(byId, leafId));
+  return {
+    header,
+    entries,
+    conversation: { messages: view.messages },
+    leafId,
+    warnings,
+    byId,
+    view,
+    read,
+  };
+}
+
+/**
+ * Load a session file written by `SessionLog`. Streams the file (bounded extra memory; no whole-file string).
+ *
+ * Errors (`PantoError`): `ERR_SESSION_CORRUPT` for a line in the middle that is not valid JSON or a line longer than
+ * `maxLineBytes` (the message names the line number); `ERR_SESSION_FORMAT` for a missing/newer header or a line that is
+ * valid JSON but not a valid entry. A torn LAST line is not an error: it is skipped and reported in `warnings`.
+ * File-system errors (e.g. `ENOENT`) propagate unchanged.
+ */
+export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<LoadedSession> {
+  const { header, entries, conversation, leafId, warnings } = await readSessionState(path, options);
+  return { header, entries, conversation, leafId, warnings };
+}

@@ -1,0 +1,64 @@
+/**
+ * The lines of a session file (format described in docs/session-format.md). Line 1 is a `SessionHeader`; every later
+ * line is one `SessionEntry`. Entries form a tree through `parentId`; the conversation is the path from the root to the
+ * leaf (the last entry in the file).
+ */
+
+import type { Message } from '../conversation.js';
+
+/** Current format version, written into every new header. Loading refuses a file whose version is newer. */
+export const SESSION_FORMAT_VERSION = 1;
+
+/** Line 1 of a session file. */
+export interface SessionHeader {
+  type: 'session';
+  version: number;
+  /** Session id (random, unique per file). */
+  id: string;
+  /** ISO 8601 time the session was created. */
+  created: string;
+  /** Model id the session started with, when the host gave one. */
+  model?: string;
+  /** Workspace root the session ran in, when the host gave one. */
+  workspace?: string;
+}
+
+interface EntryBase {
+  /** Unique within the file. */
+  id: string;
+  /** Id of the previous entry on this branch; `null` for the first entry. */
+  parentId: string | null;
+  /** ISO 8601 time the entry was appended. */
+  timestamp: string;
+}
+
+/** One conversation message, stored as is (tool results keep their parts with inline base64 and their `meta`). */
+export interface MessageEntry extends EntryBase {
+  type: 'message';
+  message: Message;
+}
+
+/**
+ * A compaction: from this entry on, the messages before `firstKeptEntryId` (on the path to the leaf) are replaced by
+ * `replacement` (the system messages of the summarized part, then the summary message). `firstKeptEntryId` is `null`
+ * when every message before this entry was summarized. The replaced messages stay in the file.
+ */
+export interface CompactionEntry extends EntryBase {
+  type: 'compaction';
+  summary: string;
+  replacement: Message[];
+  firstKeptEntryId: string | null;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+/** A host event (model switch, label, UI state, ...): never part of the conversation sent to a model. */
+export interface CustomEntry extends EntryBase {
+  type: 'custom';
+  /** Host-chosen event type, e.g. `model_change`. */
+  customType: string;
+  /** Any JSON value. */
+  data: unknown;
+}
+
+export type SessionEntry = MessageEntry | CompactionEntry | CustomEntry;

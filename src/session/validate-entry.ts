@@ -1,0 +1,236 @@
+/**
+ * Shape checks for session lines and for values handed to the log. Each check returns a problem description (naming
+ * the offending field) or `null`; callers turn it into `ERR_SESSION_FORMAT` (loading) or `ERR_INVALID_ARGUMENT`
+ * (appending). Checks are structural and O(number of fields): base64 payloads are checked to be strings, never scanned.
+ */
+
+import type { Message } from '../conversation.js';
+
+type Obj = Record<string, unknown>;
+
+const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+const STOP_REASONS = new Set(['end', 'tool_use', 'max_tokens', 'refusal', 'aborted', 'error', 'other']);
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function optional(o: Obj, key: string, type: 'string' | 'number' | 'boolean' | 'object', where: string) {
+  const v = o[key];
+  if (v === undefined) return null;
+  if (type === 'object' ? !isObj(v) : typeof v !== type) return `${where}.${key} must be a ${type}`;
+  return null;
+}
+
+function isDimension(v: unknown): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0;
+}
+
+/** Problem with a stored part (text | image | document), or null. */
+export function partProblem(p: unknown, where: string): string | null {
+  if (!isObj(p)) return `${where} must be an object`;
+  switch (p.type) {
+    case 'text':
+      return typeof p.text === 'string' ? null : `${where}.text must be a string`;
+    case 'image':
+      if (typeof p.mediaType !== 'string' || !IMAGE_TYPES.has(p.mediaType)) {
+        return `${where}.mediaType must be one of ${[...IMAGE_TYPES].join(', ')}`;
+      }
+      if (typeof p.data !== 'string') return `${where}.data must be a base64 string`;
+      if (!isDimension(p.width) || !isDimension(p.height))
+        return `${where} needs positive integer width and height`;
+      return null;
+    case 'document':
+      if (p.mediaType !== 'application/pdf') return `${where}.mediaType must be application/pdf`;
+      if (typeof p.data !== 'string') return `${where}.data must be a base64 string`;
+      if (p.pages !== undefined && !isDimension(p.pages)) return `${where}.pages must be a positive integer`;
+      return optional(p, 'name', 'string', where);
+    default:
+      return `${where}.type must be text, image or document (got ${JSON.stringify(p.type)})`;
+  }
+}
+
+function partsProblem(parts: unknown, where: string): string | null {
+  if (!Array.isArray(parts)) return `${where} must be an array`;
+  for (let i = 0; i < parts.length; i++) {
+    const problem = partProblem(parts[i], `${where}[${i}]`);
+    if (problem) return problem;
+  }
+  return null;
+}
+
+function assistantBlockProblem(b: unknown, where: string): string | null {
+  if (!isObj(b)) return `${where} must be an object`;
+  switch (b.type) {
+    case 'text':
+      return typeof b.text === 'string' ? null : `${where}.text must be a string`;
+    case 'thinking':
+      if (typeof b.text !== 'string') return `${where}.text must be a string`;
+      return optional(b, 'signature', 'string', where) ?? optional(b, 'redacted', 'boolean', where);
+    case 'tool_call':
+      if (typeof b.id !== 'string' || typeof b.name !== 'string') return `${where} needs string id and name`;
+      if (!isObj(b.input)) return `${where}.input must be an object`;
+      return optional(b, 'providerData', 'object', where);
+    default:
+      return `${where}.type must be text, thinking or tool_call (got ${JSON.stringify(b.type)})`;
+  }
+}
+
+function toolResultProblem(r: unknown, where: string): string | null {
+  if (!isObj(r) || r.type !== 'tool_result') return `${where} must be a tool_result block`;
+  if (typeof r.toolUseId !== 'string' || typeof r.toolName !== 'string') {
+    return `${where} needs string toolUseId and toolName`;
+  }
+  if (typeof r.isError !== 'boolean') return `${where}.isError must be a boolean`;
+  return partsProblem(r.parts, `${where}.parts`) ?? optional(r, 'meta', 'object', where);
+}
+
+/** Problem with a conversation message, or null. */
+export function messageProblem(m: unknown, where: string): string | null {
+  if (!isObj(m)) return `${where} must be an object`;
+  switch (m.role) {
+    case 'system':
+      return typeof m.content === 'string' ? null : `${where}.content must be a string`;
+    case 'user':
+      return partsProblem(m.content, `${where}.content`);
+    case 'assistant': {
+      if (!Array.isArray(m.content)) return `${where}.content must be an array`;
+      for (let i = 0; i < m.content.length; i++) {
+        const problem = assistantBlockProblem(m.content[i], `${where}.content[${i}]`);
+        if (problem) return problem;
+      }
+      if (m.stopReason !== undefined && !STOP_REASONS.has(m.stopReason as string)) {
+        return `${where}.stopReason is not a known stop reason`;
+      }
+      return (
+        optional(m, 'usage', 'object', where) ??
+        optional(m, 'model', 'string', where) ??
+        optional(m, 'errorMessage', 'string', where)
+      );
+    }
+    case 'tool': {
+      if (!Array.isArray(m.results)) return `${where}.results must be an array`;
+      for (let i = 0; i < m.results.length; i++) {
+        const problem = toolResultProblem(m.results[i], `${where}.results[${i}]`);
+        if (problem) return problem;
+      }
+      return null;
+    }
+    default:
+      return `${where}.role must be system, user, assistant or tool (got ${JSON.stringify(m.role)})`;
+  }
+}
+
+/** Problem with a header line, or null. */
+export function headerProblem(h: unknown): string | null {
+  if (!isObj(h) || h.type !== 'session') return 'line 1 is not a session header ({"type":"session",...})';
+  if (typeof h.version !== 'number' || !Number.isInteger(h.version) || h.version < 1) {
+    return 'header.version must be a positive integer';
+  }
+  if (typeof h.id !== 'string' || typeof h.created !== 'string') return 'header needs string id and created';
+  return optional(h, 'model', 'string', 'header') ?? optional(h, 'workspace', 'string', 'header');
+}
+
+/** Problem with an entry line (not the header), or null. */
+export function entryProblem(e: unknown): string | null {
+  if (!isObj(e)) return 'entry must be a JSON object';
+  if (typeof e.id !== 'string' || e.id === '') return 'entry.id must be a non-empty string';
+  if (e.parentId !== null && typeof e.parentId !== 'string') return 'entry.parentId must be a string or null';
+  if (typeof e.timestamp !== 'string') return 'entry.timestamp must be a string';
+  switch (e.type) {
+    case 'message':
+      return messageProblem(e.message, 'entry.message');
+    case 'compaction': {
+      if (typeof e.summary !== 'string') return 'entry.summary must be a string';
+      if (e.firstKeptEntryId !== null && typeof e.firstKeptEntryId !== 'string') {
+        return 'entry.firstKeptEntryId must be a string or null';
+      }
+      if (typeof e.tokensBefore !== 'number' || typeof e.tokensAfter !== 'number') {
+        return 'entry.tokensBefore and entry.tokensAfter must be numbers';
+      }
+      if (!Array.isArray(e.replacement)) return 'entry.replacement must be an array';
+      for (let i = 0; i < e.replacement.length; i++) {
+        const problem = messageProblem(e.replacement[i], `entry.replacement[${i}]`);
+        if (problem) return problem;
+      }
+      return null;
+    }
+    case 'custom':
+      if (typeof e.customType !== 'string' || e.customType === '')
+        return 'entry.customType must be a non-empty string';
+      return e.data === undefined ? 'entry.data is missing' : null;
+    default:
+      return `entry.type must be message, compaction or custom (got ${JSON.stringify(e.type)})`;
+  }
+}
+
+/**
+ * Problem that would make `value` change on a JSON round trip (undefined, functions, symbols, bigint, non-finite
+ * numbers, class instances such as Date/Map/Uint8Array, cycles), or null. Used on host-supplied `meta`, tool `input`
+ * and custom `data` before they are written.
+ */
+export function jsonProblem(value: unknown, where: string, seen: Set<object> = new Set()): string | null {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return null;
+    case 'number':
+      return Number.isFinite(value) ? null : `${where} is not a finite number`;
+    case 'object': {
+      if (value === null) return null;
+      if (seen.has(value)) return `${where} is a cycle`;
+      seen.add(value);
+      try {
+        if (Array.isArray(value)) {
+          for (let i = 0; i < value.length; i++) {
+            const problem = jsonProblem(value[i], `${where}[${i}]`, seen);
+            if (problem) return problem;
+          }
+          return null;
+        }
+        const proto = Object.getPrototypeOf(value);
+        if (proto !== Object.prototype && proto !== null) {
+          return `${where} is a ${(value as object).constructor?.name ?? 'class instance'}, not plain JSON data`;
+        }
+        for (const [k, v] of Object.entries(value)) {
+          const problem = jsonProblem(v, `${where}.${k}`, seen);
+          if (problem) return problem;
+        }
+        return null;
+      } finally {
+        seen.delete(value);
+      }
+    }
+    default:
+      return `${where} is ${typeof value}, which JSON cannot hold`;
+  }
+}
+
+function optionalJsonProblem(value: unknown, where: string): string | null {
+  return value === undefined ? null : jsonProblem(value, where);
+}
+
+/** JSON problems in the host-supplied free-form fields of a message (tool inputs, provider data, usage, meta). */
+export function messageJsonProblem(m: Message, where: string): string | null {
+  switch (m.role) {
+    case 'system':
+    case 'user':
+      return null;
+    case 'assistant':
+      for (let i = 0; i < m.content.length; i++) {
+        const b = m.content[i];
+        if (b?.type !== 'tool_call') continue;
+        const problem =
+          jsonProblem(b.input, `${where}.content[${i}].input`) ??
+          optionalJsonProblem(b.providerData, `${where}.content[${i}].providerData`);
+        if (problem) return problem;
+      }
+      return optionalJsonProblem(m.usage, `${where}.usage`);
+    case 'tool':
+      for (let i = 0; i < m.results.length; i++) {
+        const problem = optionalJsonProblem(m.results[i]?.meta, `${where}.results[${i}].meta`);
+        if (problem) return problem;
+      }
+      return null;
+  }
+}
