@@ -217,8 +217,9 @@ console.log(
 console.log(
   `stored: ${first.mediaType} ${first.width}x${first.height}, ${fmt((first.data.length * 0.75) / 1e6)} MB`,
 );
+const load1 = loadavg()[0] ?? 0;
 console.log(
-  `load average at start of this section: ${loadavg()
+  `load average (1/5/15 min): ${loadavg()
     .map((l) => fmt(l))
     .join(' ')}`,
 );
@@ -230,4 +231,15 @@ console.log(
 console.log(
   `| dispatchToolCalls (one turn, 8 calls) | ${fmt(parMs, 0)} | ${fmt(parMs / IMAGES, 1)} | ${fmt(parCpu, 0)} | ${fmt(parCpu / parMs)} |`,
 );
-console.log(`speed-up of dispatchToolCalls over one-after-another: ${fmt(seqMs / parMs)}x`);
+const seqBest = Math.min(...seqRuns.map((m) => m.wall));
+const parBest = Math.min(...parRuns.map((m) => m.wall));
+console.log(
+  `speed-up of dispatchToolCalls over one-after-another: ${fmt(seqMs / parMs)}x (median), ` +
+    `${fmt(seqBest / parBest)}x (best: ${fmt(seqBest, 0)} vs ${fmt(parBest, 0)} ms)`,
+);
+if (load1 > availableParallelism()) {
+  console.log(
+    `note: the load average (${fmt(load1)}) exceeds the core count: other processes compete for the cores, so the ` +
+      'speed-up is bounded by the "cores used" column, not by the threadpool.',
+  );
+}

@@ -7,10 +7,10 @@
  * estimate error.
  */
 
-import { assistantText, type Message } from '../conversation.js';
-import { PantoError } from '../errors.js';
 import type { Summarizer } from '../compaction/compact.js';
 import { estimateTokens } from '../compaction/estimate-tokens.js';
+import { assistantText, type Message } from '../conversation.js';
+import { PantoError } from '../errors.js';
 import type { ModelInfo } from '../providers/model-info.js';
 import { collectStream } from '../providers/stream/collect-stream.js';
 import type { Provider } from '../providers/transport/http-provider.js';
@@ -53,8 +53,11 @@ export function estimateRequestTokens(
   tools: readonly ToolDecl[],
 ): number {
   let overhead = system?.length ?? 0;
-  for (const t of tools) overhead += t.name.length + t.description.length + JSON.stringify(t.inputSchema).length;
-  return estimateTokens(messages as Message[], { imageTokenRule: model.imageTokenRule }) + Math.ceil(overhead / 4);
+  for (const t of tools)
+    overhead += t.name.length + t.description.length + JSON.stringify(t.inputSchema).length;
+  return (
+    estimateTokens(messages as Message[], { imageTokenRule: model.imageTokenRule }) + Math.ceil(overhead / 4)
+  );
 }
 
 const SUMMARY_SYSTEM =
@@ -81,7 +84,9 @@ export function providerSummarizer(provider: Provider, model: ModelInfo): Summar
       system: SUMMARY_SYSTEM,
       maxTokens: Math.min(model.limits.maxOutputTokens, 4096),
     });
-    const message = await collectStream(provider.stream({ model: model.id, body }, { signal: request.signal }));
+    const message = await collectStream(
+      provider.stream({ model: model.id, body }, { signal: request.signal }),
+    );
     const text = assistantText(message).trim();
     if (text.length === 0) throw new PantoError('ERR_PROVIDER', 'the summarizer model returned no text');
     return text;

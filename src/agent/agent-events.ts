@@ -10,8 +10,8 @@
 
 import type { AssistantMessage, Message, ToolResultsMessage } from '../conversation.js';
 import type { PantoError } from '../errors.js';
-import type { StreamEvent } from '../providers/stream/stream-event.js';
 import type { SerializeWarningCode } from '../providers/serialize-options.js';
+import type { StreamEvent } from '../providers/stream/stream-event.js';
 import type { ToolEvent } from './tool-events.js';
 
 /** Why a run ended. `max_turns`: the turn limit was reached while the model still wanted tools run. */

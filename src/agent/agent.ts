@@ -23,11 +23,17 @@
  * - Compaction runs before a request whose estimate nears the context window (see agent-compaction.ts).
  */
 
-import type { AssistantMessage, Message, ToolCallBlock, ToolResultBlock, UserMessage } from '../conversation.js';
+import { compact } from '../compaction/compact.js';
+import type {
+  AssistantMessage,
+  Message,
+  ToolCallBlock,
+  ToolResultBlock,
+  UserMessage,
+} from '../conversation.js';
 import { toolCallsOf } from '../conversation.js';
 import { isPantoError, PantoError } from '../errors.js';
 import type { ProcessOptions } from '../media/types.js';
-import { compact } from '../compaction/compact.js';
 import { mediaPolicyFor, resolveModel } from '../providers/model-catalog.js';
 import type { ModelInfo } from '../providers/model-info.js';
 import type { MediaRef, PartFilter, SerializeWarning } from '../providers/serialize-options.js';
@@ -121,14 +127,20 @@ export class Agent {
     }
     const provider = options.provider as Partial<Provider> | undefined;
     if (typeof provider?.stream !== 'function') {
-      throw new PantoError('ERR_INVALID_ARGUMENT', 'new Agent: options.provider must be a Provider (see createProvider)');
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        'new Agent: options.provider must be a Provider (see createProvider)',
+      );
     }
     if (options.session !== undefined && options.messages !== undefined) {
       throw new PantoError('ERR_INVALID_ARGUMENT', 'new Agent: pass either session or messages, not both');
     }
     const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
     if (!Number.isInteger(maxTurns) || maxTurns < 1) {
-      throw new PantoError('ERR_INVALID_ARGUMENT', `new Agent: maxTurns must be an integer >= 1, got ${maxTurns}`);
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        `new Agent: maxTurns must be an integer >= 1, got ${maxTurns}`,
+      );
     }
     this.provider = options.provider;
     this.model = typeof options.model === 'string' ? resolveModel(options.model) : options.model;
@@ -140,12 +152,16 @@ export class Agent {
     }
     this.tools = options.tools ?? new StaticToolSource([], 'none');
     this.session = options.session;
-    this.#messages = options.session ? [...options.session.conversation.messages] : [...(options.messages ?? [])];
+    this.#messages = options.session
+      ? [...options.session.conversation.messages]
+      : [...(options.messages ?? [])];
     this.#system = options.system;
     this.#maxTurns = maxTurns;
     this.#request = { ...options.request };
     this.#compaction =
-      options.compaction === false ? undefined : resolveCompaction(options.compaction, this.model, this.provider);
+      options.compaction === false
+        ? undefined
+        : resolveCompaction(options.compaction, this.model, this.provider);
     this.#media = options.mediaPolicy ?? mediaPolicyFor(this.model);
     this.#workspaceRoot = options.workspaceRoot;
     this.#concurrency = options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY;
@@ -232,7 +248,9 @@ export class Agent {
       if (first !== undefined) this.#append(first, appended);
       result = await this.#loop(signal, appended, () => ++turns);
     } catch (err) {
-      const error = isPantoError(err) ? err : new PantoError('ERR_INTERNAL', errorMessage(err), { cause: err });
+      const error = isPantoError(err)
+        ? err
+        : new PantoError('ERR_INTERNAL', errorMessage(err), { cause: err });
       result = { stopReason: signal.aborted ? 'aborted' : 'error', turns: 0, messages: appended, error };
     } finally {
       external?.removeEventListener('abort', onExternal);
@@ -247,7 +265,9 @@ export class Agent {
 
   async #loop(signal: AbortSignal, appended: Message[], nextTurn: () => number): Promise<AgentRunResult> {
     const done = (stopReason: AgentStopReason, error?: PantoError): AgentRunResult =>
-      error === undefined ? { stopReason, turns: 0, messages: appended } : { stopReason, turns: 0, messages: appended, error };
+      error === undefined
+        ? { stopReason, turns: 0, messages: appended }
+        : { stopReason, turns: 0, messages: appended, error };
     let turns = 0;
     for (;;) {
       if (signal.aborted) return done('aborted', abortError(signal));
@@ -301,7 +321,10 @@ export class Agent {
       const serialized = serializeRequest(this.#messages, this.model, request);
       this.#warnSerializer(serialized.warnings);
       let terminal: { message: AssistantMessage; error?: PantoError } | undefined;
-      for await (const event of this.provider.stream({ model: this.model.id, body: serialized.body }, { signal })) {
+      for await (const event of this.provider.stream(
+        { model: this.model.id, body: serialized.body },
+        { signal },
+      )) {
         switch (event.type) {
           case 'start':
             this.#emit({ type: 'message_start', role: 'assistant' });
@@ -327,7 +350,10 @@ export class Agent {
         }
       }
       if (terminal === undefined) {
-        const error = new PantoError('ERR_PROVIDER', `${this.provider.name}: the stream ended without a final message`);
+        const error = new PantoError(
+          'ERR_PROVIDER',
+          `${this.provider.name}: the stream ended without a final message`,
+        );
         return { message: failedMessage(error), error };
       }
       const { error } = terminal;
@@ -361,7 +387,10 @@ export class Agent {
       const raw = String(invalid.raw ?? '');
       const text = `The arguments of this ${call.name} call were not a JSON object (${String(invalid.error)}); the tool did not run. Arguments received: ${raw.length > 500 ? `${raw.slice(0, 500)}…` : raw}`;
       results[i] = errorResult(call, text);
-      this.#warn({ code: 'invalid-arguments', message: `tool call ${call.id} (${call.name}): ${String(invalid.error)}` });
+      this.#warn({
+        code: 'invalid-arguments',
+        message: `tool call ${call.id} (${call.name}): ${String(invalid.error)}`,
+      });
     });
     for (const i of calls.keys()) {
       const r = results[i];
@@ -473,14 +502,23 @@ export class Agent {
   #partData(ref: MediaRef): string | undefined {
     const [m, b, p] = ref.key.split(':').map(Number) as [number, number, number];
     const message = this.#messages[m];
-    const parts = message?.role === 'user' ? message.content : message?.role === 'tool' ? message.results[b]?.parts : undefined;
+    const parts =
+      message?.role === 'user'
+        ? message.content
+        : message?.role === 'tool'
+          ? message.results[b]?.parts
+          : undefined;
     const part = parts?.[p];
     return part !== undefined && part.type !== 'text' ? part.data : undefined;
   }
 
   #warnSerializer(warnings: readonly SerializeWarning[]): void {
     for (const w of warnings) {
-      this.#warn(w.parts === undefined ? { code: w.code, message: w.message } : { code: w.code, message: w.message, parts: w.parts });
+      this.#warn(
+        w.parts === undefined
+          ? { code: w.code, message: w.message }
+          : { code: w.code, message: w.message, parts: w.parts },
+      );
     }
   }
 
@@ -515,13 +553,19 @@ function stopOf(message: AssistantMessage): AgentStopReason {
     case 'error':
     case 'other':
       return message.stopReason;
+    default:
+      return 'other';
   }
 }
 
 function abortError(signal: AbortSignal): PantoError {
   const reason: unknown = signal.reason;
   if (isPantoError(reason, 'ERR_ABORTED')) return reason;
-  return new PantoError('ERR_ABORTED', 'the run was aborted', reason === undefined ? undefined : { cause: reason });
+  return new PantoError(
+    'ERR_ABORTED',
+    'the run was aborted',
+    reason === undefined ? undefined : { cause: reason },
+  );
 }
 
 function errorResult(call: ToolCallBlock, text: string): ToolResultBlock {

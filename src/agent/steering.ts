@@ -10,7 +10,8 @@ import type { ToolResultBlock } from '../conversation.js';
 export const STEERING_SKIPPED_TEXT = 'skipped: the user sent a new message';
 
 /** Result text of a call that was running when the user sent a new message (its tool was told to stop). */
-export const STEERING_CANCELLED_TEXT = 'cancelled: the user sent a new message while this tool call was running';
+export const STEERING_CANCELLED_TEXT =
+  'cancelled: the user sent a new message while this tool call was running';
 
 /** The result recorded for a call ended by steering. */
 export function steeringResult(toolUseId: string, toolName: string, started: boolean): ToolResultBlock {

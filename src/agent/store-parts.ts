@@ -20,14 +20,15 @@ export type MediaOutcome =
 export interface StorePartsOptions {
   /** The current model's media policy (sides, bytes, quality). The part's own `mediaType` becomes the hint. */
   media?: ProcessOptions | undefined;
-  /** Called once per media part, in completion order. */
+  /** Called once per media part, in completion order. If it throws, `toStoredParts` rejects with that error. */
   onMedia?: ((outcome: MediaOutcome) => void) | undefined;
 }
 
 /**
  * Store `parts` in order. An image becomes an `ImagePart` followed by a note when something worth telling changed
  * (resized, converted, first frame, oriented, hint corrected); a PDF becomes a `DocumentPart` (keeping the tool's
- * `name`); refused bytes become a `[attachment dropped: …]` text part in their place. Never rejects.
+ * `name`); refused bytes become a `[attachment dropped: …]` text part in their place. Never rejects for bad bytes
+ * (only for a throwing `onMedia`).
  */
 export async function toStoredParts(
   parts: readonly ResultPart[],

@@ -30,16 +30,25 @@ export interface BuildUserMessageOptions {
  * Build a user message. Throws `ERR_INVALID_ARGUMENT` for content that is not a string or an array of parts.
  * @example buildUserMessage(['What is in this picture?', { type: 'media', data: await readFile('shot.png') }])
  */
-export async function buildUserMessage(content: UserContent, options: BuildUserMessageOptions = {}): Promise<UserMessage> {
+export async function buildUserMessage(
+  content: UserContent,
+  options: BuildUserMessageOptions = {},
+): Promise<UserMessage> {
   if (typeof content === 'string') return { role: 'user', content: [{ type: 'text', text: content }] };
   if (!Array.isArray(content)) {
     throw new PantoError('ERR_INVALID_ARGUMENT', 'user content must be a string or an array of parts');
   }
   const parts: ResultPart[] = content.map((c, i) => toResultPart(c, i));
   if (parts.every((p) => p.type === 'text')) {
-    return { role: 'user', content: parts.map((p) => ({ type: 'text', text: (p as { text: string }).text })) };
+    return {
+      role: 'user',
+      content: parts.map((p) => ({ type: 'text', text: (p as { text: string }).text })),
+    };
   }
-  return { role: 'user', content: await toStoredParts(parts, { media: options.media, onMedia: options.onMedia }) };
+  return {
+    role: 'user',
+    content: await toStoredParts(parts, { media: options.media, onMedia: options.onMedia }),
+  };
 }
 
 function toResultPart(part: UserContentPart, index: number): ResultPart {
@@ -55,7 +64,11 @@ function toResultPart(part: UserContentPart, index: number): ResultPart {
     case 'document':
       if (typeof part.data === 'string') {
         // Re-validate stored parts from the host: same pipeline, same guarantees as raw bytes.
-        const media: MediaResultPart = { type: 'media', data: Buffer.from(part.data, 'base64'), mediaType: part.mediaType };
+        const media: MediaResultPart = {
+          type: 'media',
+          data: Buffer.from(part.data, 'base64'),
+          mediaType: part.mediaType,
+        };
         if (part.type === 'document' && part.name !== undefined) media.name = part.name;
         return media;
       }

@@ -2,7 +2,7 @@
  * Tool-argument validation against a tool's JSON Schema, with Ajv.
  *
  * Each schema is compiled once and cached by object identity (a `WeakMap`), so a turn pays only the compiled
- * validator's cost per call. Schemas declaring draft-07 / draft-06 (`$schema`) are compiled by Ajv's draft-07 class;
+ * validator's cost per call; an equal schema in a new object reuses the validator compiled for its JSON text. Schemas declaring draft-07 / draft-06 (`$schema`) are compiled by Ajv's draft-07 class;
  * every other schema (no `$schema`, 2019-09, 2020-12) by its 2020-12 class — the dialect MCP tool schemas use.
  *
  * Validation never changes the arguments: no type coercion, no defaults, no property removal. The model sees exactly
@@ -19,6 +19,9 @@ export type ArgsCheck = { ok: true } | { ok: false; message: string };
 type Compiled = ValidateFunction | { schemaError: string };
 
 const cache = new WeakMap<object, Compiled>();
+/** Validators by schema JSON, oldest evicted first; bounds the memory of sources that rebuild schema objects. */
+const byContent = new Map<string, Compiled>();
+const MAX_BY_CONTENT = 512;
 let ajv2020: Ajv2020 | undefined;
 let ajv07: Ajv | undefined;
 
@@ -50,11 +53,24 @@ function compile(schema: unknown): Compiled {
   }
   const hit = cache.get(schema);
   if (hit) return hit;
-  let compiled: Compiled;
+  // Identity miss: a source may rebuild equal schema objects; reuse the validator compiled for equal content.
+  let key: string | undefined;
   try {
-    compiled = compilerFor(schema as JsonSchema).compile(schema);
-  } catch (err) {
-    compiled = { schemaError: `its input schema does not compile: ${(err as Error).message}` };
+    key = JSON.stringify(schema);
+  } catch {
+    key = undefined; // cyclic: Ajv reports it below
+  }
+  let compiled = key === undefined ? undefined : byContent.get(key);
+  if (compiled === undefined) {
+    try {
+      compiled = compilerFor(schema as JsonSchema).compile(schema);
+    } catch (err) {
+      compiled = { schemaError: `its input schema does not compile: ${(err as Error).message}` };
+    }
+    if (key !== undefined) {
+      if (byContent.size >= MAX_BY_CONTENT) byContent.delete(byContent.keys().next().value as string);
+      byContent.set(key, compiled);
+    }
   }
   cache.set(schema, compiled);
   return compiled;

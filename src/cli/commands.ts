@@ -1,5 +1,7 @@
 import type { CliIo } from './cli-io.js';
 import { runImage } from './commands/image.js';
+import { runSession } from './commands/session.js';
+import { runTool } from './commands/tool.js';
 
 export interface Command {
   summary: string;
@@ -8,5 +10,7 @@ export interface Command {
 
 /** Every `panto` subcommand. */
 export const commands: Record<string, Command> = {
+  tool: { summary: 'run a tool offline and show its result and the request a provider would get', run: runTool },
   image: { summary: 'show what the media pipeline does to one image or PDF', run: runImage },
+  session: { summary: 'print the transcript of a saved session log', run: runSession },
 };

@@ -53,7 +53,10 @@ export function resolveBudgets(budgets: LuaBudgets | undefined): ResolvedBudgets
     }
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-      throw new PantoError('ERR_INVALID_ARGUMENT', `Lua budget '${key}' must be a positive number, got ${String(value)}`);
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        `Lua budget '${key}' must be a positive number, got ${String(value)}`,
+      );
     }
     out[key as keyof ResolvedBudgets] = value;
   }

@@ -15,8 +15,8 @@
  *    quantifiers is still not interruptible (see docs/lua-tools.md, "What a budget cannot stop").
  */
 
-import fengari from 'fengari';
 import type { LuaJsFunction } from 'fengari';
+import fengari from 'fengari';
 import lstate from 'fengari/src/lstate.js';
 
 const CIST_OAH = lstate.CIST_OAH;

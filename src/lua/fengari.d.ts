@@ -107,7 +107,13 @@ declare module 'fengari' {
     luaL_checktype(L: LuaState, arg: number, t: number): void;
     luaL_error(L: LuaState, fmt: LuaString | string, ...args: unknown[]): never;
     luaL_len(L: LuaState, idx: number): number;
-    luaL_loadbufferx(L: LuaState, buff: LuaString, size: number, name: LuaString | string, mode: LuaString | string | null): number;
+    luaL_loadbufferx(
+      L: LuaState,
+      buff: LuaString,
+      size: number,
+      name: LuaString | string,
+      mode: LuaString | string | null,
+    ): number;
     luaL_newstate(): LuaState;
     luaL_optinteger(L: LuaState, arg: number, def: number): number;
     luaL_ref(L: LuaState, t: number): number;
@@ -140,6 +146,7 @@ declare module 'fengari' {
 
 declare module 'fengari/src/lstring.js' {
   import type { LuaState, LuaString } from 'fengari';
+
   const lstring: {
     /** Wrap a byte array as a Lua string WITHOUT copying (the array must never be mutated afterwards). */
     luaS_bless(L: LuaState, str: LuaString): unknown;
@@ -149,6 +156,7 @@ declare module 'fengari/src/lstring.js' {
 
 declare module 'fengari/src/lobject.js' {
   import type { LuaState } from 'fengari';
+
   const lobject: {
     /** Push a TString onto the stack (no copy, no stack check). */
     pushsvalue2s(L: LuaState, ts: unknown): void;

@@ -9,18 +9,17 @@
  * All paths are confined to the call's workspace root (see workspace-paths.ts).
  */
 
-import { readFile, readdir, stat } from 'node:fs/promises';
-import fengari from 'fengari';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import type { LuaJsFunction, LuaState } from 'fengari';
+import fengari from 'fengari';
 import { sniffMedia } from '../media/index.js';
 import type { ResolvedBudgets } from './budget.js';
 import { failure, type Pusher, yieldFor } from './host-yield.js';
+import type { LuaLogLevel } from './lua-log.js';
 import { LuaConversionError, luaToJson, pushBytesNoCopy, pushJson, pushString } from './lua-values.js';
 import { type Denylist, resolveInWorkspace } from './workspace-paths.js';
 
 const { lua, lauxlib } = fengari;
-
-export type LuaLogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /** What host functions need to know about the call that is running right now. */
 export interface HostCall {
@@ -96,7 +95,13 @@ export function createHostFunctions(opts: HostApiOptions): Record<string, LuaJsF
       const list = entries
         .map((e) => ({
           name: e.name,
-          type: e.isFile() ? 'file' : e.isDirectory() ? 'directory' : e.isSymbolicLink() ? 'symlink' : 'other',
+          type: e.isFile()
+            ? 'file'
+            : e.isDirectory()
+              ? 'directory'
+              : e.isSymbolicLink()
+                ? 'symlink'
+                : 'other',
         }))
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       return pushOne(list);

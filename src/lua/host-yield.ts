@@ -10,8 +10,8 @@
  *   enclosing thread (see sandbox.ts, `COROUTINE_WRAPPER`).
  */
 
-import fengari from 'fengari';
 import type { LuaJsFunction, LuaState } from 'fengari';
+import fengari from 'fengari';
 import { pushString } from './lua-values.js';
 
 const { lua } = fengari;
@@ -41,7 +41,9 @@ export function yieldFor(L: LuaState, what: string, work: Promise<Pusher>): numb
     );
     return lua.lua_error(L);
   }
-  const settled: Promise<Pusher> = work.catch((err: unknown) => failure(err instanceof Error ? err.message : String(err)));
+  const settled: Promise<Pusher> = work.catch((err: unknown) =>
+    failure(err instanceof Error ? err.message : String(err)),
+  );
   lua.lua_pushlightuserdata(L, HOST_YIELD);
   lua.lua_pushlightuserdata(L, settled);
   return lua.lua_yield(L, 2);

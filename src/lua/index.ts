@@ -1,8 +1,7 @@
 export type { LuaBudgets } from './budget.js';
 export { DEFAULT_BUDGETS } from './budget.js';
-export type { LuaLoadError, LuaLogEntry, LuaLogger } from './lua-runtime.js';
+export type { LuaLogEntry, LuaLogger, LuaLogLevel } from './lua-log.js';
+export type { LuaLoadError } from './lua-runtime.js';
 export type { LuaToolSourceOptions } from './lua-tool-source.js';
 export { LuaToolSource } from './lua-tool-source.js';
-export type { HandlerResult, ResultCaps } from './result-bridge.js';
-export { readHandlerResult } from './result-bridge.js';
 export { DEFAULT_DENYLIST } from './workspace-paths.js';

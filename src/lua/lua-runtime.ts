@@ -13,36 +13,21 @@
  * that catches the error cannot keep the call alive. The wall clock also bounds time spent awaiting host calls.
  */
 
-import fengari from 'fengari';
 import type { LuaHook, LuaState } from 'fengari';
+import fengari from 'fengari';
 import type { CallResult } from '../tool-source.js';
 import type { ResolvedBudgets } from './budget.js';
 import { HOOK_INTERVAL } from './budget.js';
 import { setPatternWatch } from './fengari-fixes.js';
-import { createHostFunctions, type HostCall, type LuaLogLevel } from './host-api.js';
+import { createHostFunctions, type HostCall } from './host-api.js';
 import { HOST_YIELD, type Pusher, sliceYields } from './host-yield.js';
+import type { LuaLogEntry, LuaLogger } from './lua-log.js';
 import { LuaConversionError, luaToJson, pushJson, pushString, toText, typeName } from './lua-values.js';
 import { readHandlerResult } from './result-bridge.js';
 import { Sandbox } from './sandbox.js';
 import type { Denylist } from './workspace-paths.js';
 
 const { lua, lauxlib } = fengari;
-
-/** One line of the host log. */
-export interface LuaLogEntry {
-  level: LuaLogLevel;
-  message: string;
-  /** The tool (when the entry comes from a call or a tool's load). */
-  tool?: string;
-  /** The tool call id (when the entry comes from a call). */
-  toolCallId?: string;
-  /** The tool file. */
-  file?: string;
-  /** A Lua traceback, for errors. */
-  traceback?: string;
-}
-
-export type LuaLogger = (entry: LuaLogEntry) => void;
 
 /** A tool file that loaded. */
 export interface LoadedLuaTool {
@@ -115,7 +100,8 @@ export class LuaRuntime {
       let message: string;
       if (e instanceof BudgetExceeded) message = e.message;
       else if (e instanceof RangeError && /call stack/i.test(e.message)) {
-        message = 'stack overflow (JavaScript call stack exhausted: recursion through pcall, metamethods or callbacks)';
+        message =
+          'stack overflow (JavaScript call stack exhausted: recursion through pcall, metamethods or callbacks)';
       } else {
         message = `internal error in the Lua host: ${e instanceof Error ? e.message : String(e)}`;
         this.#log({
@@ -191,7 +177,9 @@ export class LuaRuntime {
     try {
       if (outcome.nresults < 1 || lua.lua_type(T, 1) !== lua.LUA_TTABLE) {
         const got = outcome.nresults < 1 ? 'nothing' : `a ${typeName(T, lua.lua_type(T, 1))}`;
-        return fail(`${chunkname}: a tool file must return a table {name, description, parameters, handler}; it returned ${got}`);
+        return fail(
+          `${chunkname}: a tool file must return a table {name, description, parameters, handler}; it returned ${got}`,
+        );
       }
       lua.lua_getfield(T, 1, 'name');
       const name = toText(T, -1);
@@ -206,7 +194,9 @@ export class LuaRuntime {
       }
       if (description === null) return fail(`${chunkname}: tool '${name}' has no 'description' string`);
       if (handlerType !== lua.LUA_TFUNCTION) {
-        return fail(`${chunkname}: tool '${name}' has no 'handler' function (got ${typeName(T, handlerType)})`);
+        return fail(
+          `${chunkname}: tool '${name}' has no 'handler' function (got ${typeName(T, handlerType)})`,
+        );
       }
       let parameters: Record<string, unknown> = { type: 'object', properties: {} };
       if (paramsType === lua.LUA_TTABLE) {
@@ -220,7 +210,9 @@ export class LuaRuntime {
           return fail(`${chunkname}: tool '${name}': 'parameters' must describe an object (type = "object")`);
         }
       } else if (paramsType !== lua.LUA_TNIL) {
-        return fail(`${chunkname}: tool '${name}': 'parameters' must be a table, got ${typeName(T, paramsType)}`);
+        return fail(
+          `${chunkname}: tool '${name}': 'parameters' must be a table, got ${typeName(T, paramsType)}`,
+        );
       }
       lua.lua_pop(T, 1);
       lua.lua_xmove(T, L, 1);
@@ -252,7 +244,9 @@ export class LuaRuntime {
       if (!outcome.ok) return { ok: false, error: outcome.error };
       const res = readHandlerResult(T, 1, outcome.nresults, this.#budgets);
       if (!res.ok) return { ok: false, error: res.error };
-      return res.meta === undefined ? { ok: true, parts: res.parts } : { ok: true, parts: res.parts, meta: res.meta };
+      return res.meta === undefined
+        ? { ok: true, parts: res.parts }
+        : { ok: true, parts: res.parts, meta: res.meta };
     } finally {
       this.#release(call);
     }
@@ -282,7 +276,8 @@ export class LuaRuntime {
           this.#exceed(call, T, `instruction budget exceeded (${budgets.instructions} Lua instructions)`);
         }
         const t = performance.now();
-        if (t > call.deadline) this.#exceed(call, T, `wall-clock budget exceeded (${budgets.wallClockMs} ms)`);
+        if (t > call.deadline)
+          this.#exceed(call, T, `wall-clock budget exceeded (${budgets.wallClockMs} ms)`);
         if (t - call.sliceStart > budgets.sliceMs && lua.lua_isyieldable(T)) {
           sliceYields.add(T);
           lua.lua_yield(T, 0);
@@ -349,7 +344,8 @@ export class LuaRuntime {
       }
       return {
         ok: false,
-        error: 'coroutine.yield called outside a coroutine (the handler itself cannot yield; use coroutine.wrap)',
+        error:
+          'coroutine.yield called outside a coroutine (the handler itself cannot yield; use coroutine.wrap)',
       };
     }
   }
@@ -357,7 +353,8 @@ export class LuaRuntime {
   /** Await a host promise, bounded by the call's deadline and the abort signal. A string is the stop reason. */
   #await(call: CallState, pending: Promise<Pusher>, signal?: AbortSignal): Promise<Pusher | string> {
     const remaining = call.deadline - performance.now();
-    if (remaining <= 0) return Promise.resolve(`wall-clock budget exceeded (${this.#budgets.wallClockMs} ms)`);
+    if (remaining <= 0)
+      return Promise.resolve(`wall-clock budget exceeded (${this.#budgets.wallClockMs} ms)`);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         cleanup();
@@ -381,7 +378,8 @@ export class LuaRuntime {
 
   #stopReason(call: CallState, signal?: AbortSignal): string | null {
     if (signal?.aborted) return 'aborted';
-    if (performance.now() > call.deadline) return `wall-clock budget exceeded (${this.#budgets.wallClockMs} ms)`;
+    if (performance.now() > call.deadline)
+      return `wall-clock budget exceeded (${this.#budgets.wallClockMs} ms)`;
     return null;
   }
 
@@ -401,7 +399,8 @@ export class LuaRuntime {
         raw = `error object is a ${typeName(T, et)} value`;
       }
     } else if (et === lua.LUA_TNIL) raw = 'error called with nil';
-    else raw = `error object is a ${typeName(T, et)} value (${decoder.decode(lauxlib.luaL_tolstring(T, -1))})`;
+    else
+      raw = `error object is a ${typeName(T, et)} value (${decoder.decode(lauxlib.luaL_tolstring(T, -1))})`;
     if (status === lua.LUA_ERRMEM) raw = `out of memory: ${raw}`;
     if (status === lua.LUA_ERRERR) raw = `error in error handling: ${raw}`;
     let message = raw;
@@ -413,7 +412,10 @@ export class LuaRuntime {
     lua.lua_pop(L, 1);
     this.#log({
       level: 'error',
-      message: call.tool === '' ? `loading ${call.file} failed: ${message}` : `tool '${call.tool}' failed: ${message}`,
+      message:
+        call.tool === ''
+          ? `loading ${call.file} failed: ${message}`
+          : `tool '${call.tool}' failed: ${message}`,
       traceback,
       file: call.file,
       ...(call.tool === '' ? {} : { tool: call.tool, toolCallId: call.toolCallId }),

@@ -14,7 +14,8 @@ import { PantoError } from '../errors.js';
 import type { ToolContext, ToolDecl } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
 import { type LuaBudgets, resolveBudgets } from './budget.js';
-import { type LoadedLuaTool, type LuaLoadError, type LuaLogger, LuaRuntime } from './lua-runtime.js';
+import type { LuaLogger } from './lua-log.js';
+import { type LoadedLuaTool, type LuaLoadError, LuaRuntime } from './lua-runtime.js';
 import { DEFAULT_DENYLIST, Denylist, realRoot } from './workspace-paths.js';
 
 export interface LuaToolSourceOptions {
@@ -57,7 +58,11 @@ export class LuaToolSource implements ToolSource {
     this.loadErrors = Object.freeze(loadErrors);
     this.#fixedRoot = fixedRoot;
     this.#decls = Object.freeze(
-      [...tools.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: t.parameters })),
+      [...tools.values()].map((t) => ({
+        name: t.name,
+        description: t.description,
+        inputSchema: t.parameters,
+      })),
     );
   }
 
@@ -71,10 +76,16 @@ export class LuaToolSource implements ToolSource {
    * Load every `*.lua` tool in `dir` (or each of `dirs`). Throws `ERR_INVALID_ARGUMENT` for bad options and
    * `ERR_TOOL_LOAD` when a directory cannot be read; a broken tool FILE never throws (see `loadErrors`).
    */
-  static async fromDir(dir: string | readonly string[], options: LuaToolSourceOptions = {}): Promise<LuaToolSource> {
+  static async fromDir(
+    dir: string | readonly string[],
+    options: LuaToolSourceOptions = {},
+  ): Promise<LuaToolSource> {
     const dirs = typeof dir === 'string' ? [dir] : [...dir];
     if (dirs.some((d) => typeof d !== 'string' || d.length === 0)) {
-      throw new PantoError('ERR_INVALID_ARGUMENT', 'LuaToolSource.fromDir: directories must be non-empty strings');
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        'LuaToolSource.fromDir: directories must be non-empty strings',
+      );
     }
     if (options.includeBuiltins) dirs.unshift(LuaToolSource.builtinDir());
     const budgets = resolveBudgets(options.budgets);
@@ -85,9 +96,13 @@ export class LuaToolSource implements ToolSource {
       try {
         fixedRoot = await realRoot(options.workspaceRoot);
       } catch (err) {
-        throw new PantoError('ERR_INVALID_ARGUMENT', `workspaceRoot ${options.workspaceRoot} does not exist`, {
-          cause: err,
-        });
+        throw new PantoError(
+          'ERR_INVALID_ARGUMENT',
+          `workspaceRoot ${options.workspaceRoot} does not exist`,
+          {
+            cause: err,
+          },
+        );
       }
     }
     const loadRoot = fixedRoot ?? (await realRoot(process.cwd()));
@@ -103,9 +118,13 @@ export class LuaToolSource implements ToolSource {
           .map((e) => e.name)
           .sort();
       } catch (err) {
-        throw new PantoError('ERR_TOOL_LOAD', `cannot read Lua tool directory ${d}: ${(err as Error).message}`, {
-          cause: err,
-        });
+        throw new PantoError(
+          'ERR_TOOL_LOAD',
+          `cannot read Lua tool directory ${d}: ${(err as Error).message}`,
+          {
+            cause: err,
+          },
+        );
       }
       for (const fileName of names) {
         const file = path.resolve(d, fileName);

@@ -9,8 +9,8 @@
  * - Lua strings convert to JS strings by UTF-8 decoding (invalid sequences become U+FFFD).
  */
 
-import fengari from 'fengari';
 import type { LuaState } from 'fengari';
+import fengari from 'fengari';
 import lobject from 'fengari/src/lobject.js';
 import lstring from 'fengari/src/lstring.js';
 
@@ -187,7 +187,9 @@ function convertTable(L: LuaState, idx: number, path: string, seen: Set<unknown>
         key = String(lua.lua_isinteger(L, -2) ? lua.lua_tointeger(L, -2) : lua.lua_tonumber(L, -2));
       } else {
         lua.lua_pop(L, 2);
-        throw new LuaConversionError(`${path} has a ${typeName(L, kt)} key; only string and number keys convert`);
+        throw new LuaConversionError(
+          `${path} has a ${typeName(L, kt)} key; only string and number keys convert`,
+        );
       }
       try {
         obj[key] = convert(L, lua.lua_gettop(L), `${path}.${key}`, seen, depth + 1);

@@ -11,8 +11,8 @@
  * strings are immutable, so the view stays valid and unchanged; consumers must treat it as read-only.
  */
 
-import fengari from 'fengari';
 import type { LuaState } from 'fengari';
+import fengari from 'fengari';
 import type { MediaResultPart, ResultPart } from '../tool.js';
 import { LuaConversionError, luaToJson, toText, typeName, viewBytes } from './lua-values.js';
 
@@ -38,7 +38,12 @@ const ATTACHMENT_KEYS = new Set(['data', 'media_type', 'name']);
  * Read a handler's results from the stack of `L`: `nresults` values starting at absolute index `base`. Never throws
  * for a bad shape (returns `{ok:false, error}`); leaves the stack as it found it.
  */
-export function readHandlerResult(L: LuaState, base: number, nresults: number, caps: ResultCaps): HandlerResult {
+export function readHandlerResult(
+  L: LuaState,
+  base: number,
+  nresults: number,
+  caps: ResultCaps,
+): HandlerResult {
   const top = lua.lua_gettop(L);
   try {
     return read(L, base, nresults, caps);
@@ -66,7 +71,10 @@ function read(L: LuaState, base: number, nresults: number, caps: ResultCaps): Ha
   }
   const unknown = unknownKeys(L, base, RESULT_KEYS);
   if (unknown) {
-    return { ok: false, error: `result table has unknown field '${unknown}' (expected text, attachments, meta)` };
+    return {
+      ok: false,
+      error: `result table has unknown field '${unknown}' (expected text, attachments, meta)`,
+    };
   }
 
   const parts: ResultPart[] = [];
@@ -86,7 +94,10 @@ function read(L: LuaState, base: number, nresults: number, caps: ResultCaps): Ha
     if (typeof media === 'string') return { ok: false, error: media };
     parts.push(...media);
   } else if (attType !== lua.LUA_TNIL) {
-    return { ok: false, error: `'attachments' must be a list (table) of attachments, got ${typeName(L, attType)}` };
+    return {
+      ok: false,
+      error: `'attachments' must be a list (table) of attachments, got ${typeName(L, attType)}`,
+    };
   }
   lua.lua_pop(L, 1);
 
@@ -127,7 +138,8 @@ function readAttachments(L: LuaState, attIdx: number, caps: ResultCaps): MediaRe
     lua.lua_rawgeti(L, attIdx, i);
     const idx = lua.lua_gettop(L);
     const at = lua.lua_type(L, idx);
-    if (at !== lua.LUA_TTABLE) return `${where} must be a table {data=..., media_type=...}, got ${typeName(L, at)}`;
+    if (at !== lua.LUA_TTABLE)
+      return `${where} must be a table {data=..., media_type=...}, got ${typeName(L, at)}`;
     const unknown = unknownKeys(L, idx, ATTACHMENT_KEYS);
     if (unknown) return `${where} has unknown field '${unknown}' (expected data, media_type, name)`;
 

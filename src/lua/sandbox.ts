@@ -13,8 +13,8 @@
  * every chunk we load gets its `_ENV` replaced by a sandbox env before it runs.
  */
 
-import fengari from 'fengari';
 import type { LuaJsFunction, LuaState } from 'fengari';
+import fengari from 'fengari';
 import type { ResolvedBudgets } from './budget.js';
 import { fixPcall } from './fengari-fixes.js';
 import { HOST_YIELD, sliceYield, takeSlice } from './host-yield.js';

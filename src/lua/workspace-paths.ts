@@ -81,28 +81,36 @@ export type ResolvedPath = { ok: true; abs: string; rel: string } | { ok: false;
  * (lexically or after resolving symlinks) and denylisted paths (checked on the path as given and as resolved).
  * A missing file gives `no such file or directory: <p>`.
  */
-export async function resolveInWorkspace(realRoot: string, p: string, denylist: Denylist): Promise<ResolvedPath> {
+export async function resolveInWorkspace(
+  realRoot: string,
+  p: string,
+  denylist: Denylist,
+): Promise<ResolvedPath> {
   if (p.length === 0) return { ok: false, error: 'empty path' };
   if (p.includes('\0')) return { ok: false, error: 'path contains a NUL byte' };
   const lexical = path.resolve(realRoot, p);
   const lexRel = relativeInside(realRoot, lexical);
   if (lexRel === null) return { ok: false, error: `${p}: outside the workspace` };
   const deniedLex = denylist.match(lexRel);
-  if (deniedLex !== null) return { ok: false, error: `${p}: access denied (matches the secrets denylist: ${deniedLex})` };
+  if (deniedLex !== null)
+    return { ok: false, error: `${p}: access denied (matches the secrets denylist: ${deniedLex})` };
   let real: string;
   try {
     real = await realpath(lexical);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { ok: false, error: `${p}: no such file or directory` };
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      return { ok: false, error: `${p}: no such file or directory` };
     if (code === 'EACCES' || code === 'EPERM') return { ok: false, error: `${p}: permission denied` };
     if (code === 'ELOOP') return { ok: false, error: `${p}: too many levels of symbolic links` };
     return { ok: false, error: `${p}: ${(err as Error).message}` };
   }
   const rel = relativeInside(realRoot, real);
-  if (rel === null) return { ok: false, error: `${p}: resolves outside the workspace (through a symbolic link)` };
+  if (rel === null)
+    return { ok: false, error: `${p}: resolves outside the workspace (through a symbolic link)` };
   const denied = denylist.match(rel);
-  if (denied !== null) return { ok: false, error: `${p}: access denied (matches the secrets denylist: ${denied})` };
+  if (denied !== null)
+    return { ok: false, error: `${p}: access denied (matches the secrets denylist: ${denied})` };
   return { ok: true, abs: real, rel };
 }
 

@@ -1,5 +1,5 @@
 /**
- * Single-writer lock for a session file: `FILE.lock`, created with O_CREAT|O_EXCL, holding
+ * Single-writer lock for a session file: `FILE.lock` (FILE with symlinks resolved), created with O_CREAT|O_EXCL, holding
  * `{"pid","hostname","token","acquired"}`.
  *
  * - A lock whose pid is not running on this host is stale and is taken over. A lock from another host is never
@@ -12,8 +12,9 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { PantoError } from '../errors.js';
 
 interface LockInfo {
@@ -34,6 +35,19 @@ function releaseAllOnExit(): void {
       lock.release();
     } catch {
       // exiting: a lock we cannot remove is found stale by the next writer on this host
+    }
+  }
+}
+
+/** The file's canonical path (symlinks resolved), so every alias of one file maps to one lock. */
+function canonical(filePath: string): string {
+  try {
+    return realpathSync(filePath);
+  } catch {
+    try {
+      return join(realpathSync(dirname(filePath)), basename(filePath));
+    } catch {
+      return filePath;
     }
   }
 }
@@ -95,11 +109,11 @@ export class FileLock {
   }
 
   /**
-   * Take the lock for `filePath` (the lock file is `filePath + '.lock'`).
+   * Take the lock for `filePath` (the lock file is `<canonical path of filePath>.lock`).
    * Throws `ERR_SESSION_LOCKED` naming the holder when another live process (or this one) holds it.
    */
   static acquire(filePath: string): FileLock {
-    const lockPath = `${filePath}.lock`;
+    const lockPath = `${canonical(filePath)}.lock`;
     const info: LockInfo = {
       pid: process.pid,
       hostname: hostname(),

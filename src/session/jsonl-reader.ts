@@ -1,10 +1,10 @@
 /**
  * Streaming JSONL reader for files far larger than one JS string can hold (V8 caps a string at ~512 MB).
  *
- * The file is read in chunks into one reusable Buffer and split on the newline BYTE (0x0A), so no string is ever
- * built from more than one line. Each line is decoded and `JSON.parse`d on its own; its bytes are then dropped.
- * A line longer than the buffer grows the buffer (doubling) up to `maxLineBytes`; a longer line is an error, never a
- * silent truncation. Peak extra memory is the buffer (chunk size, or the longest line) plus one decoded line.
+ * The file is read in chunks (the next chunk is read while the current one is parsed) and split on the newline BYTE
+ * (0x0A), so no string is ever built from more than one line. Each line is decoded and `JSON.parse`d on its own; its
+ * bytes are then dropped. A line that spans chunks is assembled in a buffer grown up to `maxLineBytes`; a longer line
+ * is an error, never a silent truncation. Peak extra memory: two chunks, the longest line's bytes, one decoded line.
  */
 
 import { open } from 'node:fs/promises';
@@ -71,6 +71,7 @@ export async function readJsonl(
     throw new PantoError('ERR_INVALID_ARGUMENT', 'chunkBytes and maxLineBytes must be positive');
   }
   const fh = await open(path, 'r');
+  let pending: Promise<{ bytesRead: number; buffer: Buffer }> | undefined;
   try {
     // Two read buffers: the next chunk is read while the current one is parsed. A line that spans chunks is
     // assembled in `carry` (grown by doubling, at most maxLineBytes + 1 bytes); lines inside a chunk are parsed in place.
@@ -102,7 +103,12 @@ export async function readJsonl(
       carryLen = need;
     };
 
-    const handle = (buf: Buffer, lineStart: number, lineEnd: number, terminated: boolean): TornLine | undefined => {
+    const handle = (
+      buf: Buffer,
+      lineStart: number,
+      lineEnd: number,
+      terminated: boolean,
+    ): TornLine | undefined => {
       lineNo++;
       const bytes = lineEnd - lineStart;
       if (bytes > maxLineBytes) throw tooLong(lineNo);
@@ -130,7 +136,7 @@ export async function readJsonl(
     };
 
     let which = 0;
-    let pending = fh.read(reads[0] as Buffer, 0, size, 0);
+    pending = fh.read(reads[0] as Buffer, 0, size, 0);
     for (;;) {
       const { bytesRead, buffer } = await pending;
       if (bytesRead === 0) break;
@@ -169,6 +175,8 @@ export async function readJsonl(
     if (torn) result.torn = torn;
     return result;
   } finally {
+    // A read may still be in flight when a line handler threw: let it finish before closing.
+    await pending?.catch(() => undefined);
     await fh.close();
   }
 }

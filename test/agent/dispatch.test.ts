@@ -240,6 +240,26 @@ describe('argument validation', () => {
     expect(input).toEqual({ query: 'cats', limit: 3 });
   });
 
+  it('validates the same way when a source hands out a new but equal schema object each time', async () => {
+    const decl = () => ({
+      name: 'fresh',
+      description: 'rebuilds its declaration',
+      inputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+    });
+    const fresh: ToolSource = {
+      name: 'fresh-source',
+      list: () => [decl()],
+      call: async (_name, args) => ({ ok: true, parts: [{ type: 'text', text: `n=${String(args.n)}` }] }),
+    };
+    for (let round = 0; round < 3; round++) {
+      const [good, bad] = await dispatchToolCalls([call('fresh', { n: 2 }), call('fresh', { n: 2.5 })], {
+        tools: fresh,
+      });
+      expect(text(good)).toBe('n=2');
+      expect(text(bad)).toContain('at /n: must be integer (rule: type), received 2.5');
+    }
+  });
+
   it('compiles draft-07 schemas and reports a schema that does not compile as the tool author’s error', async () => {
     const draft7 = defineTool({
       name: 'draft7',

@@ -81,6 +81,8 @@ export interface FakeProviderServer {
   enqueue(...turns: TurnScript[]): void;
   /** Turns still queued. */
   readonly pending: number;
+  /** Drop the queued turns; returns how many there were. */
+  reset(): number;
   close(): Promise<void>;
 }
 
@@ -159,6 +161,7 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
     get pending() {
       return queue.length;
     },
+    reset: () => queue.splice(0).length,
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of open) res.destroy();

@@ -72,7 +72,9 @@ describe('string.rep cap', () => {
   it('refuses a string.rep bomb before allocating', async () => {
     expect(await run('rep_bomb')).toEqual({
       ok: false,
-      error: expect.stringContaining('string.rep would build 1073741824 bytes, over the sandbox cap of 67108864 bytes'),
+      error: expect.stringContaining(
+        'string.rep would build 1073741824 bytes, over the sandbox cap of 67108864 bytes',
+      ),
     });
     expect(await run('rep_method')).toEqual({
       ok: false,
@@ -117,7 +119,9 @@ describe('wall clock and time slicing', () => {
     const capped = await loadTools(TOOLS, { budgets: { maxPatternSubjectBytes: 1000 } });
     expect(await run('pattern', { n: 2000, p: 'a*b' }, capped)).toEqual({
       ok: false,
-      error: expect.stringContaining('string.find: a pattern over 2000 bytes is over the sandbox cap of 1000 bytes'),
+      error: expect.stringContaining(
+        'string.find: a pattern over 2000 bytes is over the sandbox cap of 1000 bytes',
+      ),
     });
     expect(await run('pattern', { n: 2000, p: 'aab' }, capped)).toEqual({
       ok: true,

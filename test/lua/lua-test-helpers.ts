@@ -23,7 +23,11 @@ export async function loadTools(
   const workspace = options.workspaceRoot ?? (await mkdtemp(path.join(tmpdir(), 'panto-lua-ws-')));
   for (const [name, src] of Object.entries(files)) await writeFile(path.join(dir, name), src);
   const logs: LuaLogEntry[] = [];
-  const source = await LuaToolSource.fromDir(dir, { ...options, workspaceRoot: workspace, log: (e) => logs.push(e) });
+  const source = await LuaToolSource.fromDir(dir, {
+    ...options,
+    workspaceRoot: workspace,
+    log: (e) => logs.push(e),
+  });
   return { source, dir, workspace, logs };
 }
 
@@ -32,6 +36,10 @@ export function tool(name: string, body: string, extra = ''): string {
   return `${extra}\nreturn { name = ${JSON.stringify(name)}, description = "test tool", handler = function(args, ctx)\n${body}\nend }\n`;
 }
 
-export function ctx(workspaceRoot: string, toolCallId = 'call-1', signal = new AbortController().signal): ToolContext {
+export function ctx(
+  workspaceRoot: string,
+  toolCallId = 'call-1',
+  signal = new AbortController().signal,
+): ToolContext {
   return { signal, workspaceRoot, toolCallId, update: () => {} };
 }

@@ -72,7 +72,10 @@ beforeAll(async () => {
 
 describe('return shapes', () => {
   it('a string is one text part', async () => {
-    expect(await call({ kind: 'string' })).toEqual({ ok: true, parts: [{ type: 'text', text: 'plain text' }] });
+    expect(await call({ kind: 'string' })).toEqual({
+      ok: true,
+      parts: [{ type: 'text', text: 'plain text' }],
+    });
   });
 
   it('{text} is one text part', async () => {
@@ -153,7 +156,10 @@ describe('bad results are exact tool errors', () => {
     ['number', 'handler returned a number; return a string or a table {text=..., attachments=...}'],
     ['boolean', 'handler returned a boolean; return a string or a table {text=..., attachments=...}'],
     ['function', 'handler returned a function; return a string or a table {text=..., attachments=...}'],
-    ['empty', "result table has neither 'text' nor 'attachments'; return a string or a table {text=..., attachments=...}"],
+    [
+      'empty',
+      "result table has neither 'text' nor 'attachments'; return a string or a table {text=..., attachments=...}",
+    ],
     ['no-data', "attachments[2] has no 'data' string"],
     ['data-number', "attachments[1] has no 'data' string"],
     ['bad-text', "'text' must be a string, got number"],
@@ -163,7 +169,10 @@ describe('bad results are exact tool errors', () => {
     ['meta-function', 'meta.f is a function, which has no JSON form'],
     ['meta-cycle', 'meta.self refers back to itself (a cycle)'],
     ['unknown-field', "result table has unknown field 'txt' (expected text, attachments, meta)"],
-    ['unknown-attachment-field', "attachments[1] has unknown field 'mediatype' (expected data, media_type, name)"],
+    [
+      'unknown-attachment-field',
+      "attachments[1] has unknown field 'mediatype' (expected data, media_type, name)",
+    ],
     ['sparse', "'attachments' must be a list {a1, a2, ...} with no holes and no named keys"],
   ];
   for (const [kind, error] of cases) {

@@ -136,7 +136,15 @@ describe('sandbox escapes fail as tool errors and the host keeps running', () =>
     expect(meta.os).toEqual(['clock', 'date', 'difftime', 'time']);
     expect(meta.string).not.toContain('dump');
     expect(meta.coroutine).toEqual(['create', 'isyieldable', 'resume', 'running', 'status', 'wrap', 'yield']);
-    expect(meta.panto).toEqual(['json_decode', 'json_encode', 'list_dir', 'log', 'read_file', 'sniff', 'stat']);
+    expect(meta.panto).toEqual([
+      'json_decode',
+      'json_encode',
+      'list_dir',
+      'log',
+      'read_file',
+      'sniff',
+      'stat',
+    ]);
   });
 
   it('print goes to the host log, never to stdout', async () => {

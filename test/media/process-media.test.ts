@@ -367,7 +367,7 @@ describe('errors', () => {
       message: expect.stringMatching(/image\/jpeg is corrupt: .+/),
     });
     const png = Buffer.from(fixture('png-rgb.png'));
-    png[png.length - 20] ^= 0xff; // inside IDAT: CRC mismatch
+    png.writeUInt8((png[png.length - 20] as number) ^ 0xff, png.length - 20); // inside IDAT: CRC mismatch
     await expect(processMedia(png)).rejects.toMatchObject({ code: 'ERR_CORRUPT_MEDIA' });
   });
 

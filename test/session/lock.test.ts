@@ -1,12 +1,21 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSession, SessionLog } from '../../src/session/index.js';
 import { transpileSources } from './helpers/transpile-sources.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'panto-session-lock-'));
+// Canonical (symlink-free) so that `${path}.lock` is the lock file's real name.
+const dir = realpathSync(mkdtempSync(join(tmpdir(), 'panto-session-lock-')));
 let n = 0;
 const file = () => join(dir, `s${n++}.jsonl`);
 let childScript = '';
@@ -83,6 +92,16 @@ describe('single writer lock', () => {
     first.close();
     expect(existsSync(`${path}.lock`)).toBe(false);
     (await SessionLog.open(path)).close();
+  });
+
+  it('refuses a writer that reaches the same file through a symlink', async () => {
+    const path = await newSession();
+    const alias = join(dir, `alias-${n++}.jsonl`);
+    symlinkSync(path, alias);
+    const log = await SessionLog.open(path);
+    await expect(SessionLog.open(alias)).rejects.toMatchObject({ code: 'ERR_SESSION_LOCKED' });
+    log.close();
+    (await SessionLog.open(alias)).close();
   });
 
   it('refuses a writer in another process while this one holds the lock', async () => {

@@ -1,0 +1,83 @@
+import { parseArgs } from 'node:util';
+import { estimateTokens, renderTranscript } from '../../compaction/index.js';
+import { loadSession, type SessionEntry } from '../../session/index.js';
+import { CliError, EXIT_USAGE } from '../cli-error.js';
+import type { CliIo } from '../cli-io.js';
+import { abbreviateBase64 } from '../surfaces.js';
+
+export const sessionHelp = `Usage: panto session FILE [options]
+
+Print the transcript of a saved session log (JSONL): the current conversation,
+with images and documents described as [image: image/png 1200x800].
+
+Options:
+  --entries   list every entry in the file (ids, parents, kinds), including
+              messages a compaction replaced
+  --json      print {header, warnings, messages} as JSON (base64 abbreviated)
+  --full      with --json: base64 in full
+  -h, --help  show this help
+`;
+
+export async function runSession(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      entries: { type: 'boolean' },
+      json: { type: 'boolean' },
+      full: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    io.out(sessionHelp);
+    return 0;
+  }
+  const file = positionals[0];
+  if (!file || positionals.length > 1) throw new CliError(`expected one FILE\n\n${sessionHelp}`, EXIT_USAGE);
+  const session = await loadSession(file);
+  const { header, conversation, warnings } = session;
+
+  if (values.json) {
+    io.out(
+      abbreviateBase64(
+        {
+          header,
+          warnings,
+          messages: conversation.messages,
+          ...(values.entries ? { entries: session.entries } : {}),
+        },
+        values.full ?? false,
+      ),
+    );
+    return 0;
+  }
+  const tokens = estimateTokens(conversation.messages);
+  io.out(
+    `session ${header.id} (format v${header.version}), created ${header.created}` +
+      (header.model ? `, model ${header.model}` : '') +
+      (header.workspace ? `, workspace ${header.workspace}` : ''),
+  );
+  io.out(`${conversation.messages.length} messages, ~${tokens} tokens (estimate)`);
+  for (const w of warnings) io.out(`warning: ${w.message}`);
+  if (values.entries) {
+    io.out('');
+    for (const e of session.entries) {
+      io.out(`${e.id}  parent=${e.parentId ?? '-'}  ${e.timestamp}  ${describeEntry(e)}`);
+    }
+  }
+  io.out('');
+  io.out(renderTranscript(conversation.messages));
+  return 0;
+}
+
+function describeEntry(e: SessionEntry): string {
+  switch (e.type) {
+    case 'message':
+      return `message (${e.message.role})`;
+    case 'compaction':
+      return `compaction (${e.tokensBefore} -> ${e.tokensAfter} tokens, kept from ${e.firstKeptEntryId ?? 'nothing'})`;
+    case 'custom':
+      return `custom (${e.customType})`;
+  }
+}

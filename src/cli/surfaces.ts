@@ -1,0 +1,84 @@
+/** The provider surfaces the CLI can show (`--as`), and the request fragment each gives a tool result. */
+import type { Conversation } from '../conversation.js';
+import type { ModelInfo, SerializeWarning } from '../providers/index.js';
+import { toAnthropicMessages, toGemini, toOpenAIChat, toOpenAIResponses } from '../providers/index.js';
+import type { ToolDecl } from '../tool.js';
+import { CliError, EXIT_USAGE } from './cli-error.js';
+
+export const SURFACES = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'] as const;
+export type Surface = (typeof SURFACES)[number];
+
+/** A current model per surface, used when `--model` is not given. */
+export const DEFAULT_MODEL: Record<Surface, string> = {
+  anthropic: 'claude-sonnet-4-5',
+  'openai-chat': 'gpt-5',
+  'openai-responses': 'gpt-5',
+  gemini: 'gemini-3-pro-preview',
+};
+
+export function parseSurface(value: string): Surface {
+  if ((SURFACES as readonly string[]).includes(value)) return value as Surface;
+  throw new CliError(`--as expects one of ${SURFACES.join(', ')}; got '${value}'`, EXIT_USAGE);
+}
+
+export interface Fragment {
+  /** The items of the request body that carry the tool results (and what follows them). */
+  fragment: unknown[];
+  warnings: SerializeWarning[];
+}
+
+/**
+ * Serialize `conversation` (whose LAST assistant message holds the tool calls, followed by their results) for
+ * `surface` and return only the part of the body after that assistant message: what the provider receives for the
+ * tool results.
+ */
+export function toolResultFragment(
+  surface: Surface,
+  conversation: Conversation,
+  model: ModelInfo,
+  tools: readonly ToolDecl[],
+): Fragment {
+  switch (surface) {
+    case 'anthropic': {
+      const { body, warnings } = toAnthropicMessages(conversation, model, { tools });
+      return { fragment: afterLast(body.messages, (m) => m.role === 'assistant'), warnings };
+    }
+    case 'openai-chat': {
+      const { body, warnings } = toOpenAIChat(conversation, model, { tools });
+      return { fragment: afterLast(body.messages, (m) => m.role === 'assistant'), warnings };
+    }
+    case 'openai-responses': {
+      const { body, warnings } = toOpenAIResponses(conversation, model, { tools });
+      return { fragment: afterLast(body.input, (m) => m.type === 'function_call'), warnings };
+    }
+    case 'gemini': {
+      const { body, warnings } = toGemini(conversation, model, { tools });
+      return { fragment: afterLast(body.contents, (c) => c.role === 'model'), warnings };
+    }
+  }
+}
+
+function afterLast<T>(items: readonly T[], isMarker: (item: T) => boolean): T[] {
+  let last = -1;
+  items.forEach((item, i) => {
+    if (isMarker(item)) last = i;
+  });
+  return items.slice(last + 1);
+}
+
+/** JSON with long base64 strings (and data URLs) abbreviated, for people reading a request. */
+export function abbreviateBase64(value: unknown, full: boolean): string {
+  if (full) return JSON.stringify(value, null, 2);
+  return JSON.stringify(
+    value,
+    (_key, v: unknown) => {
+      if (typeof v !== 'string' || v.length < 120) return v;
+      const m = /^(data:[^;,]+;base64,)?([A-Za-z0-9+/]+={0,2})$/.exec(v);
+      if (!m) return v;
+      const prefix = m[1] ?? '';
+      const b64 = m[2] ?? '';
+      return `${prefix}${b64.slice(0, 16)}…<${b64.length} base64 chars>`;
+    },
+    2,
+  );
+}
