@@ -28,7 +28,8 @@ const { StaticToolSource } = await import(new URL('tool-source.js', dist).href);
 const { LuaToolSource } = await import(new URL('lua/index.js', dist).href);
 
 const gc = globalThis.gc ?? (() => {});
-if (!globalThis.gc) console.warn('note: run with --expose-gc (npm run bench:lua does) for a reliable copy count');
+if (!globalThis.gc)
+  console.warn('note: run with --expose-gc (npm run bench:lua does) for a reliable copy count');
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (n, d = 2) => n.toFixed(d);
 
@@ -62,7 +63,12 @@ await writeFile(
 const lua = await LuaToolSource.fromDir(toolDir, { workspaceRoot: ws });
 if (lua.loadErrors.length > 0) throw new Error(JSON.stringify(lua.loadErrors));
 const ts = new StaticToolSource([
-  defineTool({ name: 'add', description: 'add two integers', inputSchema: schema, invoke: ({ a, b }) => String(a + b) }),
+  defineTool({
+    name: 'add',
+    description: 'add two integers',
+    inputSchema: schema,
+    invoke: ({ a, b }) => String(a + b),
+  }),
   defineTool({
     name: 'attach',
     description: 'attach a file',
@@ -126,7 +132,9 @@ for (const [name, t, l] of rows) {
   );
 }
 const added = luaD - tsD;
-console.log(`   target: Lua adds <= 50 µs per call through dispatchToolCalls -> ${added <= 50 ? 'MET' : 'MISSED'}\n`);
+console.log(
+  `   target: Lua adds <= 50 µs per call through dispatchToolCalls -> ${added <= 50 ? 'MET' : 'MISSED'}\n`,
+);
 
 // ---------------------------------------------------------------------------------------------------------------
 // 2. A 10 MB attachment to a stored part

@@ -3,15 +3,17 @@
  * `npm run bench:media` — libpanto's processMedia vs sharp, side by side in one run.
  *
  * Needs `npm run build` first (imports the built library from dist/ and the addon from build/Release or prebuilds/).
- * Inputs are generated at run time into .bench-tmp/ (photo-like content: smooth value noise + gradients + shapes + grain,
+ * Inputs are generated at run time into .bench-tmp/ (photo-like content: value noise at three scales + gradient + shapes + grain,
  * a UI screenshot with panels and "text" runs), encoded by sharp; the BMP is written by hand (sharp cannot write BMP).
  *
  * Policy, same for both libraries: fit inside 2000 px (never upscale), Mitchell, EXIF orientation applied, keep the
  * codec like libpanto does (JPEG->JPEG q80, PNG->PNG, WebP->WebP q80, GIF->PNG of frame 1, BMP->PNG).
- * Each (library, input) pair runs in its OWN child process, so peak RSS (getrusage maxrss) is not polluted by the other
- * library, and per-child baseline RSS (after loading the library and reading the input) is reported too.
- * Timing: 1 warm-up, then N timed runs one after another; median wall ms. sharp's cache is off; its thread pool is
- * left at default (it may use both cores for one image; libpanto uses one threadpool thread per image).
+ * Timing: one child per input loads BOTH libraries and interleaves them (A B B A A B ...) after a warm-up each, so
+ * load from other processes on the machine hits both alike; median wall ms of BENCH_RUNS runs each.
+ * Memory: each (library, input) pair also runs in its OWN child (warm-up + 2 runs) that loads only that library, and
+ * reports its peak RSS (VmHWM, whole process incl. Node itself) and its baseline RSS before the first run.
+ * sharp's cache is off; its thread pool is left at default (it may use both cores for one image; libpanto uses one
+ * threadpool thread per image).
  *
  * Env: BENCH_RUNS (default 7), BENCH_ONLY=name[,name] to run a subset.
  */
@@ -36,17 +38,39 @@ const CASES = [
 const PASS_THROUGH = { name: 'small.png', label: 'small PNG 1000x700 (pass-through) vs base64' };
 
 // ---------------------------------------------------------------------------------------------------------------------
-// worker mode: node bench/media.mjs --worker <libpanto|sharp|passthrough> <file> <sharpFormat>
+// workers
 // ---------------------------------------------------------------------------------------------------------------------
-if (process.argv[2] === '--worker') {
-  const [, , , lib, file, format] = process.argv;
-  const input = readFileSync(file);
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  let run;
-  if (lib === 'sharp') {
+/**
+ * Peak resident set of THIS process image in MB (VmHWM). Not getrusage's maxrss: Linux carries maxrss across
+ * fork+exec, so a child would report at least the parent's RSS at spawn time.
+ */
+function vmHwmMb() {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** One processing function per library over `input`, each resolving to a description of its output. */
+async function pipelines(input, format) {
+  const { processMedia } = await import(join(ROOT, 'dist', 'media', 'index.js'));
+  const out = {
+    processMedia,
+    libpanto: async () => {
+      const r = await processMedia(input);
+      return {
+        bytes: r.data.length,
+        width: r.width,
+        height: r.height,
+        mediaType: r.mediaType,
+        changes: r.changes,
+      };
+    },
+  };
+  if (format) {
     const sharp = (await import('sharp')).default;
     sharp.cache(false);
-    run = async () => {
+    out.sharp = async () => {
       let p = sharp(input)
         .rotate()
         .resize(2000, 2000, { fit: 'inside', withoutEnlargement: true, kernel: 'mitchell' });
@@ -61,43 +85,65 @@ if (process.argv[2] === '--worker') {
         mediaType: `image/${info.format}`,
       };
     };
-  } else {
-    const { processMedia } = await import(join(ROOT, 'dist', 'media', 'index.js'));
-    run = async () => {
-      const r = await processMedia(input);
-      return {
-        bytes: r.data.length,
-        width: r.width,
-        height: r.height,
-        mediaType: r.mediaType,
-        changes: r.changes,
-      };
-    };
   }
-  if (lib === 'passthrough') {
-    // Many short ops: time batches, report per-op medians for processMedia and for a bare base64 of the same bytes.
+  return out;
+}
+
+// worker modes (each in its own process):
+//   --worker time <file> [sharpFormat]   both libraries loaded, runs interleaved (A B A B ...) so that load from other
+//                                        processes hits both alike; prints median ms per library
+//   --worker rss <lib> <file> [format]   ONE library loaded: warm-up + 2 runs; prints peak RSS (VmHWM) and output
+//   --worker passthrough <file>          batches of processMedia vs Buffer.toString('base64') on a small file
+if (process.argv[2] === '--worker') {
+  const mode = process.argv[3];
+  if (mode === 'time') {
+    const [file, format] = process.argv.slice(4);
+    const p = await pipelines(readFileSync(file), format);
+    const libs = ['libpanto', ...(p.sharp ? ['sharp'] : [])];
+    const times = Object.fromEntries(libs.map((l) => [l, []]));
+    for (const l of libs) await p[l](); // warm-up
+    for (let i = 0; i < RUNS; i++) {
+      for (const l of i % 2 ? [...libs].reverse() : libs) {
+        const t0 = performance.now();
+        await p[l]();
+        times[l].push(performance.now() - t0);
+      }
+    }
+    process.stdout.write(JSON.stringify(Object.fromEntries(libs.map((l) => [l, median(times[l])]))));
+  } else if (mode === 'rss') {
+    const [lib, file, format] = process.argv.slice(4);
+    const input = readFileSync(file);
+    // Load only the measured library.
+    const run =
+      lib === 'sharp' ? (await pipelines(input, format)).sharp : (await pipelines(input, '')).libpanto;
+    const baselineRssMb = process.memoryUsage.rss() / 2 ** 20;
+    const first = await run();
+    await run();
+    await run();
+    process.stdout.write(JSON.stringify({ ...first, peakRssMb: vmHwmMb(), baselineRssMb }));
+  } else if (mode === 'passthrough') {
+    const input = readFileSync(process.argv[4]);
+    const { processMedia, libpanto } = await pipelines(input, '');
     const batch = 200;
     const timeBatch = async (fn) => {
       const t0 = performance.now();
       for (let i = 0; i < batch; i++) await fn();
       return ((performance.now() - t0) / batch) * 1000; // µs per op
     };
-    const { processMedia } = await import(join(ROOT, 'dist', 'media', 'index.js'));
     const b64 = async () => input.toString('base64');
     const both = async () => (await processMedia(input)).data.toString('base64');
-    const first = await run();
-    for (let i = 0; i < 3; i++) {
-      await timeBatch(run);
-      await timeBatch(b64);
-      await timeBatch(both);
-    }
+    const first = await libpanto();
     const pm = [];
     const bs = [];
     const pb = [];
-    for (let i = 0; i < 15; i++) {
-      pm.push(await timeBatch(run));
-      bs.push(await timeBatch(b64));
-      pb.push(await timeBatch(both));
+    for (let i = 0; i < 18; i++) {
+      const a = await timeBatch(libpanto);
+      const b = await timeBatch(b64);
+      const c = await timeBatch(both);
+      if (i < 3) continue; // warm-up rounds
+      pm.push(a);
+      bs.push(b);
+      pb.push(c);
     }
     process.stdout.write(
       JSON.stringify({
@@ -107,20 +153,7 @@ if (process.argv[2] === '--worker') {
         processPlusBase64Us: median(pb),
       }),
     );
-    process.exit(0);
   }
-  const baselineRss = process.memoryUsage.rss();
-  const first = await run(); // warm-up (also the output we report)
-  const times = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t0 = performance.now();
-    await run();
-    times.push(performance.now() - t0);
-  }
-  const peakRssMb = process.resourceUsage().maxRSS / 1024;
-  process.stdout.write(
-    JSON.stringify({ ...first, ms: median(times), peakRssMb, baselineRssMb: baselineRss / 2 ** 20 }),
-  );
   process.exit(0);
 }
 
@@ -137,67 +170,73 @@ function rng(seed) {
   };
 }
 
-/** Photo-like RGB(A): bilinear value noise at two scales + diagonal gradient + soft discs + per-pixel grain. */
-function photoPixels(width, height, channels, seed) {
+/**
+ * Photo-like RGB(A): three octaves of value noise (random rasters upscaled by sharp with a cubic kernel: 400, 37 and
+ * 5 px features, so texture survives a 2x downscale like real photos), a diagonal gradient, hard-edged translucent discs of colour
+ * and per-pixel grain. With 4 channels, an opaque soft-edged ellipse in a transparent field.
+ */
+async function photoPixels(sharp, width, height, channels, seed) {
   const rand = rng(seed);
-  const grid = (cell) => {
-    const gw = Math.ceil(width / cell) + 2;
-    const gh = Math.ceil(height / cell) + 2;
-    const g = new Float32Array(gw * gh * 3);
-    for (let i = 0; i < g.length; i++) g[i] = rand();
-    return { g, gw, cell };
+  const octave = async (cell) => {
+    const w = Math.ceil(width / cell) + 1;
+    const h = Math.ceil(height / cell) + 1;
+    const raw = Buffer.alloc(w * h * 3);
+    for (let i = 0; i < raw.length; i++) raw[i] = rand() * 256;
+    return sharp(raw, { raw: { width: w, height: h, channels: 3 } })
+      .resize(width, height, { fit: 'fill', kernel: 'cubic' })
+      .raw()
+      .toBuffer();
   };
-  const coarse = grid(400);
-  const fine = grid(37);
-  const sample = ({ g, gw, cell }, x, y, c) => {
-    const fx = x / cell;
-    const fy = y / cell;
-    const x0 = Math.floor(fx);
-    const y0 = Math.floor(fy);
-    const tx = fx - x0;
-    const ty = fy - y0;
-    const at = (xx, yy) => g[(yy * gw + xx) * 3 + c];
-    const a = at(x0, y0) + (at(x0 + 1, y0) - at(x0, y0)) * tx;
-    const b = at(x0, y0 + 1) + (at(x0 + 1, y0 + 1) - at(x0, y0 + 1)) * tx;
-    return a + (b - a) * ty;
-  };
-  const discs = Array.from({ length: 24 }, () => ({
-    x: rand() * width,
-    y: rand() * height,
-    r: (0.03 + rand() * 0.12) * width,
-    c: [rand() * 255, rand() * 255, rand() * 255],
-  }));
+  const [coarse, mid, fine] = await Promise.all([octave(400), octave(37), octave(5)]);
   const out = Buffer.alloc(width * height * channels);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
+  const diag = 40 / (width + height);
+  for (let y = 0, i = 0; y < height; y++) {
+    for (let x = 0; x < width; x++, i += 3) {
       const o = (y * width + x) * channels;
-      let disc = null;
-      for (const d of discs) {
-        const dx = x - d.x;
-        const dy = y - d.y;
-        if (dx * dx + dy * dy < d.r * d.r) disc = d;
-      }
+      const g = (x + y) * diag;
       for (let c = 0; c < 3; c++) {
-        let v =
-          60 + 120 * sample(coarse, x, y, c) + 50 * sample(fine, x, y, c) + ((x + y) / (width + height)) * 40;
-        if (disc) v = v * 0.35 + disc.c[c] * 0.65;
-        v += (rand() - 0.5) * 14;
+        const v =
+          40 +
+          coarse[i + c] * 0.45 +
+          mid[i + c] * 0.25 +
+          (fine[i + c] - 128) * 0.35 +
+          g +
+          (rand() - 0.5) * 24;
         out[o + c] = v < 0 ? 0 : Math.min(v, 255);
       }
-      if (channels === 4) {
-        // soft-edged ellipse of opaque pixels in a transparent field
+    }
+  }
+  for (let d = 0; d < 24; d++) {
+    const cx = rand() * width;
+    const cy = rand() * height;
+    const r = (0.03 + rand() * 0.12) * width;
+    const col = [rand() * 255, rand() * 255, rand() * 255];
+    for (let y = Math.max(0, Math.floor(cy - r)); y < Math.min(height, Math.ceil(cy + r)); y++) {
+      for (let x = Math.max(0, Math.floor(cx - r)); x < Math.min(width, Math.ceil(cx + r)); x++) {
+        if ((x - cx) ** 2 + (y - cy) ** 2 >= r * r) continue;
+        const o = (y * width + x) * channels;
+        for (let c = 0; c < 3; c++) out[o + c] = out[o + c] * 0.45 + col[c] * 0.55;
+      }
+    }
+  }
+  if (channels === 4) {
+    for (let y = 0; y < height; y++) {
+      const ey = (y - height / 2) / (height * 0.4);
+      for (let x = 0; x < width; x++) {
         const ex = (x - width / 2) / (width * 0.45);
-        const ey = (y - height / 2) / (height * 0.4);
         const d = Math.sqrt(ex * ex + ey * ey);
-        out[o + 3] = d < 0.9 ? 255 : d > 1 ? 0 : Math.round((1 - (d - 0.9) / 0.1) * 255);
+        out[(y * width + x) * 4 + 3] = d < 0.9 ? 255 : d > 1 ? 0 : Math.round((1 - (d - 0.9) / 0.1) * 255);
       }
     }
   }
   return out;
 }
 
-/** UI-screenshot-like RGB: title bar, sidebar, cards, buttons, and rows of dark "glyph" runs on white. */
-function screenshotPixels(width, height, seed) {
+/**
+ * UI-screenshot-like RGB: title bar, sidebar, cards, buttons, rows of dark "glyph" runs on white, and one embedded
+ * photo (`photo`, RGB, a quarter of the width) as screenshots of real pages usually have.
+ */
+function screenshotPixels(width, height, seed, photo) {
   const rand = rng(seed);
   const out = Buffer.alloc(width * height * 3, 255);
   const rect = (x0, y0, w, h, [r, g, b]) => {
@@ -252,6 +291,13 @@ function screenshotPixels(width, height, seed) {
       }
     }
   }
+  if (photo) {
+    const pw = Math.floor(width / 4);
+    const ph = Math.floor(height / 4);
+    const x0 = width - pw - Math.round(40 * s);
+    const y0 = Math.round(90 * s);
+    for (let y = 0; y < ph; y++) photo.copy(out, ((y0 + y) * width + x0) * 3, y * pw * 3, (y + 1) * pw * 3);
+  }
   return out;
 }
 
@@ -286,7 +332,7 @@ async function generateInputs() {
   const made = [];
   const need = (n) => !existsSync(path(n));
   if (need('photo.jpg') || need('photo.bmp')) {
-    const rgb = photoPixels(4032, 3024, 3, 1);
+    const rgb = await photoPixels(sharp, 4032, 3024, 3, 1);
     await sharp(rgb, { raw: { width: 4032, height: 3024, channels: 3 } })
       .jpeg({ quality: 90 })
       .toFile(path('photo.jpg'));
@@ -294,28 +340,31 @@ async function generateInputs() {
     made.push('photo.jpg', 'photo.bmp');
   }
   if (need('screenshot.png')) {
-    const raw = screenshotPixels(2880, 1800, 2);
+    const photo = await photoPixels(sharp, 720, 450, 3, 8);
+    const raw = screenshotPixels(2880, 1800, 2, photo);
     await sharp(raw, { raw: { width: 2880, height: 1800, channels: 3 } })
       .png()
       .toFile(path('screenshot.png'));
     made.push('screenshot.png');
   }
   if (need('small.png')) {
-    const raw = screenshotPixels(1000, 700, 3);
+    const photo = await photoPixels(sharp, 250, 175, 3, 9);
+    const raw = screenshotPixels(1000, 700, 3, photo);
     await sharp(raw, { raw: { width: 1000, height: 700, channels: 3 } })
       .png()
       .toFile(path('small.png'));
     made.push('small.png');
   }
   if (need('alpha.webp')) {
-    const rgba = photoPixels(3000, 3000, 4, 4);
+    const rgba = await photoPixels(sharp, 3000, 3000, 4, 4);
     await sharp(rgba, { raw: { width: 3000, height: 3000, channels: 4 } })
       .webp({ quality: 80, alphaQuality: 100 })
       .toFile(path('alpha.webp'));
     made.push('alpha.webp');
   }
   if (need('anim.gif')) {
-    const frames = [5, 6, 7].map((seed) => photoPixels(2560, 1600, 3, seed));
+    const frames = [];
+    for (const seed of [5, 6, 7]) frames.push(await photoPixels(sharp, 2560, 1600, 3, seed));
     await sharp(Buffer.concat(frames), {
       raw: { width: 2560, height: 1600 * 3, channels: 3, pageHeight: 1600 },
     })
@@ -329,14 +378,22 @@ async function generateInputs() {
 // ---------------------------------------------------------------------------------------------------------------------
 // driver
 // ---------------------------------------------------------------------------------------------------------------------
-function worker(lib, file, format = '') {
-  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--worker', lib, file, format], {
+/** Generates inputs in a child, so this driver stays small (children it spawns start from its memory image). */
+function generateInChild() {
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--generate'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`input generation failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+function worker(...args) {
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--worker', ...args], {
     encoding: 'utf8',
     maxBuffer: 1 << 20,
     env: process.env,
   });
   if (r.status !== 0) {
-    const why = (r.stderr || r.stdout || '').trim().split('\n').slice(-3).join(' | ');
+    const lines = (r.stderr || r.stdout || '').trim().split('\n');
+    const why = (lines.find((l) => /Error|error:/.test(l)) ?? lines.slice(-3).join(' | ')).trim();
     return { error: `exit ${r.status}: ${why}` };
   }
   return JSON.parse(r.stdout);
@@ -348,13 +405,17 @@ const pad = (s, n) => String(s).padEnd(n);
 const padL = (s, n) => String(s).padStart(n);
 
 async function main() {
-  if (!existsSync(join(ROOT, 'dist', 'media', 'index.js'))) {
+  if (process.argv[2] !== '--generate' && !existsSync(join(ROOT, 'dist', 'media', 'index.js'))) {
     console.error('bench:media needs the built library: run `npm run build` first');
     process.exit(1);
   }
   const only = process.env.BENCH_ONLY?.split(',');
   const t0 = performance.now();
-  const made = await generateInputs();
+  const made = process.argv[2] === '--generate' ? await generateInputs() : generateInChild();
+  if (process.argv[2] === '--generate') {
+    process.stdout.write(JSON.stringify(made));
+    process.exit(0);
+  }
   if (made.length)
     console.log(`generated ${made.join(', ')} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   console.log(
@@ -370,8 +431,10 @@ async function main() {
   for (const c of CASES) {
     if (only && !only.includes(c.name)) continue;
     const file = join(TMP, c.name);
-    const ours = worker('libpanto', file);
-    const theirs = c.sharp ? worker('sharp', file, c.sharp) : undefined;
+    const timing = worker('time', file, c.sharp ?? '');
+    const withTime = (rss, ms) => ({ ...rss, ms, error: timing.error ?? rss.error });
+    const ours = withTime(worker('rss', 'libpanto', file), timing.libpanto);
+    const theirs = c.sharp ? withTime(worker('rss', 'sharp', file, c.sharp), timing.sharp) : undefined;
     const ratio = ours.ms !== undefined && theirs?.ms !== undefined ? ours.ms / theirs.ms : undefined;
     const ok = ratio === undefined || c.target === null ? '' : ratio <= c.target ? ' ok' : ' MISSED';
     if (ok === ' MISSED') misses.push(`${c.label}: ${ratio.toFixed(2)}x > ${c.target}x`);
@@ -391,8 +454,10 @@ async function main() {
       ['sharp', theirs],
     ]) {
       if (!r) continue;
-      if (r.error) console.log(`    ${who}: ERROR ${r.error}`);
-      else
+      if (r.error) {
+        console.log(`    ${who}: ERROR ${r.error}`);
+        misses.push(`${c.label}: ${who} failed`);
+      } else
         console.log(
           `    ${padL(who, 8)}: ${r.mediaType} ${r.width}x${r.height}` +
             `${r.changes ? ` [${r.changes.join(', ')}]` : ''}, baseline RSS ${r.baselineRssMb.toFixed(0)} MB`,
@@ -401,8 +466,10 @@ async function main() {
   }
   if (!only || only.includes(PASS_THROUGH.name)) {
     const p = worker('passthrough', join(TMP, PASS_THROUGH.name));
-    if (p.error) console.log(`${PASS_THROUGH.label}: ERROR ${p.error}`);
-    else {
+    if (p.error) {
+      console.log(`${PASS_THROUGH.label}: ERROR ${p.error}`);
+      misses.push('pass-through: libpanto failed');
+    } else {
       const ratio = p.processUs / p.base64Us;
       const ratioBoth = p.processPlusBase64Us / p.base64Us;
       console.log(

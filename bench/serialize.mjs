@@ -44,10 +44,11 @@ function noisePng(width, height) {
 }
 
 function buildConversation() {
-  const messages = [{ role: 'system', content: 'You are a careful assistant.' }];
-  messages.push({ role: 'user', content: [{ type: 'text', text: 'Take screenshots and describe them.' }] });
+  const messages = [
+    { role: 'user', content: [{ type: 'text', text: 'Take screenshots and describe them.' }] },
+  ];
   let images = 0;
-  for (let round = 0; messages.length < MESSAGES - 1; round++) {
+  for (let round = 0; messages.length + 2 <= MESSAGES - 1; round++) {
     const id = `call_${round}`;
     messages.push({
       role: 'assistant',
@@ -71,13 +72,17 @@ function buildConversation() {
   return { messages, images };
 }
 
-const tools = [
-  {
-    name: 'screenshot',
-    description: 'Take a screenshot.',
-    inputSchema: { type: 'object', properties: { region: { type: 'string' }, round: { type: 'integer' } } },
-  },
-];
+const options = {
+  system: 'You are a careful assistant.',
+  tools: [
+    {
+      name: 'screenshot',
+      description: 'Take a screenshot.',
+      inputSchema: { type: 'object', properties: { region: { type: 'string' }, round: { type: 'integer' } } },
+    },
+  ],
+  maxTokens: 4096,
+};
 
 /** A model that takes the whole request (the guard must not drop images in a speed comparison). */
 function benchModel(api) {
@@ -86,7 +91,12 @@ function benchModel(api) {
     api,
     input: { image: true, pdf: true },
     multimodalToolResults: true,
-    limits: { imagesPerRequest: 1000, requestBytes: 2 ** 30, totalImageBytes: 2 ** 30, maxImageBytes: 2 ** 30 },
+    limits: {
+      imagesPerRequest: 1000,
+      requestBytes: 2 ** 30,
+      totalImageBytes: 2 ** 30,
+      maxImageBytes: 2 ** 30,
+    },
   });
 }
 
@@ -114,8 +124,9 @@ console.log('surface              serialize+stringify   prebuilt stringify   ser
 let worst = 0;
 for (const [api, serialize] of surfaces) {
   const model = benchModel(api);
-  const first = serialize(conversation, model, { tools, maxTokens: 4096 });
-  if (first.media.length !== images) throw new Error(`${api}: expected ${images} images, got ${first.media.length}`);
+  const first = serialize(conversation, model, options);
+  if (first.media.length !== images)
+    throw new Error(`${api}: expected ${images} images, got ${first.media.length}`);
   const prebuilt = structuredClone(first.body);
   const oursTimes = [];
   const baseTimes = [];
@@ -127,7 +138,7 @@ for (const [api, serialize] of surfaces) {
     baseTimes.push(Number(process.hrtime.bigint() - t) / 1e6);
 
     t = process.hrtime.bigint();
-    const { body } = serialize(conversation, model, { tools, maxTokens: 4096 });
+    const { body } = serialize(conversation, model, options);
     const mid = process.hrtime.bigint();
     const ours = JSON.stringify(body).length;
     const end = process.hrtime.bigint();

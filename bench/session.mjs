@@ -15,6 +15,7 @@ import {
   existsSync,
   mkdtempSync,
   openSync,
+  readFileSync,
   rmSync,
   statSync,
   writeSync,
@@ -36,6 +37,12 @@ async function child(mode, path) {
     const { loadSession } = await import(DIST);
     keep = await loadSession(path);
     entries = keep.entries.length + 1; // + header
+  } else if (mode === 'readFile') {
+    keep = readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l));
+    entries = keep.length;
   } else {
     const rl = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
     keep = [];
@@ -157,8 +164,10 @@ function runChild(mode, path, nodeArgs = []) {
       maxBuffer: 1 << 20,
     },
   );
-  if (r.status !== 0)
-    return { error: (r.stderr || `exit ${r.status}`).trim().split('\n').slice(0, 3).join(' | ') };
+  if (r.status !== 0) {
+    const code = /ERR_[A-Z_]+/.exec(r.stderr ?? '')?.[0];
+    return { error: code ?? (r.stderr || `exit ${r.status}`).trim().split('\n').slice(0, 3).join(' | ') };
+  }
   return JSON.parse(r.stdout);
 }
 
@@ -232,6 +241,7 @@ async function main() {
         ['loadSession (default heap)', 'loadSession', []],
         [`loadSession (--max-old-space-size=${heapMb})`, 'loadSession', [`--max-old-space-size=${heapMb}`]],
         ['readline+JSON.parse (default heap)', 'readline', []],
+        ['readFileSync+split (whole-file string)', 'readFile', []],
       ]) {
         const out = runChild(mode, big, nodeArgs);
         if (out.error) console.log(`  ${label.padEnd(44)} FAILED: ${out.error}`);

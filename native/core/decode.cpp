@@ -11,6 +11,9 @@
 #include "budget.h"
 #include "internal.h"
 
+extern "C" unsigned char* panto_jpeg_decode_half(const unsigned char* buf, int len, int* out_w, int* out_h,
+                                                 int* unsupported);
+
 namespace panto {
 namespace {
 
@@ -58,6 +61,35 @@ Status decode_stb(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* o
   out->width = uint32_t(w);
   out->height = uint32_t(h);
   out->channels = req;
+  return Status::Ok();
+}
+
+/** JPEG at half size (DCT-block averaging); `*fallback` when the layout needs the full-size decoder. */
+Status decode_jpeg_half(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool* fallback) {
+  *fallback = false;
+  if (len > size_t(INT_MAX)) return Status::Err("ERR_MEDIA_TOO_LARGE", "input over 2 GiB", info.type);
+  int w = 0, h = 0, unsupported = 0;
+  Budget* b = current_budget();
+  unsigned char* p = panto_jpeg_decode_half(d, int(len), &w, &h, &unsupported);
+  if (!p) {
+    if (unsupported) {
+      *fallback = true;
+      return Status::Ok();
+    }
+    if (b && b->exceeded) return oom(info.type);
+    const char* why = stbi_failure_reason();
+    std::string reason = why ? why : "decode failed";
+    if (reason == "outofmem") return oom(info.type);
+    return corrupt(info.type, reason);
+  }
+  out->data.data = p;
+  out->data.size = size_t(w) * size_t(h) * 3;
+  out->data.release = budget_release;
+  if (uint32_t(w) != (info.width + 1) / 2 || uint32_t(h) != (info.height + 1) / 2)
+    return corrupt(info.type, "decoded size differs from the header");
+  out->width = uint32_t(w);
+  out->height = uint32_t(h);
+  out->channels = 3;
   return Status::Ok();
 }
 
@@ -119,7 +151,12 @@ Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* 
 
 }  // namespace
 
-Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
+Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool half) {
+  if (half && info.type == MediaType::Jpeg) {
+    bool fallback = false;
+    Status s = decode_jpeg_half(d, len, info, out, &fallback);
+    if (!fallback) return s;
+  }
   switch (info.type) {
     case MediaType::Png:
     case MediaType::Jpeg:

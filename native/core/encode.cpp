@@ -2,6 +2,8 @@
 #include <webp/encode.h>
 
 #include <cstring>
+#include <system_error>
+#include <thread>
 
 #include "budget.h"
 #include "internal.h"
@@ -44,7 +46,89 @@ void webp_release(uint8_t* p) { WebPFree(p); }
 
 }  // namespace
 
+Status encode_jpeg_serial(const Pixels& px, int quality, OwnedBytes* out);
+
+/** Offset just past the SOS segment of a JPEG written by stb_image_write (its header layout is fixed). */
+size_t stb_jpeg_scan_start(const OwnedBytes& j) {
+  for (size_t i = 2; i + 4 <= j.size;) {
+    if (j.data[i] != 0xFF) return 0;
+    size_t seg = size_t(be16(j.data + i + 2));
+    if (j.data[i + 1] == 0xDA) return i + 2 + seg;
+    i += 2 + seg;
+  }
+  return 0;
+}
+
+/**
+ * Encodes the top and bottom halves on two threads and splices them into one baseline JPEG: a DRI segment sets the
+ * restart interval to the top half's MCU count, and an RST0 marker joins the two entropy-coded segments (each starts
+ * with zero DC predictors and ends byte-aligned, exactly what a restart requires). Same tables, same pixels: the
+ * decoded result equals a single-threaded encode.
+ */
 Status encode_jpeg(const Pixels& px, int quality, OwnedBytes* out) {
+  const uint32_t H = px.height;
+  if (uint64_t(px.width) * H < (1u << 20) || H < 256) return encode_jpeg_serial(px, quality, out);
+  const uint32_t h1 = ((H / 2 + 15) / 16) * 16;  // MCU-aligned (16 rows covers 4:2:0 and 4:4:4)
+  const uint32_t mcus_x = (px.width + 15) / 16;
+  const uint64_t interval = uint64_t(mcus_x) * (h1 / 16);
+  const bool subsampled = quality <= 90;
+  if (!subsampled || interval > 0xFFFF || h1 >= H) return encode_jpeg_serial(px, quality, out);
+  const size_t row = size_t(px.width) * px.channels;
+  Pixels top, bottom;
+  top.width = bottom.width = px.width;
+  top.channels = bottom.channels = px.channels;
+  top.height = h1;
+  bottom.height = H - h1;
+  top.data.data = px.data.data;  // borrowed views (release stays null)
+  bottom.data.data = px.data.data + size_t(h1) * row;
+  OwnedBytes a, b;
+  Status sa, sb;
+  try {
+    std::thread t([&] { sa = encode_jpeg_serial(top, quality, &a); });
+    sb = encode_jpeg_serial(bottom, quality, &b);
+    t.join();
+  } catch (const std::system_error&) {
+    top.data.data = bottom.data.data = nullptr;
+    return encode_jpeg_serial(px, quality, out);
+  }
+  top.data.data = bottom.data.data = nullptr;
+  if (!sa.ok()) return sa;
+  if (!sb.ok()) return sb;
+  const size_t sa0 = stb_jpeg_scan_start(a), sb0 = stb_jpeg_scan_start(b);
+  if (sa0 == 0 || sb0 == 0 || a.size < sa0 + 2 || b.size < sb0 + 2) return encode_jpeg_serial(px, quality, out);
+  const size_t sos = sa0 - 14;  // stb's SOS segment is 14 bytes
+  const uint8_t dri[6] = {0xFF, 0xDD, 0x00, 0x04, uint8_t(interval >> 8), uint8_t(interval)};
+  const size_t ea = a.size - 2 - sa0, eb = b.size - 2 - sb0;  // entropy data without EOI
+  if (!alloc_owned(sos + 6 + 14 + ea + 2 + eb + 2, out))
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding JPEG");
+  uint8_t* w = out->data;
+  std::memcpy(w, a.data, sos);
+  // Patch the frame height in SOF0.
+  for (size_t i = 2; i + 9 < sos;) {
+    if (a.data[i + 1] == 0xC0) {
+      w[i + 5] = uint8_t(H >> 8);
+      w[i + 6] = uint8_t(H);
+      break;
+    }
+    i += 2 + size_t(be16(a.data + i + 2));
+  }
+  w += sos;
+  std::memcpy(w, dri, 6);
+  w += 6;
+  std::memcpy(w, a.data + sos, 14);
+  w += 14;
+  std::memcpy(w, a.data + sa0, ea);
+  w += ea;
+  *w++ = 0xFF;
+  *w++ = 0xD0;
+  std::memcpy(w, b.data + sb0, eb);
+  w += eb;
+  *w++ = 0xFF;
+  *w++ = 0xD9;
+  return Status::Ok();
+}
+
+Status encode_jpeg_serial(const Pixels& px, int quality, OwnedBytes* out) {
   GrowBuf b;
   b.cap = size_t(px.width) * px.height / 4 + 65536;
   b.data = static_cast<uint8_t*>(panto_budget_malloc(b.cap));

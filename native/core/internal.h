@@ -57,8 +57,11 @@ struct Pixels {
 /** Lossless metadata strip of an image passed through. Returns false (and leaves `out` empty) when nothing changed. */
 bool strip_metadata(MediaType t, const uint8_t* d, size_t len, OwnedBytes* out, Status* err);
 
-/** Decodes the first frame of a supported raster image into `out`. Caller has checked the pixel cap. */
-Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out);
+/**
+ * Decodes the first frame of a supported raster image into `out`. Caller has checked the pixel cap. With `half`, a
+ * JPEG may come back at ceil(w/2) x ceil(h/2) (DCT-block averaging; callers check out->width).
+ */
+Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool half = false);
 
 /** True when any alpha byte is below 255. */
 bool has_transparency(const Pixels& px);

@@ -178,18 +178,21 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   Budget budget(pixels * 24 + (32ull << 20));
   BudgetScope scope(&budget);
 
+  // A JPEG shrinking at least 2x decodes at half size (like libjpeg's scaled decode) and resizes from there.
+  const bool half = t == MediaType::Jpeg && uint64_t(tw) * 2 <= ow && uint64_t(th) * 2 <= oh;
   Pixels px;
-  s = decode_image(d, len, info, &px);
+  s = decode_image(d, len, info, &px, half);
   if (!s.ok()) return s;
   if (px.channels == 4 && !has_transparency(px)) drop_alpha(&px);
 
-  if (tw != ow || th != oh) {
+  const uint32_t sw = swap ? th : tw, sh = swap ? tw : th;  // target in stored orientation
+  if (px.width != sw || px.height != sh) {
     Pixels small;
-    s = resize_pixels(px, swap ? th : tw, swap ? tw : th, &small);
+    s = resize_pixels(px, sw, sh, &small);
     if (!s.ok()) return s;
     px = std::move(small);
-    add_change(out, "resized");
   }
+  if (tw != ow || th != oh) add_change(out, "resized");
   if (info.orientation != 1) {
     Pixels upright;
     s = orient_pixels(px, info.orientation, &upright);

@@ -192,6 +192,7 @@ export class Agent {
       message = await this.#userMessage(content);
     } catch (err) {
       this.#running = false;
+      this.#runCtl = undefined;
       throw err;
     }
     return this.#run(message, options.signal);
@@ -231,10 +232,12 @@ export class Agent {
       );
     }
     this.#running = true;
+    // Created now so that abort() works while the prompt's attachments are still being processed.
+    this.#runCtl = new AbortController();
   }
 
   async #run(first: UserMessage | undefined, external: AbortSignal | undefined): Promise<AgentRunResult> {
-    const ctl = new AbortController();
+    const ctl = this.#runCtl ?? new AbortController();
     this.#runCtl = ctl;
     const onExternal = () => ctl.abort(external?.reason);
     if (external?.aborted) onExternal();

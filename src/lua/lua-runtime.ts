@@ -27,7 +27,9 @@ import { readHandlerResult } from './result-bridge.js';
 import { Sandbox } from './sandbox.js';
 import type { Denylist } from './workspace-paths.js';
 
-const { lua, lauxlib } = fengari;
+const { lua, lauxlib, to_luastring } = fengari;
+const K_TOOL_CALL_ID = to_luastring('tool_call_id');
+const K_TOOL_NAME = to_luastring('tool_name');
 
 /** A tool file that loaded. */
 export interface LoadedLuaTool {
@@ -237,9 +239,9 @@ export class LuaRuntime {
       pushJson(T, args);
       lua.lua_createtable(T, 0, 2);
       pushString(T, ctx.toolCallId);
-      lua.lua_setfield(T, -2, 'tool_call_id');
+      lua.lua_setfield(T, -2, K_TOOL_CALL_ID);
       pushString(T, tool.name);
-      lua.lua_setfield(T, -2, 'tool_name');
+      lua.lua_setfield(T, -2, K_TOOL_NAME);
       const outcome = await this.#drive(call, 2, ctx.signal);
       if (!outcome.ok) return { ok: false, error: outcome.error };
       const res = readHandlerResult(T, 1, outcome.nresults, this.#budgets);
@@ -247,6 +249,15 @@ export class LuaRuntime {
       return res.meta === undefined
         ? { ok: true, parts: res.parts }
         : { ok: true, parts: res.parts, meta: res.meta };
+    } catch (err) {
+      // A fault on the host side (e.g. arguments nested too deep to convert): an error result, never a rejection.
+      const message = err instanceof Error ? err.message : String(err);
+      this.#log({
+        level: 'error',
+        message: `tool '${tool.name}' failed in the host: ${message}`,
+        tool: tool.name,
+      });
+      return { ok: false, error: `internal error in the Lua host: ${message}` };
     } finally {
       this.#release(call);
     }

@@ -76,6 +76,23 @@ export function decodeText(bytes: Uint8Array): string {
   return decoder.decode(bytes);
 }
 
+const keyCache = new Map<string, Uint8Array>();
+
+/** Push a table key: short keys repeat across calls, so their encodings are cached (Lua strings are immutable). */
+function pushKey(L: LuaState, k: string): void {
+  if (k.length > 32) {
+    pushString(L, k);
+    return;
+  }
+  let bytes = keyCache.get(k);
+  if (bytes === undefined) {
+    if (keyCache.size >= 4096) keyCache.clear();
+    bytes = encoder.encode(k);
+    keyCache.set(k, bytes);
+  }
+  pushBytesNoCopy(L, bytes);
+}
+
 /** Push a JSON-like JS value. Uint8Array values become Lua strings holding the same bytes (copied). */
 export function pushJson(L: LuaState, value: unknown, depth = 0): void {
   if (!lua.lua_checkstack(L, 3)) throw new Error('Lua stack overflow');
@@ -104,7 +121,7 @@ export function pushJson(L: LuaState, value: unknown, depth = 0): void {
     const entries = Object.entries(value as Record<string, unknown>);
     lua.lua_createtable(L, 0, entries.length);
     for (const [k, v] of entries) {
-      pushString(L, k);
+      pushKey(L, k);
       pushJson(L, v, depth + 1);
       lua.lua_rawset(L, -3);
     }

@@ -16,7 +16,17 @@ import fengari from 'fengari';
 import type { MediaResultPart, ResultPart } from '../tool.js';
 import { LuaConversionError, luaToJson, toText, typeName, viewBytes } from './lua-values.js';
 
-const { lua } = fengari;
+const { lua, to_luastring } = fengari;
+
+/** Field names, encoded once (fengari would encode a JS string key on every access). */
+const K = {
+  text: to_luastring('text'),
+  attachments: to_luastring('attachments'),
+  meta: to_luastring('meta'),
+  data: to_luastring('data'),
+  media_type: to_luastring('media_type'),
+  name: to_luastring('name'),
+};
 
 /** Caps applied to one handler result. */
 export interface ResultCaps {
@@ -78,7 +88,7 @@ function read(L: LuaState, base: number, nresults: number, caps: ResultCaps): Ha
   }
 
   const parts: ResultPart[] = [];
-  lua.lua_getfield(L, base, 'text');
+  lua.lua_getfield(L, base, K.text);
   const textType = lua.lua_type(L, -1);
   if (textType === lua.LUA_TSTRING) parts.push(textPart(viewBytes(L, -1) ?? Buffer.alloc(0), caps));
   else if (textType !== lua.LUA_TNIL) {
@@ -86,7 +96,7 @@ function read(L: LuaState, base: number, nresults: number, caps: ResultCaps): Ha
   }
   lua.lua_pop(L, 1);
 
-  lua.lua_getfield(L, base, 'attachments');
+  lua.lua_getfield(L, base, K.attachments);
   const attType = lua.lua_type(L, -1);
   if (attType === lua.LUA_TTABLE) {
     const attIdx = lua.lua_gettop(L);
@@ -105,7 +115,7 @@ function read(L: LuaState, base: number, nresults: number, caps: ResultCaps): Ha
     return { ok: false, error: `result table has neither 'text' nor 'attachments'; ${SHAPE_HINT}` };
   }
 
-  lua.lua_getfield(L, base, 'meta');
+  lua.lua_getfield(L, base, K.meta);
   const metaType = lua.lua_type(L, -1);
   let meta: Record<string, unknown> | undefined;
   if (metaType === lua.LUA_TTABLE) {
@@ -143,7 +153,7 @@ function readAttachments(L: LuaState, attIdx: number, caps: ResultCaps): MediaRe
     const unknown = unknownKeys(L, idx, ATTACHMENT_KEYS);
     if (unknown) return `${where} has unknown field '${unknown}' (expected data, media_type, name)`;
 
-    lua.lua_getfield(L, idx, 'data');
+    lua.lua_getfield(L, idx, K.data);
     const data = viewBytes(L, -1);
     if (data === null) return `${where} has no 'data' string`;
     lua.lua_pop(L, 1);
@@ -153,13 +163,13 @@ function readAttachments(L: LuaState, attIdx: number, caps: ResultCaps): MediaRe
     }
     const part: MediaResultPart = { type: 'media', data };
 
-    lua.lua_getfield(L, idx, 'media_type');
+    lua.lua_getfield(L, idx, K.media_type);
     const mt = lua.lua_type(L, -1);
     if (mt === lua.LUA_TSTRING) part.mediaType = toText(L, -1) ?? '';
     else if (mt !== lua.LUA_TNIL) return `${where}.media_type must be a string, got ${typeName(L, mt)}`;
     lua.lua_pop(L, 1);
 
-    lua.lua_getfield(L, idx, 'name');
+    lua.lua_getfield(L, idx, K.name);
     const nt = lua.lua_type(L, -1);
     if (nt === lua.LUA_TSTRING) part.name = toText(L, -1) ?? '';
     else if (nt !== lua.LUA_TNIL) return `${where}.name must be a string, got ${typeName(L, nt)}`;

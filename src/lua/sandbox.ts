@@ -169,6 +169,12 @@ export class Sandbox {
     lua.lua_getglobal(L, 'os');
     for (const name of OS_FUNCTIONS) {
       lua.lua_getfield(L, -1, name);
+      if (name === 'date') {
+        const original = lua.lua_tocfunction(L, -1);
+        lua.lua_pop(L, 1);
+        if (original === null) throw new Error('fengari os library has no JS date');
+        lua.lua_pushjsfunction(L, utcDate(original));
+      }
       lua.lua_setfield(L, -3, name);
     }
     lua.lua_pop(L, 1);
@@ -281,6 +287,30 @@ function guardString(name: string, original: LuaJsFunction, budgets: ResolvedBud
     };
   }
   return original;
+}
+
+/**
+ * fengari's `os.date("!fmt")` prints the `!` and formats local time (only `"!*t"` honours UTC). This wrapper formats
+ * `t` shifted by the local UTC offset at `t`, without the `!`, which gives the UTC fields.
+ */
+function utcDate(original: LuaJsFunction): LuaJsFunction {
+  return (L) => {
+    if (lua.lua_type(L, 1) === lua.LUA_TSTRING) {
+      const fmt = lua.lua_tolstring(L, 1) ?? new Uint8Array(0);
+      const isTable = fmt[1] === 0x2a && fmt[2] === 0x74; // "!*t" already works
+      if (fmt[0] === 0x21 && !isTable) {
+        const t =
+          lua.lua_type(L, 2) <= lua.LUA_TNIL
+            ? Math.floor(Date.now() / 1000)
+            : lauxlib.luaL_checkinteger(L, 2);
+        const shifted = t + new Date(t * 1000).getTimezoneOffset() * 60;
+        lua.lua_settop(L, 0);
+        lua.lua_pushlstring(L, fmt.subarray(1), fmt.length - 1);
+        lua.lua_pushinteger(L, shifted);
+      }
+    }
+    return original(L);
+  };
 }
 
 /** Replace the string metatable's __index with our safe string table and lock the metatable. */

@@ -22,7 +22,14 @@ import type { ToolDecl } from '../tool.js';
 import type { ModelInfo } from './model-info.js';
 import { type PreparedPart, prepareConversation } from './prepare-conversation.js';
 import type { MediaRef, SerializeOptions, SerializeResult } from './serialize-options.js';
-import { asObject, EMPTY_RESULT_TEXT, modelOf, objectSchema, responseError } from './serializer-common.js';
+import {
+  asObject,
+  EMPTY_RESULT_TEXT,
+  modelOf,
+  objectSchema,
+  responseError,
+  surfaceCallId,
+} from './serializer-common.js';
 
 export interface AnthropicCacheControl {
   type: 'ephemeral';
@@ -196,7 +203,7 @@ export function toAnthropicMessages(
         if (content.length === 0) content.push({ type: 'text', text: EMPTY_RESULT_TEXT });
         const block: AnthropicToolResultBlock = {
           type: 'tool_result',
-          tool_use_id: result.toolUseId,
+          tool_use_id: anthropicId(result.toolUseId),
           content,
         };
         if (result.isError) block.is_error = true;
@@ -215,7 +222,7 @@ export function toAnthropicMessages(
               : { type: 'thinking', thinking: block.text, signature: block.signature },
           );
         } else {
-          content.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
+          content.push({ type: 'tool_use', id: anthropicId(block.id), name: block.name, input: block.input });
         }
       }
       if (content.length > 0) messages.push({ role: 'assistant', content });
@@ -238,6 +245,11 @@ export function toAnthropicMessages(
   if (prepared.system !== undefined) body.system = prepared.system;
   if (options.tools && options.tools.length > 0) body.tools = anthropicTools(options.tools);
   return { body, warnings, media };
+}
+
+/** Anthropic tool ids must match `^[a-zA-Z0-9_-]+$` (other providers' ids may not, e.g. `functions.read:0`). */
+function anthropicId(id: string): string {
+  return surfaceCallId(id, /[^a-zA-Z0-9_-]/g, 128);
 }
 
 function addCacheBreakpoint(messages: AnthropicMessage[], option: true | { ttl: '5m' | '1h' }): void {

@@ -11,8 +11,9 @@
  * Placement: all function responses of one turn go into ONE user content, each
  * `functionResponse {name, id?, response: {output} | {error}}` (`response` must be an object). Gemini 3+ models
  * (`multimodalToolResults`) get a result's images/PDFs inside `functionResponse.parts[].inlineData`; older models get
- * them as `inlineData` parts after the function responses in the same content, each group introduced by a text part
- * naming its tool call. User images/PDFs are `inlineData` parts. A function call's `thoughtSignature`
+ * them as `inlineData` parts after the function responses in the same content (or, with
+ * `legacyToolMedia: 'next-content'`, in the user content right after it), each group introduced by a text part naming
+ * its tool call. User images/PDFs are `inlineData` parts. A function call's `thoughtSignature`
  * (`ToolCallBlock.providerData.thoughtSignature`) is echoed; thinking text is not sent back.
  */
 
@@ -98,7 +99,14 @@ export interface GeminiRequestBody {
   generationConfig?: { maxOutputTokens?: number; temperature?: number };
 }
 
-export type GeminiOptions = SerializeOptions;
+export interface GeminiOptions extends SerializeOptions {
+  /**
+   * Where a tool result's images/PDFs go for models before Gemini 3: `same-content` (default) after the function
+   * responses in their content; `next-content` in a separate user content right after it, for endpoints that reject
+   * extra parts in a parallel-call response turn ("number of function response parts ...").
+   */
+  legacyToolMedia?: 'same-content' | 'next-content';
+}
 
 /** A part placed after the function responses (models before Gemini 3), with the media it carries. */
 interface Sibling {
@@ -165,11 +173,16 @@ export function toGemini(
         const path = `contents[${index}].parts[${parts.length}]`;
         parts.push({ functionResponse: functionResponse(result, path, siblings) });
       }
-      for (const sibling of siblings) {
-        if (sibling.ref) media.push({ ...sibling.ref, path: `contents[${index}].parts[${parts.length}]` });
-        parts.push(sibling.part);
-      }
       contents.push({ role: 'user', parts });
+      const separate = options.legacyToolMedia === 'next-content' && siblings.length > 0;
+      const target: GeminiPart[] = separate ? [] : parts;
+      const targetIndex = separate ? index + 1 : index;
+      for (const sibling of siblings) {
+        if (sibling.ref)
+          media.push({ ...sibling.ref, path: `contents[${targetIndex}].parts[${target.length}]` });
+        target.push(sibling.part);
+      }
+      if (separate) contents.push({ role: 'user', parts: target });
     } else {
       const parts: GeminiPart[] = [];
       let signed = false;

@@ -36,6 +36,7 @@ import {
   objectSchema,
   parseArguments,
   responseError,
+  surfaceCallId,
   textOf,
 } from './serializer-common.js';
 
@@ -182,7 +183,7 @@ export function toOpenAIChat(
         }
         messages.push({
           role: 'tool',
-          tool_call_id: result.toolUseId,
+          tool_call_id: chatId(result.toolUseId),
           content: flagError(result, text.length > 0 ? text : EMPTY_RESULT_TEXT),
         });
       }
@@ -198,7 +199,7 @@ export function toOpenAIChat(
       if (text.length > 0) message.content = text;
       if (calls.length > 0) {
         message.tool_calls = calls.map((c) => ({
-          id: c.id,
+          id: chatId(c.id),
           type: 'function',
           function: { name: c.name, arguments: JSON.stringify(c.input) },
         }));
@@ -213,6 +214,11 @@ export function toOpenAIChat(
     body[options.maxTokensField ?? 'max_completion_tokens'] = options.maxTokens;
   if (options.temperature !== undefined) body.temperature = options.temperature;
   return { body, warnings: prepared.warnings, media };
+}
+
+/** OpenAI rejects tool-call ids longer than 40 characters (other providers' ids can be longer). */
+function chatId(id: string): string {
+  return surfaceCallId(id, undefined, 40);
 }
 
 /**

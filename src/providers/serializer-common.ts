@@ -106,3 +106,20 @@ export function parseArguments(raw: string): {
     return { input: {}, invalid: { raw, error: (err as Error).message } };
   }
 }
+
+/**
+ * A tool-call id a surface accepts, derived deterministically from a stored id (so a call and its result still match):
+ * characters outside `allowed` become `_`; an id longer than `maxLength` keeps its head and gets an FNV-1a hash of the
+ * whole id as tail. Ids that already fit are returned unchanged.
+ */
+export function surfaceCallId(id: string, allowed: RegExp | undefined, maxLength: number): string {
+  const cleaned = allowed ? id.replace(allowed, '_') : id;
+  if (cleaned === id && id.length > 0 && id.length <= maxLength) return id;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    hash ^= id.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  const tail = `_${hash.toString(16).padStart(8, '0')}`;
+  return `${cleaned.slice(0, Math.max(0, maxLength - tail.length))}${tail}`;
+}

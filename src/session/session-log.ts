@@ -198,6 +198,25 @@ export class SessionLog {
     }
   }
 
+  /**
+   * Open `path` if it exists, otherwise create it with `options` (header fields apply only when creating).
+   * Same errors as `open` and `create`.
+   */
+  static async openOrCreate(path: string, options: CreateSessionOptions = {}): Promise<SessionLog> {
+    try {
+      return await SessionLog.open(path, options);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    try {
+      return await SessionLog.create(path, options);
+    } catch (err) {
+      // Lost a race with another creator: the file exists now.
+      if (!(err instanceof PantoError && err.code === 'ERR_INVALID_ARGUMENT')) throw err;
+      return await SessionLog.open(path, options);
+    }
+  }
+
   /** The current conversation (a new array each call; the messages are shared, do not mutate them). */
   get conversation(): Conversation {
     return { messages: [...this.#view.messages] };

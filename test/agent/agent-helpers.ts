@@ -8,7 +8,11 @@ import type { AgentEvent } from '../../src/agent/agent-events.js';
 import { LuaToolSource } from '../../src/lua/lua-tool-source.js';
 import { resolveModel } from '../../src/providers/model-catalog.js';
 import type { ModelInfo } from '../../src/providers/model-info.js';
-import { createProvider, type Provider, type ProviderOptions } from '../../src/providers/transport/http-provider.js';
+import {
+  createProvider,
+  type Provider,
+  type ProviderOptions,
+} from '../../src/providers/transport/http-provider.js';
 import type { FakeProviderServer, Surface } from '../helpers/fake-provider-server.js';
 
 export const MEDIA = fileURLToPath(new URL('../fixtures/media/', import.meta.url));
@@ -27,7 +31,11 @@ export function modelFor(surface: Surface): ModelInfo {
   }
 }
 
-export function providerFor(server: FakeProviderServer, surface: Surface, extra: Partial<ProviderOptions> = {}): Provider {
+export function providerFor(
+  server: FakeProviderServer,
+  surface: Surface,
+  extra: Partial<ProviderOptions> = {},
+): Provider {
   return createProvider({
     api: surface,
     baseUrl: server.baseUrl(surface),
@@ -57,7 +65,10 @@ export async function workspace(): Promise<Workspace> {
 }
 
 /** Collect events of one type. */
-export function eventsOf<T extends AgentEvent['type']>(events: AgentEvent[], type: T): Extract<AgentEvent, { type: T }>[] {
+export function eventsOf<T extends AgentEvent['type']>(
+  events: AgentEvent[],
+  type: T,
+): Extract<AgentEvent, { type: T }>[] {
   return events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type);
 }
 

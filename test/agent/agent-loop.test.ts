@@ -12,9 +12,22 @@ import { loadSession } from '../../src/session/load-session.js';
 import { SessionLog } from '../../src/session/session-log.js';
 import { defineTool } from '../../src/tool.js';
 import { ToolRegistry } from '../../src/tool-source.js';
-import { type FakeProviderServer, type RecordedRequest, startFakeProviderServer } from '../helpers/fake-provider-server.js';
-import { eventsOf, isPngBase64, MEDIA, modelFor, providerFor, type Workspace, workspace } from './agent-helpers.js';
+import {
+  type FakeProviderServer,
+  type RecordedRequest,
+  startFakeProviderServer,
+} from '../helpers/fake-provider-server.js';
+import {
+  eventsOf,
+  isPngBase64,
+  MEDIA,
+  modelFor,
+  providerFor,
+  type Workspace,
+  workspace,
+} from './agent-helpers.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: recorded request bodies are inspected structurally
 type Json = Record<string, any>;
 
 let server: FakeProviderServer;
@@ -95,7 +108,12 @@ describe('retry', () => {
   it('a 429 with retry-after is waited out and the turn completes, reported as a retry event', async () => {
     const n = server.requests.length;
     server.enqueue(
-      { type: 'http-error', status: 429, message: 'Number of request tokens has exceeded your per-minute rate limit', headers: { 'retry-after': '1' } },
+      {
+        type: 'http-error',
+        status: 429,
+        message: 'Number of request tokens has exceeded your per-minute rate limit',
+        headers: { 'retry-after': '1' },
+      },
       { type: 'reply', text: 'hello' },
     );
     const events: AgentEvent[] = [];
@@ -122,9 +140,14 @@ describe('abort', () => {
     expect(result.stopReason).toBe('aborted');
     expect(result.error?.code).toBe('ERR_ABORTED');
     const last = agent.messages.at(-1);
-    expect(last).toMatchObject({ role: 'assistant', stopReason: 'aborted', content: [{ type: 'text', text: 'I was say' }] });
+    expect(last).toMatchObject({
+      role: 'assistant',
+      stopReason: 'aborted',
+      content: [{ type: 'text', text: 'I was say' }],
+    });
     expect(agent.running).toBe(false);
-    for (let i = 0; i < 100 && server.clientDisconnects === before; i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 100 && server.clientDisconnects === before; i++)
+      await new Promise((r) => setTimeout(r, 5));
     expect(server.clientDisconnects).toBeGreaterThan(before);
 
     server.enqueue({ type: 'reply', text: 'second answer' });
@@ -136,9 +159,18 @@ describe('abort', () => {
 
   it('mid-tool: the running tool is told to stop and every call gets an aborted result', async () => {
     const seen = { aborted: false };
-    server.enqueue({ type: 'reply', toolCalls: [{ id: 'w1', name: 'wait', args: {} }, { id: 'q1', name: 'quick', args: {} }] });
+    server.enqueue({
+      type: 'reply',
+      toolCalls: [
+        { id: 'w1', name: 'wait', args: {} },
+        { id: 'q1', name: 'quick', args: {} },
+      ],
+    });
     const ctl = new AbortController();
-    const agent = anthropicAgent({ tools: new ToolRegistry([[waitTool(seen), quickTool]]), toolConcurrency: 1 });
+    const agent = anthropicAgent({
+      tools: new ToolRegistry([[waitTool(seen), quickTool]]),
+      toolConcurrency: 1,
+    });
     agent.subscribe((e) => {
       if (e.type === 'tool_call_update' && e.toolName === 'wait') ctl.abort();
     });
@@ -161,7 +193,11 @@ describe('a request rejected because of one image', () => {
       const path = anthropicImagePath(req);
       return path === undefined
         ? { type: 'reply' as const, text: 'I could not see the picture.' }
-        : { type: 'http-error' as const, status: 400, message: `${path}.image.source.base64.data: Could not process image` };
+        : {
+            type: 'http-error' as const,
+            status: 400,
+            message: `${path}.image.source.base64.data: Could not process image`,
+          };
     };
     server.enqueue(readCat, rejectIfImage, rejectIfImage);
     const events: AgentEvent[] = [];
@@ -173,7 +209,9 @@ describe('a request rejected because of one image', () => {
     expect(anthropicImagePath(reqs[1] as RecordedRequest)).toBeDefined();
     const retried = reqs[2]?.body as Json;
     expect(anthropicImagePath(reqs[2] as RecordedRequest)).toBeUndefined();
-    expect(JSON.stringify(retried.messages)).toContain('image omitted: the provider rejected this attachment');
+    expect(JSON.stringify(retried.messages)).toContain(
+      'image omitted: the provider rejected this attachment',
+    );
     // History keeps the image; the host was warned once.
     const tool = agent.messages[2] as ToolResultsMessage;
     expect(tool.results[0]?.parts.some((p) => p.type === 'image')).toBe(true);
@@ -193,7 +231,11 @@ describe('a request rejected because of one image', () => {
       { type: 'http-error', status: 400, message: 'Invalid image.', errorType: 'invalid_request_error' },
       { type: 'http-error', status: 400, message: 'Invalid image.', errorType: 'invalid_request_error' },
     );
-    const agent = new Agent({ provider: providerFor(server, 'openai-chat'), model: modelFor('openai-chat'), tools: ws.tools });
+    const agent = new Agent({
+      provider: providerFor(server, 'openai-chat'),
+      model: modelFor('openai-chat'),
+      tools: ws.tools,
+    });
     const result = await agent.prompt('look');
     expect(result.stopReason).toBe('error');
     expect(result.error).toBeInstanceOf(ProviderError);
@@ -247,8 +289,23 @@ describe('session log', () => {
   it('continue() runs a resumed conversation whose last message is a tool result', async () => {
     const history: Message[] = [
       { role: 'user', content: [{ type: 'text', text: 'read notes' }] },
-      { role: 'assistant', content: [{ type: 'tool_call', id: 't1', name: 'read', input: { path: 'notes.txt' } }], stopReason: 'tool_use' },
-      { role: 'tool', results: [{ type: 'tool_result', toolUseId: 't1', toolName: 'read', parts: [{ type: 'text', text: 'line one' }], isError: false }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_call', id: 't1', name: 'read', input: { path: 'notes.txt' } }],
+        stopReason: 'tool_use',
+      },
+      {
+        role: 'tool',
+        results: [
+          {
+            type: 'tool_result',
+            toolUseId: 't1',
+            toolName: 'read',
+            parts: [{ type: 'text', text: 'line one' }],
+            isError: false,
+          },
+        ],
+      },
     ];
     server.enqueue({ type: 'reply', text: 'It says line one.' });
     const agent = anthropicAgent({ messages: history });
@@ -264,10 +321,19 @@ describe('steering', () => {
     const n = server.requests.length;
     const seen = { aborted: false };
     server.enqueue(
-      { type: 'reply', toolCalls: [{ id: 'w1', name: 'wait', args: {} }, { id: 'q1', name: 'quick', args: {} }] },
+      {
+        type: 'reply',
+        toolCalls: [
+          { id: 'w1', name: 'wait', args: {} },
+          { id: 'q1', name: 'quick', args: {} },
+        ],
+      },
       { type: 'reply', text: 'Hi!' },
     );
-    const agent = anthropicAgent({ tools: new ToolRegistry([[waitTool(seen), quickTool]]), toolConcurrency: 1 });
+    const agent = anthropicAgent({
+      tools: new ToolRegistry([[waitTool(seen), quickTool]]),
+      toolConcurrency: 1,
+    });
     agent.subscribe((e) => {
       if (e.type === 'tool_call_update' && e.toolName === 'wait') agent.steer('Never mind, just say hi.');
     });
@@ -328,7 +394,9 @@ describe('limits and bad output', () => {
     await agent.prompt('read it');
     const tool = agent.messages[2] as ToolResultsMessage;
     expect(tool.results[0]?.isError).toBe(true);
-    expect((tool.results[0]?.parts[0] as { text: string }).text).toMatch(/not a JSON object.*did not run/);
+    expect((tool.results[0]?.parts[0] as { text: string } | undefined)?.text).toMatch(
+      /not a JSON object.*did not run/,
+    );
     expect(eventsOf(events, 'tool_call_start')).toHaveLength(0);
     expect(eventsOf(events, 'warning').map((e) => e.warning.code)).toContain('invalid-arguments');
   });
@@ -336,7 +404,9 @@ describe('limits and bad output', () => {
   it('rejects a second prompt while running', async () => {
     server.enqueue({ type: 'stall' });
     const agent = anthropicAgent();
-    const streaming = new Promise<void>((resolve) => agent.subscribe((e) => e.type === 'message_start' && resolve()));
+    const streaming = new Promise<void>((resolve) =>
+      agent.subscribe((e) => e.type === 'message_start' && resolve()),
+    );
     const first = agent.prompt('one');
     await expect(agent.prompt('two')).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT' });
     await streaming;
@@ -352,13 +422,17 @@ describe('user content with attachments', () => {
     const pdf = await readFile(join(MEDIA, 'pdf-2page.pdf'));
     server.enqueue({ type: 'reply', text: 'A picture and a report.' });
     const agent = anthropicAgent();
-    await agent.prompt(['What are these?', { type: 'media', data: png }, { type: 'media', data: pdf, name: 'report.pdf' }]);
+    await agent.prompt([
+      'What are these?',
+      { type: 'media', data: png },
+      { type: 'media', data: pdf, name: 'report.pdf' },
+    ]);
     const user = agent.messages[0];
     if (user?.role !== 'user') throw new Error('expected a user message');
     expect(user.content.map((p) => p.type)).toEqual(['text', 'image', 'document']);
     expect(user.content[1]).toMatchObject({ mediaType: 'image/png', width: 64, height: 48 });
     expect(user.content[2]).toMatchObject({ mediaType: 'application/pdf', name: 'report.pdf' });
-    const content = (since(n)[0]?.body as Json).messages[0].content;
+    const content = ((since(n)[0] as RecordedRequest).body as Json).messages[0].content;
     expect(content.map((b: Json) => b.type)).toEqual(['text', 'image', 'document']);
     expect(isPngBase64(content[1].source.data)).toBe(true);
   });
@@ -381,13 +455,20 @@ describe('compaction', () => {
     const history: Message[] = [];
     for (let i = 0; i < 4; i++) {
       history.push({ role: 'user', content: [{ type: 'text', text: `question ${i} ${long}` }] });
-      history.push({ role: 'assistant', content: [{ type: 'text', text: `answer ${i}` }], stopReason: 'end' });
+      history.push({
+        role: 'assistant',
+        content: [{ type: 'text', text: `answer ${i}` }],
+        stopReason: 'end',
+      });
     }
     const path = join(ws.root, `c-${Date.now()}.jsonl`);
     const log = await SessionLog.create(path);
     for (const m of history) log.appendMessage(m);
     const n = server.requests.length;
-    server.enqueue({ type: 'reply', text: 'SUMMARY: four questions about x.' }, { type: 'reply', text: 'fine' });
+    server.enqueue(
+      { type: 'reply', text: 'SUMMARY: four questions about x.' },
+      { type: 'reply', text: 'fine' },
+    );
     const events: AgentEvent[] = [];
     const agent = anthropicAgent(
       { session: log, model, compaction: { reserveTokens: 500, keepRecentTokens: 1200 } },
@@ -398,7 +479,7 @@ describe('compaction', () => {
     const [summaryReq, turnReq] = since(n);
     expect(JSON.stringify(summaryReq?.body)).toContain('Summarize this conversation');
     expect(summaryReq?.body.tools).toBeUndefined();
-    const first = (turnReq?.body as Json).messages[0];
+    const first = ((turnReq as RecordedRequest).body as Json).messages[0];
     expect(JSON.stringify(first)).toContain('SUMMARY: four questions about x.');
     expect(eventsOf(events, 'compaction_end')).toHaveLength(1);
     expect(agent.messages.length).toBeLessThan(history.length + 2);

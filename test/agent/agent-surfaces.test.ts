@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import type { AgentEvent } from '../../src/agent/agent-events.js';
-import { type FakeProviderServer, type Surface, startFakeProviderServer } from '../helpers/fake-provider-server.js';
+import {
+  type FakeProviderServer,
+  type Surface,
+  startFakeProviderServer,
+} from '../helpers/fake-provider-server.js';
 import { eventsOf, isPngBase64, modelFor, providerFor, type Workspace, workspace } from './agent-helpers.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: recorded request bodies are inspected structurally
 type Json = Record<string, any>;
 
 let server: FakeProviderServer;
@@ -67,47 +72,64 @@ const expectPictureInPlace: Record<Surface, (body: Json, callId: string) => void
   },
 };
 
-describe.each(Object.keys(expectPictureInPlace) as Surface[])('%s: a full turn through the Lua read tool', (surface) => {
-  it('streams the call, runs read on a PNG, and the next request carries the picture in place', async () => {
-    const n = server.requests.length;
-    server.enqueue(
-      { type: 'reply', text: 'Let me look.', toolCalls: [{ id: surface === 'gemini' ? undefined : 'call_cat', name: 'read', args: { path: 'cat.png' } }] },
-      { type: 'reply', text: 'A red square on grey.' },
-    );
-    const events: AgentEvent[] = [];
-    const agent = new Agent({
-      provider: providerFor(server, surface),
-      model: modelFor(surface),
-      tools: ws.tools,
-      system: 'You are terse.',
-      onEvent: (e) => events.push(e),
+describe.each(Object.keys(expectPictureInPlace) as Surface[])(
+  '%s: a full turn through the Lua read tool',
+  (surface) => {
+    it('streams the call, runs read on a PNG, and the next request carries the picture in place', async () => {
+      const n = server.requests.length;
+      server.enqueue(
+        {
+          type: 'reply',
+          text: 'Let me look.',
+          toolCalls: [
+            // Gemini calls often carry no id: the agent must synthesise one and still match the result.
+            surface === 'gemini'
+              ? { name: 'read', args: { path: 'cat.png' } }
+              : { id: 'call_cat', name: 'read', args: { path: 'cat.png' } },
+          ],
+        },
+        { type: 'reply', text: 'A red square on grey.' },
+      );
+      const events: AgentEvent[] = [];
+      const agent = new Agent({
+        provider: providerFor(server, surface),
+        model: modelFor(surface),
+        tools: ws.tools,
+        system: 'You are terse.',
+        onEvent: (e) => events.push(e),
+      });
+      const result = await agent.prompt('What is in cat.png?');
+
+      expect(result.stopReason).toBe('end');
+      expect(result.turns).toBe(2);
+      const requests = server.requests.slice(n);
+      expect(requests).toHaveLength(2);
+      // The conversation: user, assistant(call), tool(result with the stored image), assistant(answer).
+      expect(agent.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+      const tool = agent.messages[2];
+      const call = agent.messages[1];
+      if (tool?.role !== 'tool' || call?.role !== 'assistant') throw new Error('unexpected roles');
+      const callId = call.content.find((b) => b.type === 'tool_call')?.id as string;
+      const stored = tool.results[0];
+      expect(stored?.isError).toBe(false);
+      expect(stored?.toolUseId).toBe(callId);
+      const image = stored?.parts.find((p) => p.type === 'image');
+      expect(image).toMatchObject({ type: 'image', mediaType: 'image/png', width: 64, height: 48 });
+      expect(stored?.meta).toMatchObject({ path: 'cat.png' });
+
+      expectPictureInPlace[surface](requests[1]?.body as Json, callId);
+
+      // Events: streamed text, tool start/end, message_end per appended message.
+      expect(eventsOf(events, 'message_delta').some((e) => e.delta.type === 'text_delta')).toBe(true);
+      expect(eventsOf(events, 'tool_call_start').map((e) => e.toolName)).toEqual(['read']);
+      expect(eventsOf(events, 'tool_call_end').map((e) => e.isError)).toEqual([false]);
+      expect(eventsOf(events, 'message_end').map((e) => e.message.role)).toEqual([
+        'user',
+        'assistant',
+        'tool',
+        'assistant',
+      ]);
+      expect(events.at(-1)).toMatchObject({ type: 'agent_end', result: { stopReason: 'end' } });
     });
-    const result = await agent.prompt('What is in cat.png?');
-
-    expect(result.stopReason).toBe('end');
-    expect(result.turns).toBe(2);
-    const requests = server.requests.slice(n);
-    expect(requests).toHaveLength(2);
-    // The conversation: user, assistant(call), tool(result with the stored image), assistant(answer).
-    expect(agent.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
-    const tool = agent.messages[2];
-    const call = agent.messages[1];
-    if (tool?.role !== 'tool' || call?.role !== 'assistant') throw new Error('unexpected roles');
-    const callId = call.content.find((b) => b.type === 'tool_call')?.id as string;
-    const stored = tool.results[0];
-    expect(stored?.isError).toBe(false);
-    expect(stored?.toolUseId).toBe(callId);
-    const image = stored?.parts.find((p) => p.type === 'image');
-    expect(image).toMatchObject({ type: 'image', mediaType: 'image/png', width: 64, height: 48 });
-    expect(stored?.meta).toMatchObject({ path: 'cat.png' });
-
-    expectPictureInPlace[surface](requests[1]?.body as Json, callId);
-
-    // Events: streamed text, tool start/end, message_end per appended message.
-    expect(eventsOf(events, 'message_delta').some((e) => e.delta.type === 'text_delta')).toBe(true);
-    expect(eventsOf(events, 'tool_call_start').map((e) => e.toolName)).toEqual(['read']);
-    expect(eventsOf(events, 'tool_call_end').map((e) => e.isError)).toEqual([false]);
-    expect(eventsOf(events, 'message_end').map((e) => e.message.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
-    expect(events.at(-1)).toMatchObject({ type: 'agent_end', result: { stopReason: 'end' } });
-  });
-});
+  },
+);

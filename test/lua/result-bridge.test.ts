@@ -204,3 +204,14 @@ describe('bad results are exact tool errors', () => {
     });
   });
 });
+
+describe('arguments', () => {
+  it('arguments nested too deep to convert give an error result, not a rejection', async () => {
+    let deep: Record<string, unknown> = { kind: 'string' };
+    for (let i = 0; i < 100; i++) deep = { kind: 'string', inner: deep };
+    expect(await call(deep)).toEqual({
+      ok: false,
+      error: 'internal error in the Lua host: value nested deeper than 64 levels',
+    });
+  });
+});

@@ -162,3 +162,18 @@ describe('sandbox escapes fail as tool errors and the host keeps running', () =>
     expect(await run('upper2')).toEqual({ ok: true, parts: [{ type: 'text', text: 'ABCtrue' }] });
   });
 });
+
+describe('os.date', () => {
+  it('"!" formats UTC (fengari printed the "!" and used local time)', async () => {
+    const e = await loadTools({
+      'date.lua': tool(
+        'date',
+        'return os.date("!%Y-%m-%d %H:%M:%S", 86400 * 365) .. "|" .. os.date("!*t", 0).hour',
+      ),
+    });
+    expect(await e.source.call('date', {}, ctx(e.workspace))).toEqual({
+      ok: true,
+      parts: [{ type: 'text', text: '1971-01-01 00:00:00|0' }],
+    });
+  });
+});

@@ -298,4 +298,39 @@ describe('tool-call pairing', () => {
     ]);
     expect(resolveModel('my-local-model').input.image).toBe(false);
   });
+
+  it('rewrites tool-call ids a surface would reject, the same way on the call and its result', () => {
+    const messages: Message[] = [
+      { role: 'user', content: [text('go')] },
+      {
+        role: 'assistant',
+        content: [call('functions.read:0', 'read', { path: 'a' })],
+        stopReason: 'tool_use',
+      },
+      { role: 'tool', results: [result('functions.read:0', 'read', [text('a text')])] },
+    ];
+    const anthropic = toAnthropicMessages({ messages }, 'claude-sonnet-4-5').body.messages;
+    const useId = (anthropic[1]?.content[0] as { id: string }).id;
+    expect(useId).toMatch(/^[a-zA-Z0-9_-]+$/);
+    expect(anthropic[2]?.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: useId });
+
+    const long = 'x'.repeat(64);
+    const chat = toOpenAIChat(
+      {
+        messages: [
+          messages[0] as Message,
+          { role: 'assistant', content: [call(long, 'read', {})], stopReason: 'tool_use' },
+          { role: 'tool', results: [result(long, 'read', [text('a text')])] },
+        ],
+      },
+      'gpt-4.1',
+    ).body.messages;
+    const chatId = (chat[1] as { tool_calls: Array<{ id: string }> }).tool_calls[0]?.id ?? '';
+    expect(chatId).toHaveLength(40);
+    expect(chat[2]).toEqual({ role: 'tool', tool_call_id: chatId, content: 'a text' });
+    // Ids that already fit are sent unchanged.
+    expect(JSON.stringify(toAnthropicMessages(several(), 'claude-sonnet-4-5').body)).toContain(
+      '"id":"call_a"',
+    );
+  });
 });

@@ -12,7 +12,10 @@ describe('golden request bodies', () => {
   for (const surface of surfaces) {
     for (const [name, build] of Object.entries(scenarios)) {
       it(`${surface.api}: ${name}`, () => {
-        expectGolden(surface.api, name, surface.serialize(build(), surface.model, options));
+        const out = surface.serialize(build(), surface.model, options);
+        expectGolden(surface.api, name, out);
+        // Host-facing meta never reaches a model.
+        expect(JSON.stringify(out.body)).not.toContain('never/sent.png');
       });
     }
   }
@@ -98,6 +101,23 @@ describe('Gemini 2.x vs 3', () => {
         response: { output: 'Attachments of this result (1 image) follow the function responses.' },
       },
     });
+  });
+  it("Gemini 2.x with legacyToolMedia: 'next-content' puts them in the user content right after", () => {
+    const out = toGemini(conversation(), 'gemini-2.5-flash', { ...options, legacyToolMedia: 'next-content' });
+    expect(out.body.contents[2]?.parts.every((p) => 'functionResponse' in p)).toBe(true);
+    expect(out.body.contents[3]?.parts.map((p) => Object.keys(p)[0])).toEqual([
+      'text',
+      'inlineData',
+      'text',
+      'inlineData',
+      'inlineData',
+    ]);
+    expect(out.media.map((m) => m.path)).toEqual([
+      'contents[3].parts[1]',
+      'contents[3].parts[3]',
+      'contents[3].parts[4]',
+    ]);
+    expect(out.body.contents[4]?.parts).toEqual([{ text: 'Focus on the colours.' }]);
   });
 });
 

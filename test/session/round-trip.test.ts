@@ -63,7 +63,7 @@ describe('round trip of every message and part kind', () => {
     const log = await SessionLog.create(path);
     for (const m of messages) log.appendMessage(m);
     log.close();
-    for (const chunkBytes of [5, 97, 4096]) {
+    for (const chunkBytes of [13, 97, 4096]) {
       const loaded = await loadSession(path, { chunkBytes });
       expect(loaded.conversation.messages).toStrictEqual(JSON.parse(JSON.stringify(messages)));
     }
@@ -96,6 +96,17 @@ describe('round trip of every message and part kind', () => {
     const loaded = await loadSession(path);
     expect(loaded.conversation.messages).toStrictEqual(JSON.parse(JSON.stringify([a, b, c])));
     expect(loaded.entries[1]?.parentId).toBe(loaded.entries[0]?.id);
+  });
+
+  it('openOrCreate creates a missing file and opens an existing one', async () => {
+    const path = file();
+    const created = await SessionLog.openOrCreate(path, { model: 'm1' });
+    created.appendMessage({ role: 'user', content: [{ type: 'text', text: 'first' }] });
+    created.close();
+    const opened = await SessionLog.openOrCreate(path, { model: 'ignored' });
+    expect(opened.header.model).toBe('m1');
+    expect(opened.conversation.messages).toHaveLength(1);
+    opened.close();
   });
 
   it('writes exactly one line per append, each a complete JSON object', async () => {

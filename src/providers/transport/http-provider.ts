@@ -120,9 +120,13 @@ export function createProvider(options: ProviderOptions): Provider {
       if (signal?.aborted) onAbort();
       else signal?.addEventListener('abort', onAbort, { once: true });
       let idle: NodeJS.Timeout | undefined;
+      // One timer per attempt, pushed back on every chunk with refresh() (no timer churn per chunk).
       const armIdle = () => {
         if (idleTimeoutMs <= 0) return;
-        clearTimeout(idle);
+        if (idle !== undefined) {
+          idle.refresh();
+          return;
+        }
         idle = setTimeout(() => {
           attemptCtl.abort(
             new ProviderError({
@@ -133,6 +137,7 @@ export function createProvider(options: ProviderOptions): Provider {
           );
         }, idleTimeoutMs);
       };
+      let completed = false;
       try {
         armIdle();
         const response = await send(url, payload, attemptCtl.signal);
@@ -151,6 +156,7 @@ export function createProvider(options: ProviderOptions): Provider {
         const message = parser.result();
         // Closing open blocks may emit final events (e.g. toolcall_end).
         yield* queue.splice(0);
+        completed = true;
         yield { type: 'done', message };
         return;
       } catch (err) {
@@ -160,7 +166,9 @@ export function createProvider(options: ProviderOptions): Provider {
       } finally {
         clearTimeout(idle);
         signal?.removeEventListener('abort', onAbort);
-        if (!attemptCtl.signal.aborted) attemptCtl.abort();
+        // Release the connection unless the body was read to its end (abort() without a reason would build a
+        // DOMException on every request).
+        if (!completed && !attemptCtl.signal.aborted) attemptCtl.abort(CANCELLED);
       }
       if (signal?.aborted) {
         yield abortedEvent(parser, signal);
@@ -247,6 +255,9 @@ export function createProvider(options: ProviderOptions): Provider {
 
   return { api, name, stream };
 }
+
+/** Abort reason for an attempt the consumer stopped reading. */
+const CANCELLED = new PantoError('ERR_ABORTED', 'the consumer stopped reading the stream');
 
 async function* readEvents(
   response: Response,

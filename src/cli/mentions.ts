@@ -1,0 +1,171 @@
+/**
+ * `@path` mentions in a chat line: `look at @shots/a.png` or `@"my file.pdf"` attaches that file to the user turn.
+ * A mention starts at a word boundary (an `@` right after a non-space character, as in `me@example.com`, is not
+ * one). Images and PDFs become media parts; other files are inlined as text under a `--- @path ---` header, capped.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { UserContentPart } from '../agent/user-content.js';
+import { sniffMedia } from '../media/index.js';
+import { DEFAULT_DENYLIST, Denylist } from '../lua/workspace-paths.js';
+
+export interface Mention {
+  /** The path as written (quotes removed). */
+  path: string;
+  /** Index of the `@` in the line. */
+  start: number;
+  /** Index after the mention. */
+  end: number;
+}
+
+const MENTION = /(^|\s)@(?:"([^"]+)"|([^\s"]+))/g;
+
+/** The mentions in `line`, in order. */
+export function parseMentions(line: string): Mention[] {
+  const out: Mention[] = [];
+  for (const m of line.matchAll(MENTION)) {
+    const lead = m[1] ?? '';
+    const p = m[2] ?? m[3];
+    if (!p) continue;
+    const start = (m.index ?? 0) + lead.length;
+    out.push({ path: p.replace(/[,;:!?)]+$/, ''), start, end: (m.index ?? 0) + m[0].length });
+  }
+  return out;
+}
+
+/** Cap on a text file inlined by a mention. */
+export const MENTION_TEXT_CAP = 50 * 1024;
+/** Cap on a media file a mention reads (the pipeline refuses larger inputs anyway). */
+const MENTION_MEDIA_CAP = 64 * 1024 * 1024;
+const ATTACHABLE = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp', 'application/pdf']);
+
+export interface ResolvedMentions {
+  /** The user content: the line's text, then each attachment. */
+  content: UserContentPart[];
+  /** Problems to show the user (missing file, secret, a picture the model cannot take); the turn goes on. */
+  notes: string[];
+  /** Files attached, as written. */
+  attached: string[];
+}
+
+export interface ResolveMentionOptions {
+  /** Directory mentions resolve against. */
+  cwd: string;
+  /** Model capabilities: media the model cannot take is left out with a note. */
+  accepts: { image: boolean; pdf: boolean };
+  modelId: string;
+  denylist?: readonly string[];
+}
+
+/** Read the files a line mentions and build the turn's content. Never throws for a bad mention. */
+export async function resolveMentions(line: string, options: ResolveMentionOptions): Promise<ResolvedMentions> {
+  const deny = new Denylist(options.denylist ?? DEFAULT_DENYLIST);
+  const content: UserContentPart[] = [line];
+  const notes: string[] = [];
+  const attached: string[] = [];
+  const seen = new Set<string>();
+  for (const m of parseMentions(line)) {
+    const abs = path.resolve(options.cwd, m.path);
+    if (seen.has(abs)) continue;
+    seen.add(abs);
+    const denied = deny.match(abs.split(path.sep).join('/'));
+    if (denied !== null) {
+      notes.push(`@${m.path}: not attached (matches the secrets denylist: ${denied})`);
+      continue;
+    }
+    let info: Awaited<ReturnType<typeof stat>>;
+    try {
+      info = await stat(abs);
+    } catch (err) {
+      notes.push(`@${m.path}: not attached (${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message})`);
+      continue;
+    }
+    if (info.isDirectory()) {
+      notes.push(`@${m.path}: not attached (a directory)`);
+      continue;
+    }
+    const head = await readHead(abs);
+    const sniffed = sniffMedia(head);
+    if (sniffed !== null && ATTACHABLE.has(sniffed)) {
+      const kind = sniffed === 'application/pdf' ? 'pdf' : 'image';
+      if (!options.accepts[kind]) {
+        notes.push(
+          `@${m.path}: not attached: model '${options.modelId}' does not accept ${kind === 'pdf' ? 'PDF' : 'image'} input` +
+            ` (declare it with --${kind === 'pdf' ? 'pdf' : 'image'}-input if it does)`,
+        );
+        continue;
+      }
+      if (info.size > MENTION_MEDIA_CAP) {
+        notes.push(`@${m.path}: not attached (${info.size} bytes is over the ${MENTION_MEDIA_CAP}-byte cap)`);
+        continue;
+      }
+      content.push({ type: 'media', data: await readFile(abs), mediaType: sniffed, name: path.basename(abs) });
+      attached.push(m.path);
+      continue;
+    }
+    if (sniffed !== null || looksBinary(head)) {
+      notes.push(`@${m.path}: not attached (${sniffed ?? 'binary'} file, ${info.size} bytes; only text, images and PDFs can be attached)`);
+      continue;
+    }
+    const bytes = await readFile(abs);
+    const capped = bytes.byteLength > MENTION_TEXT_CAP;
+    let text = new TextDecoder().decode(capped ? bytes.subarray(0, MENTION_TEXT_CAP) : bytes);
+    if (capped) {
+      text += `\n[truncated: showing the first ${MENTION_TEXT_CAP} of ${bytes.byteLength} bytes; use the read tool for the rest]`;
+    }
+    content.push(`--- @${m.path} ---\n${text}`);
+    attached.push(m.path);
+  }
+  return { content, notes, attached };
+}
+
+async function readHead(file: string): Promise<Uint8Array> {
+  const { open } = await import('node:fs/promises');
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(4096);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
+function looksBinary(head: Uint8Array): boolean {
+  if (head.includes(0)) return true;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(head.subarray(0, Math.max(0, head.byteLength - 4)));
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Tab completion for the path after the last `@` of `line` (readline completer shape). Directories end in `/`; a name
+ * with a space is completed in its quoted form `@"a b.png"`.
+ */
+export async function completeMention(line: string, cwd: string): Promise<[string[], string]> {
+  const m = /(?:^|\s)@("?)([^"\s]*|[^"]*)$/.exec(line);
+  if (!m) return [[], line];
+  const quoted = m[1] === '"';
+  const typed = m[2] ?? '';
+  const dirPart = typed.includes('/') ? typed.slice(0, typed.lastIndexOf('/') + 1) : '';
+  const prefix = typed.slice(dirPart.length);
+  let names: string[];
+  try {
+    const entries = await readdir(path.resolve(cwd, dirPart || '.'), { withFileTypes: true });
+    names = entries
+      .filter((e) => e.name.startsWith(prefix) && (prefix.startsWith('.') || !e.name.startsWith('.')))
+      .map((e) => `${e.name}${e.isDirectory() ? '/' : ''}`)
+      .sort();
+  } catch {
+    return [[], line];
+  }
+  const token = `@${quoted ? '"' : ''}${typed}`;
+  const completions = names.map((n) => {
+    const full = `${dirPart}${n}`;
+    return quoted || /\s/.test(full) ? `@"${full}${n.endsWith('/') ? '' : '"'}` : `@${full}`;
+  });
+  return [completions, token];
+}
