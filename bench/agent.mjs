@@ -6,7 +6,8 @@
 //    every request body; the baseline replays exactly those bodies with plain fetch and reads the same SSE responses
 //    to the end. Overhead per turn = (agent time - bare HTTP time) / turns: serialization, JSON, SSE parsing, message
 //    assembly, events, tool dispatch, session appends. The conversation grows every turn, so later turns serialize
-//    more; the first and last 50 turns are reported separately.
+//    more; the first and last 50 turns are reported separately. Per-turn figures are the median over the runs of each
+//    turn's time (robust to a stray GC or a busy machine), averaged over the turns.
 // 2. Streaming parse throughput (MB/s of SSE): our byte-level SSE parser + per-surface stream parser (assembling the
 //    final message) vs a bare line split + JSON.parse of every data line (no assembly), and vs the Anthropic SDK's
 //    own SSE decoder (`Stream.fromSSEResponse`, events only, no assembly), on the same bytes fed in 64 KiB chunks.
@@ -19,7 +20,12 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 const dist = new URL('../dist/', import.meta.url);
-for (const f of ['agent/agent.js', 'providers/transport/index.js', 'providers/stream/index.js', 'session/index.js']) {
+for (const f of [
+  'agent/agent.js',
+  'providers/transport/index.js',
+  'providers/stream/index.js',
+  'session/index.js',
+]) {
   if (!existsSync(new URL(f, dist))) {
     console.error(`bench:agent needs the built library (dist/${f} is missing): run \`npm run build\` first.`);
     process.exit(1);
@@ -43,25 +49,61 @@ const sse = (event, data) => `${event ? `event: ${event}\n` : ''}data: ${JSON.st
 
 function chatBody(turn, last) {
   const base = { id: `c${turn}`, object: 'chat.completion.chunk', created: 1, model: 'gpt-4.1' };
-  const chunks = [sse(null, { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })];
+  const chunks = [
+    sse(null, {
+      ...base,
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+    }),
+  ];
   const text = last ? 'All done, the tool ran every time.' : `Turn ${turn}: calling the tool again.`;
   for (const piece of text.match(/.{1,8}/g)) {
-    chunks.push(sse(null, { ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] }));
+    chunks.push(
+      sse(null, { ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] }),
+    );
   }
   if (!last) {
     const args = JSON.stringify({ n: turn, note: 'benchmark call' });
     chunks.push(
       sse(null, {
         ...base,
-        choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: `call_${turn}`, type: 'function', function: { name: 'noop', arguments: '' } }] }, finish_reason: null }],
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [
+                { index: 0, id: `call_${turn}`, type: 'function', function: { name: 'noop', arguments: '' } },
+              ],
+            },
+            finish_reason: null,
+          },
+        ],
       }),
     );
     for (const piece of args.match(/.{1,10}/g)) {
-      chunks.push(sse(null, { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }] }));
+      chunks.push(
+        sse(null, {
+          ...base,
+          choices: [
+            {
+              index: 0,
+              delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] },
+              finish_reason: null,
+            },
+          ],
+        }),
+      );
     }
   }
-  chunks.push(sse(null, { ...base, choices: [{ index: 0, delta: {}, finish_reason: last ? 'stop' : 'tool_calls' }] }));
-  chunks.push(sse(null, { ...base, choices: [], usage: { prompt_tokens: 100 + turn, completion_tokens: 20, total_tokens: 120 + turn } }));
+  chunks.push(
+    sse(null, { ...base, choices: [{ index: 0, delta: {}, finish_reason: last ? 'stop' : 'tool_calls' }] }),
+  );
+  chunks.push(
+    sse(null, {
+      ...base,
+      choices: [],
+      usage: { prompt_tokens: 100 + turn, completion_tokens: 20, total_tokens: 120 + turn },
+    }),
+  );
   chunks.push('data: [DONE]\n\n');
   return chunks.join('');
 }
@@ -70,23 +112,60 @@ function anthropicBody(turn, last) {
   const out = [
     sse('message_start', {
       type: 'message_start',
-      message: { id: `m${turn}`, type: 'message', role: 'assistant', content: [], model: 'claude-sonnet-4-5', stop_reason: null, stop_sequence: null, usage: { input_tokens: 100 + turn, output_tokens: 1 } },
+      message: {
+        id: `m${turn}`,
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        model: 'claude-sonnet-4-5',
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 100 + turn, output_tokens: 1 },
+      },
     }),
-    sse('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+    sse('content_block_start', {
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'text', text: '' },
+    }),
   ];
   const text = last ? 'All done, the tool ran every time.' : `Turn ${turn}: calling the tool again.`;
   for (const piece of text.match(/.{1,8}/g)) {
-    out.push(sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }));
+    out.push(
+      sse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: piece },
+      }),
+    );
   }
   out.push(sse('content_block_stop', { type: 'content_block_stop', index: 0 }));
   if (!last) {
-    out.push(sse('content_block_start', { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: `toolu_${turn}`, name: 'noop', input: {} } }));
+    out.push(
+      sse('content_block_start', {
+        type: 'content_block_start',
+        index: 1,
+        content_block: { type: 'tool_use', id: `toolu_${turn}`, name: 'noop', input: {} },
+      }),
+    );
     for (const piece of JSON.stringify({ n: turn, note: 'benchmark call' }).match(/.{1,10}/g)) {
-      out.push(sse('content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: piece } }));
+      out.push(
+        sse('content_block_delta', {
+          type: 'content_block_delta',
+          index: 1,
+          delta: { type: 'input_json_delta', partial_json: piece },
+        }),
+      );
     }
     out.push(sse('content_block_stop', { type: 'content_block_stop', index: 1 }));
   }
-  out.push(sse('message_delta', { type: 'message_delta', delta: { stop_reason: last ? 'end_turn' : 'tool_use', stop_sequence: null }, usage: { output_tokens: 20 } }));
+  out.push(
+    sse('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: last ? 'end_turn' : 'tool_use', stop_sequence: null },
+      usage: { output_tokens: 20 },
+    }),
+  );
   out.push(sse('message_stop', { type: 'message_stop' }));
   return out.join('');
 }
@@ -124,7 +203,10 @@ async function runAgent(server, api, withSession) {
   server.count = 0;
   server.bodyFor = (i) => bodyOf(i, i === TURNS - 1);
   const base = api === 'openai-chat' ? `${server.url}/v1` : server.url;
-  const model = api === 'openai-chat' ? resolveModel('gpt-4.1', { api: 'openai-chat' }) : resolveModel('claude-sonnet-4-5');
+  const model =
+    api === 'openai-chat'
+      ? resolveModel('gpt-4.1', { api: 'openai-chat' })
+      : resolveModel('claude-sonnet-4-5');
   const dir = withSession ? await mkdtemp(path.join(tmpdir(), 'panto-bench-')) : undefined;
   const session = dir ? await SessionLog.create(path.join(dir, 's.jsonl')) : undefined;
   const turnTimes = [];
@@ -147,7 +229,8 @@ async function runAgent(server, api, withSession) {
   const t0 = performance.now();
   const result = await agent.prompt('Call the noop tool until you are told to stop.');
   const total = performance.now() - t0;
-  if (result.stopReason !== 'end' || result.turns !== TURNS) throw new Error(`unexpected run: ${result.stopReason} after ${result.turns} turns`);
+  if (result.stopReason !== 'end' || result.turns !== TURNS)
+    throw new Error(`unexpected run: ${result.stopReason} after ${result.turns} turns`);
   session?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
   return { total, turnTimes };
@@ -161,7 +244,11 @@ async function replayBare(server, recorded, api) {
   const t0 = performance.now();
   for (const r of recorded) {
     const s = performance.now();
-    const res = await fetch(server.url + r.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: r.body });
+    const res = await fetch(server.url + r.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: r.body,
+    });
     const reader = res.body.getReader();
     for (;;) {
       const { done } = await reader.read();
@@ -175,7 +262,7 @@ async function replayBare(server, recorded, api) {
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const REPS = 5;
+const REPS = 7;
 
 async function benchLoop(api, withSession) {
   const server = await startServer();
@@ -199,19 +286,39 @@ async function benchLoop(api, withSession) {
   // Per-turn medians over the runs, for the first and the last 50 turns.
   const perTurnMedian = (runs, from, to) =>
     mean(runs[0].turnTimes.slice(from, to).map((_, k) => median(runs.map((r) => r.turnTimes[from + k]))));
+  const agentTurn = perTurnMedian(agentRuns, 0, TURNS);
+  const bareTurn = perTurnMedian(bareRuns, 0, TURNS);
   const first = perTurnMedian(agentRuns, 0, 50) - perTurnMedian(bareRuns, 0, 50);
   const last = perTurnMedian(agentRuns, TURNS - 50, TURNS) - perTurnMedian(bareRuns, TURNS - 50, TURNS);
   const reqKB = recorded.at(-1).body.length / 1024;
-  return { api, withSession, agent, bare, perTurn: (agent - bare) / TURNS, first, last, reqKB };
+  return {
+    api,
+    withSession,
+    agent,
+    bare,
+    agentTurn,
+    bareTurn,
+    perTurn: agentTurn - bareTurn,
+    first,
+    last,
+    reqKB,
+  };
 }
 
-console.log(`# Agent loop overhead: ${TURNS} turns (trivial tool each turn), loopback HTTP, median of ${REPS} runs, Node ${process.version}`);
-console.log('surface            session  agent ms  bare-fetch ms  ratio  overhead/turn µs  first-50 µs  last-50 µs  last body KB');
+// Process-wide warm-up (JIT of the whole path, undici's pool) so the first row is not penalised.
+await benchLoop('openai-chat', false);
+await benchLoop('anthropic-messages', true);
+console.log(
+  `# Agent loop overhead: ${TURNS} turns (trivial tool each turn), loopback HTTP, median of ${REPS} runs, Node ${process.version}`,
+);
+console.log(
+  'surface            session  run ms (agent / bare)  turn µs (agent / bare)  ratio  overhead/turn µs  first-50 µs  last-50 µs  last body KB',
+);
 for (const api of ['openai-chat', 'anthropic-messages']) {
   for (const withSession of [false, true]) {
     const r = await benchLoop(api, withSession);
     console.log(
-      `${api.padEnd(18)} ${String(withSession).padEnd(8)} ${fmt(r.agent).padStart(8)}  ${fmt(r.bare).padStart(13)}  ${fmt(r.agent / r.bare, 2).padStart(5)}  ${fmt(r.perTurn * 1000, 0).padStart(16)}  ${fmt(r.first * 1000, 0).padStart(11)}  ${fmt(r.last * 1000, 0).padStart(10)}  ${fmt(r.reqKB).padStart(12)}`,
+      `${api.padEnd(18)} ${String(withSession).padEnd(8)} ${`${fmt(r.agent, 0)} / ${fmt(r.bare, 0)}`.padStart(21)}  ${`${fmt(r.agentTurn * 1000, 0)} / ${fmt(r.bareTurn * 1000, 0)}`.padStart(22)}  ${fmt(r.agentTurn / r.bareTurn, 2).padStart(5)}  ${fmt(r.perTurn * 1000, 0).padStart(16)}  ${fmt(r.first * 1000, 0).padStart(11)}  ${fmt(r.last * 1000, 0).padStart(10)}  ${fmt(r.reqKB).padStart(12)}`,
     );
   }
 }
@@ -225,12 +332,22 @@ function bigAnthropicStream(targetBytes) {
   let size = parts[0].length;
   let i = 0;
   while (size < targetBytes) {
-    const piece = sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: `token ${i++} of a long answer, ` } });
+    const piece = sse('content_block_delta', {
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'text_delta', text: `token ${i++} of a long answer, ` },
+    });
     parts.push(piece);
     size += piece.length;
   }
   parts.push(sse('content_block_stop', { type: 'content_block_stop', index: 0 }));
-  parts.push(sse('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: i } }));
+  parts.push(
+    sse('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: i },
+    }),
+  );
   parts.push(sse('message_stop', { type: 'message_stop' }));
   return enc.encode(parts.join(''));
 }
@@ -241,7 +358,10 @@ function bigChatStream(targetBytes) {
   let size = 0;
   let i = 0;
   while (size < targetBytes) {
-    const piece = sse(null, { ...base, choices: [{ index: 0, delta: { content: `token ${i++} of a long answer, ` }, finish_reason: null }] });
+    const piece = sse(null, {
+      ...base,
+      choices: [{ index: 0, delta: { content: `token ${i++} of a long answer, ` }, finish_reason: null }],
+    });
     parts.push(piece);
     size += piece.length;
   }
@@ -298,7 +418,7 @@ async function sdkParse(chunks) {
   return n;
 }
 
-async function measure(fn, bytes, rounds = 7) {
+async function measure(fn, bytes, rounds = 9) {
   await fn();
   const times = [];
   for (let i = 0; i < rounds; i++) {
@@ -308,11 +428,13 @@ async function measure(fn, bytes, rounds = 7) {
   }
   times.sort((a, b) => a - b);
   const ms = times[Math.floor(times.length / 2)];
-  return (bytes / 1e6) / (ms / 1000);
+  return bytes / 1e6 / (ms / 1000);
 }
 
-console.log('\n# Streaming parse throughput (median of 7, 64 KiB chunks), MB/s of SSE');
-console.log('stream                      MB   ours (SSE+assemble)  bare split+JSON.parse  ours/bare  Anthropic SDK Stream  ours/SDK');
+console.log('\n# Streaming parse throughput (median of 9, 64 KiB chunks), MB/s of SSE');
+console.log(
+  'stream                      MB   ours (SSE+assemble)  bare split+JSON.parse  ours/bare  Anthropic SDK Stream  ours/SDK',
+);
 for (const [label, api, bytes] of [
   ['anthropic text deltas', 'anthropic-messages', bigAnthropicStream(32e6)],
   ['openai-chat text deltas', 'openai-chat', bigChatStream(32e6)],
@@ -320,7 +442,8 @@ for (const [label, api, bytes] of [
   const chunks = chunksOf(bytes, 64 * 1024);
   const ours = await measure(() => oursParse(api, chunks), bytes.length);
   const bare = await measure(() => bareParse(chunks), bytes.length);
-  const sdk = api === 'anthropic-messages' ? await measure(() => sdkParse(chunks), bytes.length, 3) : undefined;
+  const sdk =
+    api === 'anthropic-messages' ? await measure(() => sdkParse(chunks), bytes.length, 3) : undefined;
   console.log(
     `${label.padEnd(24)} ${fmt(bytes.length / 1e6).padStart(5)}  ${fmt(ours).padStart(19)}  ${fmt(bare).padStart(21)}  ${fmt(ours / bare, 2).padStart(9)}  ${sdk === undefined ? '-'.padStart(20) : fmt(sdk).padStart(20)}  ${sdk === undefined ? '-'.padStart(8) : fmt(ours / sdk, 2).padStart(8)}`,
   );

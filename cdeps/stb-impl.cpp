@@ -4,8 +4,8 @@
 //   them. No stdio. Each side capped by STBI_MAX_DIMENSIONS; width*height is capped by the caller from the header.
 // - Every allocation goes through the per-call budget in native/core/budget.h (a decode that would exceed it fails).
 // - The caller never uses stbi_load_gif_* (multi-frame path with open CVEs) or vertical flip (global state, CVE).
-// - stb_image_write compresses PNG with libdeflate (smaller and faster than stb's own deflate); the level comes from
-//   panto_png_deflate_level (thread-local).
+// - stb_image_write is used for JPEG only (PNG has its own encoder in native/core/png-encode.cpp); should its PNG
+//   writer ever be called, it compresses with libdeflate rather than stb's own deflate.
 // - stb_image_resize2 allocates through the budget too.
 #include <libdeflate.h>
 
@@ -109,10 +109,12 @@ void half_idct_kernel(stbi_uc* out, int out_stride, short data[64]) {
       p.half = static_cast<stbi_uc*>(panto_budget_malloc(size_t(p.full_w2 / 2) * size_t(p.full_h2 / 2)));
       if (!p.half) h->failed = true;
     }
-    ptrdiff_t off = out - base;
-    if (out_stride != p.full_w2 || off < 0 || off >= ptrdiff_t(p.full_w2) * p.full_h2) continue;
+    // Integer address arithmetic: `out` may point into another component's plane.
+    const uintptr_t o = reinterpret_cast<uintptr_t>(out), b0 = reinterpret_cast<uintptr_t>(base);
+    if (out_stride != p.full_w2 || o < b0 || o - b0 >= uintptr_t(p.full_w2) * uintptr_t(p.full_h2)) continue;
+    const size_t off = size_t(o - b0);
     if (!p.half) return;
-    int y = int(off / p.full_w2), x = int(off % p.full_w2);
+    int y = int(off / size_t(p.full_w2)), x = int(off % size_t(p.full_w2));
     int hw = p.full_w2 / 2;
     stbi_uc* dst = p.half + size_t(y / 2) * hw + x / 2;
     for (int r = 0; r < 4; r++) {

@@ -3,7 +3,9 @@
 #   1. installs the Debian packages it needs when missing (idempotent; root or sudo)
 #   2. configures ONE clang build with ASan + UBSan + libFuzzer instrumentation (CMakeLists.txt: PANTO_SANITIZE=ON,
 #      PANTO_FUZZ=ON), builds the core, the native unit tests and the fuzzer
-#   3. runs ctest (native unit tests over test/fixtures/media, under ASan + UBSan)
+#   3. runs ctest (native unit tests over test/fixtures/media, under ASan + UBSan), then builds the Node addon itself
+#      with ASan + UBSan (cmake-js) and drives its Node-API surface with scripts/native-asan-smoke.mjs (fixtures,
+#      truncations, byte flips, a pixel bomb; 16 calls in flight) with the ASan runtime preloaded
 #   4. runs the fuzzer over the whole decode path for PANTO_FUZZ_SECONDS (default 60) seeded with the fixtures;
 #      any crash, sanitizer report, leak, timeout or OOM fails the script (the reproducer is kept, path printed)
 #   5. prints a summary
@@ -50,6 +52,17 @@ BUILD_DONE=$(date +%s)
 log "ctest (ASan + UBSan)"
 CTEST_STATUS=0
 ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" || CTEST_STATUS=$?
+
+log "ASan+UBSan Node addon (cmake-js) + native-asan-smoke"
+ADDON_BUILD="$BUILD-addon"
+SMOKE_STATUS=0
+CC=clang CXX=clang++ npx --no-install cmake-js build --out "$ADDON_BUILD" --CDPANTO_SANITIZE=ON >"$BUILD/addon-build.log" 2>&1 ||
+  { SMOKE_STATUS=$?; tail -n 30 "$BUILD/addon-build.log"; }
+if [ "$SMOKE_STATUS" = 0 ]; then
+  LD_PRELOAD="$(clang -print-file-name=libclang_rt.asan-x86_64.so)" \
+    ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+    node scripts/native-asan-smoke.mjs "$ADDON_BUILD/Release/panto_media.node" || SMOKE_STATUS=$?
+fi
 CTEST_DONE=$(date +%s)
 
 # --- 4. fuzz ---------------------------------------------------------------------------------------------------------
@@ -82,9 +95,9 @@ cat <<EOF
 
 ==================== native CI summary ====================
 build (ASan+UBSan+fuzzer, clang $CLANG_MAJOR)   $((BUILD_DONE - START)) s
-ctest native unit tests                    $(status_word "$CTEST_STATUS")   $((CTEST_DONE - BUILD_DONE)) s
+ctest native unit tests + ASan addon smoke  ctest $(status_word "$CTEST_STATUS"), addon $(status_word "$SMOKE_STATUS")   $((CTEST_DONE - BUILD_DONE)) s
 fuzz_process ${FUZZ_SECONDS}s                           $(status_word "$FUZZ_STATUS")   $((FUZZ_DONE - CTEST_DONE)) s, ${RUNS} runs, cov ${COV}, corpus $(find "$CORPUS" -type f | wc -l) files
 log: $FUZZ_LOG
 ===========================================================
 EOF
-[ "$CTEST_STATUS" = 0 ] && [ "$FUZZ_STATUS" = 0 ]
+[ "$CTEST_STATUS" = 0 ] && [ "$SMOKE_STATUS" = 0 ] && [ "$FUZZ_STATUS" = 0 ]

@@ -26,6 +26,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -202,19 +203,33 @@ function materialise() {
     const debs = fetchDebs(pins, work);
     const extracted = join(work, 'x');
     for (const deb of debs) execFileSync('dpkg-deb', ['-x', deb, extracted]);
-    rmSync(DEPS, { recursive: true, force: true });
-    mkdirSync(join(DEPS, 'include'), { recursive: true });
-    mkdirSync(join(DEPS, 'lib'), { recursive: true });
-    for (const h of HEADERS)
-      cpSync(join(extracted, 'usr/include', h), join(DEPS, 'include', h), { recursive: true });
+    // Assemble next to the final folder, then rename into place, so a concurrent build never sees a half-written
+    // tree (gyp and CMake may both run this script).
+    const staging = `${DEPS}.tmp-${process.pid}`;
+    rmSync(staging, { recursive: true, force: true });
+    mkdirSync(join(staging, 'include'), { recursive: true });
+    mkdirSync(join(staging, 'lib'), { recursive: true });
+    for (const h of HEADERS) {
+      cpSync(join(extracted, 'usr/include', h), join(staging, 'include', h), { recursive: true });
+    }
     const libDir = readdirSync(join(extracted, 'usr/lib'))
       .map((d) => join(extracted, 'usr/lib', d))
       .find((d) => existsSync(join(d, 'libwebp.a')));
     if (!libDir) fail('libwebp.a not found in the extracted packages');
-    for (const l of LIBS) cpSync(join(libDir, l), join(DEPS, 'lib', l));
-    const missing = checkLayout(DEPS);
+    for (const l of LIBS) cpSync(join(libDir, l), join(staging, 'lib', l));
+    const missing = checkLayout(staging);
     if (missing.length) fail(`extracted packages lack: ${missing.join(', ')}`);
-    writeFileSync(stamp, stampText(pins));
+    writeFileSync(join(staging, 'STAMP'), stampText(pins));
+    if (
+      existsSync(stamp) &&
+      readFileSync(stamp, 'utf8') === stampText(pins) &&
+      checkLayout(DEPS).length === 0
+    ) {
+      rmSync(staging, { recursive: true, force: true }); // another run finished first
+    } else {
+      rmSync(DEPS, { recursive: true, force: true });
+      renameSync(staging, DEPS);
+    }
     log(`extracted into ${DEPS}`);
     return DEPS;
   } finally {

@@ -56,8 +56,16 @@ Napi::Uint8Array bytes_arg(const Napi::CallbackInfo& info, size_t i) {
  *  finalizer releases the core's allocation either way. */
 Napi::Buffer<uint8_t> to_buffer(Napi::Env env, panto::OwnedBytes* bytes) {
   auto* owner = new panto::OwnedBytes(std::move(*bytes));
+  const int64_t size = static_cast<int64_t>(owner->size);
+  // Tell V8 about the external bytes so GC pressure reflects them (undone in the finalizer; net zero on a copy).
+  Napi::MemoryManagement::AdjustExternalMemory(env, size);
   return Napi::Buffer<uint8_t>::NewOrCopy(
-      env, owner->data, owner->size, [](Napi::Env, uint8_t*, panto::OwnedBytes* o) { delete o; }, owner);
+      env, owner->data, owner->size,
+      [size](Napi::Env e, uint8_t*, panto::OwnedBytes* o) {
+        delete o;
+        Napi::MemoryManagement::AdjustExternalMemory(e, -size);
+      },
+      owner);
 }
 
 Napi::Value InitErrors(const Napi::CallbackInfo& info) {

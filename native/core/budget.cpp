@@ -2,6 +2,11 @@
 
 #include <atomic>
 #include <cstdlib>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#define PANTO_BUDGET_MMAP 1
+#endif
 #include <cstring>
 
 namespace panto {
@@ -13,8 +18,41 @@ std::atomic<uint64_t> next_id{1};
 
 struct alignas(16) Header {
   uint64_t budget_id;  // 0 = not charged
-  size_t size;
+  size_t size;         // payload bytes; the block is mmapped when size >= kMmapThreshold (Linux)
 };
+
+// Large blocks (decoded images, codec intermediates) are mapped directly so that freeing them returns the memory to
+// the OS at once: glibc's arenas would otherwise keep tens of MB per worker thread resident after each image.
+constexpr size_t kMmapThreshold = 256 * 1024;
+
+#if PANTO_BUDGET_MMAP
+Header* raw_alloc(size_t size) {
+  if (size < kMmapThreshold) return static_cast<Header*>(std::malloc(sizeof(Header) + size));
+  void* p = mmap(nullptr, sizeof(Header) + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<Header*>(p);
+}
+void raw_free(Header* h) {
+  if (h->size < kMmapThreshold) std::free(h);
+  else munmap(h, sizeof(Header) + h->size);
+}
+Header* raw_realloc(Header* h, size_t size) {
+  const size_t old = h->size;
+  if (old < kMmapThreshold && size < kMmapThreshold) return static_cast<Header*>(std::realloc(h, sizeof(Header) + size));
+  if (old >= kMmapThreshold && size >= kMmapThreshold) {
+    void* p = mremap(h, sizeof(Header) + old, sizeof(Header) + size, MREMAP_MAYMOVE);
+    return p == MAP_FAILED ? nullptr : static_cast<Header*>(p);
+  }
+  Header* n = raw_alloc(size);
+  if (!n) return nullptr;
+  std::memcpy(n, h, sizeof(Header) + (old < size ? old : size));
+  raw_free(h);
+  return n;
+}
+#else
+Header* raw_alloc(size_t size) { return static_cast<Header*>(std::malloc(sizeof(Header) + size)); }
+void raw_free(Header* h) { std::free(h); }
+Header* raw_realloc(Header* h, size_t size) { return static_cast<Header*>(std::realloc(h, sizeof(Header) + size)); }
+#endif
 static_assert(sizeof(Header) == 16, "header keeps 16-byte alignment");
 
 bool charge(Budget* b, size_t size) {
@@ -49,7 +87,7 @@ extern "C" void* panto_budget_malloc(size_t size) {
   if (size > SIZE_MAX - sizeof(Header)) return nullptr;
   panto::Budget* b = panto::tls_budget;
   if (!panto::charge(b, size)) return nullptr;
-  auto* h = static_cast<Header*>(std::malloc(sizeof(Header) + size));
+  Header* h = panto::raw_alloc(size);
   if (!h) {
     if (b) b->used -= size;
     return nullptr;
@@ -63,7 +101,7 @@ extern "C" void panto_budget_free(void* ptr) {
   if (!ptr) return;
   Header* h = static_cast<Header*>(ptr) - 1;
   panto::uncharge(h->budget_id, h->size);
-  std::free(h);
+  panto::raw_free(h);
 }
 
 extern "C" void* panto_budget_realloc(void* ptr, size_t size) {
@@ -74,7 +112,7 @@ extern "C" void* panto_budget_realloc(void* ptr, size_t size) {
   // Charge the new size to the active budget before releasing the old charge, so peak reflects the copy.
   if (!panto::charge(b, size)) return nullptr;
   Header old = *h;
-  auto* nh = static_cast<Header*>(std::realloc(h, sizeof(Header) + size));
+  Header* nh = panto::raw_realloc(h, size);
   if (!nh) {
     if (b) b->used -= size;
     return nullptr;

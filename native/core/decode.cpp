@@ -1,10 +1,14 @@
 // First-frame decode of PNG/JPEG/GIF/BMP (stb_image 2.30, budgeted allocations) and WebP (libwebp; animated WebP
 // through the demux animation decoder). Callers check the pixel cap from the header first.
+#include <libdeflate.h>
 #include <stb/stb_image.h>
 #include <webp/decode.h>
 #include <webp/demux.h>
 
 #include <climits>
+#include <cstdlib>
+#include <utility>
+#include <vector>
 #include <cstring>
 #include <string>
 
@@ -43,7 +47,8 @@ const char* webp_reason(VP8StatusCode rc) {
 Status decode_stb(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
   if (len > size_t(INT_MAX)) return Status::Err("ERR_MEDIA_TOO_LARGE", "input over 2 GiB", info.type);
   int w = 0, h = 0, n = 0;
-  int req = info.has_alpha ? 4 : 3;
+  // GIF: areas the first frame does not cover are transparent even without a transparent colour index.
+  int req = info.has_alpha || info.type == MediaType::Gif ? 4 : 3;
   Budget* b = current_budget();
   stbi_uc* p = stbi_load_from_memory(d, int(len), &w, &h, &n, req);
   if (!p) {
@@ -91,6 +96,98 @@ Status decode_jpeg_half(const uint8_t* d, size_t len, const MediaInfo& info, Pix
   out->height = uint32_t(h);
   out->channels = 3;
   return Status::Ok();
+}
+
+/**
+ * Fast path for the common PNG (8-bit RGB without tRNS, or 8-bit RGBA; not interlaced): libdeflate inflates all IDAT
+ * data in one call into a buffer of exactly the expected size, rows are unfiltered and compacted in place. Anything
+ * else, or any irregularity, returns false so that stb decodes it (and reports its own error).
+ */
+bool decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
+  if (len < 33 || d[24] != 8 || d[28] != 0) return false;
+  const uint8_t ct = d[25];
+  int bpp;
+  if (ct == 6) bpp = 4;
+  else if (ct == 2 && !info.has_alpha) bpp = 3;
+  else return false;
+  // Gather the IDAT payload (one chunk is used in place; several are concatenated).
+  std::vector<std::pair<size_t, size_t>> idats;
+  size_t total = 0;
+  for (size_t i = 8; i + 12 <= len;) {
+    uint32_t n = be32(d + i);
+    if (n > len - i - 12) return false;
+    if (!std::memcmp(d + i + 4, "IDAT", 4)) {
+      idats.emplace_back(i + 8, n);
+      total += n;
+    } else if (!std::memcmp(d + i + 4, "IEND", 4)) {
+      break;
+    }
+    i += 12 + size_t(n);
+  }
+  if (idats.empty()) return false;
+  const size_t row = size_t(info.width) * bpp;
+  const size_t raw_size = (row + 1) * info.height;
+  OwnedBytes joined;
+  const uint8_t* z = d + idats[0].first;
+  if (idats.size() > 1) {
+    if (!alloc_owned(total, &joined)) return false;
+    size_t o = 0;
+    for (auto& [off, n] : idats) {
+      std::memcpy(joined.data + o, d + off, n);
+      o += n;
+    }
+    z = joined.data;
+  }
+  OwnedBytes raw;
+  if (!alloc_owned(raw_size, &raw)) return false;
+  libdeflate_decompressor* dec = libdeflate_alloc_decompressor();
+  if (!dec) return false;
+  size_t got = 0;
+  libdeflate_result rc = libdeflate_zlib_decompress(dec, z, total, raw.data, raw_size, &got);
+  libdeflate_free_decompressor(dec);
+  joined.reset();
+  if (rc != LIBDEFLATE_SUCCESS || got != raw_size) return false;
+  uint8_t* base = raw.data;
+  const uint8_t* prev = nullptr;  // previous unfiltered row (already compacted)
+  for (uint32_t y = 0; y < info.height; y++) {
+    const uint8_t f = base[size_t(y) * (row + 1)];
+    const uint8_t* src = base + size_t(y) * (row + 1) + 1;
+    uint8_t* dst = base + size_t(y) * row;  // dst <= src: forward in-place compaction is safe
+    switch (f) {
+      case 0: std::memmove(dst, src, row); break;
+      case 1:
+        std::memmove(dst, src, row);
+        for (size_t i = bpp; i < row; i++) dst[i] = uint8_t(dst[i] + dst[i - bpp]);
+        break;
+      case 2:
+        if (prev)
+          for (size_t i = 0; i < row; i++) dst[i] = uint8_t(src[i] + prev[i]);
+        else std::memmove(dst, src, row);
+        break;
+      case 3:
+        for (size_t i = 0; i < row; i++) {
+          int a = i >= size_t(bpp) ? dst[i - bpp] : 0, b = prev ? prev[i] : 0;
+          dst[i] = uint8_t(src[i] + ((a + b) >> 1));
+        }
+        break;
+      case 4:
+        for (size_t i = 0; i < row; i++) {
+          int a = i >= size_t(bpp) ? dst[i - bpp] : 0, b = prev ? prev[i] : 0;
+          int c = prev && i >= size_t(bpp) ? prev[i - bpp] : 0;
+          int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+          dst[i] = uint8_t(src[i] + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c));
+        }
+        break;
+      default: return false;
+    }
+    prev = dst;
+  }
+  raw.size = row * info.height;
+  out->data = std::move(raw);
+  out->width = info.width;
+  out->height = info.height;
+  out->channels = bpp;
+  return true;
 }
 
 Status decode_webp_animated(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
@@ -159,6 +256,9 @@ Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels*
   }
   switch (info.type) {
     case MediaType::Png:
+      if (decode_png_fast(d, len, info, out)) return Status::Ok();
+      out->data.reset();
+      return decode_stb(d, len, info, out);
     case MediaType::Jpeg:
     case MediaType::Gif:
     case MediaType::Bmp: return decode_stb(d, len, info, out);

@@ -1,4 +1,5 @@
-// Encoders: JPEG (stb_image_write), PNG (stb_image_write filters + libdeflate), WebP (libwebp, lossy or lossless).
+// Encoders: JPEG (stb_image_write, two-thread splice for large images), WebP (libwebp, lossy or lossless).
+// PNG lives in png-encode.cpp.
 #include <webp/encode.h>
 
 #include <cstring>
@@ -8,11 +9,8 @@
 #include "budget.h"
 #include "internal.h"
 
-extern "C" unsigned char* stbi_write_png_to_mem(const unsigned char* pixels, int stride_bytes, int x, int y, int n,
-                                                int* out_len);
 extern "C" int stbi_write_jpg_to_func(void (*func)(void*, void*, int), void* context, int x, int y, int comp,
                                       const void* data, int quality);
-extern thread_local int panto_png_deflate_level;
 
 namespace panto {
 namespace {
@@ -141,18 +139,6 @@ Status encode_jpeg_serial(const Pixels& px, int quality, OwnedBytes* out) {
   out->reset();
   out->data = b.data;
   out->size = b.size;
-  out->release = budget_release;
-  return Status::Ok();
-}
-
-Status encode_png(const Pixels& px, OwnedBytes* out) {
-  int n = 0;
-  unsigned char* p = stbi_write_png_to_mem(px.data.data, int(px.width * px.channels), int(px.width), int(px.height),
-                                           px.channels, &n);
-  if (!p) return Status::Err("ERR_MEDIA_TOO_LARGE", "PNG encoding failed (out of memory budget)");
-  out->reset();
-  out->data = p;
-  out->size = size_t(n);
   out->release = budget_release;
   return Status::Ok();
 }

@@ -99,7 +99,10 @@ Status jpeg_walk(const uint8_t* d, size_t len, bool to_eoi, JpegLayout* out) {
   }
   if (!to_eoi) return Status::Ok();
   // Entropy-coded data: skip to the next marker that is not a stuffed 0xFF00 or a restart marker; continue through
-  // further scans (progressive) and tables until EOI.
+  // further scans (progressive) and tables until EOI. Scans are capped: each one revisits every block, so a small
+  // file with thousands of progressive scans would otherwise cost minutes of CPU (libjpeg-turbo caps them too).
+  constexpr int kMaxScans = 256;
+  int scans = 1;
   while (true) {
     const void* ff = std::memchr(d + i, 0xFF, len - i);
     if (!ff) return corrupt(T, "truncated (no end-of-image marker)");
@@ -115,6 +118,8 @@ Status jpeg_walk(const uint8_t* d, size_t len, bool to_eoi, JpegLayout* out) {
       return Status::Ok();
     }
     // A segment between scans (DHT, DQT, SOS, DRI, APPn, ...).
+    if (m == 0xDA && ++scans > kMaxScans)
+      return corrupt(T, "more than " + std::to_string(kMaxScans) + " scans (refused: decoding cost)");
     if (i + 4 > len) return corrupt(T, "truncated segment header");
     uint16_t seglen = be16(d + i + 2);
     if (seglen < 2 || i + 2 + seglen > len) return corrupt(T, "segment runs past the end of the data");

@@ -4,7 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <new>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <string>
 
 #include "budget.h"
@@ -268,10 +273,24 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
 
 }  // namespace
 
+/**
+ * libwebp and the C++ runtime allocate with malloc; on glibc each libuv worker thread gets its own arena, which keeps
+ * freed megabytes resident after a large image. Trimming after pixel work returns them (our own large buffers are
+ * mmapped and already gone).
+ */
+static void release_free_heap(const ProcessResult& r) {
+#if defined(__GLIBC__)
+  if (uint64_t(r.original.width) * r.original.height >= (1u << 20) && !r.unchanged) malloc_trim(0);
+#else
+  (void)r;
+#endif
+}
+
 Status process(const uint8_t* d, size_t len, const ProcessOptions& opts, ProcessResult* out) {
   try {
     *out = ProcessResult{};
     Status s = process_impl(d, len, opts, out);
+    release_free_heap(*out);
     if (!s.ok()) {
       out->data.reset();
       if (s.media_type == MediaType::Unknown) s.media_type = sniff(d, len);
@@ -294,7 +313,6 @@ Status decode_to_rgba(const uint8_t* d, size_t len, uint64_t max_pixels, Decoded
     if (info.type == MediaType::Pdf) return Status::Err("ERR_UNSUPPORTED_MEDIA", "a PDF has no pixels", info.type);
     if (uint64_t(info.width) * info.height > max_pixels)
       return Status::Err("ERR_MEDIA_TOO_LARGE", "image exceeds the pixel limit", info.type);
-    info.has_alpha = true;  // always RGBA out
     Budget budget(uint64_t(info.width) * info.height * 24 + (32ull << 20));
     BudgetScope scope(&budget);
     Pixels px;
@@ -302,7 +320,16 @@ Status decode_to_rgba(const uint8_t* d, size_t len, uint64_t max_pixels, Decoded
     if (!s.ok()) return s;
     out->width = px.width;
     out->height = px.height;
-    out->rgba = std::move(px.data);
+    if (px.channels == 4) {
+      out->rgba = std::move(px.data);
+      return Status::Ok();
+    }
+    const size_t n = size_t(px.width) * px.height;
+    if (!alloc_owned(n * 4, &out->rgba)) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while decoding");
+    for (size_t i = 0; i < n; i++) {
+      std::memcpy(out->rgba.data + i * 4, px.data.data + i * 3, 3);
+      out->rgba.data[i * 4 + 3] = 255;
+    }
     return Status::Ok();
   } catch (const std::bad_alloc&) {
     return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while decoding");

@@ -20,7 +20,8 @@ export type AgentStopReason = 'end' | 'max_turns' | 'max_tokens' | 'refusal' | '
 /**
  * Warnings: the serializer's codes (a part replaced by a placeholder, a skipped turn...), plus `media-rejected` (the
  * provider refused a request because of one image/PDF; it was left out of the retried request), `invalid-arguments`
- * (the model sent tool arguments that were not a JSON object), `compaction-failed`, `listener-threw`.
+ * (the model sent tool arguments that were not a JSON object), `compaction-failed`, `media-dropped` (an attachment of
+ * a user message the media pipeline refused; the model got a note instead).
  */
 export type AgentWarningCode =
   | SerializeWarningCode

@@ -67,7 +67,10 @@ export type AgentRequestOptions = Omit<RequestOptions, 'tools' | 'system' | 'omi
 
 export interface AgentOptions {
   provider: Provider;
-  /** A `ModelInfo` (from `resolveModel`/`defineModel`) or a model id, resolved with `resolveModel`. */
+  /**
+   * A `ModelInfo` (from `resolveModel`/`defineModel`; its `api` must be the provider's) or a model id, resolved with
+   * `resolveModel(id, { api: provider.api })`.
+   */
   model: ModelInfo | string;
   tools?: ToolSource;
   /** Session log to resume from and append to. Its conversation is the agent's starting history. */
@@ -143,7 +146,11 @@ export class Agent {
       );
     }
     this.provider = options.provider;
-    this.model = typeof options.model === 'string' ? resolveModel(options.model) : options.model;
+    // A bare id takes the provider's API (e.g. `gpt-4.1` through an OpenAI Chat provider).
+    this.model =
+      typeof options.model === 'string'
+        ? resolveModel(options.model, { api: this.provider.api })
+        : options.model;
     if (this.model.api !== this.provider.api) {
       throw new PantoError(
         'ERR_INVALID_ARGUMENT',
@@ -199,8 +206,9 @@ export class Agent {
   }
 
   /**
-   * Run turns on the conversation as it stands (e.g. after resuming a session whose last message is a user or tool
-   * message). Resolves at once with `end` when the last message is a finished assistant message and nothing is queued.
+   * Run turns on the conversation as it stands: after resuming a session whose last message is a user or tool
+   * message, or to try again after a run that ended in a provider error or an abort. Resolves at once when the last
+   * message is a finished assistant answer and nothing is queued.
    */
   async continue(options: RunOptions = {}): Promise<AgentRunResult> {
     this.#claim();
@@ -277,7 +285,10 @@ export class Agent {
       await this.#deliverSteering(appended);
       const last = this.#messages[this.#messages.length - 1];
       if (last === undefined || last.role === 'system') return done('end');
-      if (last.role === 'assistant' && toolCallsOf(last).length === 0) return done(stopOf(last));
+      // A finished answer needs no request; a failed or aborted one (left out of requests) is asked again.
+      const failed =
+        last.role === 'assistant' && (last.stopReason === 'error' || last.stopReason === 'aborted');
+      if (last.role === 'assistant' && !failed && toolCallsOf(last).length === 0) return done(stopOf(last));
       if (turns >= this.#maxTurns) return done('max_turns');
       await this.#maybeCompact(signal);
       turns = nextTurn();

@@ -150,7 +150,15 @@ export function createHostFunctions(opts: HostApiOptions): Record<string, LuaJsF
       pushString(L, `panto.json_decode: ${(err as Error).message}`);
       return 2;
     }
-    pushJson(L, value);
+    try {
+      pushJson(L, value);
+    } catch (err) {
+      if (!(err instanceof LuaConversionError)) throw err;
+      lua.lua_settop(L, 1);
+      lua.lua_pushnil(L);
+      pushString(L, `panto.json_decode: ${err.message}`);
+      return 2;
+    }
     return 1;
   };
 
@@ -185,7 +193,15 @@ function checkPath(L: LuaState, fn: string): string {
 
 function pushOne(value: unknown): Pusher {
   return (L) => {
-    pushJson(L, value);
+    try {
+      pushJson(L, value);
+    } catch (err) {
+      if (!(err instanceof LuaConversionError)) throw err;
+      lua.lua_settop(L, 1);
+      lua.lua_pushnil(L);
+      pushString(L, `panto.json_decode: ${err.message}`);
+      return 2;
+    }
     return 1;
   };
 }

@@ -350,7 +350,11 @@ export class LuaRuntime {
         if (typeof pusher === 'string') return { ok: false, error: pusher };
         const stop = this.#stopReason(call, signal);
         if (stop !== null) return { ok: false, error: stop };
-        n = pusher(T);
+        try {
+          n = pusher(T);
+        } catch (err) {
+          return { ok: false, error: `internal error in the Lua host: ${(err as Error).message}` };
+        }
         continue;
       }
       return {

@@ -32,7 +32,7 @@ export interface LuaToolSourceOptions {
   log?: LuaLogger;
   /** Also load the tools shipped with the package (`lua/`, e.g. `read`). Default false. */
   includeBuiltins?: boolean;
-  /** Source name used in error messages. Default `lua:<first dir>`. */
+  /** Source name used in error messages. Default `lua:<the last directory>`. */
   name?: string;
 }
 

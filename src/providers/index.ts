@@ -7,7 +7,6 @@ export type {
   AnthropicUserMessage,
 } from './anthropic-messages.js';
 export { anthropicTools, parseAnthropicResponse, toAnthropicMessages } from './anthropic-messages.js';
-export { findMediaRef } from './find-media-ref.js';
 export type { GeminiContent, GeminiOptions, GeminiPart, GeminiRequestBody, GeminiTool } from './gemini.js';
 export { geminiTools, parseGeminiResponse, SKIP_THOUGHT_SIGNATURE, toGemini } from './gemini.js';
 export { defineModel, getModel, mediaPolicyFor, resolveModel } from './model-catalog.js';

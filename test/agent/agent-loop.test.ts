@@ -365,6 +365,71 @@ describe('steering', () => {
   });
 });
 
+describe('steering while the answer streams', () => {
+  it('skips every call of that answer without starting it', async () => {
+    const seen = { aborted: false };
+    server.enqueue(
+      {
+        type: 'reply',
+        toolCalls: [
+          { id: 'w1', name: 'wait', args: {} },
+          { id: 'q1', name: 'quick', args: {} },
+        ],
+      },
+      { type: 'reply', text: 'ok, stopped' },
+    );
+    const events: AgentEvent[] = [];
+    const agent = anthropicAgent({ tools: new ToolRegistry([[waitTool(seen), quickTool]]) }, events);
+    const off = agent.subscribe((e) => {
+      if (e.type === 'message_start') {
+        agent.steer('stop, do not run anything');
+        off();
+      }
+    });
+    await agent.prompt('run the tools');
+    const tool = agent.messages[2] as ToolResultsMessage;
+    expect(tool.results.map((r) => r.parts)).toEqual([
+      [{ type: 'text', text: STEERING_SKIPPED_TEXT }],
+      [{ type: 'text', text: STEERING_SKIPPED_TEXT }],
+    ]);
+    expect(eventsOf(events, 'tool_call_start')).toHaveLength(0);
+    expect(seen.aborted).toBe(false);
+    expect(agent.messages[3]).toMatchObject({
+      role: 'user',
+      content: [{ type: 'text', text: 'stop, do not run anything' }],
+    });
+  });
+});
+
+describe('after a failure', () => {
+  it('continue() asks again, leaving the failed answer out of the request', async () => {
+    const n = server.requests.length;
+    server.enqueue(
+      { type: 'http-error', status: 500, message: 'boom' },
+      { type: 'reply', text: 'second time lucky' },
+    );
+    const agent = anthropicAgent({
+      provider: providerFor(server, 'anthropic-messages', { retry: { maxAttempts: 1 } }),
+    });
+    const failed = await agent.prompt('hello');
+    expect(failed.stopReason).toBe('error');
+    expect(failed.error?.message).toContain('boom');
+    const again = await agent.continue();
+    expect(again.stopReason).toBe('end');
+    expect(agent.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'assistant']);
+    expect(((since(n)[1] as RecordedRequest).body as Json).messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'hello' }] },
+    ]);
+  });
+
+  it('refuses a model that does not speak the provider API', () => {
+    expect(
+      () =>
+        new Agent({ provider: providerFor(server, 'openai-chat'), model: modelFor('anthropic-messages') }),
+    ).toThrow(/speaks anthropic-messages but the provider speaks openai-chat/);
+  });
+});
+
 describe('limits and bad output', () => {
   it('stops after maxTurns model requests while the model still calls tools', async () => {
     const n = server.requests.length;
@@ -486,5 +551,64 @@ describe('compaction', () => {
     log.close();
     const loaded = await loadSession(path);
     expect(loaded.conversation.messages).toEqual(agent.messages);
+  });
+});
+
+describe('model ids', () => {
+  it('a bare id takes the provider API and the catalog facts', () => {
+    const agent = new Agent({ provider: providerFor(server, 'openai-chat'), model: 'gpt-4.1' });
+    expect(agent.model).toMatchObject({ id: 'gpt-4.1', api: 'openai-chat', input: { image: true } });
+  });
+});
+
+describe('compaction that fails', () => {
+  it('warns and still sends the request', async () => {
+    const model = resolveModel('claude-sonnet-4-5', { limits: { contextWindow: 3000 } });
+    const history: Message[] = [];
+    for (let i = 0; i < 4; i++) {
+      history.push({ role: 'user', content: [{ type: 'text', text: `q${i} ${'y'.repeat(4000)}` }] });
+      history.push({ role: 'assistant', content: [{ type: 'text', text: `a${i}` }], stopReason: 'end' });
+    }
+    server.enqueue({ type: 'reply', text: 'answered anyway' });
+    const events: AgentEvent[] = [];
+    const agent = anthropicAgent(
+      {
+        messages: history,
+        model,
+        compaction: {
+          reserveTokens: 500,
+          keepRecentTokens: 1200,
+          summarizer: async () => {
+            throw new Error('summarizer down');
+          },
+        },
+      },
+      events,
+    );
+    const result = await agent.prompt('next');
+    expect(result.stopReason).toBe('end');
+    const warning = eventsOf(events, 'warning').find((e) => e.warning.code === 'compaction-failed');
+    expect(warning?.warning.message).toContain('summarizer down');
+    expect(agent.messages).toHaveLength(history.length + 2);
+  });
+});
+
+describe('abort with a session log', () => {
+  it('records the aborted turn so the file loads and resumes', async () => {
+    const path = join(ws.root, `a-${Date.now()}.jsonl`);
+    const log = await SessionLog.create(path);
+    server.enqueue({ type: 'stall' });
+    const agent = anthropicAgent({ session: log });
+    const off = agent.subscribe((e) => {
+      if (e.type === 'message_start') agent.abort();
+    });
+    expect((await agent.prompt('hello')).stopReason).toBe('aborted');
+    off();
+    log.close();
+    const loaded = await loadSession(path);
+    expect(loaded.conversation.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'hello' }] },
+      { role: 'assistant', content: [], stopReason: 'aborted' },
+    ]);
   });
 });

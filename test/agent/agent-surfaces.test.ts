@@ -3,6 +3,7 @@ import { Agent } from '../../src/agent/agent.js';
 import type { AgentEvent } from '../../src/agent/agent-events.js';
 import {
   type FakeProviderServer,
+  type RecordedRequest,
   type Surface,
   startFakeProviderServer,
 } from '../helpers/fake-provider-server.js';
@@ -133,3 +134,36 @@ describe.each(Object.keys(expectPictureInPlace) as Surface[])(
     });
   },
 );
+
+describe.each(Object.keys(expectPictureInPlace) as Surface[])('%s: a 400 about the picture', (surface) => {
+  it('is retried once without the picture, and the picture stays in history', async () => {
+    const n = server.requests.length;
+    const hasPng = (req: RecordedRequest) => JSON.stringify(req.body).includes('iVBORw0KGgo');
+    server.enqueue(
+      { type: 'reply', toolCalls: [{ id: 'call_img', name: 'read', args: { path: 'cat.png' } }] },
+      (req) =>
+        hasPng(req)
+          ? { type: 'http-error', status: 400, message: 'Unable to process input image. Please retry.' }
+          : { type: 'reply', text: 'I cannot see it.' },
+      (req) =>
+        hasPng(req)
+          ? { type: 'http-error', status: 400, message: 'Unable to process input image. Please retry.' }
+          : { type: 'reply', text: 'I cannot see it.' },
+    );
+    const events: AgentEvent[] = [];
+    const agent = new Agent({
+      provider: providerFor(server, surface),
+      model: modelFor(surface),
+      tools: ws.tools,
+      onEvent: (e) => events.push(e),
+    });
+    const result = await agent.prompt('What is in cat.png?');
+    expect(result.stopReason).toBe('end');
+    const reqs = server.requests.slice(n);
+    expect(reqs.map(hasPng)).toEqual([false, true, false]);
+    expect(JSON.stringify(reqs[2]?.body)).toContain('the provider rejected this attachment');
+    expect(eventsOf(events, 'warning').filter((e) => e.warning.code === 'media-rejected')).toHaveLength(1);
+    const tool = agent.messages[2];
+    expect(tool?.role === 'tool' && tool.results[0]?.parts.some((p) => p.type === 'image')).toBe(true);
+  });
+});

@@ -227,6 +227,10 @@ describe('stat, list_dir, sniff, json, log', () => {
       bad: 'nil',
       berr: 'panto.json_encode: value.f is a function, which has no JSON form',
     });
+    expect(await call('json', { text: `${'['.repeat(100)}${']'.repeat(100)}` })).toEqual({
+      ok: false,
+      error: 'panto.json_decode: value nested deeper than 64 levels',
+    });
     expect(await call('json', { text: '{oops' })).toEqual({
       ok: false,
       error: expect.stringContaining('panto.json_decode:'),

@@ -53,24 +53,61 @@ export const PICTURE_POINTS = [
   { name: 'grey background', x: 60, y: 4, rgb: [200, 200, 200] },
 ] as const;
 
+/** The raw pixels (row-major, `channels` per pixel) of a `fill`-described image. */
+export function makePixels(
+  width: number,
+  height: number,
+  channels: 3 | 4,
+  fill: (x: number, y: number, out: Uint8Array) => void,
+): Uint8Array {
+  const pixels = new Uint8Array(width * height * channels);
+  const px = new Uint8Array(channels);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      fill(x, y, px);
+      pixels.set(px, (y * width + x) * channels);
+    }
+  }
+  return pixels;
+}
+
+/** PNG row filter residual of byte `i` of row `y` (0 None, 1 Sub, 2 Up, 3 Average, 4 Paeth; PNG spec 9.2). */
+function filtered(p: Uint8Array, stride: number, bpp: number, y: number, i: number, filter: number): number {
+  const x = p[y * stride + i] as number;
+  const a = i >= bpp ? (p[y * stride + i - bpp] as number) : 0;
+  const b = y > 0 ? (p[(y - 1) * stride + i] as number) : 0;
+  const c = y > 0 && i >= bpp ? (p[(y - 1) * stride + i - bpp] as number) : 0;
+  if (filter === 1) return (x - a) & 0xff;
+  if (filter === 2) return (x - b) & 0xff;
+  if (filter === 3) return (x - ((a + b) >> 1)) & 0xff;
+  if (filter === 4) {
+    const q = a + b - c;
+    const pa = Math.abs(q - a);
+    const pb = Math.abs(q - b);
+    const pc = Math.abs(q - c);
+    return (x - (pa <= pb && pa <= pc ? a : pb <= pc ? b : c)) & 0xff;
+  }
+  return x;
+}
+
 /**
- * An 8-bit PNG (RGB or RGBA) of `width` x `height` whose pixels come from `fill(x, y)`, built with node:zlib.
+ * An 8-bit PNG (RGB or RGBA) of `width` x `height` whose pixels come from `fill(x, y)`, built with node:zlib. Row
+ * `y` uses filter `filterOf(y)` (default: None for every row).
  */
 export function makePng(
   width: number,
   height: number,
   channels: 3 | 4,
   fill: (x: number, y: number, out: Uint8Array) => void,
+  filterOf: (y: number) => number = () => 0,
 ): Buffer {
-  const stride = width * channels + 1;
-  const raw = Buffer.alloc(stride * height);
-  const px = new Uint8Array(channels);
+  const pixels = makePixels(width, height, channels, fill);
+  const row = width * channels;
+  const raw = Buffer.alloc((row + 1) * height);
   for (let y = 0; y < height; y++) {
-    raw[y * stride] = 0;
-    for (let x = 0; x < width; x++) {
-      fill(x, y, px);
-      raw.set(px, y * stride + 1 + x * channels);
-    }
+    const f = filterOf(y);
+    raw[y * (row + 1)] = f;
+    for (let i = 0; i < row; i++) raw[y * (row + 1) + 1 + i] = filtered(pixels, row, channels, y, i, f);
   }
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);

@@ -5,6 +5,8 @@ import {
   fixture,
   gradientPng,
   jpegMarkers,
+  makePixels,
+  makePng,
   meanAbsDiff,
   near,
   noisePng,
@@ -78,6 +80,19 @@ describe('pass-through', () => {
     expect(decode(r.data).data.equals(decode(input).data)).toBe(true);
   });
 
+  it('WebP: drops EXIF/XMP chunks and clears their VP8X flags', async () => {
+    const base = fixture('webp-lossy-alpha.webp'); // VP8X + ALPH + VP8
+    expect(base.toString('latin1', 12, 16)).toBe('VP8X');
+    const exif = Buffer.concat([Buffer.from('EXIF'), Buffer.alloc(4), Buffer.from('MM\0*secret-gps!')]);
+    exif.writeUInt32LE(exif.length - 8, 4);
+    const input = Buffer.concat([base, exif]);
+    input.writeUInt32LE(input.length - 8, 4);
+    input.writeUInt8((input[20] as number) | 0x08, 20); // EXIF flag
+    const r = await processMedia(input);
+    expect(r.changes).toEqual(['metadata-stripped']);
+    expect(r.data.equals(base)).toBe(true);
+  });
+
   it('keepMetadata: true passes the exact bytes through', async () => {
     for (const file of ['jpeg-metadata.jpg', 'png-metadata.png']) {
       const input = fixture(file);
@@ -145,6 +160,34 @@ describe('decoding every format', () => {
       expect(r.changes, file).toEqual(['reencoded', 'converted']);
       if (file !== 'bmp-32-alpha.bmp') expectPicture(decode(r.data), file); // the alpha one is the RGBA picture
     }
+  });
+
+  it('PNG rows with every filter type decode exactly (RGB and RGBA)', () => {
+    for (const channels of [3, 4] as const) {
+      const fill = (x: number, y: number, out: Uint8Array) => {
+        out[0] = (x * 7 + y * 3) & 0xff;
+        out[1] = (x * y) & 0xff;
+        out[2] = ((x ^ y) * 13) & 0xff;
+        if (channels === 4) out[3] = (x * 5 + 17) & 0xff;
+      };
+      const png = makePng(97, 41, channels, fill, (y) => y % 5);
+      const img = decode(png);
+      const want = makePixels(97, 41, channels, fill);
+      for (let i = 0; i < 97 * 41; i++) {
+        const got = [...img.data.subarray(i * 4, i * 4 + channels)];
+        const exp = [...want.subarray(i * channels, (i + 1) * channels)];
+        if (got.join() !== exp.join()) expect(got, `${channels} channels, pixel ${i}`).toEqual(exp);
+      }
+    }
+  });
+
+  it('BMP -> PNG is lossless', async () => {
+    for (const file of ['bmp-24.bmp', 'bmp-32-alpha.bmp', 'bmp-4bit-palette.bmp']) {
+      const r = await processMedia(fixture(file));
+      expect(decode(r.data).data.equals(decode(fixture(file)).data), file).toBe(true);
+    }
+    const big = await processMedia(fixture('bmp-24.bmp'), { maxDimension: 64 });
+    expect(pngChunkTypes(big.data)).toEqual(['IHDR', 'IDAT', 'IEND']);
   });
 
   it('BMP 32-bit keeps its alpha', async () => {
@@ -233,6 +276,28 @@ describe('alpha', () => {
   it('a fully opaque alpha channel is dropped (the result may become a JPEG on the byte ladder)', async () => {
     const r = await processMedia(fixture('bmp-24.bmp'));
     expect(probeMedia(r.data)?.hasAlpha).toBe(false);
+  });
+});
+
+describe('large JPEG paths', () => {
+  it('a JPEG shrinking 2x or more (half-size DCT decode) matches the full-size decode resized', async () => {
+    const png = gradientPng(1001, 801); // odd sizes: the half decode rounds up
+    const jpeg = (await processMedia(png, { format: 'jpeg', jpegQuality: 95, maxDimension: 4000 })).data;
+    const viaHalf = await processMedia(jpeg, { maxDimension: 400, format: 'png' });
+    const viaFull = await processMedia(png, { maxDimension: 400 });
+    expect([viaHalf.width, viaHalf.height]).toEqual([400, 320]);
+    expect(meanAbsDiff(decode(viaHalf.data), decode(viaFull.data))).toBeLessThan(3);
+    const gray = await processMedia(fixture('jpeg-gray.jpg'), { maxDimension: 32 });
+    expect([gray.width, gray.height]).toEqual([32, 24]);
+  });
+
+  it('a large JPEG is encoded on two threads and spliced with a restart marker, decoding like the source', async () => {
+    const png = gradientPng(1600, 1200);
+    const r = await processMedia(png, { format: 'jpeg', maxDimension: 4000 });
+    expect(jpegMarkers(r.data)).toContain(0xdd); // DRI: the restart interval of the splice
+    expect(r.data.includes(Buffer.from([0xff, 0xd0]))).toBe(true);
+    expect(probeMedia(r.data)).toMatchObject({ width: 1600, height: 1200 });
+    expect(meanAbsDiff(decode(r.data), decode(png))).toBeLessThan(2);
   });
 });
 
@@ -369,6 +434,16 @@ describe('errors', () => {
     const png = Buffer.from(fixture('png-rgb.png'));
     png.writeUInt8((png[png.length - 20] as number) ^ 0xff, png.length - 20); // inside IDAT: CRC mismatch
     await expect(processMedia(png)).rejects.toMatchObject({ code: 'ERR_CORRUPT_MEDIA' });
+  });
+
+  it('a JPEG with hundreds of scans is refused before decoding (CPU bomb)', async () => {
+    const jpeg = fixture('jpeg-progressive.jpg');
+    const emptyScan = Buffer.from([0xff, 0xda, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3f, 0x00]);
+    const bomb = Buffer.concat([jpeg.subarray(0, -2), ...Array(300).fill(emptyScan), jpeg.subarray(-2)]);
+    await expect(processMedia(bomb, { maxDimension: 32 })).rejects.toMatchObject({
+      code: 'ERR_CORRUPT_MEDIA',
+      message: expect.stringContaining('scans'),
+    });
   });
 
   it('caps: input bytes and pixels, with the numbers in the message', async () => {

@@ -310,7 +310,7 @@ describe('tool-call pairing', () => {
       { role: 'tool', results: [result('functions.read:0', 'read', [text('a text')])] },
     ];
     const anthropic = toAnthropicMessages({ messages }, 'claude-sonnet-4-5').body.messages;
-    const useId = (anthropic[1]?.content[0] as { id: string }).id;
+    const useId = (anthropic[1]?.content[0] as { id: string } | undefined)?.id ?? '';
     expect(useId).toMatch(/^[a-zA-Z0-9_-]+$/);
     expect(anthropic[2]?.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: useId });
 

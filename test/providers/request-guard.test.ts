@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Conversation, ImagePart, Message, StoredPart } from '../../src/conversation.js';
 import { toAnthropicMessages } from '../../src/providers/anthropic-messages.js';
-import { findMediaRef } from '../../src/providers/find-media-ref.js';
 import { defineModel, resolveModel } from '../../src/providers/model-catalog.js';
 import type { ModelApi, ModelLimits } from '../../src/providers/model-info.js';
 import { toOpenAIChat } from '../../src/providers/openai-chat.js';
@@ -182,28 +181,5 @@ describe('omitParts: leave named parts out of one request (the retry path)', () 
         part.type === 'image' && part.mediaType === 'image/jpeg' && ref.messageIndex > 3,
     });
     expect(out.media.map((m) => m.key)).toEqual(['0:0:1', '2:0:1', '4:0:1']);
-  });
-});
-
-describe('findMediaRef: the part a provider error names', () => {
-  const conversation = () => scenarios['several-results']?.() as Conversation;
-
-  it('reads Anthropic dotted paths', () => {
-    const out = toAnthropicMessages(conversation(), 'claude-sonnet-4-5');
-    const error =
-      'messages.2.content.2.content.1.source.base64: image exceeds 5 MB maximum: 5316988 bytes > 5242880 bytes';
-    expect(findMediaRef(out.media, error)?.key).toBe('2:2:1');
-  });
-
-  it('reads OpenAI bracket paths', () => {
-    const out = toOpenAIChat(conversation(), 'gpt-4.1');
-    const error = "Invalid 'messages[5].content[3].image_url.url'. Expected a base64-encoded data URL.";
-    expect(findMediaRef(out.media, error)?.key).toBe('2:2:1');
-  });
-
-  it('does not match a path that is not inside a media part', () => {
-    const out = toAnthropicMessages(conversation(), 'claude-sonnet-4-5');
-    expect(findMediaRef(out.media, 'messages.2.content.0.content.0.text: empty')).toBeUndefined();
-    expect(findMediaRef(out.media, 'Request payload size exceeds the limit')).toBeUndefined();
   });
 });

@@ -230,7 +230,7 @@ describe('retries', () => {
 
   it('fails (and retries) a stalled stream after idleTimeoutMs', async () => {
     server.enqueue({ type: 'stall' }, { type: 'reply', text: 'fresh' });
-    const { events, message } = await run(provider('gemini', { idleTimeoutMs: 150 }));
+    const { events, message } = await run(provider('gemini', { idleTimeoutMs: 300 }));
     const retry = events.find((e) => e.type === 'retry');
     expect(retry?.type === 'retry' && retry.error.message).toContain('stalled');
     expect(message.content).toEqual([{ type: 'text', text: 'fresh' }]);
@@ -380,3 +380,41 @@ async function vi_waitFor(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
   expect(cond()).toBe(true);
 }
+
+describe('OpenAI-compatible servers', () => {
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+    `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+
+  it('reads tool calls without index (whole calls, object arguments) and reasoning_content', async () => {
+    const body =
+      chunk({ reasoning_content: 'think ' }) +
+      chunk({ reasoning_content: 'hard' }) +
+      chunk({ content: 'Two calls.' }) +
+      chunk({ tool_calls: [{ id: 'a', function: { name: 'read', arguments: { path: 'x' } } }] }) +
+      chunk({ tool_calls: [{ id: 'b', function: { name: 'read', arguments: '{"path":"y"}' } }] }) +
+      // Some servers report `stop` for a turn that called tools, and close without [DONE].
+      chunk({}, 'stop');
+    server.enqueue({ type: 'raw', body });
+    const { message } = await run(provider('openai-chat'));
+    expect(message.stopReason).toBe('tool_use');
+    expect(message.content).toEqual([
+      { type: 'thinking', text: 'think hard' },
+      { type: 'text', text: 'Two calls.' },
+      { type: 'tool_call', id: 'a', name: 'read', input: { path: 'x' } },
+      { type: 'tool_call', id: 'b', name: 'read', input: { path: 'y' } },
+    ]);
+  });
+
+  it('synthesises ids for calls that carry none', async () => {
+    const body =
+      chunk({ tool_calls: [{ index: 0, function: { name: 'read', arguments: '{"path":' } }] }) +
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '"z"}' } }] }) +
+      chunk({}, 'tool_calls') +
+      'data: [DONE]\n\n';
+    server.enqueue({ type: 'raw', body });
+    const { message } = await run(provider('openai-chat'));
+    expect(message.content).toEqual([
+      { type: 'tool_call', id: 'call_1', name: 'read', input: { path: 'z' } },
+    ]);
+  });
+});

@@ -26,6 +26,8 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
   #usage: Usage = { inputTokens: 0, outputTokens: 0 };
   /** Block index → key kind, for blocks we track. */
   readonly #kinds = new Map<number, 'text' | 'thinking' | 'tool'>();
+  /** Block index → key string, so a delta does not build a string. */
+  readonly #keys: string[] = [];
 
   constructor(emit: (event: StreamEvent) => void) {
     this.builder = new MessageBuilder(emit);
@@ -84,8 +86,17 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
     if (usage) this.#mergeUsage(usage);
   }
 
+  #key(index: number): string {
+    let key = this.#keys[index];
+    if (key === undefined) {
+      key = String(index);
+      this.#keys[index] = key;
+    }
+    return key;
+  }
+
   #blockStart(index: number, block: Json): void {
-    const key = String(index);
+    const key = this.#key(index);
     switch (block.type) {
       case 'text':
         this.#kinds.set(index, 'text');
@@ -118,7 +129,7 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
   }
 
   #blockDelta(index: number, delta: Json): void {
-    const key = String(index);
+    const key = this.#key(index);
     switch (delta.type) {
       case 'text_delta':
         if (this.#kinds.get(index) === 'text') this.builder.text(key, String(delta.text ?? ''));

@@ -146,7 +146,7 @@ export class MessageBuilder {
     this.#open.delete(key);
   }
 
-  /** Close every open block except tool calls' finalisation order: calls close in content order. */
+  /** Close every open block; open tool calls are finalised (parsed, `toolcall_end` emitted) in content order. */
   closeAll(): void {
     const opens = [...this.#open.values()].sort((a, b) => a.index - b.index);
     for (const o of opens) if (o.kind === 'tool') this.#closeTool(o);

@@ -27,6 +27,7 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
   #finished = false;
   #stopReason: StopReason | undefined;
   #callSeq = 0;
+  #lastToolKey: string | undefined;
 
   constructor(emit: (event: StreamEvent) => void) {
     this.builder = new MessageBuilder(emit);
@@ -96,10 +97,15 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
   }
 
   #toolCall(call: Json, position: number): void {
-    const index = typeof call.index === 'number' ? call.index : position;
-    const key = `tool:${index}`;
     const fn = (call.function ?? {}) as Json;
     const id = typeof call.id === 'string' && call.id !== '' ? call.id : undefined;
+    // Fragments are keyed by `index`. Servers that omit it (older Ollama) send each call whole, with its own id:
+    // key those by id, and an id-less fragment continues the call opened last.
+    let key: string;
+    if (typeof call.index === 'number') key = `tool:${call.index}`;
+    else if (id !== undefined) key = `tool:id:${id}`;
+    else key = this.#lastToolKey ?? `tool:${position}`;
+    this.#lastToolKey = key;
     const name = typeof fn.name === 'string' && fn.name !== '' ? fn.name : undefined;
     if (!this.builder.hasTool(key)) {
       this.builder.close('text');

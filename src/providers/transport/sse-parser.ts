@@ -101,6 +101,11 @@ export class SseParser {
       this.#addData(input.slice(v < end && input.charCodeAt(v) === 32 ? v + 1 : v, end));
       return;
     }
+    if (first === 101 /* e */ && input.startsWith('event:', start)) {
+      const v = start + 6;
+      this.#eventType = input.slice(v < end && input.charCodeAt(v) === 32 ? v + 1 : v, end);
+      return;
+    }
     const colon = input.indexOf(':', start);
     let field: string;
     let value: string;

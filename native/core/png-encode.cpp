@@ -1,0 +1,118 @@
+// PNG encoder: adaptive per-row filter (None/Sub/Up/Paeth by minimum sum of absolute signed residuals, libpng's
+// heuristic) + one zlib stream from libdeflate, written straight into the final buffer (no copy of the IDAT data).
+#include <libdeflate.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "budget.h"
+#include "internal.h"
+
+namespace panto {
+namespace {
+
+constexpr int kDeflateLevel = 5;
+
+inline uint8_t paeth(int a, int b, int c) {
+  int p = a + b - c;
+  int pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+  return uint8_t(pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
+}
+
+inline uint32_t cost(uint8_t v) { return uint32_t(std::abs(int(int8_t(v)))); }
+
+/** Writes the filtered `row` (filter byte first) into `dst`; `prev` is the previous raw row (zeros for the first). */
+void filter_row(const uint8_t* __restrict row, const uint8_t* __restrict prev, size_t n, int bpp,
+                uint8_t* __restrict dst) {
+  uint32_t s_none = 0, s_sub = 0, s_up = 0, s_paeth = 0;
+  for (size_t i = 0; i < n; i++) s_none += cost(row[i]);
+  for (size_t i = 0; i < n; i++) s_sub += cost(uint8_t(row[i] - (i >= size_t(bpp) ? row[i - bpp] : 0)));
+  for (size_t i = 0; i < n; i++) s_up += cost(uint8_t(row[i] - prev[i]));
+  for (size_t i = 0; i < n; i++) {
+    int a = i >= size_t(bpp) ? row[i - bpp] : 0, c = i >= size_t(bpp) ? prev[i - bpp] : 0;
+    s_paeth += cost(uint8_t(row[i] - paeth(a, prev[i], c)));
+  }
+  uint8_t f = 0;
+  uint32_t best = s_none;
+  if (s_sub < best) best = s_sub, f = 1;
+  if (s_up < best) best = s_up, f = 2;
+  if (s_paeth < best) best = s_paeth, f = 4;
+  dst[0] = f;
+  uint8_t* o = dst + 1;
+  switch (f) {
+    case 0: std::memcpy(o, row, n); break;
+    case 1:
+      for (size_t i = 0; i < n; i++) o[i] = uint8_t(row[i] - (i >= size_t(bpp) ? row[i - bpp] : 0));
+      break;
+    case 2:
+      for (size_t i = 0; i < n; i++) o[i] = uint8_t(row[i] - prev[i]);
+      break;
+    default:
+      for (size_t i = 0; i < n; i++) {
+        int a = i >= size_t(bpp) ? row[i - bpp] : 0, c = i >= size_t(bpp) ? prev[i - bpp] : 0;
+        o[i] = uint8_t(row[i] - paeth(a, prev[i], c));
+      }
+  }
+}
+
+void put32(uint8_t* p, uint32_t v) {
+  p[0] = uint8_t(v >> 24);
+  p[1] = uint8_t(v >> 16);
+  p[2] = uint8_t(v >> 8);
+  p[3] = uint8_t(v);
+}
+
+}  // namespace
+
+Status encode_png(const Pixels& px, OwnedBytes* out) {
+  const int bpp = px.channels;
+  const size_t n = size_t(px.width) * bpp;
+  const size_t filtered_size = (n + 1) * px.height;
+  OwnedBytes filtered, zero;
+  if (!alloc_owned(filtered_size, &filtered) || !alloc_owned(n, &zero))
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
+  std::memset(zero.data, 0, n);
+  for (uint32_t y = 0; y < px.height; y++) {
+    const uint8_t* row = px.data.data + size_t(y) * n;
+    const uint8_t* prev = y ? row - n : zero.data;
+    filter_row(row, prev, n, bpp, filtered.data + size_t(y) * (n + 1));
+  }
+  zero.reset();
+  libdeflate_compressor* c = libdeflate_alloc_compressor(kDeflateLevel);
+  if (!c) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding PNG");
+  const size_t bound = libdeflate_zlib_compress_bound(c, filtered_size);
+  constexpr size_t kHead = 8 + 25 + 8;  // signature, IHDR chunk, IDAT length + type
+  constexpr size_t kTail = 4 + 12;      // IDAT CRC, IEND chunk
+  if (!alloc_owned(kHead + bound + kTail, out)) {
+    libdeflate_free_compressor(c);
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
+  }
+  uint8_t* p = out->data;
+  const size_t z = libdeflate_zlib_compress(c, filtered.data, filtered_size, p + kHead, bound);
+  libdeflate_free_compressor(c);
+  filtered.reset();
+  if (z == 0 || z > 0x7FFFFFFF) {
+    out->reset();
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "PNG encoding failed");
+  }
+  std::memcpy(p, "\x89PNG\r\n\x1a\n", 8);
+  put32(p + 8, 13);
+  std::memcpy(p + 12, "IHDR", 4);
+  put32(p + 16, px.width);
+  put32(p + 20, px.height);
+  p[24] = 8;                               // bit depth
+  p[25] = bpp == 4 ? 6 : bpp == 3 ? 2 : 0;  // colour type: RGBA, RGB, grey
+  p[26] = p[27] = p[28] = 0;               // deflate, adaptive filtering, no interlace
+  put32(p + 29, libdeflate_crc32(0, p + 12, 17));
+  put32(p + 33, uint32_t(z));
+  std::memcpy(p + 37, "IDAT", 4);
+  uint8_t* t = p + kHead + z;
+  put32(t, libdeflate_crc32(0, p + 37, 4 + z));
+  put32(t + 4, 0);
+  std::memcpy(t + 8, "IEND", 4);
+  put32(t + 12, libdeflate_crc32(0, t + 8, 4));
+  out->size = kHead + z + kTail;
+  return Status::Ok();
+}
+
+}  // namespace panto
