@@ -11,7 +11,10 @@ export interface Command {
 
 /** Every `panto` subcommand. */
 export const commands: Record<string, Command> = {
-  tool: { summary: 'run a tool offline and show its result and the request a provider would get', run: runTool },
+  tool: {
+    summary: 'run a tool offline and show its result and the request a provider would get',
+    run: runTool,
+  },
   image: { summary: 'show what the media pipeline does to one image or PDF', run: runImage },
   chat: { summary: 'chat with a model that can use the Lua tools (and see their pictures)', run: runChat },
   session: { summary: 'print the transcript of a saved session log', run: runSession },

@@ -6,8 +6,8 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { UserContentPart } from '../agent/user-content.js';
-import { sniffMedia } from '../media/index.js';
 import { DEFAULT_DENYLIST, Denylist } from '../lua/workspace-paths.js';
+import { sniffMedia } from '../media/index.js';
 
 export interface Mention {
   /** The path as written (quotes removed). */
@@ -37,7 +37,14 @@ export function parseMentions(line: string): Mention[] {
 export const MENTION_TEXT_CAP = 50 * 1024;
 /** Cap on a media file a mention reads (the pipeline refuses larger inputs anyway). */
 const MENTION_MEDIA_CAP = 64 * 1024 * 1024;
-const ATTACHABLE = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp', 'application/pdf']);
+const ATTACHABLE = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'image/bmp',
+  'application/pdf',
+]);
 
 export interface ResolvedMentions {
   /** The user content: the line's text, then each attachment. */
@@ -58,7 +65,10 @@ export interface ResolveMentionOptions {
 }
 
 /** Read the files a line mentions and build the turn's content. Never throws for a bad mention. */
-export async function resolveMentions(line: string, options: ResolveMentionOptions): Promise<ResolvedMentions> {
+export async function resolveMentions(
+  line: string,
+  options: ResolveMentionOptions,
+): Promise<ResolvedMentions> {
   const deny = new Denylist(options.denylist ?? DEFAULT_DENYLIST);
   const content: UserContentPart[] = [line];
   const notes: string[] = [];
@@ -77,7 +87,9 @@ export async function resolveMentions(line: string, options: ResolveMentionOptio
     try {
       info = await stat(abs);
     } catch (err) {
-      notes.push(`@${m.path}: not attached (${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message})`);
+      notes.push(
+        `@${m.path}: not attached (${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message})`,
+      );
       continue;
     }
     if (info.isDirectory()) {
@@ -99,12 +111,19 @@ export async function resolveMentions(line: string, options: ResolveMentionOptio
         notes.push(`@${m.path}: not attached (${info.size} bytes is over the ${MENTION_MEDIA_CAP}-byte cap)`);
         continue;
       }
-      content.push({ type: 'media', data: await readFile(abs), mediaType: sniffed, name: path.basename(abs) });
+      content.push({
+        type: 'media',
+        data: await readFile(abs),
+        mediaType: sniffed,
+        name: path.basename(abs),
+      });
       attached.push(m.path);
       continue;
     }
     if (sniffed !== null || looksBinary(head)) {
-      notes.push(`@${m.path}: not attached (${sniffed ?? 'binary'} file, ${info.size} bytes; only text, images and PDFs can be attached)`);
+      notes.push(
+        `@${m.path}: not attached (${sniffed ?? 'binary'} file, ${info.size} bytes; only text, images and PDFs can be attached)`,
+      );
       continue;
     }
     const bytes = await readFile(abs);

@@ -21,14 +21,23 @@ afterAll(async () => {
 type ChatMessage = { role: string; content: unknown; tool_call_id?: string };
 type ChatPart = { type: string; text?: string; image_url?: { url: string } };
 
-const noKeys = { ANTHROPIC_API_KEY: undefined, OPENAI_API_KEY: undefined, GEMINI_API_KEY: undefined, GOOGLE_API_KEY: undefined };
+const noKeys = {
+  ANTHROPIC_API_KEY: undefined,
+  OPENAI_API_KEY: undefined,
+  GEMINI_API_KEY: undefined,
+  GOOGLE_API_KEY: undefined,
+};
 
 describe('panto chat: an interactive agent over a provider, with the Lua tools', () => {
   it('attaches an @image mention, runs read on a picture, and saves a session that panto session prints', async () => {
     server.reset();
     const before = server.requests.length;
     server.enqueue(
-      { type: 'reply', text: 'Let me look at the chart too.', toolCalls: [{ id: 'call_a', name: 'read', args: { path: 'chart.png' } }] },
+      {
+        type: 'reply',
+        text: 'Let me look at the chart too.',
+        toolCalls: [{ id: 'call_a', name: 'read', args: { path: 'chart.png' } }],
+      },
       { type: 'reply', text: 'The photo shows hills; the chart has six bars.' },
     );
     const sessionFile = path.join(tmp, 'chat.jsonl');
@@ -46,7 +55,11 @@ describe('panto chat: an interactive agent over a provider, with the Lua tools',
         '--session',
         sessionFile,
       ],
-      { cwd: workspace, stdin: 'Compare @photo.jpg with the chart, then mail bob@example.com\n/exit\n', env: noKeys },
+      {
+        cwd: workspace,
+        stdin: 'Compare @photo.jpg with the chart, then mail bob@example.com\n/exit\n',
+        env: noKeys,
+      },
     );
     expect(r.stderr).toContain('attached: photo.jpg');
     expect(r.code).toBe(0);
@@ -60,7 +73,9 @@ describe('panto chat: an interactive agent over a provider, with the Lua tools',
     const user = first.find((m) => m.role === 'user');
     const userParts = user?.content as ChatPart[];
     expect(userParts[0]?.text).toContain('mail bob@example.com');
-    expect(userParts.some((p) => p.type === 'image_url' && p.image_url?.url.startsWith('data:image/jpeg;base64,'))).toBe(true);
+    expect(
+      userParts.some((p) => p.type === 'image_url' && p.image_url?.url.startsWith('data:image/jpeg;base64,')),
+    ).toBe(true);
     expect(userParts.filter((p) => p.type === 'image_url')).toHaveLength(1);
     // Request 2: the tool message is text, the chart follows in one user message.
     const second = requests[1]?.body.messages as ChatMessage[];
@@ -68,7 +83,8 @@ describe('panto chat: an interactive agent over a provider, with the Lua tools',
     expect(second[toolIdx]?.tool_call_id).toBe('call_a');
     const after = second[toolIdx + 1];
     expect(after?.role).toBe('user');
-    expect((after?.content as ChatPart[]).some((p) => p.image_url?.url.startsWith('data:image/png;base64,'))).toBe(true);
+    const afterParts = (after?.content ?? []) as ChatPart[];
+    expect(afterParts.some((p) => (p.image_url?.url ?? '').startsWith('data:image/png;base64,'))).toBe(true);
 
     const log = await readFile(sessionFile, 'utf8');
     expect(log.split('\n').filter(Boolean).length).toBeGreaterThanOrEqual(5);
@@ -81,7 +97,17 @@ describe('panto chat: an interactive agent over a provider, with the Lua tools',
     // Resume: the saved conversation goes back to the provider.
     server.enqueue({ type: 'reply', text: 'Still six bars.' });
     const resumed = await runPanto(
-      ['chat', '--provider', 'openai-chat', '--base-url', server.baseUrl('openai-chat'), '--model', 'gpt-4o', '--resume', sessionFile],
+      [
+        'chat',
+        '--provider',
+        'openai-chat',
+        '--base-url',
+        server.baseUrl('openai-chat'),
+        '--model',
+        'gpt-4o',
+        '--resume',
+        sessionFile,
+      ],
       { cwd: workspace, stdin: 'How many bars again?\n', env: noKeys },
     );
     expect(resumed.code).toBe(0);
@@ -95,7 +121,15 @@ describe('panto chat: an interactive agent over a provider, with the Lua tools',
     const before = server.requests.length;
     server.enqueue({ type: 'reply', text: 'ok' });
     const r = await runPanto(
-      ['chat', '--base-url', server.baseUrl('openai-chat'), '--model', 'my-local-llm', '--session', path.join(tmp, 'b.jsonl')],
+      [
+        'chat',
+        '--base-url',
+        server.baseUrl('openai-chat'),
+        '--model',
+        'my-local-llm',
+        '--session',
+        path.join(tmp, 'b.jsonl'),
+      ],
       { cwd: workspace, stdin: 'what is in @photo.jpg?\n', env: noKeys },
     );
     expect(r.code).toBe(0);

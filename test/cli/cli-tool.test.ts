@@ -73,14 +73,26 @@ describe('panto tool: runs a tool through dispatchToolCalls and prints its resul
       '--json',
     ]);
     expect(r.code).toBe(0);
-    const out = JSON.parse(r.stdout) as { media: Array<{ mediaType: string; original: { mediaType: string } }> };
+    const out = JSON.parse(r.stdout) as {
+      media: Array<{ mediaType: string; original: { mediaType: string } }>;
+    };
     expect(out.media[0]).toMatchObject({ mediaType: 'image/png', original: { mediaType: 'image/bmp' } });
   });
 });
 
 describe('panto tool --as: the request fragment each surface receives', () => {
   const run = (surface: string, extra: string[] = []) =>
-    runPanto(['tool', 'read', '{"path":"chart.png"}', '--workspace', workspace, '--as', surface, '--json', ...extra]);
+    runPanto([
+      'tool',
+      'read',
+      '{"path":"chart.png"}',
+      '--workspace',
+      workspace,
+      '--as',
+      surface,
+      '--json',
+      ...extra,
+    ]);
 
   it('anthropic: the image inside tool_result.content', async () => {
     const r = await run('anthropic');
@@ -134,14 +146,20 @@ describe('panto tool --as: the request fragment each surface receives', () => {
       'my-local-model',
     ]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("does not accept image input");
+    expect(r.stdout).toContain('does not accept image input');
     expect(r.stdout).not.toContain('image_url');
   });
 });
 
 describe('panto image: what processMedia does to one file', () => {
   it('prints the input, output and changes as JSON', async () => {
-    const r = await runPanto(['image', path.join(workspace, 'photo.jpg'), '--json', '--max-dimension', '800']);
+    const r = await runPanto([
+      'image',
+      path.join(workspace, 'photo.jpg'),
+      '--json',
+      '--max-dimension',
+      '800',
+    ]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.output).toMatchObject({ mediaType: 'image/jpeg', width: 800, height: 600 });

@@ -16,7 +16,12 @@ export interface CliRun {
 /** Spawn the built `panto` with `args`, feeding `stdin`; resolves when it exits. */
 export function runPanto(
   args: string[],
-  options: { cwd?: string; stdin?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+  options: {
+    cwd?: string;
+    stdin?: string;
+    env?: Record<string, string | undefined>;
+    timeoutMs?: number;
+  } = {},
 ): Promise<CliRun> {
   if (!existsSync(pantoBin)) throw new Error(`${pantoBin} is missing: run 'npm run build:ts' first`);
   return runShell(process.execPath, [pantoBin, ...args], options);
@@ -25,7 +30,12 @@ export function runPanto(
 export function runShell(
   file: string,
   args: string[],
-  options: { cwd?: string; stdin?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+  options: {
+    cwd?: string;
+    stdin?: string;
+    env?: Record<string, string | undefined>;
+    timeoutMs?: number;
+  } = {},
 ): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {

@@ -47,8 +47,22 @@ function expectProviderReady(name: string, r: ProcessedMedia): void {
   expect(Math.min(r.width, r.height), name).toBeGreaterThan(0);
 }
 
+/** The synchronous header readers on bad bytes: a value, `null`, or a MediaError with an input code; nothing else. */
+function expectCleanHeaderReads(label: string, bytes: Buffer): void {
+  const sniffed = sniffMedia(bytes);
+  expect(sniffed === null || typeof sniffed === 'string', label).toBe(true);
+  try {
+    const info = probeMedia(bytes);
+    if (info) expect(info.width >= 0 && info.height >= 0 && info.frames >= 0, label).toBe(true);
+  } catch (error) {
+    expect(error, label).toBeInstanceOf(MediaError);
+    expect(INPUT_ERRORS, `${label}: ${String(error)}`).toContain((error as MediaError).code);
+  }
+}
+
 /** Runs every variant concurrently (the threadpool sees parallel calls) and checks each outcome. */
 async function expectOnlyCleanOutcomes(file: string, variants: Variant[]): Promise<Map<string, Outcome>> {
+  for (const v of variants) expectCleanHeaderReads(`${file} ${v.name}`, v.bytes);
   const results = await Promise.all(variants.map(async (v) => [v.name, await outcome(v.bytes)] as const));
   for (const [name, o] of results) {
     const label = `${file} ${name}`;

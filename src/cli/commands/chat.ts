@@ -11,8 +11,8 @@ import { createProvider, type Provider } from '../../providers/transport/index.j
 import { SessionLog } from '../../session/index.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
-import { parseIntOption } from '../parse-options.js';
 import { completeMention, resolveMentions } from '../mentions.js';
+import { parseIntOption } from '../parse-options.js';
 
 export const chatHelp = `Usage: panto chat [options]
 
@@ -97,7 +97,10 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   if (Object.keys(input).length > 0) overrides.input = input;
   const model = resolveModel(values.model ?? DEFAULT_MODELS[api], overrides);
   if (model.api !== api) {
-    throw new CliError(`model '${model.id}' speaks ${model.api}, not ${api}; pick a matching --provider`, EXIT_USAGE);
+    throw new CliError(
+      `model '${model.id}' speaks ${model.api}, not ${api}; pick a matching --provider`,
+      EXIT_USAGE,
+    );
   }
   const maxTurns = parseIntOption(values['max-turns'], '--max-turns');
   const workspaceRoot = path.resolve(values.workspace ?? process.cwd());
@@ -121,14 +124,18 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     throw err;
   }
 
-  const tools = await LuaToolSource.fromDir((values.tools ?? []).map((d) => path.resolve(d)), {
-    includeBuiltins: true,
-    workspaceRoot,
-    log: (e) => {
-      if (e.level === 'error' || e.level === 'warn') io.err(`[lua ${e.level}] ${e.message}`);
+  const tools = await LuaToolSource.fromDir(
+    (values.tools ?? []).map((d) => path.resolve(d)),
+    {
+      includeBuiltins: true,
+      workspaceRoot,
+      log: (e) => {
+        if (e.level === 'error' || e.level === 'warn') io.err(`[lua ${e.level}] ${e.message}`);
+      },
     },
-  });
-  for (const e of tools.loadErrors) io.err(`warning: ${e.file}${e.line === undefined ? '' : `:${e.line}`}: ${e.message}`);
+  );
+  for (const e of tools.loadErrors)
+    io.err(`warning: ${e.file}${e.line === undefined ? '' : `:${e.line}`}: ${e.message}`);
 
   let session: SessionLog;
   if (values.resume) {
@@ -137,7 +144,12 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     const file =
       values.session !== undefined
         ? path.resolve(values.session)
-        : path.join(workspaceRoot, '.panto', 'sessions', `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
+        : path.join(
+            workspaceRoot,
+            '.panto',
+            'sessions',
+            `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`,
+          );
     await mkdir(path.dirname(file), { recursive: true });
     session = await SessionLog.create(file, { model: model.id, workspace: workspaceRoot });
   }
@@ -162,7 +174,9 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   } else if (!model.input.image) {
     io.err(`note: model '${model.id}' does not accept image input; pictures will be described, not shown`);
   }
-  io.err(`panto chat: ${model.id} via ${api}; session ${session.path}${values.resume ? ` (resumed, ${agent.messages.length} messages)` : ''}`);
+  io.err(
+    `panto chat: ${model.id} via ${api}; session ${session.path}${values.resume ? ` (resumed, ${agent.messages.length} messages)` : ''}`,
+  );
   io.err('type /help for help, /exit to leave');
 
   const interactive = Boolean(process.stdin.isTTY);
@@ -171,7 +185,10 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     output: process.stdout,
     terminal: interactive,
     completer: (line: string, cb: (err: Error | null, result: [string[], string]) => void) => {
-      completeMention(line, process.cwd()).then((r) => cb(null, r), () => cb(null, [[], line]));
+      completeMention(line, process.cwd()).then(
+        (r) => cb(null, r),
+        () => cb(null, [[], line]),
+      );
     },
   });
   rl.on('SIGINT', () => {
@@ -228,10 +245,18 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   return failures > 0 ? 1 : 0;
 }
 
-function pickApi(provider: string | undefined, baseUrl: string | undefined, env: NodeJS.ProcessEnv): ModelApi {
+function pickApi(
+  provider: string | undefined,
+  baseUrl: string | undefined,
+  env: NodeJS.ProcessEnv,
+): ModelApi {
   if (provider !== undefined) {
     const api = PROVIDERS[provider];
-    if (!api) throw new CliError(`--provider expects one of ${Object.keys(PROVIDERS).join(', ')}; got '${provider}'`, EXIT_USAGE);
+    if (!api)
+      throw new CliError(
+        `--provider expects one of ${Object.keys(PROVIDERS).join(', ')}; got '${provider}'`,
+        EXIT_USAGE,
+      );
     return api;
   }
   if (baseUrl !== undefined) return 'openai-chat';

@@ -90,7 +90,9 @@ export async function runImage(argv: string[], io: CliIo): Promise<number> {
     `  output:  ${result.mediaType}${dims(result.width, result.height)}, ${formatBytes(result.data.byteLength)}` +
       (result.pages === undefined ? '' : `, ${result.pages} page(s)`),
   );
-  io.out(`  changes: ${result.changes.length === 0 ? 'none (passed through unchanged)' : result.changes.join(', ')}`);
+  io.out(
+    `  changes: ${result.changes.length === 0 ? 'none (passed through unchanged)' : result.changes.join(', ')}`,
+  );
   io.out(`  time:    ${ms.toFixed(1)} ms`);
   if (values.out) io.out(`  written: ${values.out}`);
   return 0;

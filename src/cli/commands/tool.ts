@@ -7,7 +7,13 @@ import { mediaPolicyFor, resolveModel } from '../../providers/index.js';
 import { ToolRegistry } from '../../tool-source.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from '../cli-error.js';
 import { type CliIo, formatBytes, withProgress } from '../cli-io.js';
-import { abbreviateBase64, DEFAULT_MODEL, parseSurface, type Surface, toolResultFragment } from '../surfaces.js';
+import {
+  abbreviateBase64,
+  DEFAULT_MODEL,
+  parseSurface,
+  type Surface,
+  toolResultFragment,
+} from '../surfaces.js';
 
 export const toolHelp = `Usage: panto tool NAME [JSON-ARGS] [options]
 
@@ -61,11 +67,14 @@ export async function runTool(argv: string[], io: CliIo): Promise<number> {
   const modelId = values.model ?? (surface ? DEFAULT_MODEL[surface] : undefined);
   const model = modelId === undefined ? undefined : resolveModel(modelId);
 
-  const source = await LuaToolSource.fromDir((values.tools ?? []).map((d) => path.resolve(d)), {
-    includeBuiltins: true,
-    workspaceRoot,
-    ...(values.verbose ? { log: (e) => io.err(`[lua ${e.level}] ${e.message}`) } : {}),
-  });
+  const source = await LuaToolSource.fromDir(
+    (values.tools ?? []).map((d) => path.resolve(d)),
+    {
+      includeBuiltins: true,
+      workspaceRoot,
+      ...(values.verbose ? { log: (e) => io.err(`[lua ${e.level}] ${e.message}`) } : {}),
+    },
+  );
   for (const e of source.loadErrors) io.err(`warning: ${formatLoadError(e)}`);
   const registry = new ToolRegistry([source]);
 

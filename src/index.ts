@@ -1,0 +1,192 @@
+/**
+ * libpanto: the core of an LLM agent whose tools return text, images and PDFs, placed in the exact shape each
+ * provider accepts. Explicit named exports only; see docs/architecture.md for the module map.
+ */
+
+// Agent loop, tool dispatch, user content
+export {
+  Agent,
+  type AgentOptions,
+  type AgentRequestOptions,
+  type RunOptions,
+} from './agent/agent.js';
+export { type AgentCompactionOptions, providerSummarizer } from './agent/agent-compaction.js';
+export type {
+  AgentEvent,
+  AgentEventListener,
+  AgentRunResult,
+  AgentStopReason,
+  AgentWarning,
+  AgentWarningCode,
+} from './agent/agent-events.js';
+export { ABORTED_RESULT_TEXT, type DispatchOptions, dispatchToolCalls } from './agent/dispatch.js';
+export { STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from './agent/steering.js';
+export type {
+  ToolCallEndEvent,
+  ToolCallStartEvent,
+  ToolCallUpdateEvent,
+  ToolEvent,
+  ToolEventListener,
+  ToolMediaDroppedEvent,
+  ToolMediaProcessedEvent,
+} from './agent/tool-events.js';
+export {
+  type BuildUserMessageOptions,
+  buildUserMessage,
+  type UserContent,
+  type UserContentPart,
+} from './agent/user-content.js';
+// Compaction
+export {
+  type CompactionRecord,
+  type CompactionResult,
+  type CompactOptions,
+  compact,
+  type Summarizer,
+  type SummaryRequest,
+} from './compaction/compact.js';
+export { type EstimateOptions, estimateTokens } from './compaction/estimate-tokens.js';
+export { findCutPoint } from './compaction/find-cut-point.js';
+export { estimateDocumentTokens, estimateImageTokens } from './compaction/image-tokens.js';
+export { renderTranscript } from './compaction/render-transcript.js';
+// Conversation model
+export {
+  type AssistantMessage,
+  assistantText,
+  type Conversation,
+  type DocumentPart,
+  describePart,
+  type ImageMediaType,
+  type ImagePart,
+  type ImageTokenRule,
+  type Message,
+  partsToText,
+  type StopReason,
+  type StoredPart,
+  type SystemMessage,
+  type TextBlock,
+  type TextPart,
+  type ThinkingBlock,
+  type ToolCallBlock,
+  type ToolResultBlock,
+  type ToolResultsMessage,
+  toolCallsOf,
+  type Usage,
+  type UserMessage,
+  userMessage,
+} from './conversation.js';
+// Errors
+export { isPantoError, PantoError, type PantoErrorCode } from './errors.js';
+// Lua tool host
+export { DEFAULT_BUDGETS, type LuaBudgets } from './lua/budget.js';
+export type { LuaLogEntry, LuaLogger, LuaLogLevel } from './lua/lua-log.js';
+export type { LuaLoadError } from './lua/lua-runtime.js';
+export { LuaToolSource, type LuaToolSourceOptions } from './lua/lua-tool-source.js';
+export { DEFAULT_DENYLIST } from './lua/workspace-paths.js';
+// Media pipeline
+export { MediaError } from './media/media-error.js';
+export { probeMedia } from './media/probe-media.js';
+export { DEFAULT_PROCESS_OPTIONS, processMedia } from './media/process-media.js';
+export { sniffMedia } from './media/sniff-media.js';
+export type {
+  MediaChange,
+  MediaInfo,
+  OutputMediaType,
+  ProcessedMedia,
+  ProcessOptions,
+  SniffedMediaType,
+  SupportedMediaType,
+} from './media/types.js';
+// Providers: serializers, response parsers, model catalog
+export {
+  type AnthropicOptions,
+  type AnthropicRequestBody,
+  anthropicTools,
+  parseAnthropicResponse,
+  toAnthropicMessages,
+} from './providers/anthropic-messages.js';
+export {
+  type GeminiOptions,
+  type GeminiRequestBody,
+  geminiTools,
+  parseGeminiResponse,
+  toGemini,
+} from './providers/gemini.js';
+export { defineModel, getModel, mediaPolicyFor, resolveModel } from './providers/model-catalog.js';
+export type {
+  ModelApi,
+  ModelInfo,
+  ModelInput,
+  ModelLimits,
+  ModelOverrides,
+  ModelSpec,
+} from './providers/model-info.js';
+export {
+  type OpenAIChatOptions,
+  type OpenAIChatRequestBody,
+  openAIChatTools,
+  parseOpenAIChatResponse,
+  toOpenAIChat,
+} from './providers/openai-chat.js';
+export {
+  type OpenAIResponsesOptions,
+  type OpenAIResponsesRequestBody,
+  openAIResponsesTools,
+  parseOpenAIResponsesResponse,
+  toOpenAIResponses,
+} from './providers/openai-responses.js';
+export {
+  type MediaRef,
+  type PartFilter,
+  type PartRef,
+  partKey,
+  type SerializeOptions,
+  type SerializeResult,
+  type SerializeWarning,
+  type SerializeWarningCode,
+} from './providers/serialize-options.js';
+export { collectStream } from './providers/stream/collect-stream.js';
+export { createStreamParser } from './providers/stream/create-stream-parser.js';
+export type { StreamEvent } from './providers/stream/stream-event.js';
+export {
+  createProvider,
+  type Provider,
+  type ProviderOptions,
+  type ProviderRequest,
+  type StreamOptions,
+} from './providers/transport/http-provider.js';
+export { ProviderError } from './providers/transport/provider-error.js';
+export type { RetryOptions } from './providers/transport/retry-policy.js';
+export { type SseEvent, SseParser } from './providers/transport/sse-parser.js';
+// Session log
+export {
+  type LoadedSession,
+  type LoadSessionOptions,
+  loadSession,
+  type SessionWarning,
+} from './session/load-session.js';
+export {
+  type CompactionEntry,
+  type CustomEntry,
+  type MessageEntry,
+  SESSION_FORMAT_VERSION,
+  type SessionEntry,
+  type SessionHeader,
+} from './session/session-entry.js';
+export { type CreateSessionOptions, SessionLog, type SessionLogOptions } from './session/session-log.js';
+// Tools
+export {
+  defineTool,
+  type JsonSchema,
+  type MediaResultPart,
+  type NormalizedToolOutput,
+  normalizeToolOutput,
+  type ResultPart,
+  type TextResultPart,
+  type Tool,
+  type ToolContext,
+  type ToolDecl,
+  type ToolOutput,
+  type ToolUpdate,
+} from './tool.js';
+export { type CallResult, StaticToolSource, ToolRegistry, type ToolSource } from './tool-source.js';
