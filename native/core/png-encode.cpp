@@ -13,46 +13,46 @@ namespace {
 
 constexpr int kDeflateLevel = 5;
 
-inline uint8_t paeth(int a, int b, int c) {
-  int p = a + b - c;
-  int pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
-  return uint8_t(pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
+/** Sum of |residual| with residuals read as signed bytes (libpng's filter heuristic). */
+inline uint32_t cost_sum(const uint8_t* __restrict r, size_t n) {
+  uint32_t s = 0;
+  for (size_t i = 0; i < n; i++) s += uint32_t(std::abs(int(int8_t(r[i]))));
+  return s;
 }
 
-inline uint32_t cost(uint8_t v) { return uint32_t(std::abs(int(int8_t(v)))); }
-
-/** Writes the filtered `row` (filter byte first) into `dst`; `prev` is the previous raw row (zeros for the first). */
+/**
+ * Writes the filtered `row` (filter byte first) into `dst`; `prev` is the previous raw row (zeros for the first).
+ * `scratch` holds 3 rows. Loops are branch-free past the first pixel so the compiler vectorises them.
+ */
 void filter_row(const uint8_t* __restrict row, const uint8_t* __restrict prev, size_t n, int bpp,
-                uint8_t* __restrict dst) {
-  uint32_t s_none = 0, s_sub = 0, s_up = 0, s_paeth = 0;
-  for (size_t i = 0; i < n; i++) s_none += cost(row[i]);
-  for (size_t i = 0; i < n; i++) s_sub += cost(uint8_t(row[i] - (i >= size_t(bpp) ? row[i - bpp] : 0)));
-  for (size_t i = 0; i < n; i++) s_up += cost(uint8_t(row[i] - prev[i]));
-  for (size_t i = 0; i < n; i++) {
-    int a = i >= size_t(bpp) ? row[i - bpp] : 0, c = i >= size_t(bpp) ? prev[i - bpp] : 0;
-    s_paeth += cost(uint8_t(row[i] - paeth(a, prev[i], c)));
+                uint8_t* __restrict dst, uint8_t* __restrict scratch) {
+  uint8_t* __restrict sub = scratch;
+  uint8_t* __restrict up = scratch + n;
+  uint8_t* __restrict pae = scratch + 2 * n;
+  const size_t k = size_t(bpp) < n ? size_t(bpp) : n;
+  for (size_t i = 0; i < k; i++) {
+    sub[i] = row[i];
+    up[i] = uint8_t(row[i] - prev[i]);
+    pae[i] = uint8_t(row[i] - prev[i]);  // Paeth with a = c = 0 predicts b
   }
+  for (size_t i = k; i < n; i++) {
+    const int a = row[i - bpp], b = prev[i], c = prev[i - bpp];
+    sub[i] = uint8_t(row[i] - a);
+    up[i] = uint8_t(row[i] - b);
+    const int pa = std::abs(b - c), pb = std::abs(a - c), pc = std::abs(a + b - 2 * c);
+    const int pred = (pa <= pb && pa <= pc) ? a : (pb <= pc ? b : c);
+    pae[i] = uint8_t(row[i] - pred);
+  }
+  const uint32_t s_none = cost_sum(row, n), s_sub = cost_sum(sub, n), s_up = cost_sum(up, n),
+                 s_paeth = cost_sum(pae, n);
   uint8_t f = 0;
+  const uint8_t* best_row = row;
   uint32_t best = s_none;
-  if (s_sub < best) best = s_sub, f = 1;
-  if (s_up < best) best = s_up, f = 2;
-  if (s_paeth < best) best = s_paeth, f = 4;
+  if (s_sub < best) best = s_sub, f = 1, best_row = sub;
+  if (s_up < best) best = s_up, f = 2, best_row = up;
+  if (s_paeth < best) best = s_paeth, f = 4, best_row = pae;
   dst[0] = f;
-  uint8_t* o = dst + 1;
-  switch (f) {
-    case 0: std::memcpy(o, row, n); break;
-    case 1:
-      for (size_t i = 0; i < n; i++) o[i] = uint8_t(row[i] - (i >= size_t(bpp) ? row[i - bpp] : 0));
-      break;
-    case 2:
-      for (size_t i = 0; i < n; i++) o[i] = uint8_t(row[i] - prev[i]);
-      break;
-    default:
-      for (size_t i = 0; i < n; i++) {
-        int a = i >= size_t(bpp) ? row[i - bpp] : 0, c = i >= size_t(bpp) ? prev[i - bpp] : 0;
-        o[i] = uint8_t(row[i] - paeth(a, prev[i], c));
-      }
-  }
+  std::memcpy(dst + 1, best_row, n);
 }
 
 void put32(uint8_t* p, uint32_t v) {
@@ -68,16 +68,17 @@ Status encode_png(const Pixels& px, OwnedBytes* out) {
   const int bpp = px.channels;
   const size_t n = size_t(px.width) * bpp;
   const size_t filtered_size = (n + 1) * px.height;
-  OwnedBytes filtered, zero;
-  if (!alloc_owned(filtered_size, &filtered) || !alloc_owned(n, &zero))
+  OwnedBytes filtered, scratch;
+  if (!alloc_owned(filtered_size, &filtered) || !alloc_owned(4 * n, &scratch))
     return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
-  std::memset(zero.data, 0, n);
+  uint8_t* zero = scratch.data + 3 * n;
+  std::memset(zero, 0, n);
   for (uint32_t y = 0; y < px.height; y++) {
     const uint8_t* row = px.data.data + size_t(y) * n;
-    const uint8_t* prev = y ? row - n : zero.data;
-    filter_row(row, prev, n, bpp, filtered.data + size_t(y) * (n + 1));
+    const uint8_t* prev = y ? row - n : zero;
+    filter_row(row, prev, n, bpp, filtered.data + size_t(y) * (n + 1), scratch.data);
   }
-  zero.reset();
+  scratch.reset();
   libdeflate_compressor* c = libdeflate_alloc_compressor(kDeflateLevel);
   if (!c) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding PNG");
   const size_t bound = libdeflate_zlib_compress_bound(c, filtered_size);

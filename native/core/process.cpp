@@ -158,7 +158,8 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     case OutputFormat::Webp: codec = MediaType::Webp; break;
     default: codec = (t == MediaType::Gif || t == MediaType::Bmp) ? MediaType::Png : t;
   }
-  const bool passable = t != MediaType::Bmp && info.frames <= 1 && info.orientation == 1 && tw == ow && th == oh &&
+  // GIF never passes through: Gemini takes no GIF and OpenAI no animated one, so a stored GIF becomes PNG.
+  const bool passable = t != MediaType::Bmp && t != MediaType::Gif && info.frames <= 1 && info.orientation == 1 && tw == ow && th == oh &&
                         len <= opts.max_encoded_bytes && (opts.format == OutputFormat::Auto || codec == t);
   s = check_structure(info, d, len);
   if (!s.ok()) return s;

@@ -30,7 +30,6 @@ describe('pass-through', () => {
     'png-rgb.png',
     'jpeg-baseline.jpg',
     'jpeg-progressive.jpg',
-    'gif-still.gif',
     'webp-lossy.webp',
   ]) {
     it(`${file}: small, upright, no privacy metadata -> the same bytes`, async () => {
@@ -42,6 +41,16 @@ describe('pass-through', () => {
       expect(r.original).toMatchObject({ width: 64, height: 48, byteLength: input.length, frames: 1 });
     });
   }
+
+  it('a still GIF, even small and upright, becomes PNG (Gemini takes no GIF): same pixels', async () => {
+    const input = fixture('gif-still.gif');
+    const r = await processMedia(input);
+    expect(r.mediaType).toBe('image/png');
+    expect(r.changes).toEqual(expect.arrayContaining(['converted']));
+    expect(r.changes).not.toContain('resized');
+    expect([r.width, r.height]).toEqual([64, 48]);
+    expect(meanAbsDiff(decode(r.data), decode(input))).toBe(0);
+  });
 
   it('JPEG: strips EXIF (GPS), XMP and comments losslessly, keeps the ICC profile and the entropy-coded data', async () => {
     const input = fixture('jpeg-metadata.jpg');
