@@ -237,6 +237,10 @@ console.log(
   `speed-up of dispatchToolCalls over one-after-another: ${fmt(seqMs / parMs)}x (median), ` +
     `${fmt(seqBest / parBest)}x (best: ${fmt(seqBest, 0)} vs ${fmt(parBest, 0)} ms)`,
 );
+console.log(
+  `(one-after-another already keeps ${fmt(seqCpu / seqMs)} cores busy, so ${availableParallelism()} cores allow at most ` +
+    `${fmt(availableParallelism() / (seqCpu / seqMs))}x)`,
+);
 if (load1 > availableParallelism()) {
   console.log(
     `note: the load average (${fmt(load1)}) exceeds the core count: other processes compete for the cores, so the ` +

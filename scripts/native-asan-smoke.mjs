@@ -32,7 +32,13 @@ const addon = createRequire(import.meta.url)(addonPath);
 addon.init(MediaError);
 
 const OK_CODES = new Set(['ERR_CORRUPT_MEDIA', 'ERR_UNSUPPORTED_MEDIA', 'ERR_MEDIA_TOO_LARGE']);
-const OPTION_SETS = [{}, { maxDimension: 16 }, { format: 'jpeg' }, { maxEncodedBytes: 300 }, { keepMetadata: true }];
+const OPTION_SETS = [
+  {},
+  { maxDimension: 16 },
+  { format: 'jpeg' },
+  { maxEncodedBytes: 300 },
+  { keepMetadata: true },
+];
 
 function rng(seed) {
   let a = seed >>> 0;
@@ -60,7 +66,8 @@ function gifBomb() {
 const cases = [];
 for (const file of readdirSync(FIXTURES).filter((f) => !f.endsWith('.md'))) {
   const bytes = readFileSync(join(FIXTURES, file));
-  for (const [i, options] of OPTION_SETS.entries()) cases.push({ name: `${file} options#${i}`, bytes, options });
+  for (const [i, options] of OPTION_SETS.entries())
+    cases.push({ name: `${file} options#${i}`, bytes, options });
   const step = Math.max(1, Math.floor(bytes.length / 50));
   for (let cut = 1; cut < bytes.length; cut += step) {
     cases.push({ name: `${file} truncated@${cut}`, bytes: bytes.subarray(0, cut), options: {} });
@@ -99,7 +106,8 @@ async function one(c) {
     if (!(r.data instanceof Buffer) || r.data.length === 0) failures.push(`${c.name}: empty output`);
   } catch (e) {
     rejected++;
-    if (!OK_CODES.has(e.code) || (c.expect && e.code !== c.expect)) failures.push(`${c.name}: ${e.code ?? e}`);
+    if (!OK_CODES.has(e.code) || (c.expect && e.code !== c.expect))
+      failures.push(`${c.name}: ${e.code ?? e}`);
   }
 }
 

@@ -19,8 +19,14 @@ export type {
   AgentWarning,
   AgentWarningCode,
 } from './agent/agent-events.js';
-export { ABORTED_RESULT_TEXT, type DispatchOptions, dispatchToolCalls } from './agent/dispatch.js';
+export {
+  ABORTED_RESULT_TEXT,
+  DEFAULT_TOOL_CONCURRENCY,
+  type DispatchOptions,
+  dispatchToolCalls,
+} from './agent/dispatch.js';
 export { STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from './agent/steering.js';
+export { type MediaOutcome, type StorePartsOptions, toStoredParts } from './agent/store-parts.js';
 export type {
   ToolCallEndEvent,
   ToolCallStartEvent,
@@ -86,14 +92,16 @@ export { DEFAULT_DENYLIST } from './lua/workspace-paths.js';
 // Media pipeline
 export { MediaError } from './media/media-error.js';
 export { probeMedia } from './media/probe-media.js';
-export { DEFAULT_PROCESS_OPTIONS, processMedia } from './media/process-media.js';
+export { checkProcessOptions, DEFAULT_PROCESS_OPTIONS, processMedia } from './media/process-media.js';
 export { sniffMedia } from './media/sniff-media.js';
 export type {
   MediaChange,
   MediaInfo,
+  OutputFormat,
   OutputMediaType,
   ProcessedMedia,
   ProcessOptions,
+  RecognizedMediaType,
   SniffedMediaType,
   SupportedMediaType,
 } from './media/types.js';

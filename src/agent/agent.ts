@@ -33,6 +33,7 @@ import type {
 } from '../conversation.js';
 import { toolCallsOf } from '../conversation.js';
 import { isPantoError, PantoError } from '../errors.js';
+import { checkProcessOptions } from '../media/process-media.js';
 import type { ProcessOptions } from '../media/types.js';
 import { mediaPolicyFor, resolveModel } from '../providers/model-catalog.js';
 import type { ModelInfo } from '../providers/model-info.js';
@@ -169,6 +170,7 @@ export class Agent {
       options.compaction === false
         ? undefined
         : resolveCompaction(options.compaction, this.model, this.provider);
+    if (options.mediaPolicy !== undefined) checkProcessOptions(options.mediaPolicy);
     this.#media = options.mediaPolicy ?? mediaPolicyFor(this.model);
     this.#workspaceRoot = options.workspaceRoot;
     this.#concurrency = options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY;

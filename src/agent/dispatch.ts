@@ -21,6 +21,7 @@
 
 import type { StoredPart, ToolCallBlock, ToolResultBlock } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { checkProcessOptions } from '../media/process-media.js';
 import type { ProcessOptions } from '../media/types.js';
 import type { ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
 import { type CallResult, errorMessage, ToolRegistry, type ToolSource } from '../tool-source.js';
@@ -279,6 +280,7 @@ function checkOptions(calls: readonly ToolCallBlock[], options: DispatchOptions)
       'dispatchToolCalls: options.tools must be a ToolSource (list + call)',
     );
   }
+  if (options.media !== undefined) checkProcessOptions(options.media);
   if (options.sequential) return 1;
   const c = options.concurrency ?? DEFAULT_TOOL_CONCURRENCY;
   if (!Number.isInteger(c) || c < 1) {

@@ -1,10 +1,26 @@
 export {
+  Agent,
+  type AgentOptions,
+  type AgentRequestOptions,
+  type RunOptions,
+} from './agent.js';
+export { type AgentCompactionOptions, providerSummarizer } from './agent-compaction.js';
+export type {
+  AgentEvent,
+  AgentEventListener,
+  AgentRunResult,
+  AgentStopReason,
+  AgentWarning,
+  AgentWarningCode,
+} from './agent-events.js';
+export {
   ABORTED_RESULT_TEXT,
   DEFAULT_TOOL_CONCURRENCY,
   type DispatchOptions,
   dispatchToolCalls,
 } from './dispatch.js';
 export { type DroppedMedia, droppedNote, type MediaPartLabel, processedNote } from './media-notes.js';
+export { STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from './steering.js';
 export { type MediaOutcome, type StorePartsOptions, toStoredParts } from './store-parts.js';
 export type {
   ToolCallEndEvent,
@@ -15,4 +31,10 @@ export type {
   ToolMediaDroppedEvent,
   ToolMediaProcessedEvent,
 } from './tool-events.js';
+export {
+  type BuildUserMessageOptions,
+  buildUserMessage,
+  type UserContent,
+  type UserContentPart,
+} from './user-content.js';
 export { type ArgsCheck, validateArgs } from './validate-args.js';

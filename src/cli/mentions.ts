@@ -5,7 +5,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { UserContentPart } from '../agent/user-content.js';
+import type { UserContentPart } from '../agent/index.js';
 import { DEFAULT_DENYLIST, Denylist } from '../lua/workspace-paths.js';
 import { sniffMedia } from '../media/index.js';
 

@@ -1,6 +1,6 @@
 export { MediaError } from './media-error.js';
 export { probeMedia } from './probe-media.js';
-export { DEFAULT_PROCESS_OPTIONS, processMedia } from './process-media.js';
+export { checkProcessOptions, DEFAULT_PROCESS_OPTIONS, processMedia } from './process-media.js';
 export { sniffMedia } from './sniff-media.js';
 export type {
   MediaChange,

@@ -74,6 +74,15 @@ export async function processMedia(bytes: Uint8Array, options: ProcessOptions = 
   return result;
 }
 
+/**
+ * Check a `ProcessOptions` value the way `processMedia` does, without processing anything: throws `MediaError`
+ * `ERR_INVALID_ARGUMENT` naming the bad option. Lets a caller that holds a policy for later (the dispatcher, the
+ * agent) fail at once instead of dropping every attachment.
+ */
+export function checkProcessOptions(options: unknown): void {
+  toNativeOptions(options);
+}
+
 function toNativeOptions(options: unknown): NativeProcessOptions {
   if (options === undefined) return {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {

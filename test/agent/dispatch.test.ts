@@ -186,6 +186,12 @@ describe('concurrency', () => {
       expect(isPantoError(err, 'ERR_INVALID_ARGUMENT')).toBe(true);
     }
   });
+
+  it('rejects a bad media policy at once instead of dropping every attachment', () => {
+    const tools = new ToolRegistry([[echo]]);
+    expect(() => dispatchToolCalls([], { tools, media: { maxDimension: 0 } })).toThrow(/maxDimension/);
+    expect(() => dispatchToolCalls([], { tools, media: { jpegQuality: 101 } })).toThrow(/jpegQuality/);
+  });
 });
 
 describe('argument validation', () => {

@@ -26,12 +26,7 @@ function expectPicture(img: Rgba, label: string, scale = 1, tol = 24): void {
 }
 
 describe('pass-through', () => {
-  for (const file of [
-    'png-rgb.png',
-    'jpeg-baseline.jpg',
-    'jpeg-progressive.jpg',
-    'webp-lossy.webp',
-  ]) {
+  for (const file of ['png-rgb.png', 'jpeg-baseline.jpg', 'jpeg-progressive.jpg', 'webp-lossy.webp']) {
     it(`${file}: small, upright, no privacy metadata -> the same bytes`, async () => {
       const input = fixture(file);
       const r = await processMedia(input);

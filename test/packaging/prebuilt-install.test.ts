@@ -103,7 +103,9 @@ describe('prebuilt package installs without a compiler', () => {
     expect(listing.some((f) => f.startsWith('package/build/'))).toBe(false);
     expect(listing).toContain('package/dist/index.js');
     // Nothing third-party ships (the fetched C deps), nor the dev-only native tests and fuzzer.
-    expect(listing.filter((f) => /^package\/(cdeps\/\.deps|native\/tests|native\/fuzz)\//.test(f))).toEqual([]);
+    expect(listing.filter((f) => /^package\/(cdeps\/\.deps|native\/tests|native\/fuzz)\//.test(f))).toEqual(
+      [],
+    );
 
     // 3. install with no build tools on PATH
     const bin = toolFreePath();
