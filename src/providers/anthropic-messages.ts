@@ -314,7 +314,7 @@ export function parseAnthropicResponse(json: unknown): AssistantMessage {
   const message: AssistantMessage = {
     role: 'assistant',
     content,
-    stopReason: stopReasonOf(root.stop_reason),
+    stopReason: mapAnthropicStopReason(root.stop_reason),
   };
   if (typeof root.model === 'string') message.model = root.model;
   const usage = usageOf(asObject(root.usage));
@@ -322,7 +322,8 @@ export function parseAnthropicResponse(json: unknown): AssistantMessage {
   return message;
 }
 
-function stopReasonOf(reason: unknown): StopReason {
+/** Anthropic `stop_reason` -> our stop reason (shared with the streaming parser). */
+export function mapAnthropicStopReason(reason: unknown): StopReason {
   switch (reason) {
     case 'end_turn':
     case 'stop_sequence':

@@ -315,7 +315,7 @@ export function parseGeminiResponse(json: unknown): AssistantMessage {
     message.stopReason = 'refusal';
     message.errorMessage = `prompt blocked: ${blocked}`;
   } else {
-    message.stopReason = finishReasonOf(candidate?.finishReason);
+    message.stopReason = mapGeminiFinishReason(candidate?.finishReason);
     if (message.stopReason === 'error' && typeof candidate?.finishMessage === 'string') {
       message.errorMessage = candidate.finishMessage;
     }
@@ -328,7 +328,8 @@ export function parseGeminiResponse(json: unknown): AssistantMessage {
   return message;
 }
 
-function finishReasonOf(reason: unknown): StopReason {
+/** Gemini `finishReason` -> our stop reason (shared with the streaming parser). */
+export function mapGeminiFinishReason(reason: unknown): StopReason {
   switch (reason) {
     case undefined:
     case 'STOP':

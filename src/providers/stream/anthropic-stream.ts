@@ -9,6 +9,7 @@
  */
 
 import type { AssistantMessage, StopReason, Usage } from '../../conversation.js';
+import { mapAnthropicStopReason } from '../anthropic-messages.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
 import { MessageBuilder } from './message-builder.js';
@@ -151,7 +152,7 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
   #messageDelta(data: Json): void {
     const delta = data.delta as Json | undefined;
     const reason = delta?.stop_reason;
-    if (typeof reason === 'string') this.#stopReason = mapStopReason(reason);
+    if (typeof reason === 'string') this.#stopReason = mapAnthropicStopReason(reason);
     const usage = data.usage as Json | undefined;
     if (usage) this.#mergeUsage(usage);
   }
@@ -165,23 +166,6 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
       next.cacheWriteTokens = u.cache_creation_input_tokens;
     this.#usage = next;
     this.builder.setUsage(next);
-  }
-}
-
-function mapStopReason(reason: string): StopReason {
-  switch (reason) {
-    case 'end_turn':
-    case 'stop_sequence':
-      return 'end';
-    case 'tool_use':
-      return 'tool_use';
-    case 'max_tokens':
-    case 'model_context_window_exceeded':
-      return 'max_tokens';
-    case 'refusal':
-      return 'refusal';
-    default:
-      return 'other';
   }
 }
 

@@ -13,6 +13,7 @@
  */
 
 import type { AssistantMessage, StopReason } from '../../conversation.js';
+import { mapGeminiFinishReason } from '../gemini.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
 import { MessageBuilder } from './message-builder.js';
@@ -70,7 +71,7 @@ export class GeminiStreamParser implements SurfaceStreamParser {
     const reason = candidate?.finishReason;
     if (typeof reason === 'string' && reason !== 'FINISH_REASON_UNSPECIFIED') {
       this.#complete = true;
-      this.#stopReason = mapFinishReason(reason);
+      this.#stopReason = mapGeminiFinishReason(reason);
     }
   }
 
@@ -133,32 +134,6 @@ export class GeminiStreamParser implements SurfaceStreamParser {
 
 function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
-}
-
-function mapFinishReason(reason: string): StopReason {
-  switch (reason) {
-    case 'STOP':
-      return 'end';
-    case 'MAX_TOKENS':
-      return 'max_tokens';
-    case 'SAFETY':
-    case 'RECITATION':
-    case 'BLOCKLIST':
-    case 'PROHIBITED_CONTENT':
-    case 'SPII':
-    case 'IMAGE_SAFETY':
-    case 'IMAGE_PROHIBITED_CONTENT':
-    case 'IMAGE_RECITATION':
-    case 'MODEL_ARMOR':
-      return 'refusal';
-    case 'MALFORMED_FUNCTION_CALL':
-    case 'UNEXPECTED_TOOL_CALL':
-    case 'MISSING_THOUGHT_SIGNATURE':
-    case 'MALFORMED_RESPONSE':
-      return 'error';
-    default:
-      return 'other';
-  }
 }
 
 function geminiStreamError(error: Json): ProviderError {
