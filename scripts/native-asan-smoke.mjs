@@ -10,7 +10,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,7 +28,8 @@ class MediaError extends Error {
     this.mediaType = mediaType;
   }
 }
-const addon = createRequire(import.meta.url)(addonPath);
+// A relative path is taken against the current directory (require would look it up as a package name).
+const addon = createRequire(import.meta.url)(resolve(addonPath));
 addon.init(MediaError);
 
 const OK_CODES = new Set(['ERR_CORRUPT_MEDIA', 'ERR_UNSUPPORTED_MEDIA', 'ERR_MEDIA_TOO_LARGE']);
