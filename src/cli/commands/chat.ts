@@ -1,3 +1,4 @@
+/** `panto chat`: an interactive agent over a provider with the Lua tools; `@path` mentions, Tab completion, a saved session. Exit 1 when a turn failed. */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -165,10 +166,10 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   });
 
   if (!model.known) {
+    const takes = ['text', ...(model.input.image ? ['images'] : []), ...(model.input.pdf ? ['PDFs'] : [])];
     io.err(
-      `note: model '${model.id}' is not in the catalog; it is treated as text-only` +
-        `${model.input.image ? ' except images' : ''}${model.input.pdf ? ' and PDFs' : ''}` +
-        ' (declare more with --image-input / --pdf-input)',
+      `note: model '${model.id}' is not in the catalog: it is sent ${takes.join(', ')} only` +
+        (takes.length < 3 ? ' (declare more with --image-input / --pdf-input if it takes them)' : ''),
     );
   } else if (!model.input.image) {
     io.err(`note: model '${model.id}' does not accept image input; pictures will be described, not shown`);

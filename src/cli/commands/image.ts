@@ -1,3 +1,4 @@
+/** `panto image FILE`: what `processMedia` does to one file (input, output, changes, timing); `--out` writes the result. Exit 1 on bad media. */
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { processMedia } from '../../media/index.js';

@@ -1,3 +1,4 @@
+/** `panto session FILE`: the transcript of a saved session log (images described, never dumped as base64). */
 import { parseArgs } from 'node:util';
 import { estimateTokens, renderTranscript } from '../../compaction/index.js';
 import { loadSession, type SessionEntry } from '../../session/index.js';

@@ -1,3 +1,4 @@
+/** `panto tool NAME`: one tool call through the real dispatcher, offline; `--as` shows the request fragment a surface gets. Exit 1 when the tool failed. */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { dispatchToolCalls, type ToolEvent } from '../../agent/index.js';
