@@ -102,6 +102,7 @@ declare module 'fengari' {
     LUA_LOADED_TABLE: LuaString;
     luaL_checkany(L: LuaState, arg: number): void;
     luaL_checkinteger(L: LuaState, arg: number): number;
+    luaL_checknumber(L: LuaState, arg: number): number;
     luaL_checklstring(L: LuaState, arg: number): LuaString;
     luaL_checkstack(L: LuaState, sz: number, msg: string | null): void;
     luaL_checktype(L: LuaState, arg: number, t: number): void;

@@ -13,6 +13,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import type { LuaJsFunction, LuaState } from 'fengari';
 import fengari from 'fengari';
 import { sniffMedia } from '../media/index.js';
+import type { ToolUpdate } from '../tool.js';
 import type { ResolvedBudgets } from './budget.js';
 import { failure, type Pusher, yieldFor } from './host-yield.js';
 import type { LuaLogLevel } from './lua-log.js';
@@ -26,6 +27,8 @@ export interface HostCall {
   /** Real path of the call's workspace root. */
   readonly root: string;
   log(level: LuaLogLevel, message: string): void;
+  /** Report progress to the host (`ToolContext.update`); a no-op when the host gave no callback. */
+  update(update: ToolUpdate): void;
 }
 
 export interface HostApiOptions {
@@ -173,6 +176,20 @@ export function createHostFunctions(opts: HostApiOptions): Record<string, LuaJsF
     return 0;
   };
 
+  /** `panto.progress(message [, fraction])`: progress for the host (never sent to a model). */
+  const progressFn: LuaJsFunction = (L) => {
+    const message = decoder.decode(lauxlib.luaL_checklstring(L, 1));
+    const update: ToolUpdate = { message };
+    if (lua.lua_type(L, 2) > lua.LUA_TNIL) {
+      const fraction = lauxlib.luaL_checknumber(L, 2);
+      if (!(fraction >= 0 && fraction <= 1))
+        return lauxlib.luaL_error(L, 'panto.progress: fraction must be in [0, 1]');
+      update.progress = fraction;
+    }
+    current().update(update);
+    return 0;
+  };
+
   return {
     read_file: readFileFn,
     stat: statFn,
@@ -181,6 +198,7 @@ export function createHostFunctions(opts: HostApiOptions): Record<string, LuaJsF
     json_encode: jsonEncodeFn,
     json_decode: jsonDecodeFn,
     log: logFn,
+    progress: progressFn,
   };
 }
 

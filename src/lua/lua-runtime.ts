@@ -15,6 +15,7 @@
 
 import type { LuaHook, LuaState } from 'fengari';
 import fengari from 'fengari';
+import type { ToolUpdate } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
 import type { ResolvedBudgets } from './budget.js';
 import { HOOK_INTERVAL } from './budget.js';
@@ -59,6 +60,8 @@ export interface RunContext {
   /** Real path of the workspace root. */
   root: string;
   signal?: AbortSignal;
+  /** The dispatcher's progress callback (`ToolContext.update`), reached from Lua through `panto.progress`. */
+  update?: ((update: ToolUpdate) => void) | undefined;
 }
 
 interface CallState {
@@ -68,6 +71,7 @@ interface CallState {
   readonly file: string;
   readonly toolCallId: string;
   readonly root: string;
+  readonly update: ((update: ToolUpdate) => void) | undefined;
   readonly deadline: number;
   readonly hook: LuaHook;
   instructions: number;
@@ -121,6 +125,7 @@ export class LuaRuntime {
       return {
         root: call.root,
         log: (level, message) => this.#log({ level, message, ...this.#attribution() }),
+        update: (update) => call.update?.(update),
       };
     };
     this.#sandbox = new Sandbox(L, {
@@ -276,6 +281,7 @@ export class LuaRuntime {
       file,
       toolCallId: ctx.toolCallId,
       root: ctx.root,
+      update: ctx.update,
       deadline: now + budgets.wallClockMs,
       instructions: 0,
       sliceStart: now,

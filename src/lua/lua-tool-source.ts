@@ -169,6 +169,11 @@ export class LuaToolSource implements ToolSource {
     } catch {
       return { ok: false, error: `workspace root ${ctx.workspaceRoot} does not exist` };
     }
-    return this.#runtime.call(tool, args, { toolCallId: ctx.toolCallId, root, signal: ctx.signal });
+    return this.#runtime.call(tool, args, {
+      toolCallId: ctx.toolCallId,
+      root,
+      signal: ctx.signal,
+      update: ctx.update,
+    });
   }
 }

@@ -27,6 +27,16 @@ beforeAll(async () => {
                  meta = { path = args.path } }
       end }`,
   );
+  await writeFile(
+    path.join(dir, 'steps.lua'),
+    `return { name = "steps", description = "three steps with progress",
+      parameters = { type = "object", properties = {} },
+      handler = function()
+        for i = 1, 3 do panto.progress("step " .. i, i / 3) end
+        local ok, err = pcall(panto.progress, "bad", 2)
+        return "done; " .. tostring(ok) .. " " .. tostring(err)
+      end }`,
+  );
   tools = await LuaToolSource.fromDir(dir, { includeBuiltins: true });
   // A 10 MB PDF-like payload: a PDF header, random bytes, an EOF marker.
   pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), randomBytes(10 * 1024 * 1024), Buffer.from('\n%%EOF\n')]);
@@ -77,6 +87,25 @@ describe('Lua tools through dispatchToolCalls', () => {
     }
     expect(results[2]?.parts).toEqual([
       { type: 'text', text: expect.stringContaining('missing: no such file or directory') },
+    ]);
+  });
+
+  it('panto.progress reaches the host as tool_call_update events (never the model)', async () => {
+    const updates: unknown[] = [];
+    const [result] = await dispatchToolCalls(calls(['steps', {}]), {
+      tools,
+      workspaceRoot: ws,
+      onEvent: (e) => {
+        if (e.type === 'tool_call_update') updates.push(e.update);
+      },
+    });
+    expect(updates).toEqual([
+      { message: 'step 1', progress: 1 / 3 },
+      { message: 'step 2', progress: 2 / 3 },
+      { message: 'step 3', progress: 1 },
+    ]);
+    expect(result?.parts).toEqual([
+      { type: 'text', text: expect.stringMatching(/^done; false .*fraction must be in \[0, 1\]/) },
     ]);
   });
 });

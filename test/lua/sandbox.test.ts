@@ -141,6 +141,7 @@ describe('sandbox escapes fail as tool errors and the host keeps running', () =>
       'json_encode',
       'list_dir',
       'log',
+      'progress',
       'read_file',
       'sniff',
       'stat',
