@@ -95,7 +95,9 @@ export function createHostFunctions(opts: HostApiOptions): Record<string, LuaJsF
       const st = await stat(r.abs);
       if (!st.isDirectory()) return failure(`${p}: not a directory`);
       const entries = await readdir(r.abs, { withFileTypes: true });
+      // Secrets on the denylist are not even named: a tool cannot read them, and their names can leak too.
       const list = entries
+        .filter((e) => denylist.match(r.rel === '' ? e.name : `${r.rel}/${e.name}`) === null)
         .map((e) => ({
           name: e.name,
           type: e.isFile()

@@ -187,11 +187,15 @@ describe('stat, list_dir, sniff, json, log', () => {
     });
   });
 
-  it('list_dir lists sorted entries with types', async () => {
+  it('list_dir lists sorted entries with types, leaving out denylisted secrets', async () => {
     expect(await call('list', { path: 'sub' })).toEqual({
       ok: true,
-      parts: [{ type: 'text', text: '.env:file a.txt:file b.txt:file deeper:directory' }],
+      parts: [{ type: 'text', text: 'a.txt:file b.txt:file deeper:directory' }],
     });
+    const root = await call('list', {});
+    expect(root.ok && root.parts[0]?.type === 'text' && root.parts[0].text).not.toMatch(
+      /(^| )(\.env|\.ssh)[:]/,
+    );
   });
 
   it('sniff names media types from bytes (native sniffMedia)', async () => {
