@@ -137,6 +137,14 @@ export function getModel(id: string): ModelInfo | undefined {
   for (const [pattern, family] of FAMILIES) {
     if (pattern.test(id)) return { id, known: true, ...cloneFamily(family) };
   }
+  // A gateway id (`openai/gpt-4o`, `anthropic/claude-sonnet-4.5`, `google/gemini-2.5-flash` on OpenRouter and the
+  // like): the model's own inputs and limits, spoken to through the gateway's OpenAI Chat protocol.
+  const slash = id.lastIndexOf('/');
+  if (slash > 0 && slash < id.length - 1) {
+    const base = getModel(id.slice(slash + 1));
+    if (base)
+      return { ...base, id, api: 'openai-chat', provider: 'openai-compatible', multimodalToolResults: true };
+  }
   return undefined;
 }
 

@@ -70,6 +70,23 @@ describe('known model families', () => {
   });
 });
 
+describe('gateway ids (OpenRouter style vendor/model)', () => {
+  it("take the model's own inputs and limits, spoken to through OpenAI Chat", () => {
+    const m = getModel('anthropic/claude-sonnet-4.5');
+    expect(m).toMatchObject({
+      id: 'anthropic/claude-sonnet-4.5',
+      api: 'openai-chat',
+      known: true,
+      input: { image: true, pdf: true },
+      limits: { maxImageBytes: 5 * 1024 * 1024, manyImageRule: { over: 20, maxSide: 2000 } },
+    });
+    expect(getModel('openai/gpt-4o')?.input.image).toBe(true);
+    expect(getModel('google/gemini-2.5-flash')?.input.imageTypes).not.toContain('image/gif');
+    expect(getModel('meta-llama/llama-3.1-8b-instruct')).toBeUndefined();
+    expect(resolveModel('meta-llama/llama-3.1-8b-instruct').input.image).toBe(false);
+  });
+});
+
 describe('unknown models are text-only until the host opts in', () => {
   it.each([
     ['llama-3.1-8b-instruct', 'openai-chat'],
