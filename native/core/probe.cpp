@@ -15,11 +15,9 @@ Status corrupt(MediaType t, const std::string& why) {
 
 // ---- JPEG ------------------------------------------------------------------------------------------------------
 
-/** EXIF orientation from an APP1 "Exif\0\0" payload; 1 when absent or malformed. */
-int exif_orientation(const uint8_t* p, size_t n) {
-  if (n < 6 + 8 || std::memcmp(p, "Exif\0\0", 6) != 0) return 1;
-  const uint8_t* t = p + 6;
-  size_t tn = n - 6;
+/** EXIF orientation from a raw TIFF structure (PNG eXIf, WebP EXIF, after JPEG's "Exif\0\0"); 1 when absent. */
+int tiff_orientation(const uint8_t* t, size_t tn) {
+  if (tn < 8) return 1;
   bool le;
   if (t[0] == 'I' && t[1] == 'I') le = true;
   else if (t[0] == 'M' && t[1] == 'M') le = false;
@@ -40,6 +38,12 @@ int exif_orientation(const uint8_t* p, size_t n) {
     }
   }
   return 1;
+}
+
+/** EXIF orientation from an APP1 "Exif\0\0" payload; 1 when absent or malformed. */
+int exif_orientation(const uint8_t* p, size_t n) {
+  if (n < 6 + 8 || std::memcmp(p, "Exif\0\0", 6) != 0) return 1;
+  return tiff_orientation(p + 6, n - 6);
 }
 
 }  // namespace
@@ -163,6 +167,7 @@ Status probe_png(const uint8_t* d, size_t len, MediaInfo* out) {
     const uint8_t* type = d + i + 4;
     if (!std::memcmp(type, "IDAT", 4)) break;
     if (!std::memcmp(type, "tRNS", 4)) out->has_alpha = true;
+    if (!std::memcmp(type, "eXIf", 4)) out->orientation = tiff_orientation(d + i + 8, n);
     if (!std::memcmp(type, "acTL", 4) && n >= 8) {
       uint32_t frames = be32(d + i + 8);
       if (frames >= 1) out->frames = frames;
@@ -242,6 +247,20 @@ Status probe_webp(const uint8_t* d, size_t len, MediaInfo* out) {
   out->height = uint32_t(f.height);
   out->has_alpha = f.has_alpha != 0;
   out->frames = 1;
+  // VP8X files may carry an EXIF chunk (raw TIFF; some writers keep JPEG's "Exif\0\0" prefix).
+  if (len >= 30 && !std::memcmp(d + 12, "VP8X", 4) && (d[20] & 0x08)) {
+    size_t riff_end = std::min<size_t>(len, size_t(le32(d + 4)) + 8);
+    for (size_t i = 12; i + 8 <= riff_end;) {
+      uint32_t n = le32(d + i + 4);
+      if (n > riff_end - i - 8) break;
+      if (!std::memcmp(d + i, "EXIF", 4)) {
+        const uint8_t* x = d + i + 8;
+        out->orientation = (n >= 6 && !std::memcmp(x, "Exif\0\0", 6)) ? exif_orientation(x, n) : tiff_orientation(x, n);
+        break;
+      }
+      i += 8 + size_t(n) + (n & 1);
+    }
+  }
   if (f.has_animation) {
     uint32_t frames = 0;
     size_t riff_end = std::min<size_t>(len, size_t(le32(d + 4)) + 8);

@@ -245,6 +245,19 @@ describe('EXIF orientation', () => {
     expect(r.changes).toEqual(['resized', 'oriented', 'reencoded']);
     expectPicture(decode(r.data), 'orientation 6 at half size', 0.5, 40);
   });
+
+  it.each([
+    ['png-orient-6.png', 'image/png'],
+    ['webp-orient-6.webp', 'image/webp'],
+  ])('%s: orientation from a PNG eXIf / WebP EXIF chunk is applied, codec kept', async (file, type) => {
+    const input = fixture(file);
+    expect(probeMedia(input)).toMatchObject({ width: 48, height: 64, orientation: 6 });
+    const r = await processMedia(input);
+    expect(r.mediaType).toBe(type);
+    expect(r.changes).toContain('oriented');
+    expectPicture(decode(r.data), `${file} upright`, 1, 8);
+    expect(probeMedia(r.data)?.orientation).toBe(1);
+  });
 });
 
 describe('alpha', () => {
