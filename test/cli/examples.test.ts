@@ -35,6 +35,16 @@ describe('README quick start', () => {
   });
 });
 
+describe('README embedding example', () => {
+  it('is examples/readme-embed.ts verbatim (which tsc checks against the built package)', async () => {
+    const readme = await readFile(path.join(repoRoot, 'README.md'), 'utf8');
+    const block = /## Embedding\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    const file = await readFile(path.join(repoRoot, 'examples', 'readme-embed.ts'), 'utf8');
+    expect(block).toBeDefined();
+    expect(file.split('\n').slice(1).join('\n')).toBe(block);
+  });
+});
+
 describe('examples/embed.mjs: an agent embedded in a script', () => {
   it('runs the Lua bar chart tool and sends the rendered picture to the model', async () => {
     server.reset();
