@@ -4,16 +4,7 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { crc32, deflateSync } from 'node:zlib';
-
-function chunk(type: string, data: Uint8Array): Buffer {
-  const out = Buffer.alloc(12 + data.length);
-  out.writeUInt32BE(data.length, 0);
-  out.write(type, 4, 'latin1');
-  out.set(data, 8);
-  out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
-  return out;
-}
+import { pngFile } from '../helpers/png-file.js';
 
 /**
  * An 8-bit RGB PNG of `width` x `height`: smooth gradients with a grid of darker lines (photo-ish but compressible).
@@ -32,17 +23,7 @@ export function encodePng(width: number, height: number): Buffer {
       raw[o + 2] = line ? 20 : 128;
     }
   }
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(raw, { level: 1 })),
-    chunk('IEND', new Uint8Array(0)),
-  ]);
+  return pngFile(width, height, 2, raw);
 }
 
 /** Width/height from a PNG, JPEG or GIF header (independent of the media pipeline). Throws for anything else. */

@@ -5,6 +5,7 @@
  */
 
 import { deflateSync } from 'node:zlib';
+import { PNG_SIGNATURE, pngChunk } from './png-file.js';
 
 const CRC_TABLE = (() => {
   const table = new Uint32Array(256);
@@ -24,16 +25,6 @@ export function crc32(bytes: Uint8Array): number {
 }
 
 /** One PNG chunk (length, type, data, CRC over type+data). */
-export function pngChunk(type: string, data: Uint8Array): Buffer {
-  const out = Buffer.alloc(12 + data.length);
-  out.writeUInt32BE(data.length, 0);
-  out.write(type, 4, 'latin1');
-  out.set(data, 8);
-  out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
-  return out;
-}
-
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /**
  * A PNG (8-bit RGB) declaring `width` x `height` with a valid IHDR CRC, followed by one IDAT holding a zlib stream

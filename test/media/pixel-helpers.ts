@@ -4,10 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { deflateSync } from 'node:zlib';
 import { loadNativeAddon } from '../../src/media/native-addon.js';
-import { pngChunk } from '../helpers/media-bombs.js';
 import { seededRandom } from '../helpers/media-corruption.js';
+import { pngFile } from '../helpers/png-file.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/media/', import.meta.url));
 
@@ -109,17 +108,7 @@ export function makePng(
     raw[y * (row + 1)] = f;
     for (let i = 0; i < row; i++) raw[y * (row + 1) + 1 + i] = filtered(pixels, row, channels, y, i, f);
   }
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8;
-  ihdr[9] = channels === 4 ? 6 : 2;
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    pngChunk('IHDR', ihdr),
-    pngChunk('IDAT', deflateSync(raw, { level: 1 })),
-    pngChunk('IEND', new Uint8Array(0)),
-  ]);
+  return pngFile(width, height, channels === 4 ? 6 : 2, raw);
 }
 
 /** `n` deterministic pseudo-random bytes. */

@@ -1,24 +1,10 @@
 /** Small real media for session tests: a valid PNG of any size and a valid one-page PDF, as base64. */
 
 import { randomBytes } from 'node:crypto';
-import { crc32, deflateSync } from 'node:zlib';
-
-function chunk(type: string, data: Buffer): Buffer {
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(data.length);
-  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(body));
-  return Buffer.concat([len, body, crc]);
-}
+import { pngFile } from '../../helpers/png-file.js';
 
 /** An RGB gradient PNG of `width` x `height`, base64. */
 export function pngBase64(width: number, height: number, seed = 0): string {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8; // bit depth
-  ihdr[9] = 2; // RGB
   const raw = Buffer.alloc((width * 3 + 1) * height);
   for (let y = 0; y < height; y++) {
     const row = y * (width * 3 + 1);
@@ -28,13 +14,7 @@ export function pngBase64(width: number, height: number, seed = 0): string {
       raw[row + 3 + x * 3] = (x ^ y) & 255;
     }
   }
-  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return Buffer.concat([
-    signature,
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(raw)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]).toString('base64');
+  return pngFile(width, height, 2, raw, 6).toString('base64');
 }
 
 /** A minimal valid one-page PDF, base64. */
@@ -61,18 +41,7 @@ export function pdfBase64(text = 'Hello'): string {
 
 /** A PNG of random RGB noise (incompressible: the file is ~3 x width x height bytes), base64. */
 export function noisePngBase64(width: number, height: number): string {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
   const raw = randomBytes((width * 3 + 1) * height);
   for (let y = 0; y < height; y++) raw[y * (width * 3 + 1)] = 0; // filter type 0 on every row
-  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return Buffer.concat([
-    signature,
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(raw, { level: 1 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]).toString('base64');
+  return pngFile(width, height, 2, raw).toString('base64');
 }
