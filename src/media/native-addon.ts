@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PantoError } from '../errors.js';
 import { MediaError } from './media-error.js';
+import type { ProcessOptions } from './types.js';
 
 /** Header facts as the addon reports them. */
 export interface NativeMediaInfo {
@@ -15,18 +16,8 @@ export interface NativeMediaInfo {
   orientation: number;
 }
 
-/** Options as the addon accepts them (already validated by the TS layer; the addon re-checks types). */
-export interface NativeProcessOptions {
-  maxDimension?: number;
-  maxEncodedBytes?: number;
-  maxPixels?: number;
-  maxInputBytes?: number;
-  maxPdfBytes?: number;
-  jpegQuality?: number;
-  keepMetadata?: boolean;
-  mediaTypeHint?: string;
-  format?: 'auto' | 'jpeg' | 'png' | 'webp';
-}
+/** Options as the addon accepts them: `ProcessOptions` after the TS layer validated them (the addon re-checks types). */
+export type NativeProcessOptions = ProcessOptions;
 
 export interface NativeProcessResult {
   /** A fresh Buffer owned by the caller (external memory from the addon, or a copy of the input on pass-through). */
