@@ -77,10 +77,14 @@ export interface ToolResultBlock {
   meta?: Record<string, unknown>;
 }
 
+/** Token usage a provider reported for one answer. The context it measured is the sum of all four fields. */
 export interface Usage {
+  /** Input tokens NOT read from a prompt cache (every surface's parser subtracts cached tokens). */
   inputTokens: number;
   outputTokens: number;
+  /** Input tokens read from a prompt cache. */
   cacheReadTokens?: number;
+  /** Input tokens written to a prompt cache (Anthropic). */
   cacheWriteTokens?: number;
 }
 

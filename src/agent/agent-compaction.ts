@@ -1,10 +1,10 @@
 /**
  * When the agent compacts, and the default summarizer (the agent's own provider and model).
  *
- * Trigger: the estimated request size (`estimateTokens` over the conversation with the model's image rule, plus the
- * system prompt and tool declarations at ~4 characters per token) exceeds `contextWindow - reserveTokens`. The
- * estimate is deliberately simple and provider-independent; `reserveTokens` is the margin for the answer and for
- * estimate error.
+ * Trigger: the context size (`contextTokens`: the estimate — `estimateTokens` with the model's image rule, plus the
+ * system prompt and tool declarations at ~4 characters per token — or, when larger, the usage the provider last
+ * reported plus the estimate of what came after it) exceeds `contextWindow - reserveTokens`. `reserveTokens` is the
+ * margin for the answer and for estimate error.
  */
 
 import type { Summarizer } from '../compaction/compact.js';
@@ -58,6 +58,34 @@ export function estimateRequestTokens(
   return (
     estimateTokens(messages as Message[], { imageTokenRule: model.imageTokenRule }) + Math.ceil(overhead / 4)
   );
+}
+
+/**
+ * The context size the next request will have: the larger of the estimate over everything and, when the provider
+ * reported usage on an assistant message at index >= `usageFloor`, that usage (uncached + cached input + output
+ * tokens: the real size of the context up to that answer) plus the estimate of the messages after it. Reported usage
+ * corrects an estimate that undercounts (pictures, code, non-English text); the estimate covers what came later.
+ */
+export function contextTokens(
+  messages: readonly Message[],
+  usageFloor: number,
+  model: ModelInfo,
+  system: string | undefined,
+  tools: readonly ToolDecl[],
+): number {
+  const estimate = estimateRequestTokens(messages, model, system, tools);
+  for (let i = messages.length - 1; i >= usageFloor; i--) {
+    const m = messages[i];
+    if (m?.role !== 'assistant' || m.usage === undefined) continue;
+    const u = m.usage;
+    const reported = u.inputTokens + (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0) + u.outputTokens;
+    if (reported === 0) continue;
+    const after = estimateTokens(messages.slice(i + 1) as Message[], {
+      imageTokenRule: model.imageTokenRule,
+    });
+    return Math.max(estimate, reported + after);
+  }
+  return estimate;
 }
 
 const SUMMARY_SYSTEM =

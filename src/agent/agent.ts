@@ -45,7 +45,7 @@ import type { ToolSource } from '../tool-source.js';
 import { errorMessage, StaticToolSource } from '../tool-source.js';
 import {
   type AgentCompactionOptions,
-  estimateRequestTokens,
+  contextTokens,
   type ResolvedCompaction,
   resolveCompaction,
 } from './agent-compaction.js';
@@ -117,6 +117,8 @@ export class Agent {
   readonly #concurrency: number;
   readonly #listeners = new Set<AgentEventListener>();
   #messages: Message[];
+  /** Assistant messages at this index or later carry usage that measured the current context. */
+  #usageFloor: number;
   #running = false;
   #runCtl: AbortController | undefined;
   #toolsCtl: AbortController | undefined;
@@ -163,6 +165,8 @@ export class Agent {
     this.#messages = options.session
       ? [...options.session.conversation.messages]
       : [...(options.messages ?? [])];
+    // A resumed or handed-in history may be compacted already; its recorded usage is not trusted.
+    this.#usageFloor = this.#messages.length;
     this.#system = options.system;
     this.#maxTurns = maxTurns;
     this.#request = { ...options.request };
@@ -468,7 +472,7 @@ export class Agent {
     const settings = this.#compaction;
     if (settings === undefined) return;
     const tools = this.tools.list();
-    const tokens = estimateRequestTokens(this.#messages, this.model, this.#system, tools);
+    const tokens = contextTokens(this.#messages, this.#usageFloor, this.model, this.#system, tools);
     const window = this.model.limits.contextWindow;
     if (tokens <= window - settings.reserveTokens) return;
     this.#emit({ type: 'compaction_start', tokens, contextWindow: window });
@@ -487,6 +491,8 @@ export class Agent {
       }
       this.session?.appendCompaction(out.compaction);
       this.#messages = [...out.conversation.messages];
+      // Usage reported before the compaction measured the old, longer context: only later answers count.
+      this.#usageFloor = this.#messages.length;
       const { tokensBefore, tokensAfter, summary } = out.compaction;
       this.#emit({ type: 'compaction_end', tokensBefore, tokensAfter, summary });
     } catch (err) {

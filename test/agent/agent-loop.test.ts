@@ -554,6 +554,49 @@ describe('compaction', () => {
   });
 });
 
+describe('compaction from reported usage', () => {
+  it('compacts when the provider reports a context the estimate misses, and only trusts usage measured after', async () => {
+    const model = resolveModel('claude-sonnet-4-5', { limits: { contextWindow: 3000 } });
+    const history: Message[] = [
+      { role: 'user', content: [{ type: 'text', text: 'first question' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'first answer' }], stopReason: 'end' },
+      { role: 'user', content: [{ type: 'text', text: 'second question' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'second answer' }], stopReason: 'end' },
+    ];
+    const summaries: string[] = [];
+    const events: AgentEvent[] = [];
+    const agent = anthropicAgent(
+      {
+        messages: history,
+        model,
+        compaction: {
+          reserveTokens: 500,
+          keepRecentTokens: 10,
+          summarizer: async (req) => {
+            summaries.push(req.text);
+            return 'SUMMARY';
+          },
+        },
+      },
+      events,
+    );
+    server.enqueue({ type: 'reply', text: 'r1', usage: { input: 2800, output: 20 } });
+    await agent.prompt('one');
+    expect(eventsOf(events, 'compaction_start')).toHaveLength(0); // the estimate alone is tiny
+
+    server.enqueue({ type: 'reply', text: 'r2', usage: { input: 300, output: 5 } });
+    await agent.prompt('two');
+    const starts = eventsOf(events, 'compaction_start');
+    expect(starts).toHaveLength(1);
+    expect(starts[0]?.tokens).toBeGreaterThanOrEqual(2820);
+    expect(summaries).toHaveLength(1);
+
+    server.enqueue({ type: 'reply', text: 'r3', usage: { input: 350, output: 5 } });
+    await agent.prompt('three');
+    expect(eventsOf(events, 'compaction_start')).toHaveLength(1); // r1's stale usage no longer counts
+  });
+});
+
 describe('model ids', () => {
   it('a bare id takes the provider API and the catalog facts', () => {
     const agent = new Agent({ provider: providerFor(server, 'openai-chat'), model: 'gpt-4.1' });
