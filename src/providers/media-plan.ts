@@ -148,51 +148,24 @@ export function planMedia(
     }
   }
 
-  // 6. Byte budgets, oldest first.
-  if (limits.totalImageBytes !== undefined) {
-    const max = limits.totalImageBytes;
-    dropOldest(
-      alive('image'),
-      max,
-      (it) => it.prepared.part.data.length,
-      (it) => {
-        omit(
-          it,
-          'request-limit',
-          `request limit of ${bytes(max)} of images for ${m}; this older image was left out`,
-        );
-      },
-    );
-  }
-  if (limits.pdfBytes !== undefined) {
-    const max = limits.pdfBytes;
-    dropOldest(
-      alive('document'),
-      max,
-      (it) => it.prepared.part.data.length,
-      (it) => {
-        omit(
-          it,
-          'request-limit',
-          `request limit of ${bytes(max)} of PDF for ${m}; this older document was left out`,
-        );
-      },
-    );
-  }
-  if (limits.pdfPages !== undefined) {
-    const max = limits.pdfPages;
-    dropOldest(
-      alive('document'),
-      max,
-      (it) => (it.prepared.part as DocumentPart).pages ?? 0,
-      (it) => {
-        omit(
-          it,
-          'request-limit',
-          `request limit of ${max} PDF pages for ${m}; this older document was left out`,
-        );
-      },
-    );
+  // 6. Byte and page budgets, oldest first (each step sees what the previous ones left).
+  const byteSize = (it: MediaItem) => it.prepared.part.data.length;
+  const pageCount = (it: MediaItem) => (it.prepared.part as DocumentPart).pages ?? 0;
+  const budgets = [
+    {
+      max: limits.totalImageBytes,
+      kind: 'image',
+      size: byteSize,
+      amount: (n: number) => `${bytes(n)} of images`,
+    },
+    { max: limits.pdfBytes, kind: 'document', size: byteSize, amount: (n: number) => `${bytes(n)} of PDF` },
+    { max: limits.pdfPages, kind: 'document', size: pageCount, amount: (n: number) => `${n} PDF pages` },
+  ] as const;
+  for (const { max, kind, size, amount } of budgets) {
+    if (max === undefined) continue;
+    dropOldest(alive(kind), max, size, (it) => {
+      omit(it, 'request-limit', `request limit of ${amount(max)} for ${m}; this older ${kind} was left out`);
+    });
   }
   const requestBudget = limits.requestBytes - textBytes;
   dropOldest(
