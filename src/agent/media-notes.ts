@@ -105,6 +105,10 @@ export function droppedNote(err: unknown, byteLength: number, label: MediaPartLa
     case 'ERR_MEDIA_TOO_LARGE':
       reason = `too large to send: ${detail}`;
       break;
+    case 'ERR_NATIVE_UNAVAILABLE':
+      // The host's problem, not the file's: the model gets one line; the host's event carries the full message.
+      reason = 'images and PDFs cannot be processed on this host (the native media addon is not installed)';
+      break;
     default:
       reason = `it could not be processed: ${detail}`;
   }
