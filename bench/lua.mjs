@@ -10,7 +10,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -36,7 +36,7 @@ const fmt = (n, d = 2) => n.toFixed(d);
 const work = await mkdtemp(path.join(tmpdir(), 'panto-bench-lua-'));
 const toolDir = path.join(work, 'tools');
 const ws = path.join(work, 'ws');
-await import('node:fs/promises').then((fs) => Promise.all([fs.mkdir(toolDir), fs.mkdir(ws)]));
+await Promise.all([mkdir(toolDir), mkdir(ws)]);
 
 const schema = {
   type: 'object',

@@ -52,7 +52,8 @@ local function read_text(path, data, offset, limit)
           line = line:sub(1, MAX_LINE_CHARS) .. string.format(" [... line cut: %d more bytes]", #line - MAX_LINE_CHARS)
         end
         local entry = string.format("%6d\t%s", line_no, line)
-        if bytes + #entry + 1 > MAX_BYTES and #out > 0 then
+        -- `bytes` counts a newline after each kept entry: the text with this entry is bytes + #entry long.
+        if bytes + #entry > MAX_BYTES and #out > 0 then
           last, cut_by_bytes = line_no - 1, true
         else
           out[#out + 1] = entry

@@ -159,6 +159,17 @@ export function toolCallsOf(message: AssistantMessage): ToolCallBlock[] {
   return message.content.filter((b): b is ToolCallBlock => b.type === 'tool_call');
 }
 
+/** The result of a call that failed or did not run: one text part saying why, `isError: true`. */
+export function toolErrorResult(call: Pick<ToolCallBlock, 'id' | 'name'>, text: string): ToolResultBlock {
+  return {
+    type: 'tool_result',
+    toolUseId: call.id,
+    toolName: call.name,
+    parts: [{ type: 'text', text }],
+    isError: true,
+  };
+}
+
 /** The concatenated text of an assistant message. */
 export function assistantText(message: AssistantMessage): string {
   return message.content

@@ -7,13 +7,15 @@
 //   probe(u8) -> info|null      synchronous, header only; null for unrecognised/unsupported types, throws
 //                               MediaError(ERR_CORRUPT_MEDIA/...) for a supported type with an unreadable header.
 //   process(u8, opts) -> Promise<result>   work on the libuv threadpool (AsyncWorker).
-//   decodeToRgba(u8, maxPixels) -> {width, height, data}   TEST/DIAGNOSTIC ONLY (synchronous first-frame decode;
-//                               not part of the public API).
+//   decodeToRgba(u8, maxPixels?) -> {width, height, data}   TEST/DIAGNOSTIC ONLY (synchronous first-frame decode;
+//                               not part of the public API). maxPixels: integer >= 1, default ProcessOptions's.
+// Every numeric argument is checked (integer within its range) before it is cast: ERR_INVALID_ARGUMENT otherwise.
 //
 // Ownership: the input Uint8Array is kept alive by a reference for the worker's lifetime and read in place (the
 // caller must not mutate it while a call is pending). Output bytes are handed to JS as an external Buffer whose
 // finalizer releases the core's allocation (no copy), or copied once when external buffers are not allowed.
-// C++ exceptions are enabled; every core call is noexcept by contract and the worker catches anything else.
+// C++ exceptions are enabled; every core call is noexcept by contract and the worker catches anything else; a
+// failure while building the result in OnOK rejects the promise (it never becomes an uncaught exception).
 #include <napi.h>
 
 #include <string>
@@ -57,15 +59,22 @@ Napi::Uint8Array bytes_arg(const Napi::CallbackInfo& info, size_t i) {
 Napi::Buffer<uint8_t> to_buffer(Napi::Env env, panto::OwnedBytes* bytes) {
   auto* owner = new panto::OwnedBytes(std::move(*bytes));
   const int64_t size = static_cast<int64_t>(owner->size);
-  // Tell V8 about the external bytes so GC pressure reflects them (undone in the finalizer; net zero on a copy).
+  Napi::Buffer<uint8_t> buf;
+  try {
+    buf = Napi::Buffer<uint8_t>::NewOrCopy(
+        env, owner->data, owner->size,
+        [size](Napi::Env e, uint8_t*, panto::OwnedBytes* o) {
+          delete o;
+          Napi::MemoryManagement::AdjustExternalMemory(e, -size);
+        },
+        owner);
+  } catch (...) {
+    delete owner;  // a failed NewOrCopy drops its finalizer without running it
+    throw;
+  }
+  // Tell V8 about the external bytes so GC pressure reflects them (undone by the finalizer; net zero on a copy).
   Napi::MemoryManagement::AdjustExternalMemory(env, size);
-  return Napi::Buffer<uint8_t>::NewOrCopy(
-      env, owner->data, owner->size,
-      [size](Napi::Env e, uint8_t*, panto::OwnedBytes* o) {
-        delete o;
-        Napi::MemoryManagement::AdjustExternalMemory(e, -size);
-      },
-      owner);
+  return buf;
 }
 
 Napi::Value InitErrors(const Napi::CallbackInfo& info) {
@@ -107,8 +116,11 @@ Napi::Value Probe(const Napi::CallbackInfo& info) {
 
 // ---- options ---------------------------------------------------------------------------------------------------
 
-double number_opt(Napi::Env env, Napi::Object o, const char* key, double def, double min, double max) {
-  Napi::Value v = o.Get(key);
+constexpr double kMaxSafe = 9007199254740991.0;  // Number.MAX_SAFE_INTEGER
+
+/** `v` as an integer in [min, max] (`def` when undefined); ERR_INVALID_ARGUMENT naming `key` otherwise. Checking
+ *  before any cast matters: a NaN, infinite or out-of-range double cast to an integer type is undefined behaviour. */
+double integer_arg(Napi::Env env, Napi::Value v, const char* key, double def, double min, double max) {
   if (v.IsUndefined()) return def;
   if (!v.IsNumber()) throw_invalid(env, std::string(key) + " must be a number");
   double d = v.As<Napi::Number>().DoubleValue();
@@ -118,18 +130,24 @@ double number_opt(Napi::Env env, Napi::Object o, const char* key, double def, do
   return d;
 }
 
+double number_opt(Napi::Env env, Napi::Object o, const char* key, double def, double min, double max) {
+  return integer_arg(env, o.Get(key), key, def, min, max);
+}
+
 panto::ProcessOptions parse_options(Napi::Env env, Napi::Value v) {
   panto::ProcessOptions o;
   if (v.IsUndefined() || v.IsNull()) return o;
   if (!v.IsObject()) throw_invalid(env, "options must be an object");
   Napi::Object obj = v.As<Napi::Object>();
-  constexpr double kMaxSafe = 9007199254740991.0;
   o.max_dimension = static_cast<uint32_t>(number_opt(env, obj, "maxDimension", o.max_dimension, 1, 65535));
-  o.max_encoded_bytes = static_cast<uint64_t>(number_opt(env, obj, "maxEncodedBytes", 3932160, 1, kMaxSafe));
-  o.max_pixels = static_cast<uint64_t>(number_opt(env, obj, "maxPixels", 1e8, 1, kMaxSafe));
-  o.max_input_bytes = static_cast<uint64_t>(number_opt(env, obj, "maxInputBytes", 64.0 * 1048576, 1, kMaxSafe));
-  o.max_pdf_bytes = static_cast<uint64_t>(number_opt(env, obj, "maxPdfBytes", 32.0 * 1048576, 1, kMaxSafe));
-  o.jpeg_quality = static_cast<int>(number_opt(env, obj, "jpegQuality", 80, 1, 100));
+  // Defaults come from panto::ProcessOptions (one source of truth in C++; the TS layer mirrors them).
+  o.max_encoded_bytes =
+      static_cast<uint64_t>(number_opt(env, obj, "maxEncodedBytes", double(o.max_encoded_bytes), 1, kMaxSafe));
+  o.max_pixels = static_cast<uint64_t>(number_opt(env, obj, "maxPixels", double(o.max_pixels), 1, kMaxSafe));
+  o.max_input_bytes =
+      static_cast<uint64_t>(number_opt(env, obj, "maxInputBytes", double(o.max_input_bytes), 1, kMaxSafe));
+  o.max_pdf_bytes = static_cast<uint64_t>(number_opt(env, obj, "maxPdfBytes", double(o.max_pdf_bytes), 1, kMaxSafe));
+  o.jpeg_quality = static_cast<int>(number_opt(env, obj, "jpegQuality", o.jpeg_quality, 1, 100));
   Napi::Value keep = obj.Get("keepMetadata");
   if (!keep.IsUndefined()) {
     if (!keep.IsBoolean()) throw_invalid(env, "keepMetadata must be a boolean");
@@ -176,8 +194,20 @@ class ProcessWorker : public Napi::AsyncWorker {
   }
 
   void OnOK() override {
+    // A throw here (e.g. a Buffer that cannot be allocated) would surface as an uncaught exception and leave the
+    // promise pending forever: reject it instead.
+    try {
+      Settle();
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    }
+  }
+
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  void Settle() {
     Napi::Env env = Env();
-    Napi::HandleScope scope(env);
     if (!status_.ok()) {
       deferred_.Reject(make_error(env, status_.code, status_.message, status_.media_type));
       return;
@@ -199,9 +229,6 @@ class ProcessWorker : public Napi::AsyncWorker {
     deferred_.Resolve(o);
   }
 
-  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
-
- private:
   Napi::Promise::Deferred deferred_;
   Napi::Reference<Napi::Uint8Array> input_ref_;
   const uint8_t* data_;
@@ -224,7 +251,8 @@ Napi::Value Process(const Napi::CallbackInfo& info) {
 Napi::Value DecodeToRgba(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Uint8Array b = bytes_arg(info, 0);
-  double max_pixels = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().DoubleValue() : 1e8;
+  const double max_pixels = integer_arg(env, info.Length() > 1 ? info[1] : env.Undefined(), "maxPixels",
+                                        double(panto::ProcessOptions{}.max_pixels), 1, kMaxSafe);
   panto::DecodedImage img;
   panto::Status s = panto::decode_to_rgba(b.Data(), b.ByteLength(), static_cast<uint64_t>(max_pixels), &img);
   if (!s.ok()) throw_status(env, s);

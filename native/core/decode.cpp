@@ -44,29 +44,38 @@ const char* webp_reason(VP8StatusCode rc) {
   }
 }
 
+/** The error for a failed (NULL) stb decode: a refused budget allocation is too large, anything else corrupt. */
+Status stb_failure(MediaType t) {
+  Budget* b = current_budget();
+  if (b && b->exceeded) return oom(t);
+  const char* why = stbi_failure_reason();
+  std::string reason = why ? why : "decode failed";
+  if (reason == "outofmem") return oom(t);
+  return corrupt(t, reason);
+}
+
+/** Takes ownership of a w x h x `channels` stb result (budget memory) and checks it has the expected size. */
+Status adopt_stb_pixels(MediaType t, stbi_uc* p, int w, int h, int channels, uint32_t want_w, uint32_t want_h,
+                        Pixels* out) {
+  out->data.reset();
+  out->data.data = p;
+  out->data.size = size_t(w) * size_t(h) * size_t(channels);
+  out->data.release = budget_release;
+  if (uint32_t(w) != want_w || uint32_t(h) != want_h) return corrupt(t, "decoded size differs from the header");
+  out->width = uint32_t(w);
+  out->height = uint32_t(h);
+  out->channels = channels;
+  return Status::Ok();
+}
+
 Status decode_stb(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
   if (len > size_t(INT_MAX)) return Status::Err("ERR_MEDIA_TOO_LARGE", "input over 2 GiB", info.type);
   int w = 0, h = 0, n = 0;
   // GIF: areas the first frame does not cover are transparent even without a transparent colour index.
   int req = info.has_alpha || info.type == MediaType::Gif ? 4 : 3;
-  Budget* b = current_budget();
   stbi_uc* p = stbi_load_from_memory(d, int(len), &w, &h, &n, req);
-  if (!p) {
-    if (b && b->exceeded) return oom(info.type);
-    const char* why = stbi_failure_reason();
-    std::string reason = why ? why : "decode failed";
-    if (reason == "outofmem") return oom(info.type);
-    return corrupt(info.type, reason);
-  }
-  out->data.data = p;
-  out->data.size = size_t(w) * size_t(h) * size_t(req);
-  out->data.release = budget_release;
-  if (uint32_t(w) != info.width || uint32_t(h) != info.height)
-    return corrupt(info.type, "decoded size differs from the header");
-  out->width = uint32_t(w);
-  out->height = uint32_t(h);
-  out->channels = req;
-  return Status::Ok();
+  if (!p) return stb_failure(info.type);
+  return adopt_stb_pixels(info.type, p, w, h, req, info.width, info.height, out);
 }
 
 /** JPEG at half size (DCT-block averaging); `*fallback` when the layout needs the full-size decoder. */
@@ -74,28 +83,15 @@ Status decode_jpeg_half(const uint8_t* d, size_t len, const MediaInfo& info, Pix
   *fallback = false;
   if (len > size_t(INT_MAX)) return Status::Err("ERR_MEDIA_TOO_LARGE", "input over 2 GiB", info.type);
   int w = 0, h = 0, unsupported = 0;
-  Budget* b = current_budget();
   unsigned char* p = panto_jpeg_decode_half(d, int(len), &w, &h, &unsupported);
   if (!p) {
     if (unsupported) {
       *fallback = true;
       return Status::Ok();
     }
-    if (b && b->exceeded) return oom(info.type);
-    const char* why = stbi_failure_reason();
-    std::string reason = why ? why : "decode failed";
-    if (reason == "outofmem") return oom(info.type);
-    return corrupt(info.type, reason);
+    return stb_failure(info.type);
   }
-  out->data.data = p;
-  out->data.size = size_t(w) * size_t(h) * 3;
-  out->data.release = budget_release;
-  if (uint32_t(w) != (info.width + 1) / 2 || uint32_t(h) != (info.height + 1) / 2)
-    return corrupt(info.type, "decoded size differs from the header");
-  out->width = uint32_t(w);
-  out->height = uint32_t(h);
-  out->channels = 3;
-  return Status::Ok();
+  return adopt_stb_pixels(info.type, p, w, h, 3, (info.width + 1) / 2, (info.height + 1) / 2, out);
 }
 
 /**

@@ -42,9 +42,13 @@ void grow_write(void* ctx, void* src, int n) {
 
 void webp_release(uint8_t* p) { WebPFree(p); }
 
-}  // namespace
-
-Status encode_jpeg_serial(const Pixels& px, int quality, OwnedBytes* out);
+/** Hands an encoder's buffer to `out` (which releases it with `release`). */
+void give(OwnedBytes* out, uint8_t* data, size_t size, void (*release)(uint8_t*)) {
+  out->reset();
+  out->data = data;
+  out->size = size;
+  out->release = release;
+}
 
 /** Offset just past the SOS segment of a JPEG written by stb_image_write (its header layout is fixed). */
 size_t stb_jpeg_scan_start(const OwnedBytes& j) {
@@ -56,6 +60,23 @@ size_t stb_jpeg_scan_start(const OwnedBytes& j) {
   }
   return 0;
 }
+
+/** One stb_image_write JPEG of the whole of `px`, written into a growing budget buffer. */
+Status encode_jpeg_serial(const Pixels& px, int quality, OwnedBytes* out) {
+  GrowBuf b;
+  b.cap = size_t(px.width) * px.height / 4 + 65536;
+  b.data = static_cast<uint8_t*>(panto_budget_malloc(b.cap));
+  if (!b.data) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding JPEG");
+  int ok = stbi_write_jpg_to_func(grow_write, &b, int(px.width), int(px.height), px.channels, px.data.data, quality);
+  if (!ok || b.failed) {
+    panto_budget_free(b.data);
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "JPEG encoding failed (out of memory budget)");
+  }
+  give(out, b.data, b.size, budget_release);
+  return Status::Ok();
+}
+
+}  // namespace
 
 /**
  * Encodes the top and bottom halves on two threads and splices them into one baseline JPEG: a DRI segment sets the
@@ -126,23 +147,6 @@ Status encode_jpeg(const Pixels& px, int quality, OwnedBytes* out) {
   return Status::Ok();
 }
 
-Status encode_jpeg_serial(const Pixels& px, int quality, OwnedBytes* out) {
-  GrowBuf b;
-  b.cap = size_t(px.width) * px.height / 4 + 65536;
-  b.data = static_cast<uint8_t*>(panto_budget_malloc(b.cap));
-  if (!b.data) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding JPEG");
-  int ok = stbi_write_jpg_to_func(grow_write, &b, int(px.width), int(px.height), px.channels, px.data.data, quality);
-  if (!ok || b.failed) {
-    panto_budget_free(b.data);
-    return Status::Err("ERR_MEDIA_TOO_LARGE", "JPEG encoding failed (out of memory budget)");
-  }
-  out->reset();
-  out->data = b.data;
-  out->size = b.size;
-  out->release = budget_release;
-  return Status::Ok();
-}
-
 Status encode_webp(const Pixels& px, bool lossless, int quality, OwnedBytes* out) {
   WebPConfig config;
   if (!WebPConfigInit(&config)) return Status::Err("ERR_INTERNAL", "libwebp version mismatch");
@@ -173,10 +177,7 @@ Status encode_webp(const Pixels& px, bool lossless, int quality, OwnedBytes* out
     WebPMemoryWriterClear(&w);
     return Status::Err("ERR_MEDIA_TOO_LARGE", "WebP encoding failed");
   }
-  out->reset();
-  out->data = w.mem;
-  out->size = w.size;
-  out->release = webp_release;
+  give(out, w.mem, w.size, webp_release);
   return Status::Ok();
 }
 

@@ -54,7 +54,8 @@ struct Pixels {
   OwnedBytes data;
 };
 
-/** Lossless metadata strip of an image passed through. Returns false (and leaves `out` empty) when nothing changed. */
+/** Lossless metadata strip of a JPEG/PNG/WebP passed through. Returns false (and leaves `out` empty) when nothing
+ *  changed or `t` is another type; on an error also false, with `*err` set. */
 bool strip_metadata(MediaType t, const uint8_t* d, size_t len, OwnedBytes* out, Status* err);
 
 /**

@@ -2,8 +2,8 @@
 // - JPEG: drops APP1 (EXIF incl. GPS, XMP), APP3..APP13 (maker notes, IPTC), APP15, COM, APP2 other than ICC_PROFILE,
 //   and anything after EOI (e.g. appended motion-photo video); keeps APP0 (JFIF), APP2 ICC_PROFILE, APP14 (Adobe).
 // - PNG: drops tEXt, zTXt, iTXt, eXIf, tIME and anything after IEND; keeps iCCP and all other chunks.
-// - GIF: drops comment extensions and XMP application extensions.
 // - WebP: drops EXIF and XMP chunks (clearing their VP8X flags); keeps ICCP.
+// GIF and BMP are never passed through (process.cpp re-encodes them as PNG), so they have no strip here.
 #include <libdeflate.h>
 
 #include <cstring>
@@ -98,38 +98,6 @@ bool strip_metadata(MediaType t, const uint8_t* d, size_t len, OwnedBytes* out, 
         if (i < len) dropped = true;
         break;
       }
-    }
-  } else if (t == MediaType::Gif) {
-    uint8_t packed = d[10];
-    size_t i = 13;
-    if (packed & 0x80) i += 3u << ((packed & 7) + 1);
-    push(&spans, 0, i);
-    while (i < len) {
-      size_t start = i;
-      uint8_t b = d[i++];
-      if (b == 0x3B) {
-        push(&spans, start, 1);
-        break;
-      }
-      bool drop = false;
-      if (b == 0x21) {
-        if (i >= len) break;
-        uint8_t label = d[i++];
-        drop = label == 0xFE || (label == 0xFF && i + 12 <= len && d[i] == 11 && !std::memcmp(d + i + 1, "XMP DataXMP", 11));
-      } else if (b == 0x2C) {
-        if (i + 9 > len) break;
-        uint8_t fp = d[i + 8];
-        i += 9;
-        if (fp & 0x80) i += 3u << ((fp & 7) + 1);
-        i += 1;
-      } else {
-        break;
-      }
-      while (i < len && d[i] != 0) i += 1 + size_t(d[i]);
-      i += 1;
-      if (i > len) i = len;
-      if (drop) dropped = true;
-      else push(&spans, start, i - start);
     }
   } else if (t == MediaType::Webp) {
     if (len < 30 || std::memcmp(d + 12, "VP8X", 4) != 0) return false;

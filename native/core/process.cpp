@@ -159,8 +159,9 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     default: codec = (t == MediaType::Gif || t == MediaType::Bmp) ? MediaType::Png : t;
   }
   // GIF never passes through: Gemini takes no GIF and OpenAI no animated one, so a stored GIF becomes PNG.
-  const bool passable = t != MediaType::Bmp && t != MediaType::Gif && info.frames <= 1 && info.orientation == 1 && tw == ow && th == oh &&
-                        len <= opts.max_encoded_bytes && (opts.format == OutputFormat::Auto || codec == t);
+  const bool passable = t != MediaType::Bmp && t != MediaType::Gif && info.frames <= 1 && info.orientation == 1 &&
+                        tw == ow && th == oh && len <= opts.max_encoded_bytes &&
+                        (opts.format == OutputFormat::Auto || codec == t);
   s = check_structure(info, d, len);
   if (!s.ok()) return s;
   if (passable) {
@@ -303,6 +304,9 @@ Status process(const uint8_t* d, size_t len, const ProcessOptions& opts, Process
   } catch (const std::exception& e) {
     out->data.reset();
     return Status::Err("ERR_INTERNAL", std::string("unexpected exception: ") + e.what(), sniff(d, len));
+  } catch (...) {
+    out->data.reset();
+    return Status::Err("ERR_INTERNAL", "unexpected exception while processing", sniff(d, len));
   }
 }
 
@@ -334,6 +338,8 @@ Status decode_to_rgba(const uint8_t* d, size_t len, uint64_t max_pixels, Decoded
     return Status::Ok();
   } catch (const std::bad_alloc&) {
     return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while decoding");
+  } catch (...) {
+    return Status::Err("ERR_INTERNAL", "unexpected exception while decoding");
   }
 }
 

@@ -31,13 +31,13 @@ import type {
   ToolResultBlock,
   UserMessage,
 } from '../conversation.js';
-import { toolCallsOf } from '../conversation.js';
+import { toolCallsOf, toolErrorResult } from '../conversation.js';
 import { isPantoError, PantoError } from '../errors.js';
 import { checkProcessOptions } from '../media/process-media.js';
 import type { ProcessOptions } from '../media/types.js';
 import { mediaPolicyFor, resolveModel } from '../providers/model-catalog.js';
 import type { ModelInfo } from '../providers/model-info.js';
-import type { MediaRef, PartFilter, SerializeWarning } from '../providers/serialize-options.js';
+import type { PartFilter, SerializeWarning } from '../providers/serialize-options.js';
 import type { Provider } from '../providers/transport/http-provider.js';
 import { ProviderError } from '../providers/transport/provider-error.js';
 import type { SessionLog } from '../session/session-log.js';
@@ -57,11 +57,12 @@ import type {
   AgentWarning,
 } from './agent-events.js';
 import { ABORTED_RESULT_TEXT, DEFAULT_TOOL_CONCURRENCY, dispatchToolCalls } from './dispatch.js';
-import { findRejectedMedia } from './media-rejection.js';
+import { findRejectedMedia, mediaDataAt } from './media-rejection.js';
 import { type RequestOptions, serializeRequest } from './serialize-request.js';
 import { steeringResult } from './steering.js';
-import type { ToolEvent } from './tool-events.js';
+import { notifyListener, type ToolEvent } from './tool-events.js';
 import { buildUserMessage, type UserContent } from './user-content.js';
+import { unparsedArguments } from './validate-args.js';
 
 /** Request options a host may set (the agent fills tools, system prompt and omissions itself). */
 export type AgentRequestOptions = Omit<RequestOptions, 'tools' | 'system' | 'omitParts' | 'omitReason'>;
@@ -306,7 +307,7 @@ export class Agent {
         let toolResults: Message | undefined;
         if (calls.length > 0) {
           // Keep history consistent: every recorded call gets a result.
-          toolResults = { role: 'tool', results: calls.map((c) => errorResult(c, ABORTED_RESULT_TEXT)) };
+          toolResults = { role: 'tool', results: calls.map((c) => toolErrorResult(c, ABORTED_RESULT_TEXT)) };
           this.#append(toolResults, appended);
         }
         this.#emit({
@@ -379,7 +380,7 @@ export class Agent {
       const { error } = terminal;
       if (attempt === 0 && error instanceof ProviderError && !signal.aborted) {
         const ref = findRejectedMedia(error, serialized.media);
-        const data = ref === undefined ? undefined : this.#partData(ref);
+        const data = ref === undefined ? undefined : mediaDataAt(this.#messages, ref);
         if (ref !== undefined && data !== undefined) {
           this.#rejected.add(data);
           this.#warn({
@@ -396,69 +397,38 @@ export class Agent {
 
   /** Run one turn's calls; steering and abort end the unfinished ones (see the module contract). */
   async #runTools(calls: ToolCallBlock[], signal: AbortSignal): Promise<ToolResultBlock[]> {
-    const results: Array<ToolResultBlock | undefined> = new Array(calls.length);
-    const runnable: number[] = [];
-    calls.forEach((call, i) => {
-      const invalid = call.providerData?.invalidArguments as { raw?: unknown; error?: unknown } | undefined;
-      if (invalid === undefined) {
-        runnable.push(i);
-        return;
-      }
-      const raw = String(invalid.raw ?? '');
-      const text = `The arguments of this ${call.name} call were not a JSON object (${String(invalid.error)}); the tool did not run. Arguments received: ${raw.length > 500 ? `${raw.slice(0, 500)}…` : raw}`;
-      results[i] = errorResult(call, text);
-      this.#warn({
-        code: 'invalid-arguments',
-        message: `tool call ${call.id} (${call.name}): ${String(invalid.error)}`,
-      });
-    });
-    for (const i of calls.keys()) {
-      const r = results[i];
-      if (r !== undefined) {
-        this.#emit({
-          type: 'tool_call_end',
-          toolCallId: r.toolUseId,
-          toolName: r.toolName,
-          index: i,
-          started: false,
-          durationMs: 0,
-          isError: true,
-          aborted: false,
-          result: r,
+    for (const call of calls) {
+      const unparsed = unparsedArguments(call);
+      if (unparsed !== undefined) {
+        this.#warn({
+          code: 'invalid-arguments',
+          message: `tool call ${call.id} (${call.name}): ${unparsed.reason}`,
         });
       }
     }
-    if (runnable.length > 0) {
-      const toolsCtl = new AbortController();
-      this.#toolsCtl = toolsCtl;
-      if (this.#steering.length > 0) toolsCtl.abort();
-      const toolSignal = AbortSignal.any([signal, toolsCtl.signal]);
-      const steered = (): boolean => toolsCtl.signal.aborted && !signal.aborted;
-      const batch = runnable.map((i) => calls[i] as ToolCallBlock);
-      const out = await dispatchToolCalls(batch, {
-        tools: this.tools,
-        signal: toolSignal,
-        media: this.#media,
-        concurrency: this.#concurrency,
-        ...(this.#workspaceRoot === undefined ? {} : { workspaceRoot: this.#workspaceRoot }),
-        onEvent: (event: ToolEvent) => {
-          const index = runnable[event.index] ?? event.index;
-          if (event.type === 'tool_call_end' && event.aborted && steered()) {
-            const result = steeringResult(event.toolCallId, event.toolName, event.started);
-            results[index] = result;
-            this.#emit({ ...event, index, result });
-            return;
-          }
-          this.#emit({ ...event, index });
-        },
-      });
-      this.#toolsCtl = undefined;
-      out.forEach((r, j) => {
-        const index = runnable[j] as number;
-        results[index] ??= r;
-      });
-    }
-    return results as ToolResultBlock[];
+    const toolsCtl = new AbortController();
+    this.#toolsCtl = toolsCtl;
+    if (this.#steering.length > 0) toolsCtl.abort();
+    const steered = (): boolean => toolsCtl.signal.aborted && !signal.aborted;
+    const steeredResults = new Map<number, ToolResultBlock>();
+    const results = await dispatchToolCalls(calls, {
+      tools: this.tools,
+      signal: AbortSignal.any([signal, toolsCtl.signal]),
+      media: this.#media,
+      concurrency: this.#concurrency,
+      ...(this.#workspaceRoot === undefined ? {} : { workspaceRoot: this.#workspaceRoot }),
+      onEvent: (event: ToolEvent) => {
+        if (event.type === 'tool_call_end' && event.aborted && steered()) {
+          const result = steeringResult(event.toolCallId, event.toolName, event.started);
+          steeredResults.set(event.index, result);
+          this.#emit({ ...event, result });
+          return;
+        }
+        this.#emit(event);
+      },
+    });
+    this.#toolsCtl = undefined;
+    return results.map((r, i) => steeredResults.get(i) ?? r);
   }
 
   async #deliverSteering(appended: Message[]): Promise<void> {
@@ -520,20 +490,6 @@ export class Agent {
     this.#emit({ type: 'message_end', message });
   }
 
-  /** The base64 of the part a `MediaRef` points at, in the current conversation. */
-  #partData(ref: MediaRef): string | undefined {
-    const [m, b, p] = ref.key.split(':').map(Number) as [number, number, number];
-    const message = this.#messages[m];
-    const parts =
-      message?.role === 'user'
-        ? message.content
-        : message?.role === 'tool'
-          ? message.results[b]?.parts
-          : undefined;
-    const part = parts?.[p];
-    return part !== undefined && part.type !== 'text' ? part.data : undefined;
-  }
-
   #warnSerializer(warnings: readonly SerializeWarning[]): void {
     for (const w of warnings) {
       this.#warn(
@@ -553,13 +509,7 @@ export class Agent {
   }
 
   #emit(event: AgentEvent): void {
-    for (const listener of this.#listeners) {
-      try {
-        listener(event);
-      } catch {
-        // A listener cannot break a run.
-      }
-    }
+    for (const listener of this.#listeners) notifyListener(listener, event);
   }
 }
 
@@ -588,16 +538,6 @@ function abortError(signal: AbortSignal): PantoError {
     'the run was aborted',
     reason === undefined ? undefined : { cause: reason },
   );
-}
-
-function errorResult(call: ToolCallBlock, text: string): ToolResultBlock {
-  return {
-    type: 'tool_result',
-    toolUseId: call.id,
-    toolName: call.name,
-    parts: [{ type: 'text', text }],
-    isError: true,
-  };
 }
 
 function failedMessage(error: PantoError): AssistantMessage {

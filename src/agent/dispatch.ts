@@ -7,7 +7,8 @@
  *   unknown tool, invalid arguments, a tool that throws/rejects/returns an error, an aborted call). It throws a
  *   `PantoError` (`ERR_INVALID_ARGUMENT`) only for bad options or a `calls` value that is not an array.
  * - Arguments are validated against the tool's `inputSchema` (JSON Schema, Ajv; see `validate-args.ts`) before the
- *   tool runs; an invalid call never reaches the tool.
+ *   tool runs; an invalid call never reaches the tool, nor does a call whose argument text was not a JSON object
+ *   (`providerData.invalidArguments`, left by the response parsers).
  * - Up to `concurrency` tools run at once (`sequential` = one at a time, in call order). A call's slot is released
  *   when its tool settles; its media is then processed on the libuv threadpool while the next tools run.
  * - Every media part goes through `processMedia` once with the `media` policy and is stored as base64 once (see
@@ -19,7 +20,12 @@
  *   one) and its rejection is handled (no unhandled rejection).
  */
 
-import type { StoredPart, ToolCallBlock, ToolResultBlock } from '../conversation.js';
+import {
+  type StoredPart,
+  type ToolCallBlock,
+  type ToolResultBlock,
+  toolErrorResult,
+} from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { checkProcessOptions } from '../media/process-media.js';
 import type { ProcessOptions } from '../media/types.js';
@@ -27,7 +33,7 @@ import type { ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
 import { type CallResult, errorMessage, ToolRegistry, type ToolSource } from '../tool-source.js';
 import { toStoredParts } from './store-parts.js';
 import { safeListener, type ToolEventListener } from './tool-events.js';
-import { validateArgs } from './validate-args.js';
+import { unparsedArguments, validateArgs } from './validate-args.js';
 
 /** Default number of tools run at once. */
 export const DEFAULT_TOOL_CONCURRENCY = 8;
@@ -152,6 +158,11 @@ export function dispatchToolCalls(
 
     /** Look up, validate and invoke call `i`. Returns false when it finished synchronously. */
     function invoke(i: number, call: ToolCallBlock): boolean {
+      const unparsed = unparsedArguments(call);
+      if (unparsed !== undefined) {
+        settle(i, errorResult(call, unparsed.message));
+        return false;
+      }
       const decl = lookup(call.name);
       if (decl === undefined) {
         settle(i, errorResult(call, unknownToolText(call.name, tools)));
@@ -326,13 +337,7 @@ function okResult(
 }
 
 function errorResult(call: ToolCallBlock, text: string, meta?: Record<string, unknown>): ToolResultBlock {
-  const block: ToolResultBlock = {
-    type: 'tool_result',
-    toolUseId: call.id,
-    toolName: call.name,
-    parts: [{ type: 'text', text }],
-    isError: true,
-  };
+  const block = toolErrorResult(call, text);
   if (meta !== undefined) block.meta = meta;
   return block;
 }

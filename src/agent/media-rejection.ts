@@ -11,6 +11,7 @@
  * Otherwise `undefined`: the caller surfaces the error instead of guessing.
  */
 
+import type { Message } from '../conversation.js';
 import type { MediaRef } from '../providers/serialize-options.js';
 import type { ProviderError } from '../providers/transport/provider-error.js';
 
@@ -47,4 +48,21 @@ export function findRejectedMedia(error: ProviderError, media: readonly MediaRef
   if (aboutImage && !aboutDocument && images.length === 1) return images[0];
   if (aboutDocument && !aboutImage && documents.length === 1) return documents[0];
   return undefined;
+}
+
+/**
+ * The base64 of the image/PDF a `MediaRef` points at in `messages` (its `key` is the serializer's
+ * `messageIndex:blockIndex:partIndex`, see `partKey`), or undefined when the key points at no media part.
+ */
+export function mediaDataAt(messages: readonly Message[], ref: MediaRef): string | undefined {
+  const [m, b, p] = ref.key.split(':').map(Number) as [number, number, number];
+  const message = messages[m];
+  const parts =
+    message?.role === 'user'
+      ? message.content
+      : message?.role === 'tool'
+        ? message.results[b]?.parts
+        : undefined;
+  const part = parts?.[p];
+  return part !== undefined && part.type !== 'text' ? part.data : undefined;
 }

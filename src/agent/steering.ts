@@ -4,7 +4,7 @@
  * result saying why, so the conversation stays consistent and the model knows what did not run.
  */
 
-import type { ToolResultBlock } from '../conversation.js';
+import { type ToolResultBlock, toolErrorResult } from '../conversation.js';
 
 /** Result text of a call that had not started when the user sent a new message. */
 export const STEERING_SKIPPED_TEXT = 'skipped: the user sent a new message';
@@ -15,11 +15,8 @@ export const STEERING_CANCELLED_TEXT =
 
 /** The result recorded for a call ended by steering. */
 export function steeringResult(toolUseId: string, toolName: string, started: boolean): ToolResultBlock {
-  return {
-    type: 'tool_result',
-    toolUseId,
-    toolName,
-    parts: [{ type: 'text', text: started ? STEERING_CANCELLED_TEXT : STEERING_SKIPPED_TEXT }],
-    isError: true,
-  };
+  return toolErrorResult(
+    { id: toolUseId, name: toolName },
+    started ? STEERING_CANCELLED_TEXT : STEERING_SKIPPED_TEXT,
+  );
 }

@@ -84,24 +84,22 @@ export type ToolEventListener = (event: ToolEvent) => void;
 let warned = false;
 
 /**
- * Wrap a listener so that a throwing listener cannot break a turn: its exceptions are reported once through
- * `process.emitWarning` and otherwise ignored. Returns undefined when there is no listener.
+ * Call `listener` with `event`. A listener cannot break a run: its exception is reported through `process.emitWarning`
+ * (code `PANTO_LISTENER_THREW`, once per process) and otherwise ignored. Used for tool events and agent events alike.
  */
+export function notifyListener<E>(listener: (event: E) => void, event: E): void {
+  try {
+    listener(event);
+  } catch (err) {
+    if (warned) return;
+    warned = true;
+    process.emitWarning(`an event listener threw (ignored): ${(err as Error)?.message ?? String(err)}`, {
+      code: 'PANTO_LISTENER_THREW',
+    });
+  }
+}
+
+/** `listener` wrapped with `notifyListener`; undefined when there is no listener. */
 export function safeListener(listener: ToolEventListener | undefined): ToolEventListener | undefined {
-  if (!listener) return undefined;
-  return (event) => {
-    try {
-      listener(event);
-    } catch (err) {
-      if (!warned) {
-        warned = true;
-        process.emitWarning(
-          `a tool event listener threw (ignored): ${(err as Error)?.message ?? String(err)}`,
-          {
-            code: 'PANTO_LISTENER_THREW',
-          },
-        );
-      }
-    }
-  };
+  return listener && ((event) => notifyListener(listener, event));
 }

@@ -11,7 +11,26 @@
 
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ToolCallBlock } from '../conversation.js';
 import type { JsonSchema } from '../tool.js';
+
+/**
+ * Why a call's argument text could not be used: the response parsers leave a call whose arguments were not a JSON
+ * object with `input: {}` and `providerData.invalidArguments: {raw, error}`. Returns undefined for a call whose
+ * arguments parsed. `message` is the model-readable result text (it quotes up to 500 characters of the raw text);
+ * `reason` is the parse error alone.
+ */
+export function unparsedArguments(call: ToolCallBlock): { message: string; reason: string } | undefined {
+  const invalid = call.providerData?.invalidArguments as { raw?: unknown; error?: unknown } | undefined;
+  if (invalid === undefined || invalid === null) return undefined;
+  const reason = String(invalid.error);
+  const raw = String(invalid.raw ?? '');
+  const shown = raw.length > 500 ? `${raw.slice(0, 500)}…` : raw;
+  return {
+    message: `The arguments of this ${call.name} call were not a JSON object (${reason}); the tool did not run. Arguments received: ${shown}`,
+    reason,
+  };
+}
 
 /** Outcome of validating one call's arguments. `message` is model-readable and names path, rule and value. */
 export type ArgsCheck = { ok: true } | { ok: false; message: string };

@@ -3,7 +3,7 @@
  * A mention starts at a word boundary (an `@` right after a non-space character, as in `me@example.com`, is not
  * one). Images and PDFs become media parts; other files are inlined as text under a `--- @path ---` header, capped.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { open, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { UserContentPart } from '../agent/index.js';
 import { DEFAULT_DENYLIST, Denylist } from '../lua/workspace-paths.js';
@@ -28,7 +28,7 @@ export function parseMentions(line: string): Mention[] {
     const p = m[2] ?? m[3];
     if (!p) continue;
     const start = (m.index ?? 0) + lead.length;
-    out.push({ path: p.replace(/[,;:!?)]+$/, ''), start, end: (m.index ?? 0) + m[0].length });
+    out.push({ path: p.replace(/[.,;:!?)]+$/, ''), start, end: (m.index ?? 0) + m[0].length });
   }
   return out;
 }
@@ -139,7 +139,6 @@ export async function resolveMentions(
 }
 
 async function readHead(file: string): Promise<Uint8Array> {
-  const { open } = await import('node:fs/promises');
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.alloc(4096);

@@ -1,6 +1,9 @@
-/** The provider surfaces the CLI can show (`--as`), and the request fragment each gives a tool result. */
+/**
+ * The provider surfaces as the CLI names them (`--as`, `--provider`), their wire APIs and default models, and the
+ * request fragment each surface gives a tool result.
+ */
 import type { Conversation } from '../conversation.js';
-import type { ModelInfo, SerializeWarning } from '../providers/index.js';
+import type { ModelApi, ModelInfo, SerializeWarning } from '../providers/index.js';
 import { toAnthropicMessages, toGemini, toOpenAIChat, toOpenAIResponses } from '../providers/index.js';
 import type { ToolDecl } from '../tool.js';
 import { CliError, EXIT_USAGE } from './cli-error.js';
@@ -8,17 +11,44 @@ import { CliError, EXIT_USAGE } from './cli-error.js';
 export const SURFACES = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'] as const;
 export type Surface = (typeof SURFACES)[number];
 
-/** A current model per surface, used when `--model` is not given. */
-export const DEFAULT_MODEL: Record<Surface, string> = {
-  anthropic: 'claude-sonnet-4-5',
+/** The wire API of each surface name, plus the aliases `--provider` also takes. */
+const API_OF: Record<string, ModelApi> = {
+  anthropic: 'anthropic-messages',
+  'anthropic-messages': 'anthropic-messages',
+  'openai-chat': 'openai-chat',
+  'openai-responses': 'openai-responses',
+  openai: 'openai-responses',
+  gemini: 'gemini',
+  google: 'gemini',
+};
+
+/** A current model per wire API, used when `--model` is not given. */
+export const DEFAULT_MODEL: Record<ModelApi, string> = {
+  'anthropic-messages': 'claude-sonnet-4-5',
   'openai-chat': 'gpt-5',
   'openai-responses': 'gpt-5',
   gemini: 'gemini-3-pro-preview',
 };
 
+/** `--as` value -> surface; a usage error names the choices. */
 export function parseSurface(value: string): Surface {
   if ((SURFACES as readonly string[]).includes(value)) return value as Surface;
   throw new CliError(`--as expects one of ${SURFACES.join(', ')}; got '${value}'`, EXIT_USAGE);
+}
+
+/** The wire API of a surface. */
+export function surfaceApi(surface: Surface): ModelApi {
+  return API_OF[surface] as ModelApi;
+}
+
+/** `--provider` value (a surface name or an alias such as `openai`, `google`) -> wire API; a usage error otherwise. */
+export function parseProvider(value: string): ModelApi {
+  const api = API_OF[value];
+  if (api) return api;
+  throw new CliError(
+    `--provider expects one of ${Object.keys(API_OF).join(', ')}; got '${value}'`,
+    EXIT_USAGE,
+  );
 }
 
 export interface Fragment {

@@ -27,7 +27,10 @@ export interface CompactOptions extends EstimateOptions {
   signal?: AbortSignal;
 }
 
-/** A compaction, as `SessionLog.appendCompaction` records it. */
+/**
+ * A compaction, as `SessionLog.appendCompaction` records it. session/ declares the same shape as `CompactionInput`
+ * (neither module imports the other); test/compaction/compaction-record.test-d.ts keeps the two identical.
+ */
 export interface CompactionRecord {
   summary: string;
   /** Messages replacing `messages[0 .. firstKeptIndex)`: the system messages found there, then the summary message. */

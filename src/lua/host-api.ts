@@ -158,6 +158,7 @@ export function createHostFunctions(opts: HostApiOptions): Record<string, LuaJsF
     try {
       pushJson(L, value);
     } catch (err) {
+      // Nested deeper than pushJson goes: drop what was pushed so far, keep the argument.
       if (!(err instanceof LuaConversionError)) throw err;
       lua.lua_settop(L, 1);
       lua.lua_pushnil(L);
@@ -211,17 +212,10 @@ function checkPath(L: LuaState, fn: string): string {
   return decoder.decode(lua.lua_tolstring(L, 1) ?? new Uint8Array(0));
 }
 
+/** A Pusher for one flat value (a stat record, a directory listing): nothing there can fail to convert. */
 function pushOne(value: unknown): Pusher {
   return (L) => {
-    try {
-      pushJson(L, value);
-    } catch (err) {
-      if (!(err instanceof LuaConversionError)) throw err;
-      lua.lua_settop(L, 1);
-      lua.lua_pushnil(L);
-      pushString(L, `panto.json_decode: ${err.message}`);
-      return 2;
-    }
+    pushJson(L, value);
     return 1;
   };
 }

@@ -132,6 +132,7 @@ export class LuaRuntime {
       budgets: opts.budgets,
       print: (line) => this.#log({ level: 'info', message: line, ...this.#attribution() }),
       hostFunctions: createHostFunctions({ current, denylist: opts.denylist, budgets: opts.budgets }),
+      currentCall: () => this.#active,
     });
   }
 
@@ -287,7 +288,7 @@ export class LuaRuntime {
       sliceStart: now,
       exceeded: null,
       hook: (T) => {
-        if (call.exceeded !== null) lauxlib.luaL_error(T, call.exceeded);
+        if (call.exceeded !== null) raiseFromHook(T, call.exceeded);
         call.instructions += HOOK_INTERVAL;
         if (call.instructions > budgets.instructions) {
           this.#exceed(call, T, `instruction budget exceeded (${budgets.instructions} Lua instructions)`);
@@ -302,6 +303,7 @@ export class LuaRuntime {
       },
     };
     lua.lua_sethook(thread, call.hook, lua.LUA_MASKCOUNT, HOOK_INTERVAL);
+    this.#sandbox.claimThread(thread, call);
     return call;
   }
 
@@ -310,7 +312,7 @@ export class LuaRuntime {
     // From now on the hook fires on every instruction of every thread of this call, until it has unwound.
     lua.lua_sethook(T, call.hook, lua.LUA_MASKCOUNT, 1);
     lua.lua_sethook(call.thread, call.hook, lua.LUA_MASKCOUNT, 1);
-    return lauxlib.luaL_error(T, reason);
+    return raiseFromHook(T, reason);
   }
 
   #release(call: CallState): void {
@@ -446,3 +448,14 @@ export class LuaRuntime {
 }
 
 const decoder = new TextDecoder();
+
+/**
+ * Raise a Lua error from inside the count hook. fengari (like Lua) runs a hook with `allowhook = 0` and sets it back
+ * only when the hook RETURNS; an error skips that, so an `xpcall` message handler would run with hooks off and a
+ * `while true do end` in it would never stop. Re-enable hooks first, so the handler is budgeted too (a handler that
+ * keeps failing ends in Lua's "error in error handling").
+ */
+function raiseFromHook(T: LuaState, message: string): never {
+  T.allowhook = 1;
+  return lauxlib.luaL_error(T, message);
+}

@@ -5,7 +5,8 @@
  * xpcall, rawequal, rawget, rawlen, rawset, select, tonumber, tostring, type, getmetatable, setmetatable, _VERSION),
  * `load` (text chunks only, default environment = the tool's own), `print` (to the host log), fresh copies of
  * `string` (no `dump`; capped `rep`; guarded pattern functions), `table`, `math`, `utf8`, `os` (`time`, `clock`,
- * `date`, `difftime` only), `coroutine` (resume/wrap forward host yields) and `panto` (the host API).
+ * `date`, `difftime` only), `coroutine` (resume/wrap forward host yields; a coroutine belongs to the call that created
+ * it) and `panto` (the host API).
  * What it never sees: io, os.execute/exit/getenv/remove/rename/tmpname/setlocale, require, package, dofile,
  * loadfile, debug, string.dump, collectgarbage, the real global table and the string metatable (locked).
  *
@@ -63,10 +64,14 @@ const COPIED_LIBS = ['table', 'math', 'utf8'] as const;
 
 /**
  * `coroutine.resume` / `coroutine.wrap` that forward host yields (async host calls and time slices) to the enclosing
- * thread instead of handing them to the user's code. Runs once per state; receives its collaborators as arguments.
+ * thread instead of handing them to the user's code, and `coroutine.create` that records the creating call. A thread
+ * belongs to one call (see `Sandbox.claimThread`); resuming another call's thread is refused: it may be waiting for
+ * the host, and resuming it would hand it the wrong answer and run it under the wrong call. Runs once per state;
+ * receives its collaborators as arguments.
  */
 const COROUTINE_WRAPPER = `
-local HOST_YIELD, take_slice, slice_yield, co_create, raw_resume, raw_yield, select, error = ...
+local HOST_YIELD, take_slice, slice_yield, raw_create, raw_resume, raw_yield, select, error, claim, mine = ...
+local NOT_MINE = "cannot resume a coroutine of another tool call"
 local forward
 forward = function(co, ok, ...)
   if ok then
@@ -80,7 +85,13 @@ forward = function(co, ok, ...)
   end
   return ok, ...
 end
+local function create(f)
+  local co = raw_create(f)
+  claim(co)
+  return co
+end
 local function resume(co, ...)
+  if not mine(co) then return false, NOT_MINE end
   return forward(co, raw_resume(co, ...))
 end
 local function wrap_result(ok, ...)
@@ -88,12 +99,13 @@ local function wrap_result(ok, ...)
   error((...), 0)
 end
 local function wrap(f)
-  local co = co_create(f)
+  local co = create(f)
   return function(...)
+    if not mine(co) then error(NOT_MINE, 2) end
     return wrap_result(forward(co, raw_resume(co, ...)))
   end
 end
-return resume, wrap
+return resume, wrap, create
 `;
 
 /** What the sandbox needs from its owner. */
@@ -103,6 +115,8 @@ export interface SandboxHost {
   print: (line: string) => void;
   /** The `panto.*` functions. */
   hostFunctions: Record<string, LuaJsFunction>;
+  /** The running call (an object identifying it), or null between calls. A coroutine belongs to its creating call. */
+  currentCall: () => object | null;
 }
 
 /** Builds sandbox environments on one Lua state. */
@@ -113,6 +127,8 @@ export class Sandbox {
   /** Registry ref of a table of the base functions. */
   readonly #baseRef: number;
   readonly #loadFn: LuaJsFunction;
+  /** The call each thread belongs to (call threads and the coroutines created in them). */
+  readonly #owners = new WeakMap<LuaState, object>();
 
   constructor(L: LuaState, host: SandboxHost) {
     this.#L = L;
@@ -180,7 +196,19 @@ export class Sandbox {
     lua.lua_pop(L, 1);
     this.#templates.set('os', lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX));
 
-    this.#templates.set('coroutine', buildCoroutineLib(L));
+    const claim: LuaJsFunction = (T) => {
+      const co = lua.lua_tothread(T, 1);
+      const call = host.currentCall();
+      if (co !== null && call !== null) this.#owners.set(co, call);
+      return 0;
+    };
+    const mine: LuaJsFunction = (T) => {
+      const co = lua.lua_tothread(T, 1);
+      // Not a thread: let the real resume raise its own type error.
+      lua.lua_pushboolean(T, co === null || this.#owners.get(co) === host.currentCall());
+      return 1;
+    };
+    this.#templates.set('coroutine', buildCoroutineLib(L, claim, mine));
 
     lua.lua_newtable(L);
     for (const [name, fn] of Object.entries(host.hostFunctions)) {
@@ -191,6 +219,11 @@ export class Sandbox {
 
     this.#loadFn = sandboxLoad;
     lua.lua_settop(L, top);
+  }
+
+  /** Record that `thread` (a call's own thread) belongs to `call` (what `currentCall` returns while it runs). */
+  claimThread(thread: LuaState, call: object): void {
+    this.#owners.set(thread, call);
   }
 
   /** Push a fresh environment table for one tool file onto the main state's stack. */
@@ -266,6 +299,11 @@ function guardString(name: string, original: LuaJsFunction, budgets: ResolvedBud
           `string.rep would build ${total} bytes, over the sandbox cap of ${budgets.maxStringBytes} bytes`,
         );
       }
+      // fengari loops n times even when nothing is copied: `("", 2^31 - 1)` would hold one instruction for seconds.
+      if (total === 0) {
+        lua.lua_pushliteral(L, '');
+        return 1;
+      }
       return original(L);
     };
   }
@@ -324,7 +362,7 @@ function lockStringMetatable(L: LuaState, stringIdx: number): void {
   lua.lua_pop(L, 2);
 }
 
-function buildCoroutineLib(L: LuaState): number {
+function buildCoroutineLib(L: LuaState, claim: LuaJsFunction, mine: LuaJsFunction): number {
   const code = new TextEncoder().encode(COROUTINE_WRAPPER);
   if (lauxlib.luaL_loadbufferx(L, code, code.length, '=coroutine', 't') !== lua.LUA_OK) {
     throw new Error(`coroutine wrapper failed to compile: ${lua.lua_tolstring(L, -1)}`);
@@ -340,19 +378,23 @@ function buildCoroutineLib(L: LuaState): number {
   lua.lua_getfield(L, co, 'yield');
   lua.lua_getglobal(L, 'select');
   lua.lua_getglobal(L, 'error');
-  lua.lua_call(L, 8, 2);
-  // stack: chunk, coroutine, resume, wrap
+  lua.lua_pushjsfunction(L, claim);
+  lua.lua_pushjsfunction(L, mine);
+  lua.lua_call(L, 10, 3);
+  // stack: chunk, coroutine, resume, wrap, create
   lua.lua_newtable(L);
-  for (const name of ['create', 'yield', 'status', 'running', 'isyieldable']) {
+  for (const name of ['yield', 'status', 'running', 'isyieldable']) {
     lua.lua_getfield(L, co, name);
     lua.lua_setfield(L, -2, name);
   }
-  lua.lua_pushvalue(L, -3);
+  lua.lua_pushvalue(L, -4);
   lua.lua_setfield(L, -2, 'resume');
-  lua.lua_pushvalue(L, -2);
+  lua.lua_pushvalue(L, -3);
   lua.lua_setfield(L, -2, 'wrap');
+  lua.lua_pushvalue(L, -2);
+  lua.lua_setfield(L, -2, 'create');
   const ref = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
-  lua.lua_pop(L, 4);
+  lua.lua_pop(L, 5);
   return ref;
 }
 

@@ -34,10 +34,10 @@ const FORMATS = new Set(['auto', 'jpeg', 'png', 'webp']);
 
 /**
  * Makes raw image/PDF bytes provider-ready. Policy:
- * - JPEG/PNG/GIF/WebP within `maxDimension`, not animated, EXIF orientation 1 and within `maxEncodedBytes` pass
+ * - JPEG/PNG/WebP within `maxDimension`, not animated, EXIF orientation 1 and within `maxEncodedBytes` pass
  *   through byte-identical except that privacy metadata is stripped losslessly (JPEG EXIF/XMP/comments, PNG text and
- *   eXIf chunks, GIF comments, WebP EXIF/XMP; ICC profiles kept) unless `keepMetadata`. Structure is verified first
- *   (truncated JPEG/PNG/WebP -> ERR_CORRUPT_MEDIA).
+ *   eXIf chunks, WebP EXIF/XMP; ICC profiles kept) unless `keepMetadata`. Structure is verified first
+ *   (truncated JPEG/PNG/WebP -> ERR_CORRUPT_MEDIA). GIF and BMP never pass through (always re-encoded as PNG).
  * - Otherwise decode (first frame) -> resize to fit `maxDimension` (Mitchell, premultiplied alpha, never upscaled) ->
  *   apply EXIF orientation -> encode: JPEG->JPEG at `jpegQuality`, PNG->PNG, WebP->WebP (lossless stays lossless),
  *   GIF/BMP->PNG; fully opaque alpha is dropped; a JPEG output never carries transparency (flattened onto white).
@@ -49,7 +49,7 @@ const FORMATS = new Set(['auto', 'jpeg', 'png', 'webp']);
  *
  * Rejects with `MediaError`: ERR_UNSUPPORTED_MEDIA (names the sniffed type), ERR_CORRUPT_MEDIA (decoder's reason),
  * ERR_MEDIA_TOO_LARGE (input/pixel/output caps, with the numbers), ERR_INVALID_ARGUMENT (bad bytes or options;
- * thrown synchronously); `PantoError` ERR_NATIVE_UNAVAILABLE when the addon cannot load.
+ * checked before any work is queued); `PantoError` ERR_NATIVE_UNAVAILABLE when the addon cannot load.
  */
 export async function processMedia(bytes: Uint8Array, options: ProcessOptions = {}): Promise<ProcessedMedia> {
   assertBytes(bytes);

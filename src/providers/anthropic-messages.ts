@@ -29,6 +29,7 @@ import {
   objectSchema,
   responseError,
   surfaceCallId,
+  tokenCount,
 } from './serializer-common.js';
 
 export interface AnthropicCacheControl {
@@ -342,13 +343,9 @@ export function mapAnthropicStopReason(reason: unknown): StopReason {
 
 function usageOf(u: Record<string, unknown> | undefined): Usage | undefined {
   if (!u) return undefined;
-  const usage: Usage = { inputTokens: num(u.input_tokens), outputTokens: num(u.output_tokens) };
+  const usage: Usage = { inputTokens: tokenCount(u.input_tokens), outputTokens: tokenCount(u.output_tokens) };
   if (typeof u.cache_read_input_tokens === 'number') usage.cacheReadTokens = u.cache_read_input_tokens;
   if (typeof u.cache_creation_input_tokens === 'number')
     usage.cacheWriteTokens = u.cache_creation_input_tokens;
   return usage;
-}
-
-function num(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }

@@ -39,6 +39,7 @@ import {
   objectSchema,
   responseError,
   textOf,
+  tokenCount,
 } from './serializer-common.js';
 
 export interface GeminiBlob {
@@ -324,7 +325,7 @@ export function parseGeminiResponse(json: unknown): AssistantMessage {
   }
   if (typeof root.modelVersion === 'string') message.model = root.modelVersion;
   const usage = asObject(root.usageMetadata);
-  if (usage) message.usage = usageOf(usage);
+  if (usage) message.usage = geminiUsage(usage);
   return message;
 }
 
@@ -356,16 +357,16 @@ export function mapGeminiFinishReason(reason: unknown): StopReason {
   }
 }
 
-function usageOf(u: Record<string, unknown>): Usage {
-  const cached = num(u.cachedContentTokenCount);
+/**
+ * Gemini `usageMetadata` -> our usage (shared with the streaming parser): input includes tool-use prompt tokens and
+ * excludes cached ones (reported as cache reads); output includes thinking tokens.
+ */
+export function geminiUsage(u: Record<string, unknown>): Usage {
+  const cached = tokenCount(u.cachedContentTokenCount);
   const usage: Usage = {
-    inputTokens: Math.max(0, num(u.promptTokenCount) + num(u.toolUsePromptTokenCount) - cached),
-    outputTokens: num(u.candidatesTokenCount) + num(u.thoughtsTokenCount),
+    inputTokens: Math.max(0, tokenCount(u.promptTokenCount) + tokenCount(u.toolUsePromptTokenCount) - cached),
+    outputTokens: tokenCount(u.candidatesTokenCount) + tokenCount(u.thoughtsTokenCount),
   };
   if (cached > 0) usage.cacheReadTokens = cached;
   return usage;
-}
-
-function num(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }

@@ -34,10 +34,11 @@ import {
   flagError,
   modelOf,
   objectSchema,
-  parseArguments,
   responseError,
   surfaceCallId,
   textOf,
+  tokenCount,
+  toolCallBlock,
 } from './serializer-common.js';
 
 export type OpenAIChatImageDetail = 'auto' | 'low' | 'high' | 'original';
@@ -224,7 +225,8 @@ function chatId(id: string): string {
 /**
  * An `AssistantMessage` from a complete Chat Completions response (`ChatCompletion`, first choice): text (a refusal
  * becomes text with stop reason `refusal`), tool calls (arguments parsed; text that is not a JSON object gives
- * `input: {}` and `providerData.invalidArguments`), usage (input tokens exclude cached ones, reported as cache reads)
+ * `input: {}` and `providerData.invalidArguments`; an argument object is taken as is; a call without an id gets
+ * `call_<n>`, as in the stream), usage (input tokens exclude cached ones, reported as cache reads)
  * and stop reason (`tool_use` whenever the message calls tools — some compatible servers say `stop`).
  *
  * @throws PantoError `ERR_PROVIDER` for an error object or a body without choices.
@@ -245,33 +247,31 @@ export function parseOpenAIChatResponse(json: unknown): AssistantMessage {
     content.push({ type: 'text', text: msg.content });
   const refusal = typeof msg.refusal === 'string' && msg.refusal.length > 0 ? msg.refusal : undefined;
   if (refusal !== undefined) content.push({ type: 'text', text: refusal });
+  let missingIds = 0;
   for (const raw of Array.isArray(msg.tool_calls) ? msg.tool_calls : []) {
     const call = asObject(raw);
     const fn = asObject(call?.function);
     if (!call || !fn) continue;
-    const { input, invalid } = parseArguments(typeof fn.arguments === 'string' ? fn.arguments : '');
-    const block: ToolCallBlock = {
-      type: 'tool_call',
-      id: String(call.id ?? ''),
-      name: String(fn.name ?? ''),
-      input,
-    };
-    if (invalid) block.providerData = { invalidArguments: invalid };
-    content.push(block);
+    // As the streaming parser: a server that omits ids gets `call_<n>`; Ollama sends `arguments` as an object.
+    const id = typeof call.id === 'string' && call.id !== '' ? call.id : `call_${++missingIds}`;
+    const args = asObject(fn.arguments);
+    const rawArguments = args ? JSON.stringify(args) : typeof fn.arguments === 'string' ? fn.arguments : '';
+    content.push(toolCallBlock(id, String(fn.name ?? ''), rawArguments));
   }
 
-  let stopReason = refusal !== undefined ? 'refusal' : finishReasonOf(choice?.finish_reason);
+  let stopReason = refusal !== undefined ? 'refusal' : mapOpenAIChatFinishReason(choice?.finish_reason);
   if (content.some((b) => b.type === 'tool_call') && (stopReason === 'end' || stopReason === 'other')) {
     stopReason = 'tool_use';
   }
   const message: AssistantMessage = { role: 'assistant', content, stopReason };
   if (typeof root.model === 'string') message.model = root.model;
   const usage = asObject(root.usage);
-  if (usage) message.usage = usageOf(usage);
+  if (usage) message.usage = openAIChatUsage(usage);
   return message;
 }
 
-function finishReasonOf(reason: unknown): StopReason {
+/** Chat Completions `finish_reason` -> our stop reason (shared with the streaming parser). */
+export function mapOpenAIChatFinishReason(reason: unknown): StopReason {
   switch (reason) {
     case 'stop':
       return 'end';
@@ -287,14 +287,17 @@ function finishReasonOf(reason: unknown): StopReason {
   }
 }
 
-function usageOf(u: Record<string, unknown>): Usage {
-  const prompt = num(u.prompt_tokens);
-  const cached = num(asObject(u.prompt_tokens_details)?.cached_tokens);
-  const usage: Usage = { inputTokens: Math.max(0, prompt - cached), outputTokens: num(u.completion_tokens) };
+/**
+ * Chat Completions `usage` -> our usage (shared with the streaming parser): input tokens exclude the cached ones,
+ * which are reported as cache reads.
+ */
+export function openAIChatUsage(u: Record<string, unknown>): Usage {
+  const prompt = tokenCount(u.prompt_tokens);
+  const cached = tokenCount(asObject(u.prompt_tokens_details)?.cached_tokens);
+  const usage: Usage = {
+    inputTokens: Math.max(0, prompt - cached),
+    outputTokens: tokenCount(u.completion_tokens),
+  };
   if (cached > 0) usage.cacheReadTokens = cached;
   return usage;
-}
-
-function num(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }

@@ -13,7 +13,7 @@
  * they preceded (with `store: false`, the item needs its `encrypted_content`, which `include` asks for).
  */
 
-import type { AssistantMessage, Conversation, Message, ToolCallBlock, Usage } from '../conversation.js';
+import type { AssistantMessage, Conversation, Message, StopReason, Usage } from '../conversation.js';
 import type { ToolDecl } from '../tool.js';
 import type { ModelInfo } from './model-info.js';
 import { type PreparedPart, type PreparedResult, prepareConversation } from './prepare-conversation.js';
@@ -25,9 +25,10 @@ import {
   flagError,
   modelOf,
   objectSchema,
-  parseArguments,
   responseError,
   textOf,
+  tokenCount,
+  toolCallBlock,
 } from './serializer-common.js';
 
 export type OpenAIResponsesImageDetail = 'auto' | 'low' | 'high' | 'original';
@@ -312,15 +313,13 @@ export function parseOpenAIResponsesResponse(json: unknown): AssistantMessage {
         }
       }
     } else if (item?.type === 'function_call') {
-      const { input, invalid } = parseArguments(typeof item.arguments === 'string' ? item.arguments : '');
-      const block: ToolCallBlock = {
-        type: 'tool_call',
-        id: String(item.call_id ?? ''),
-        name: String(item.name ?? ''),
-        input,
-      };
-      if (invalid) block.providerData = { invalidArguments: invalid };
-      content.push(block);
+      content.push(
+        toolCallBlock(
+          String(item.call_id ?? item.id ?? ''),
+          String(item.name ?? ''),
+          typeof item.arguments === 'string' ? item.arguments : '',
+        ),
+      );
     } else if (item?.type === 'reasoning' && typeof item.id === 'string') {
       const summary = Array.isArray(item.summary) ? item.summary : [];
       const text = summary
@@ -338,12 +337,7 @@ export function parseOpenAIResponsesResponse(json: unknown): AssistantMessage {
     message.stopReason = 'error';
     message.errorMessage = String(asObject(root.error)?.message ?? 'response failed');
   } else if (root.status === 'incomplete') {
-    message.stopReason =
-      incomplete === 'content_filter'
-        ? 'refusal'
-        : incomplete === 'max_output_tokens'
-          ? 'max_tokens'
-          : 'other';
+    message.stopReason = mapResponsesIncompleteReason(incomplete);
   } else if (refused) {
     message.stopReason = 'refusal';
   } else if (content.some((b) => b.type === 'tool_call')) {
@@ -351,20 +345,27 @@ export function parseOpenAIResponsesResponse(json: unknown): AssistantMessage {
   }
   if (typeof root.model === 'string') message.model = root.model;
   const usage = asObject(root.usage);
-  if (usage) message.usage = usageOf(usage);
+  if (usage) message.usage = openAIResponsesUsage(usage);
   return message;
 }
 
-function usageOf(u: Record<string, unknown>): Usage {
-  const cached = num(asObject(u.input_tokens_details)?.cached_tokens);
+/** An `incomplete_details.reason` -> our stop reason (shared with the streaming parser). */
+export function mapResponsesIncompleteReason(reason: unknown): StopReason {
+  if (reason === 'content_filter') return 'refusal';
+  if (reason === 'max_output_tokens') return 'max_tokens';
+  return 'other';
+}
+
+/**
+ * Responses `usage` -> our usage (shared with the streaming parser): input tokens exclude the cached ones, which are
+ * reported as cache reads.
+ */
+export function openAIResponsesUsage(u: Record<string, unknown>): Usage {
+  const cached = tokenCount(asObject(u.input_tokens_details)?.cached_tokens);
   const usage: Usage = {
-    inputTokens: Math.max(0, num(u.input_tokens) - cached),
-    outputTokens: num(u.output_tokens),
+    inputTokens: Math.max(0, tokenCount(u.input_tokens) - cached),
+    outputTokens: tokenCount(u.output_tokens),
   };
   if (cached > 0) usage.cacheReadTokens = cached;
   return usage;
-}
-
-function num(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }

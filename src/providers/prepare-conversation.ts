@@ -17,7 +17,7 @@ import type {
 import { type MediaItem, planMedia } from './media-plan.js';
 import { resolveModel } from './model-catalog.js';
 import type { ModelInfo } from './model-info.js';
-import type { SerializeOptions, SerializeWarning } from './serialize-options.js';
+import { partKey, type SerializeOptions, type SerializeWarning } from './serialize-options.js';
 
 export interface PreparedText {
   kind: 'text';
@@ -121,11 +121,12 @@ export function prepareConversation(
         textBytes += part.text.length + 32;
         continue;
       }
-      const key = `${messageIndex}:${blockIndex}:${partIndex}`;
+      const ref = { messageIndex, blockIndex, partIndex };
+      const key = partKey(ref);
       const prepared: PreparedImage | PreparedDocument =
         part.type === 'image' ? { kind: 'image', part, key } : { kind: 'document', part, key };
       out[partIndex] = prepared;
-      media.push({ prepared, list: out, index: partIndex, ref: { messageIndex, blockIndex, partIndex } });
+      media.push({ prepared, list: out, index: partIndex, ref });
     }
     return out;
   };

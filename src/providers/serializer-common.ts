@@ -1,5 +1,6 @@
 /** Small pieces the four serializers share: data URLs, tool-result text, tool schemas. */
 
+import type { ToolCallBlock } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import type { JsonSchema, ToolDecl } from '../tool.js';
 import { resolveModel } from './model-catalog.js';
@@ -91,10 +92,25 @@ export function asObject(value: unknown): Record<string, unknown> | undefined {
     : undefined;
 }
 
-/** Parse a tool call's JSON argument text; invalid text yields `{}` plus `providerData.invalidArguments`. */
+/** A token count from a usage object: the number when it is a finite number, else 0. */
+export function tokenCount(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+/** Raw arguments of a tool call whose argument text was not a JSON object (kept in `providerData.invalidArguments`). */
+export interface InvalidToolArguments {
+  raw: string;
+  error: string;
+}
+
+/**
+ * Parse a tool call's JSON argument text (the non-streaming parsers and the streaming `MessageBuilder` both use it):
+ * empty text is `{}`; text that is not a JSON object yields `input: {}` plus `invalid` for
+ * `providerData.invalidArguments`.
+ */
 export function parseArguments(raw: string): {
   input: Record<string, unknown>;
-  invalid?: { raw: string; error: string };
+  invalid?: InvalidToolArguments;
 } {
   if (raw.trim() === '') return { input: {} };
   try {
@@ -105,6 +121,14 @@ export function parseArguments(raw: string): {
   } catch (err) {
     return { input: {}, invalid: { raw, error: (err as Error).message } };
   }
+}
+
+/** A tool-call block from a complete response's call: `input` parsed from the argument text by `parseArguments`. */
+export function toolCallBlock(id: string, name: string, rawArguments: string): ToolCallBlock {
+  const { input, invalid } = parseArguments(rawArguments);
+  const block: ToolCallBlock = { type: 'tool_call', id, name, input };
+  if (invalid) block.providerData = { invalidArguments: invalid };
+  return block;
 }
 
 /**

@@ -46,8 +46,10 @@ export interface CreateSessionOptions extends SessionLogOptions {
 }
 
 /**
- * What `appendCompaction` records; `compact()` returns it as `compaction`. `firstKeptIndex` and
- * `messageCountBefore` refer to the conversation that was compacted, which must be this log's `conversation`.
+ * What `appendCompaction` records; `compact()` returns it as `compaction` (its `CompactionRecord`, the same shape —
+ * compaction/ and session/ import nothing from each other; test/compaction/compaction-record.test-d.ts keeps the two
+ * identical). `firstKeptIndex` and `messageCountBefore` refer to the conversation that was compacted, which must be
+ * this log's `conversation`.
  */
 export interface CompactionInput {
   summary: string;
@@ -265,6 +267,7 @@ export class SessionLog {
    */
   appendCompaction(record: CompactionInput): CompactionEntry {
     const { messages, entryIds } = this.#view;
+    if (record === null || typeof record !== 'object') throw invalid('compaction must be an object');
     if (record.messageCountBefore !== messages.length) {
       throw invalid(
         `compaction was computed for ${record.messageCountBefore} messages but the log's conversation has ${messages.length}`,
@@ -275,6 +278,14 @@ export class SessionLog {
       throw invalid(`compaction firstKeptIndex ${first} is out of range 0..${messages.length}`);
     }
     if (typeof record.summary !== 'string') throw invalid('compaction summary must be a string');
+    for (const key of ['tokensBefore', 'tokensAfter'] as const) {
+      const n = record[key];
+      if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) {
+        throw invalid(`compaction ${key} must be a finite number >= 0, got ${String(n)}`);
+      }
+    }
+    if (!Array.isArray(record.replacement))
+      throw invalid('compaction replacement must be an array of messages');
     record.replacement.forEach((m, i) => {
       checkMessage(m, `replacement[${i}]`);
     });

@@ -1,9 +1,10 @@
 /** Shared set-up for the Agent tests: a workspace with real files, the real Lua `read` tool, models per surface. */
 
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 import type { AgentEvent } from '../../src/agent/agent-events.js';
 import { LuaToolSource } from '../../src/lua/lua-tool-source.js';
 import { resolveModel } from '../../src/providers/model-catalog.js';
@@ -13,7 +14,11 @@ import {
   type Provider,
   type ProviderOptions,
 } from '../../src/providers/transport/http-provider.js';
-import type { FakeProviderServer, Surface } from '../helpers/fake-provider-server.js';
+import {
+  type FakeProviderServer,
+  type Surface,
+  startFakeProviderServer,
+} from '../helpers/fake-provider-server.js';
 
 export const MEDIA = fileURLToPath(new URL('../fixtures/media/', import.meta.url));
 
@@ -58,11 +63,33 @@ export async function workspace(): Promise<Workspace> {
   const root = await mkdtemp(join(tmpdir(), 'panto-agent-'));
   await copyFile(join(MEDIA, 'png-rgb.png'), join(root, 'cat.png'));
   await copyFile(join(MEDIA, 'pdf-2page.pdf'), join(root, 'report.pdf'));
-  const { writeFile } = await import('node:fs/promises');
   await writeFile(join(root, 'notes.txt'), 'line one\nline two\n');
   const tools = await LuaToolSource.fromDir(LuaToolSource.builtinDir(), { workspaceRoot: root });
   return { root, tools, cleanup: () => rm(root, { recursive: true, force: true }) };
 }
+
+export interface AgentFixture {
+  server: FakeProviderServer;
+  ws: Workspace;
+}
+
+/**
+ * A fake provider server and a workspace for one test file, closed by the `afterAll` this registers. Call once at the
+ * top level of the file: `const { server, ws } = await agentFixture();`.
+ */
+export async function agentFixture(): Promise<AgentFixture> {
+  const server = await startFakeProviderServer();
+  const ws = await workspace();
+  afterAll(async () => {
+    await server.close();
+    await ws.cleanup();
+  });
+  return { server, ws };
+}
+
+/** A recorded request body, inspected structurally. */
+// biome-ignore lint/suspicious/noExplicitAny: wire bodies of four APIs, checked field by field in the tests
+export type Json = Record<string, any>;
 
 /** Collect events of one type. */
 export function eventsOf<T extends AgentEvent['type']>(

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import type { AgentEvent } from '../../src/agent/agent-events.js';
 import { ABORTED_RESULT_TEXT } from '../../src/agent/dispatch.js';
@@ -12,37 +12,21 @@ import { loadSession } from '../../src/session/load-session.js';
 import { SessionLog } from '../../src/session/session-log.js';
 import { defineTool } from '../../src/tool.js';
 import { ToolRegistry } from '../../src/tool-source.js';
+import type { RecordedRequest } from '../helpers/fake-provider-server.js';
 import {
-  type FakeProviderServer,
-  type RecordedRequest,
-  startFakeProviderServer,
-} from '../helpers/fake-provider-server.js';
-import {
+  agentFixture,
   eventsOf,
   isPngBase64,
+  type Json,
   MEDIA,
   modelFor,
   providerFor,
-  type Workspace,
-  workspace,
 } from './agent-helpers.js';
 
-// biome-ignore lint/suspicious/noExplicitAny: recorded request bodies are inspected structurally
-type Json = Record<string, any>;
-
-let server: FakeProviderServer;
-let ws: Workspace;
-beforeAll(async () => {
-  server = await startFakeProviderServer();
-  ws = await workspace();
-});
+const { server, ws } = await agentFixture();
 afterEach(() => {
   // Every test consumes exactly the turns it queued.
   expect(server.reset()).toBe(0);
-});
-afterAll(async () => {
-  await server.close();
-  await ws.cleanup();
 });
 
 const since = (n: number) => server.requests.slice(n);
@@ -462,8 +446,29 @@ describe('limits and bad output', () => {
     expect((tool.results[0]?.parts[0] as { text: string } | undefined)?.text).toMatch(
       /not a JSON object.*did not run/,
     );
-    expect(eventsOf(events, 'tool_call_start')).toHaveLength(0);
+    const ends = eventsOf(events, 'tool_call_end');
+    expect(ends.map((e) => [e.toolCallId, e.isError])).toEqual([['bad1', true]]);
     expect(eventsOf(events, 'warning').map((e) => e.warning.code)).toContain('invalid-arguments');
+  });
+
+  it('a listener that throws does not break the run and is reported as a process warning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      server.enqueue({ type: 'reply', text: 'fine' });
+      const agent = anthropicAgent();
+      agent.subscribe(() => {
+        throw new Error('listener bug');
+      });
+      const result = await agent.prompt('hi');
+      expect(result.stopReason).toBe('end');
+      expect(agent.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((w) => (w as Error & { code?: string }).code)).toEqual(['PANTO_LISTENER_THREW']);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('rejects a second prompt while running', async () => {
@@ -594,6 +599,31 @@ describe('compaction from reported usage', () => {
     server.enqueue({ type: 'reply', text: 'r3', usage: { input: 350, output: 5 } });
     await agent.prompt('three');
     expect(eventsOf(events, 'compaction_start')).toHaveLength(1); // r1's stale usage no longer counts
+  });
+
+  it('does not trust usage recorded in a handed-in history (it may predate a compaction)', async () => {
+    const model = resolveModel('claude-sonnet-4-5', { limits: { contextWindow: 3000 } });
+    const history: Message[] = [
+      { role: 'user', content: [{ type: 'text', text: 'first question' }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'text', text: 'first answer' }],
+        stopReason: 'end',
+        usage: { inputTokens: 2800, outputTokens: 20 },
+      },
+    ];
+    const events: AgentEvent[] = [];
+    const agent = anthropicAgent(
+      {
+        messages: history,
+        model,
+        compaction: { reserveTokens: 500, keepRecentTokens: 10, summarizer: async () => 'SUMMARY' },
+      },
+      events,
+    );
+    server.enqueue({ type: 'reply', text: 'r1', usage: { input: 300, output: 5 } });
+    await agent.prompt('one');
+    expect(eventsOf(events, 'compaction_start')).toHaveLength(0);
   });
 });
 

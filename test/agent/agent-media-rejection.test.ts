@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { findRejectedMedia, normalizeRequestPath } from '../../src/agent/media-rejection.js';
+import { findRejectedMedia, mediaDataAt, normalizeRequestPath } from '../../src/agent/media-rejection.js';
+import type { Message } from '../../src/conversation.js';
 import type { MediaRef } from '../../src/providers/serialize-options.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 
@@ -77,5 +78,50 @@ describe('findRejectedMedia', () => {
     const e = (s: number) => err(s, 'messages.0.content.1.image: whatever');
     for (const s of [401, 403, 429, 500, 529]) expect(findRejectedMedia(e(s), anthropicRefs)).toBeUndefined();
     expect(findRejectedMedia(err(400, 'max_tokens: too large'), anthropicRefs)).toBeUndefined();
+  });
+});
+
+describe('mediaDataAt', () => {
+  const messages: Message[] = [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'look' },
+        { type: 'image', mediaType: 'image/png', data: 'USERIMG', width: 1, height: 1 },
+      ],
+    },
+    { role: 'assistant', content: [] },
+    {
+      role: 'tool',
+      results: [
+        {
+          type: 'tool_result',
+          toolUseId: 'a',
+          toolName: 'read',
+          parts: [{ type: 'text', text: 'x' }],
+          isError: false,
+        },
+        {
+          type: 'tool_result',
+          toolUseId: 'b',
+          toolName: 'read',
+          parts: [{ type: 'document', mediaType: 'application/pdf', data: 'TOOLPDF' }],
+          isError: false,
+        },
+      ],
+    },
+  ];
+  const at = (key: string) => mediaDataAt(messages, { key, type: 'image', path: '' });
+
+  it('reads a user part and a tool-result part by key', () => {
+    expect(at('0:0:1')).toBe('USERIMG');
+    expect(at('2:1:0')).toBe('TOOLPDF');
+  });
+
+  it('is undefined for a text part or a key that points nowhere', () => {
+    expect(at('0:0:0')).toBeUndefined();
+    expect(at('1:0:0')).toBeUndefined();
+    expect(at('9:0:0')).toBeUndefined();
+    expect(at('garbage')).toBeUndefined();
   });
 });

@@ -1,27 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import type { AgentEvent } from '../../src/agent/agent-events.js';
-import {
-  type FakeProviderServer,
-  type RecordedRequest,
-  type Surface,
-  startFakeProviderServer,
-} from '../helpers/fake-provider-server.js';
-import { eventsOf, isPngBase64, modelFor, providerFor, type Workspace, workspace } from './agent-helpers.js';
+import type { RecordedRequest, Surface } from '../helpers/fake-provider-server.js';
+import { agentFixture, eventsOf, isPngBase64, type Json, modelFor, providerFor } from './agent-helpers.js';
 
-// biome-ignore lint/suspicious/noExplicitAny: recorded request bodies are inspected structurally
-type Json = Record<string, any>;
-
-let server: FakeProviderServer;
-let ws: Workspace;
-beforeAll(async () => {
-  server = await startFakeProviderServer();
-  ws = await workspace();
-});
-afterAll(async () => {
-  await server.close();
-  await ws.cleanup();
-});
+const { server, ws } = await agentFixture();
 
 /** Where each surface must carry the picture a tool returned, checked on the request that follows the call. */
 const expectPictureInPlace: Record<Surface, (body: Json, callId: string) => void> = {

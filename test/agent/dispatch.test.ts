@@ -295,6 +295,34 @@ describe('argument validation', () => {
   });
 });
 
+describe('arguments that were not a JSON object', () => {
+  it('answer with the parse error and the raw text, without running a tool that would accept {}', async () => {
+    let invoked = 0;
+    const anything = defineTool({
+      name: 'anything',
+      description: 'Takes no required arguments',
+      inputSchema: objectSchema,
+      invoke: () => {
+        invoked++;
+        return 'ran';
+      },
+    });
+    const broken: ToolCallBlock = {
+      ...call('anything', {}, 'b1'),
+      providerData: { invalidArguments: { raw: '{"path": cat', error: 'Unexpected token c' } },
+    };
+    const [bad, good] = await dispatchToolCalls([broken, call('anything')], {
+      tools: new ToolRegistry([[anything]]),
+    });
+    expect(bad?.isError).toBe(true);
+    expect(text(bad)).toBe(
+      'The arguments of this anything call were not a JSON object (Unexpected token c); the tool did not run. Arguments received: {"path": cat',
+    );
+    expect(text(good)).toBe('ran');
+    expect(invoked).toBe(1);
+  });
+});
+
 describe('failures become error results', () => {
   const throws = defineTool({
     name: 'throws',

@@ -148,10 +148,9 @@ describe('panto chat: an interactive agent over a provider, with the Lua tools',
 describe('mentions: what counts as an @path', () => {
   it('quoted paths, trailing punctuation and e-mail addresses', async () => {
     const { parseMentions } = await import('../../src/cli/mentions.js');
-    expect(parseMentions('see @a.png, and @"my file.pdf" but not me@x.org').map((m) => m.path)).toEqual([
-      'a.png',
-      'my file.pdf',
-    ]);
+    expect(
+      parseMentions('see @a.png, and @"my file.pdf" but not me@x.org; last @b.jpg.').map((m) => m.path),
+    ).toEqual(['a.png', 'my file.pdf', 'b.jpg']);
   });
 
   it('tab completion lists files after @ (directories end in /, spaces get quotes)', async () => {

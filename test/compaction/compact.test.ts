@@ -239,4 +239,28 @@ describe('compaction in the session log', () => {
     );
     log.close();
   });
+
+  it('refuses a malformed record before writing, so the file always loads', async () => {
+    const path = file();
+    const log = await SessionLog.create(path);
+    const messages = agentTranscript(6);
+    for (const m of messages) log.appendMessage(m);
+    const result = await compact({ messages }, recordingSummarizer().summarize, { keepRecentTokens: 500 });
+    if (!result) throw new Error('expected a compaction');
+    const bad: unknown[] = [
+      null,
+      { ...result.compaction, tokensBefore: Number.NaN },
+      { ...result.compaction, tokensAfter: -1 },
+      { ...result.compaction, replacement: 'summary' },
+    ];
+    for (const record of bad) {
+      expect(() => log.appendCompaction(record as typeof result.compaction)).toThrow(
+        expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
+      );
+    }
+    log.close();
+    const loaded = await loadSession(path);
+    expect(loaded.warnings).toEqual([]);
+    expect(loaded.conversation.messages).toHaveLength(messages.length);
+  });
 });

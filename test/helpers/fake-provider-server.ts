@@ -261,21 +261,33 @@ function renderReply(
   const calls = turn.toolCalls ?? [];
   const stop = turn.stop ?? (calls.length > 0 ? 'tool_use' : 'end');
   const usage = turn.usage ?? { input: 100, output: 20 };
+  const input: ReplyInput = { model, turn, calls, stop, usage, n };
   switch (surface) {
     case 'anthropic-messages':
-      return renderAnthropic(model, turn, calls, stop, usage, n);
+      return renderAnthropic(input);
     case 'openai-chat':
-      return renderChat(model, turn, calls, stop, usage, n);
+      return renderChat(input);
     case 'openai-responses':
-      return renderResponses(model, turn, calls, stop, usage, n);
+      return renderResponses(input);
     case 'gemini':
-      return renderGemini(model, turn, calls, stop, usage, n);
+      return renderGemini(input);
   }
 }
 
 type Stop = 'end' | 'tool_use' | 'max_tokens';
 type Reply = Extract<ScriptedTurn, { type: 'reply' }>;
 type U = { input: number; output: number };
+
+/** A scripted reply with its defaults filled in (calls, stop reason, usage), as every surface's renderer takes it. */
+interface ReplyInput {
+  model: string;
+  turn: Reply;
+  calls: ScriptedCall[];
+  stop: Stop;
+  usage: U;
+  /** Request number, for ids. */
+  n: number;
+}
 
 function anthropicStart(model: string, n: number, input: number): RawMessageStreamEvent {
   return {
@@ -307,14 +319,7 @@ function anthropicStart(model: string, n: number, input: number): RawMessageStre
   };
 }
 
-function renderAnthropic(
-  model: string,
-  turn: Reply,
-  calls: ScriptedCall[],
-  stop: Stop,
-  usage: U,
-  n: number,
-): string[] {
+function renderAnthropic({ model, turn, calls, stop, usage, n }: ReplyInput): string[] {
   const out = [anthropicFrame(anthropicStart(model, n, usage.input)), sse('ping', { type: 'ping' })];
   let index = 0;
   if (turn.thinking !== undefined) {
@@ -433,14 +438,7 @@ function chatChunk(
   return chunk;
 }
 
-function renderChat(
-  model: string,
-  turn: Reply,
-  calls: ScriptedCall[],
-  stop: Stop,
-  usage: U,
-  n: number,
-): string[] {
+function renderChat({ model, turn, calls, stop, usage, n }: ReplyInput): string[] {
   const out = [
     chatFrame(
       chatChunk(model, n, [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]),
@@ -536,14 +534,7 @@ function responseObject(
   return r;
 }
 
-function renderResponses(
-  model: string,
-  turn: Reply,
-  calls: ScriptedCall[],
-  stop: Stop,
-  usage: U,
-  n: number,
-): string[] {
+function renderResponses({ model, turn, calls, stop, usage, n }: ReplyInput): string[] {
   let seqNo = 0;
   const s = () => seqNo++;
   const out = [
@@ -753,14 +744,7 @@ function geminiChunk(
   return chunk as unknown as GenerateContentResponse;
 }
 
-function renderGemini(
-  model: string,
-  turn: Reply,
-  calls: ScriptedCall[],
-  stop: Stop,
-  usage: U,
-  n: number,
-): string[] {
+function renderGemini({ model, turn, calls, stop, usage, n }: ReplyInput): string[] {
   const out: string[] = [];
   if (turn.thinking !== undefined) {
     for (const p of pieces(turn.thinking))

@@ -21,6 +21,14 @@ const TOOLS: Record<string, string> = {
   'busy.lua': tool('busy', 'local n = 0; for i = 1, args.n do n = n + 1 end; return tostring(n)'),
   'pattern.lua': tool('pattern', 'return tostring(string.rep("a", args.n):find(args.p))'),
   'after_budget.lua': tool('after_budget', 'return "still alive"'),
+  'xpcall_handler.lua': tool(
+    'xpcall_handler',
+    'xpcall(function() while true do end end, function(m) for _ = 1, 3e7 do end; print("handler finished"); return m end)',
+  ),
+  'rep_empty.lua': tool(
+    'rep_empty',
+    'return #string.rep("", math.maxinteger) .. "," .. #string.rep("", math.maxinteger, "")',
+  ),
 };
 
 let env: Loaded;
@@ -45,6 +53,12 @@ describe('instruction budget', () => {
 
   it('stops the same inside a coroutine the tool created', async () => {
     expect(await run('co_pcall_spin')).toEqual(INSTRUCTIONS);
+  });
+
+  it('also binds the xpcall message handler that runs after the overrun', async () => {
+    // The budget error is raised from inside the hook, where fengari has hooks switched off.
+    expect(await run('xpcall_handler')).toEqual(INSTRUCTIONS);
+    expect(env.logs.map((e) => e.message)).not.toContain('handler finished');
   });
 
   it('cannot be caught by pcall for good', async () => {
@@ -80,6 +94,10 @@ describe('string.rep cap', () => {
       ok: false,
       error: expect.stringContaining('string.rep would build 299999999 bytes'),
     });
+  });
+
+  it('an empty repetition is the empty string at any count (built without looping)', async () => {
+    expect(await run('rep_empty')).toEqual({ ok: true, parts: [{ type: 'text', text: '0,0' }] });
   });
 
   it('allows ordinary use', async () => {

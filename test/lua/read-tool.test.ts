@@ -28,6 +28,12 @@ beforeAll(async () => {
     Array.from({ length: 5000 }, (_, i) => `line ${i + 1}`).join('\n'),
   );
   await writeFile(path.join(ws, 'wide.txt'), Array.from({ length: 1000 }, () => 'w'.repeat(200)).join('\n'));
+  // Numbered output of exactly 50 KB: 99 entries of 7 + 505 bytes, one of 7 + 406, 99 newlines = 51,200 bytes.
+  const at50k = (lastLine: number) =>
+    `${Array.from({ length: 99 }, () => 'a'.repeat(505)).join('\n')}\n${'b'.repeat(lastLine)}\n`;
+  await writeFile(path.join(ws, 'at-cap.txt'), at50k(406));
+  await writeFile(path.join(ws, 'over-cap.txt'), at50k(407));
+  await writeFile(path.join(ws, 'crlf.txt'), 'one\r\n\r\nthree\r\n');
   await copyFile(path.join(FIXTURES, 'png-rgb.png'), path.join(ws, 'pic.png'));
   await copyFile(path.join(FIXTURES, 'jpeg-baseline.jpg'), path.join(ws, 'photo.jpg'));
   await copyFile(path.join(FIXTURES, 'pdf-2page.pdf'), path.join(ws, 'doc.pdf'));
@@ -85,6 +91,24 @@ describe('read.lua: text', () => {
     expect(text).toMatch(
       /\[wide\.txt: showing lines 1-\d+ of 1000 \(output capped at 50 KB\)\. Call read with offset=\d+/,
     );
+  });
+
+  it('an output of exactly 50 KB is whole; one byte more moves the last line to the next page', async () => {
+    const whole = await read({ path: 'at-cap.txt' });
+    expect(Buffer.byteLength(textOf(whole))).toBe(50 * 1024);
+    expect(whole.ok && whole.meta).toEqual({ path: 'at-cap.txt', offset: 1, lines: 100, total_lines: 100 });
+    expect(textOf(await read({ path: 'over-cap.txt' }))).toMatch(
+      /\n\n\[over-cap\.txt: showing lines 1-99 of 100 \(output capped at 50 KB\)\. Call read with offset=100 to read on\.\]$/,
+    );
+  });
+
+  it('CRLF lines, blank lines, and an offset just past the last line', async () => {
+    expect(textOf(await read({ path: 'crlf.txt' }))).toBe('     1\tone\n     2\t\n     3\tthree');
+    expect(textOf(await read({ path: 'crlf.txt', offset: 3 }))).toBe('     3\tthree');
+    expect(await read({ path: 'crlf.txt', offset: 4 })).toEqual({
+      ok: false,
+      error: 'crlf.txt: offset 4 is past the end of the file (3 lines)',
+    });
   });
 
   it('reads an SVG as text', async () => {

@@ -54,6 +54,21 @@ const TOOLS: Record<string, string> = {
   return tostring(co())`,
   ),
   'top_yield.lua': tool('top_yield', 'coroutine.yield(1); return "x"'),
+  // A file-level local shared by all calls: the waiting call parks its thread (or a coroutine of its own) there.
+  'steal.lua': `
+local parked
+return { name = "steal", description = "test tool", handler = function(args)
+  if args.park == "thread" then parked = coroutine.running() end
+  if args.park == "coroutine" then
+    parked = coroutine.create(function() return assert(panto.stat(args.path)).size end)
+    local ok, size = coroutine.resume(parked)
+    return "parked coroutine got " .. tostring(size)
+  end
+  if args.park then return "parked thread got " .. assert(panto.stat(args.path)).size end
+  local ok, err = coroutine.resume(parked, "forged answer")
+  local wrapped = pcall(coroutine.wrap(function() end))
+  return tostring(ok) .. " " .. tostring(err) .. " / own wrap " .. tostring(wrapped)
+end }`,
   'sort_host.lua': tool(
     'sort_host',
     'local t = {3, 1, 2}; table.sort(t, function(a, b) panto.stat(args.path); return a < b end); return "sorted"',
@@ -119,6 +134,20 @@ describe("the tool's own coroutines", () => {
       ok: true,
       parts: [{ type: 'text', text: '500000' }],
     });
+  });
+
+  it("a call cannot resume another call's thread or coroutine while it waits for the host", async () => {
+    for (const park of ['thread', 'coroutine']) {
+      const parked = env.source.call('steal', { park, path: 'f.txt' }, ctx(env.workspace, 'parked'));
+      const thief = env.source.call('steal', {}, ctx(env.workspace, 'thief'));
+      expect(await thief).toEqual({
+        ok: true,
+        parts: [
+          { type: 'text', text: 'false cannot resume a coroutine of another tool call / own wrap true' },
+        ],
+      });
+      expect(await parked).toEqual({ ok: true, parts: [{ type: 'text', text: `parked ${park} got 100` }] });
+    }
   });
 
   it('a top-level coroutine.yield is a clear error', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MediaError, probeMedia, processMedia, sniffMedia } from '../../src/media/index.js';
+import { loadNativeAddon } from '../../src/media/native-addon.js';
 import {
   decode,
   fixture,
@@ -493,6 +494,26 @@ describe('errors', () => {
       });
     }
     await expect(processMedia('not bytes' as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT' });
+  });
+
+  it('the addon re-checks numbers itself: NaN, Infinity and negatives never reach a cast', () => {
+    const png = fixture('png-rgb.png');
+    const addon = loadNativeAddon();
+    for (const n of [Number.NaN, Number.POSITIVE_INFINITY, -1, 0.5]) {
+      expect(() => addon.process(png, { maxPixels: n }), `process maxPixels ${n}`).toThrow(
+        expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
+      );
+      expect(() => addon.decodeToRgba(png, n), `decodeToRgba ${n}`).toThrow(
+        expect.objectContaining({
+          code: 'ERR_INVALID_ARGUMENT',
+          message: expect.stringContaining('maxPixels'),
+        }),
+      );
+    }
+    expect(addon.decodeToRgba(png, 3072).width).toBe(64);
+    expect(() => addon.decodeToRgba(png, 3071)).toThrow(
+      expect.objectContaining({ code: 'ERR_MEDIA_TOO_LARGE' }),
+    );
   });
 });
 

@@ -14,6 +14,17 @@ function wire(value: unknown): unknown {
   return JSON.parse(JSON.stringify(value));
 }
 
+/** The first call every fixture makes: read a.png, with a nested range argument. */
+function readA(id: string, providerData?: Record<string, unknown>) {
+  return {
+    type: 'tool_call',
+    id,
+    name: 'read',
+    input: { path: 'a.png', range: { start: 1, end: 20 } },
+    ...(providerData === undefined ? {} : { providerData }),
+  };
+}
+
 function expectProviderError(fn: () => unknown, message: RegExp): void {
   try {
     fn();
@@ -35,12 +46,7 @@ describe('parseAnthropicResponse', () => {
         { type: 'thinking', text: 'The user wants both files.', signature: 'sig-abc' },
         { type: 'thinking', text: '', signature: 'opaque-redacted', redacted: true },
         { type: 'text', text: 'Reading both files.' },
-        {
-          type: 'tool_call',
-          id: 'toolu_01',
-          name: 'read',
-          input: { path: 'a.png', range: { start: 1, end: 20 } },
-        },
+        readA('toolu_01'),
         { type: 'tool_call', id: 'toolu_02', name: 'read', input: { path: 'b.pdf' } },
       ],
       usage: { inputTokens: 35, outputTokens: 210, cacheReadTokens: 2048, cacheWriteTokens: 120 },
@@ -68,12 +74,7 @@ describe('parseOpenAIChatResponse', () => {
       stopReason: 'tool_use',
       content: [
         { type: 'text', text: 'Reading both files.' },
-        {
-          type: 'tool_call',
-          id: 'call_A',
-          name: 'read',
-          input: { path: 'a.png', range: { start: 1, end: 20 } },
-        },
+        readA('call_A'),
         {
           type: 'tool_call',
           id: 'call_B',
@@ -101,6 +102,31 @@ describe('parseOpenAIChatResponse', () => {
     expect(parseOpenAIChatResponse(body).stopReason).toBe('tool_use');
   });
 
+  it('gives an id-less call `call_<n>` and takes an argument object as is (Ollama), as the stream parser does', () => {
+    const message = parseOpenAIChatResponse({
+      model: 'llama3.2',
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'stop',
+          message: {
+            role: 'assistant',
+            content: '',
+            tool_calls: [
+              { function: { name: 'read', arguments: { path: 'a.png' } } },
+              { function: { name: 'read', arguments: '{"path":"b.pdf"}' } },
+            ],
+          },
+        },
+      ],
+    });
+    expect(message.stopReason).toBe('tool_use');
+    expect(message.content).toEqual([
+      { type: 'tool_call', id: 'call_1', name: 'read', input: { path: 'a.png' } },
+      { type: 'tool_call', id: 'call_2', name: 'read', input: { path: 'b.pdf' } },
+    ]);
+  });
+
   it('throws ERR_PROVIDER for an error body', () => {
     expectProviderError(
       () => parseOpenAIChatResponse({ error: { message: 'Invalid image' } }),
@@ -122,12 +148,7 @@ describe('parseOpenAIResponsesResponse', () => {
           signature: reasoningSignature('rs_1', 'gAAAA-opaque'),
         },
         { type: 'text', text: 'Reading both files.' },
-        {
-          type: 'tool_call',
-          id: 'call_A',
-          name: 'read',
-          input: { path: 'a.png', range: { start: 1, end: 20 } },
-        },
+        readA('call_A'),
         {
           type: 'tool_call',
           id: 'call_B',
@@ -162,13 +183,7 @@ describe('parseGeminiResponse', () => {
       content: [
         { type: 'thinking', text: 'The user wants both files.', signature: 'c2lnLXRob3VnaHQ=' },
         { type: 'text', text: 'Reading both files.' },
-        {
-          type: 'tool_call',
-          id: 'gemini_resp-9x_2',
-          name: 'read',
-          input: { path: 'a.png', range: { start: 1, end: 20 } },
-          providerData: { thoughtSignature: 'c2lnLWNhbGw=', syntheticId: true },
-        },
+        readA('gemini_resp-9x_2', { thoughtSignature: 'c2lnLWNhbGw=', syntheticId: true }),
         { type: 'tool_call', id: 'fc-7', name: 'read', input: { path: 'b.pdf' } },
       ],
       usage: { inputTokens: 200, outputTokens: 100, cacheReadTokens: 1000 },

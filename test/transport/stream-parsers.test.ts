@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { parseGeminiResponse } from '../../src/providers/gemini.js';
 import type { ModelApi } from '../../src/providers/model-info.js';
+import { parseOpenAIChatResponse } from '../../src/providers/openai-chat.js';
+import { parseOpenAIResponsesResponse } from '../../src/providers/openai-responses.js';
 import { createStreamParser } from '../../src/providers/stream/create-stream-parser.js';
 import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
+import * as gemini from '../fixtures/providers/responses/gemini.js';
+import * as chat from '../fixtures/providers/responses/openai-chat.js';
+import * as responses from '../fixtures/providers/responses/openai-responses.js';
 
 /** Feed `events` (event name, JSON data) to a fresh parser of `api`. */
 function parse(api: ModelApi, events: Array<[string, unknown]>) {
@@ -233,9 +239,159 @@ describe('Gemini stream parser: parts', () => {
 });
 
 describe('malformed events', () => {
+  it('null or a scalar where an object belongs is skipped: no TypeError, later events still read', () => {
+    const cases: Array<[ModelApi, Array<[string, unknown]>]> = [
+      [
+        'anthropic-messages',
+        [
+          ['content_block_start', { type: 'content_block_start', index: 0, content_block: null }],
+          ['content_block_delta', { type: 'content_block_delta', index: 0 }],
+        ],
+      ],
+      [
+        'openai-chat',
+        [
+          ['message', { choices: [null] }],
+          ['message', { choices: [{ index: 0, delta: { tool_calls: [null, 7] } }] }],
+        ],
+      ],
+      [
+        'openai-responses',
+        [
+          ['x', { type: 'response.output_item.added', item: null }],
+          ['x', { type: 'response.output_item.done', item: null }],
+          ['x', { type: 'response.output_item.done', item: { type: 'reasoning', id: 'r', summary: [null] } }],
+          ['x', { type: 'response.output_item.done', item: { type: 'message', id: 'm', content: [null] } }],
+          ['x', { type: 'response.output_item.done', item: { type: 'message', id: 'n', content: 5 } }],
+        ],
+      ],
+      [
+        'gemini',
+        [
+          ['message', { candidates: [{ content: { parts: [null, { functionCall: null }] } }] }],
+          ['message', { candidates: [null] }],
+        ],
+      ],
+    ];
+    for (const [api, events] of cases) {
+      const text: Record<ModelApi, [string, unknown]> = {
+        'anthropic-messages': [
+          'content_block_start',
+          { type: 'content_block_start', index: 1, content_block: { type: 'text', text: 'still here' } },
+        ],
+        'openai-chat': ['message', { choices: [{ index: 0, delta: { content: 'still here' } }] }],
+        'openai-responses': [
+          'x',
+          { type: 'response.output_text.delta', item_id: 'msg_9', delta: 'still here' },
+        ],
+        gemini: ['message', { candidates: [{ content: { parts: [{ text: 'still here' }] } }] }],
+      };
+      const { parser } = parse(api, [...events, text[api]]);
+      expect(
+        parser.partial('error').content.filter((b) => b.type === 'text'),
+        api,
+      ).toEqual([{ type: 'text', text: 'still here' }]);
+    }
+  });
+
   it('a data line that is not JSON is a non-retryable ProviderError quoting it', () => {
     expect(() => parse('openai-chat', [['message', '{not json']])).toThrow(
       expect.objectContaining({ retryable: false, providerMessage: expect.stringContaining('{not json') }),
     );
+  });
+});
+
+describe('streamed and complete responses agree', () => {
+  it('OpenAI Chat: the same message, cached usage and finish reason from chunks as from the complete body', () => {
+    const choice = chat.toolCalls.choices[0];
+    const calls = choice?.message.tool_calls ?? [];
+    const { parser } = parse('openai-chat', [
+      [
+        'message',
+        { model: chat.toolCalls.model, choices: [{ index: 0, delta: { content: 'Reading both files.' } }] },
+      ],
+      ...calls.map((c, index): [string, unknown] => [
+        'message',
+        {
+          choices: [
+            {
+              index: 0,
+              delta: {
+                tool_calls: [
+                  {
+                    index,
+                    id: c.id,
+                    function: { name: c.type === 'function' ? c.function.name : '', arguments: '' },
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      ]),
+      ...calls.map((c, index): [string, unknown] => [
+        'message',
+        {
+          choices: [
+            {
+              index: 0,
+              delta: {
+                tool_calls: [
+                  { index, function: { arguments: c.type === 'function' ? c.function.arguments : '' } },
+                ],
+              },
+            },
+          ],
+        },
+      ]),
+      ['message', { choices: [{ index: 0, delta: {}, finish_reason: choice?.finish_reason }] }],
+      ['message', { choices: [], usage: chat.toolCalls.usage }],
+      ['message', '[DONE]'],
+    ]);
+    const complete = parseOpenAIChatResponse(JSON.parse(JSON.stringify(chat.toolCalls)));
+    expect(complete.usage).toEqual({ inputTokens: 232, outputTokens: 50, cacheReadTokens: 768 });
+    expect(parser.result()).toEqual(complete);
+
+    const refusal = parse('openai-chat', [
+      [
+        'message',
+        {
+          model: chat.refusal.model,
+          choices: [{ index: 0, delta: { refusal: 'I cannot help with that.' } }],
+        },
+      ],
+      ['message', { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: chat.refusal.usage }],
+    ]);
+    expect(refusal.parser.result()).toEqual(
+      parseOpenAIChatResponse(JSON.parse(JSON.stringify(chat.refusal))),
+    );
+
+    const cut = parse('openai-chat', [
+      ['message', { choices: [{ index: 0, delta: { content: 'x' }, finish_reason: 'length' }] }],
+    ]);
+    expect(cut.parser.result().stopReason).toBe('max_tokens');
+  });
+
+  it('OpenAI Responses: the same cached usage and incomplete reason from events as from the complete body', () => {
+    const { parser } = parse('openai-responses', [
+      [
+        'response.output_text.delta',
+        { type: 'response.output_text.delta', item_id: 'msg_2', delta: 'The picture' },
+      ],
+      ['response.incomplete', { type: 'response.incomplete', response: responses.incomplete }],
+    ]);
+    const complete = parseOpenAIResponsesResponse(JSON.parse(JSON.stringify(responses.incomplete)));
+    expect(complete).toMatchObject({
+      stopReason: 'max_tokens',
+      usage: { inputTokens: 488, outputTokens: 80, cacheReadTokens: 512 },
+    });
+    expect(parser.result()).toEqual(complete);
+  });
+
+  it('Gemini: one chunk holding a whole response gives what parseGeminiResponse gives (synthetic ids included)', () => {
+    const { parser } = parse('gemini', [['message', gemini.functionCalls]]);
+    const complete = parseGeminiResponse(JSON.parse(JSON.stringify(gemini.functionCalls)));
+    expect(complete.content[2]).toMatchObject({ providerData: { syntheticId: true } });
+    expect(parser.result()).toEqual(complete);
   });
 });

@@ -7,12 +7,13 @@ import { Agent, type AgentEvent } from '../../agent/index.js';
 import { isPantoError } from '../../errors.js';
 import { LuaToolSource } from '../../lua/index.js';
 import { type ModelApi, type ModelOverrides, resolveModel } from '../../providers/index.js';
-import { createProvider, type Provider } from '../../providers/transport/index.js';
+import { createProvider, ENDPOINTS, type Provider } from '../../providers/transport/index.js';
 import { SessionLog } from '../../session/index.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
 import { completeMention, resolveMentions } from '../mentions.js';
 import { parseIntOption } from '../parse-options.js';
+import { DEFAULT_MODEL, parseProvider } from '../surfaces.js';
 
 export const chatHelp = `Usage: panto chat [options]
 
@@ -39,30 +40,6 @@ Options:
   --pdf-input         declare that the model accepts PDFs
   -h, --help          show this help
 `;
-
-const PROVIDERS: Record<string, ModelApi> = {
-  anthropic: 'anthropic-messages',
-  'anthropic-messages': 'anthropic-messages',
-  openai: 'openai-responses',
-  'openai-responses': 'openai-responses',
-  'openai-chat': 'openai-chat',
-  gemini: 'gemini',
-  google: 'gemini',
-};
-
-const DEFAULT_MODELS: Record<ModelApi, string> = {
-  'anthropic-messages': 'claude-sonnet-4-5',
-  'openai-responses': 'gpt-5',
-  'openai-chat': 'gpt-5',
-  gemini: 'gemini-2.5-flash',
-};
-
-const KEY_ENV: Record<ModelApi, string> = {
-  'anthropic-messages': 'ANTHROPIC_API_KEY',
-  'openai-responses': 'OPENAI_API_KEY',
-  'openai-chat': 'OPENAI_API_KEY',
-  gemini: 'GEMINI_API_KEY',
-};
 
 export async function runChat(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
@@ -95,7 +72,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   if (values['image-input']) input.image = true;
   if (values['pdf-input']) input.pdf = true;
   if (Object.keys(input).length > 0) overrides.input = input;
-  const model = resolveModel(values.model ?? DEFAULT_MODELS[api], overrides);
+  const model = resolveModel(values.model ?? DEFAULT_MODEL[api], overrides);
   if (model.api !== api) {
     throw new CliError(
       `model '${model.id}' speaks ${model.api}, not ${api}; pick a matching --provider`,
@@ -118,7 +95,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   } catch (err) {
     if (isPantoError(err, 'ERR_PROVIDER_AUTH')) {
       throw new CliError(
-        `no API key for ${api}: set ${KEY_ENV[api]} (or pass --api-key-env VAR, or --base-url for a local server)`,
+        `no API key for ${api}: set ${ENDPOINTS[api].keyEnv.join(' or ')} (or pass --api-key-env VAR, or --base-url for a local server)`,
       );
     }
     throw err;
@@ -250,15 +227,7 @@ function pickApi(
   baseUrl: string | undefined,
   env: NodeJS.ProcessEnv,
 ): ModelApi {
-  if (provider !== undefined) {
-    const api = PROVIDERS[provider];
-    if (!api)
-      throw new CliError(
-        `--provider expects one of ${Object.keys(PROVIDERS).join(', ')}; got '${provider}'`,
-        EXIT_USAGE,
-      );
-    return api;
-  }
+  if (provider !== undefined) return parseProvider(provider);
   if (baseUrl !== undefined) return 'openai-chat';
   if (env.ANTHROPIC_API_KEY) return 'anthropic-messages';
   if (env.OPENAI_API_KEY) return 'openai-responses';

@@ -13,6 +13,7 @@ import {
   DEFAULT_MODEL,
   parseSurface,
   type Surface,
+  surfaceApi,
   toolResultFragment,
 } from '../surfaces.js';
 
@@ -65,7 +66,7 @@ export async function runTool(argv: string[], io: CliIo): Promise<number> {
   }
   const workspaceRoot = path.resolve(values.workspace ?? process.cwd());
   const surface: Surface | undefined = values.as === undefined ? undefined : parseSurface(values.as);
-  const modelId = values.model ?? (surface ? DEFAULT_MODEL[surface] : undefined);
+  const modelId = values.model ?? (surface ? DEFAULT_MODEL[surfaceApi(surface)] : undefined);
   const model = modelId === undefined ? undefined : resolveModel(modelId);
 
   const source = await LuaToolSource.fromDir(

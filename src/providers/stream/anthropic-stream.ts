@@ -10,6 +10,7 @@
 
 import type { AssistantMessage, StopReason, Usage } from '../../conversation.js';
 import { mapAnthropicStopReason } from '../anthropic-messages.js';
+import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
 import { MessageBuilder } from './message-builder.js';
@@ -46,12 +47,16 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
       case 'message_start':
         this.#messageStart(data.message as Json | undefined);
         break;
-      case 'content_block_start':
-        this.#blockStart(data.index as number, data.content_block as Json);
+      case 'content_block_start': {
+        const block = asObject(data.content_block);
+        if (block) this.#blockStart(data.index as number, block);
         break;
-      case 'content_block_delta':
-        this.#blockDelta(data.index as number, data.delta as Json);
+      }
+      case 'content_block_delta': {
+        const delta = asObject(data.delta);
+        if (delta) this.#blockDelta(data.index as number, delta);
         break;
+      }
       case 'content_block_stop': {
         const index = data.index as number;
         if (this.#kinds.get(index) === 'tool') this.builder.toolEnd(String(index));

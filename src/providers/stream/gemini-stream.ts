@@ -13,7 +13,8 @@
  */
 
 import type { AssistantMessage, StopReason } from '../../conversation.js';
-import { mapGeminiFinishReason } from '../gemini.js';
+import { geminiUsage, mapGeminiFinishReason } from '../gemini.js';
+import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
 import { MessageBuilder } from './message-builder.js';
@@ -50,17 +51,12 @@ export class GeminiStreamParser implements SurfaceStreamParser {
       this.#idBase = `gemini_${chunk.responseId.replace(/[^a-zA-Z0-9_-]/g, '')}`;
     const candidate = (chunk.candidates as Json[] | undefined)?.[0];
     const parts = (candidate?.content as Json | undefined)?.parts as Json[] | undefined;
-    if (Array.isArray(parts)) for (const part of parts) this.#part(part);
-    const usage = chunk.usageMetadata as Json | undefined;
-    if (usage) {
-      const prompt = num(usage.promptTokenCount);
-      const cached = num(usage.cachedContentTokenCount);
-      const u = {
-        inputTokens: Math.max(0, prompt + num(usage.toolUsePromptTokenCount) - cached),
-        outputTokens: num(usage.candidatesTokenCount) + num(usage.thoughtsTokenCount),
-      };
-      this.builder.setUsage(cached > 0 ? { ...u, cacheReadTokens: cached } : u);
+    for (const raw of Array.isArray(parts) ? parts : []) {
+      const part = asObject(raw);
+      if (part) this.#part(part);
     }
+    const usage = chunk.usageMetadata as Json | undefined;
+    if (usage && typeof usage === 'object') this.builder.setUsage(geminiUsage(usage));
     const feedback = chunk.promptFeedback as Json | undefined;
     if (typeof feedback?.blockReason === 'string') {
       this.#complete = true;
@@ -89,8 +85,8 @@ export class GeminiStreamParser implements SurfaceStreamParser {
 
   #part(part: Json): void {
     const signature = typeof part.thoughtSignature === 'string' ? part.thoughtSignature : undefined;
-    const call = part.functionCall as Json | undefined;
-    if (call !== undefined) {
+    const call = asObject(part.functionCall);
+    if (call) {
       this.builder.close(this.#textKey());
       this.builder.close(this.#thoughtKey());
       this.#blockSeq++;
@@ -130,10 +126,6 @@ export class GeminiStreamParser implements SurfaceStreamParser {
   #thoughtKey(): string {
     return `thought:${this.#blockSeq}`;
   }
-}
-
-function num(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }
 
 function geminiStreamError(error: Json): ProviderError {

@@ -16,18 +16,13 @@ import type {
   ToolCallBlock,
   Usage,
 } from '../../conversation.js';
+import { parseArguments } from '../serializer-common.js';
 import type { StreamEvent } from './stream-event.js';
 
 type OpenBlock =
   | { kind: 'text'; index: number; block: TextBlock }
   | { kind: 'thinking'; index: number; block: ThinkingBlock }
   | { kind: 'tool'; index: number; block: ToolCallBlock; args: string; closed: boolean };
-
-/** Raw arguments of a tool call whose argument text was not a JSON object. */
-export interface InvalidToolArguments {
-  raw: string;
-  error: string;
-}
 
 export class MessageBuilder {
   readonly #emit: (event: StreamEvent) => void;
@@ -119,13 +114,6 @@ export class MessageBuilder {
     if (name) open.block.name = name;
   }
 
-  /** Merge provider data into an open call. */
-  toolProviderData(key: string, data: Record<string, unknown>): void {
-    const open = this.#open.get(key);
-    if (open?.kind !== 'tool') return;
-    open.block.providerData = { ...open.block.providerData, ...data };
-  }
-
   /**
    * Close the call under `key`. `fullArguments`, when given, replaces the accumulated delta text (providers send the
    * authoritative full string at the end).
@@ -206,29 +194,9 @@ export class MessageBuilder {
   #closeTool(open: Extract<OpenBlock, { kind: 'tool' }>): void {
     if (open.closed) return;
     open.closed = true;
-    const parsed = parseArguments(open.args);
-    if ('input' in parsed) open.block.input = parsed.input;
-    else {
-      open.block.input = {};
-      open.block.providerData = { ...open.block.providerData, invalidArguments: parsed.invalid };
-    }
+    const { input, invalid } = parseArguments(open.args);
+    open.block.input = input;
+    if (invalid) open.block.providerData = { ...open.block.providerData, invalidArguments: invalid };
     this.#emit({ type: 'toolcall_end', blockIndex: open.index, call: open.block });
-  }
-}
-
-function parseArguments(raw: string): { input: Record<string, unknown> } | { invalid: InvalidToolArguments } {
-  if (raw.trim().length === 0) return { input: {} };
-  try {
-    const v: unknown = JSON.parse(raw);
-    if (v !== null && typeof v === 'object' && !Array.isArray(v))
-      return { input: v as Record<string, unknown> };
-    return {
-      invalid: {
-        raw,
-        error: `arguments must be a JSON object, got ${Array.isArray(v) ? 'an array' : typeof v}`,
-      },
-    };
-  } catch (err) {
-    return { invalid: { raw, error: (err as Error).message } };
   }
 }

@@ -7,10 +7,13 @@
  * `delta.tool_calls[{index, id?, function:{name?, arguments?}}]` fragments keyed by `index`; the usage chunk (when
  * `stream_options.include_usage` is set) has `choices: []`. Reasoning text from compatible servers
  * (`delta.reasoning_content` — DeepSeek, llama.cpp, vLLM; `delta.reasoning` — OpenRouter, Ollama) becomes thinking.
+ * `delta.refusal` is text and ends the turn as `refusal`. Finish reasons and usage map as in `parseOpenAIChatResponse`.
  * An `{error:{...}}` chunk (sent by several compatible servers mid-stream) is thrown as a `ProviderError`.
  */
 
 import type { AssistantMessage, StopReason } from '../../conversation.js';
+import { mapOpenAIChatFinishReason, openAIChatUsage } from '../openai-chat.js';
+import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
 import { MessageBuilder } from './message-builder.js';
@@ -26,6 +29,7 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
   #done = false;
   #finished = false;
   #stopReason: StopReason | undefined;
+  #refused = false;
   #callSeq = 0;
   #lastToolKey: string | undefined;
 
@@ -47,21 +51,15 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     const chunk = parseJsonData(API, raw);
     if (chunk.error !== undefined && chunk.error !== null) throw chatStreamError(chunk.error);
     if (typeof chunk.model === 'string' && this.builder.model === undefined) this.builder.model = chunk.model;
-    const choices = chunk.choices as Json[] | undefined;
-    const choice = choices?.[0];
-    if (choice !== undefined) this.#choice(choice);
+    const choice = Array.isArray(chunk.choices) ? asObject(chunk.choices[0]) : undefined;
+    if (choice) this.#choice(choice);
     const usage = chunk.usage as Json | null | undefined;
-    if (usage && typeof usage === 'object') {
-      const prompt = num(usage.prompt_tokens);
-      const details = usage.prompt_tokens_details as Json | null | undefined;
-      const cached = num(details?.cached_tokens);
-      const u = { inputTokens: Math.max(0, prompt - cached), outputTokens: num(usage.completion_tokens) };
-      this.builder.setUsage(cached > 0 ? { ...u, cacheReadTokens: cached } : u);
-    }
+    if (usage && typeof usage === 'object') this.builder.setUsage(openAIChatUsage(usage));
   }
 
   result(): AssistantMessage {
-    let stop = this.#stopReason ?? 'end';
+    // A refusal ends as `refusal` whatever the finish reason, as in `parseOpenAIChatResponse`.
+    let stop = this.#refused ? 'refusal' : (this.#stopReason ?? 'end');
     // Several compatible servers report `stop` for a turn that called tools.
     if (this.builder.toolCallCount > 0 && (stop === 'end' || stop === 'other')) stop = 'tool_use';
     return this.builder.build(stop);
@@ -81,18 +79,23 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
         this.builder.close('reasoning');
         this.builder.text('text', delta.content);
       }
-      if (typeof delta.refusal === 'string' && delta.refusal.length > 0)
+      if (typeof delta.refusal === 'string' && delta.refusal.length > 0) {
+        this.#refused = true;
         this.builder.text('text', delta.refusal);
+      }
       const calls = delta.tool_calls as Json[] | undefined;
       if (Array.isArray(calls)) {
-        for (let i = 0; i < calls.length; i++) this.#toolCall(calls[i] as Json, i);
+        for (let i = 0; i < calls.length; i++) {
+          const call = asObject(calls[i]);
+          if (call) this.#toolCall(call, i);
+        }
       }
     }
     const reason = choice.finish_reason;
     if (typeof reason === 'string') {
       this.builder.closeAll();
       this.#finished = true;
-      this.#stopReason = mapFinishReason(reason);
+      this.#stopReason = mapOpenAIChatFinishReason(reason);
     }
   }
 
@@ -120,26 +123,6 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
       // Ollama sends arguments as an object, whole.
       this.builder.toolArgs(key, JSON.stringify(fn.arguments));
     }
-  }
-}
-
-function num(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
-}
-
-function mapFinishReason(reason: string): StopReason {
-  switch (reason) {
-    case 'stop':
-      return 'end';
-    case 'tool_calls':
-    case 'function_call':
-      return 'tool_use';
-    case 'length':
-      return 'max_tokens';
-    case 'content_filter':
-      return 'refusal';
-    default:
-      return 'other';
   }
 }
 

@@ -13,7 +13,12 @@
  */
 
 import type { AssistantMessage, StopReason } from '../../conversation.js';
-import { reasoningSignature } from '../openai-responses.js';
+import {
+  mapResponsesIncompleteReason,
+  openAIResponsesUsage,
+  reasoningSignature,
+} from '../openai-responses.js';
+import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
 import { MessageBuilder } from './message-builder.js';
@@ -51,7 +56,7 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
         break;
       }
       case 'response.output_item.added':
-        this.#itemAdded(data.item as Json);
+        this.#itemAdded(asObject(data.item));
         break;
       case 'response.output_text.delta':
         this.builder.text(`msg:${String(data.item_id)}`, String(data.delta ?? ''));
@@ -80,7 +85,7 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
         }
         break;
       case 'response.output_item.done':
-        this.#itemDone(data.item as Json);
+        this.#itemDone(asObject(data.item));
         break;
       case 'response.completed':
       case 'response.incomplete':
@@ -138,7 +143,7 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
         const encrypted = typeof item.encrypted_content === 'string' ? item.encrypted_content : null;
         // A server that streams no summary deltas still gives the summary in the finished item.
         if (!this.builder.hasThinking(key) && Array.isArray(summary) && summary.length > 0) {
-          this.builder.thinking(key, summary.map((s) => String(s.text ?? '')).join('\n\n'));
+          this.builder.thinking(key, summary.map((s) => String(asObject(s)?.text ?? '')).join('\n\n'));
         }
         this.builder.thinkingSignature(key, reasoningSignature(id, encrypted));
         this.builder.close(key);
@@ -147,10 +152,10 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
       case 'message': {
         const key = `msg:${id}`;
         if (!this.builder.hasText(key)) {
-          const content = item.content as Json[] | undefined;
-          for (const c of content ?? []) {
-            if (c.type === 'output_text' && typeof c.text === 'string') this.builder.text(key, c.text);
-            else if (c.type === 'refusal' && typeof c.refusal === 'string') {
+          for (const raw of Array.isArray(item.content) ? item.content : []) {
+            const c = asObject(raw);
+            if (c?.type === 'output_text' && typeof c.text === 'string') this.builder.text(key, c.text);
+            else if (c?.type === 'refusal' && typeof c.refusal === 'string') {
               this.#refused = true;
               this.builder.text(key, c.refusal);
             }
@@ -169,20 +174,10 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
     if (typeof response?.model === 'string') this.builder.model = response.model;
     const reason = (response?.incomplete_details as Json | null | undefined)?.reason;
     if (response?.status === 'incomplete' || reason !== undefined) {
-      this.#stopReason =
-        reason === 'content_filter' ? 'refusal' : reason === 'max_output_tokens' ? 'max_tokens' : 'other';
+      this.#stopReason = mapResponsesIncompleteReason(reason);
     }
-    const usage = response?.usage as Json | undefined;
-    if (usage) {
-      const input = typeof usage.input_tokens === 'number' ? usage.input_tokens : 0;
-      const cached = (usage.input_tokens_details as Json | undefined)?.cached_tokens;
-      const c = typeof cached === 'number' ? cached : 0;
-      const u = {
-        inputTokens: Math.max(0, input - c),
-        outputTokens: typeof usage.output_tokens === 'number' ? usage.output_tokens : 0,
-      };
-      this.builder.setUsage(c > 0 ? { ...u, cacheReadTokens: c } : u);
-    }
+    const usage = response?.usage as Json | null | undefined;
+    if (usage && typeof usage === 'object') this.builder.setUsage(openAIResponsesUsage(usage));
   }
 }
 
