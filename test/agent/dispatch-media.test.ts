@@ -213,7 +213,10 @@ describe('bytes that cannot be sent are dropped with a reason; the turn goes on'
       "[attachment 'scan.tiff' dropped: image/tiff is not supported; convert it to PNG or JPEG]",
       '[attachment dropped: image/tiff is not supported; convert it to PNG or JPEG]',
     ]);
-    const dropped = events.filter((e) => e.type === 'tool_media_dropped');
+    // Events come in completion order (tool-events.ts); the parts themselves keep the tool's order.
+    const dropped = events
+      .filter((e) => e.type === 'tool_media_dropped')
+      .sort((a, b) => a.partIndex - b.partIndex);
     expect(dropped.map((e) => [e.partIndex, e.code, e.mediaType])).toEqual([
       [1, 'ERR_UNSUPPORTED_MEDIA', 'image/tiff'],
       [2, 'ERR_UNSUPPORTED_MEDIA', 'image/tiff'],
