@@ -24,6 +24,7 @@ import { type PreparedPart, prepareConversation } from './prepare-conversation.j
 import type { MediaRef, SerializeOptions, SerializeResult } from './serialize-options.js';
 import {
   asObject,
+  documentName,
   EMPTY_RESULT_TEXT,
   modelOf,
   objectSchema,
@@ -130,6 +131,9 @@ export interface AnthropicOptions extends SerializeOptions {
   cacheControl?: boolean | { ttl: '5m' | '1h' };
 }
 
+/** Document titles must be 1–500 characters: an empty name is left out, a longer one shortened. */
+const ANTHROPIC_TITLE_MAX = 500;
+
 /** Tool declarations in the Messages API `tools` format. */
 export function anthropicTools(tools: readonly ToolDecl[]): AnthropicTool[] {
   return tools.map((t) => ({ name: t.name, description: t.description, input_schema: objectSchema(t) }));
@@ -168,7 +172,7 @@ export function toAnthropicMessages(
     const out: Array<AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock> = [];
     for (const p of parts) {
       if (p.kind === 'text') {
-        if (p.text.length > 0) out.push({ type: 'text', text: p.text });
+        if (hasVisibleText(p.text)) out.push({ type: 'text', text: p.text });
         continue;
       }
       media.push({ key: p.key, type: p.kind, path: `${path}[${offset + out.length}]` });
@@ -182,7 +186,8 @@ export function toAnthropicMessages(
           type: 'document',
           source: { type: 'base64', media_type: 'application/pdf', data: p.part.data },
         };
-        if (p.part.name !== undefined) doc.title = p.part.name;
+        const title = documentName(p.part.name, ANTHROPIC_TITLE_MAX);
+        if (title !== undefined) doc.title = title;
         out.push(doc);
       }
     }
@@ -214,7 +219,7 @@ export function toAnthropicMessages(
       const content: AnthropicAssistantBlock[] = [];
       for (const block of turn.message.content) {
         if (block.type === 'text') {
-          if (block.text.length > 0) content.push({ type: 'text', text: block.text });
+          if (hasVisibleText(block.text)) content.push({ type: 'text', text: block.text });
         } else if (block.type === 'thinking') {
           if (!turn.sameApi || block.signature === undefined) continue;
           content.push(
@@ -246,6 +251,15 @@ export function toAnthropicMessages(
   if (prepared.system !== undefined) body.system = prepared.system;
   if (options.tools && options.tools.length > 0) body.tools = anthropicTools(options.tools);
   return { body, warnings, media };
+}
+
+/**
+ * The API rejects text blocks that hold only whitespace ("text content blocks must contain non-whitespace text"), and
+ * real streams produce them (`"\n\n"` before a `tool_use`): such blocks are left out (an emptied tool result says
+ * `(no output)`).
+ */
+function hasVisibleText(text: string): boolean {
+  return /\S/.test(text);
 }
 
 /** Anthropic tool ids must match `^[a-zA-Z0-9_-]+$` (other providers' ids may not, e.g. `functions.read:0`). */
@@ -317,7 +331,7 @@ export function parseAnthropicResponse(json: unknown): AssistantMessage {
     content,
     stopReason: mapAnthropicStopReason(root.stop_reason),
   };
-  if (typeof root.model === 'string') message.model = root.model;
+  if (typeof root.model === 'string' && root.model !== '') message.model = root.model;
   const usage = usageOf(asObject(root.usage));
   if (usage) message.usage = usage;
   return message;

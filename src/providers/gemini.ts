@@ -11,9 +11,9 @@
  * Placement: all function responses of one turn go into ONE user content, each
  * `functionResponse {name, id?, response: {output} | {error}}` (`response` must be an object). Gemini 3+ models
  * (`multimodalToolResults`) get a result's images/PDFs inside `functionResponse.parts[].inlineData`; older models get
- * them as `inlineData` parts after the function responses in the same content (or, with
- * `legacyToolMedia: 'next-content'`, in the user content right after it), each group introduced by a text part naming
- * its tool call. User images/PDFs are `inlineData` parts. A function call's `thoughtSignature`
+ * them as `inlineData` parts in a user content right after the one holding the function responses (or, with
+ * `legacyToolMedia: 'same-content'`, after the function responses in their own content), each group introduced by a
+ * text part naming its tool call. User images/PDFs are `inlineData` parts. A function call's `thoughtSignature`
  * (`ToolCallBlock.providerData.thoughtSignature`) is echoed; thinking text is not sent back.
  */
 
@@ -102,9 +102,10 @@ export interface GeminiRequestBody {
 
 export interface GeminiOptions extends SerializeOptions {
   /**
-   * Where a tool result's images/PDFs go for models before Gemini 3: `same-content` (default) after the function
-   * responses in their content; `next-content` in a separate user content right after it, for endpoints that reject
-   * extra parts in a parallel-call response turn ("number of function response parts ...").
+   * Where a tool result's images/PDFs go for models before Gemini 3: `next-content` (default) in a separate user
+   * content right after the function responses; `same-content` after the function responses in their own content.
+   * The default is the safe form: sibling media parts in a parallel-call response turn are reported to draw a 400
+   * "number of function response parts is equal to the number of function call parts" (gemini-cli #16135/#16137).
    */
   legacyToolMedia?: 'same-content' | 'next-content';
 }
@@ -175,7 +176,7 @@ export function toGemini(
         parts.push({ functionResponse: functionResponse(result, path, siblings) });
       }
       contents.push({ role: 'user', parts });
-      const separate = options.legacyToolMedia === 'next-content' && siblings.length > 0;
+      const separate = (options.legacyToolMedia ?? 'next-content') === 'next-content' && siblings.length > 0;
       const target: GeminiPart[] = separate ? [] : parts;
       const targetIndex = separate ? index + 1 : index;
       for (const sibling of siblings) {
@@ -323,7 +324,7 @@ export function parseGeminiResponse(json: unknown): AssistantMessage {
     if (content.some((b) => b.type === 'tool_call') && message.stopReason === 'end')
       message.stopReason = 'tool_use';
   }
-  if (typeof root.modelVersion === 'string') message.model = root.modelVersion;
+  if (typeof root.modelVersion === 'string' && root.modelVersion !== '') message.model = root.modelVersion;
   const usage = asObject(root.usageMetadata);
   if (usage) message.usage = geminiUsage(usage);
   return message;

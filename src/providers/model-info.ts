@@ -67,7 +67,7 @@ export interface ModelInfo {
   imageTokenRule: ImageTokenRule;
   /**
    * Gemini: images/PDFs may travel inside `functionResponse.parts` (Gemini 3+). When false they are sent as parts
-   * beside the function responses. Ignored by the other surfaces.
+   * in a user content after the function responses. Ignored by the other surfaces.
    */
   multimodalToolResults: boolean;
   /** True when the model came from the built-in catalog (not a host declaration or an unknown-id default). */

@@ -34,6 +34,7 @@ import {
   flagError,
   modelOf,
   objectSchema,
+  pdfFilename,
   responseError,
   surfaceCallId,
   textOf,
@@ -155,7 +156,7 @@ export function toOpenAIChat(
     } else {
       out.push({
         type: 'file',
-        file: { file_data: dataUrl('application/pdf', p.part.data), filename: p.part.name ?? 'document.pdf' },
+        file: { file_data: dataUrl('application/pdf', p.part.data), filename: pdfFilename(p.part.name) },
       });
     }
   };
@@ -264,7 +265,7 @@ export function parseOpenAIChatResponse(json: unknown): AssistantMessage {
     stopReason = 'tool_use';
   }
   const message: AssistantMessage = { role: 'assistant', content, stopReason };
-  if (typeof root.model === 'string') message.model = root.model;
+  if (typeof root.model === 'string' && root.model !== '') message.model = root.model;
   const usage = asObject(root.usage);
   if (usage) message.usage = openAIChatUsage(usage);
   return message;

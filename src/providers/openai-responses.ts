@@ -25,7 +25,9 @@ import {
   flagError,
   modelOf,
   objectSchema,
+  pdfFilename,
   responseError,
+  surfaceCallId,
   textOf,
   tokenCount,
   toolCallBlock,
@@ -155,7 +157,7 @@ export function toOpenAIResponses(
   const file = (p: PreparedPart & { kind: 'document' }): ResponsesInputFile => ({
     type: 'input_file',
     file_data: dataUrl('application/pdf', p.part.data),
-    filename: p.part.name ?? 'document.pdf',
+    filename: pdfFilename(p.part.name),
   });
 
   for (const turn of prepared.turns) {
@@ -182,7 +184,7 @@ export function toOpenAIResponses(
       for (const result of turn.results) {
         input.push({
           type: 'function_call_output',
-          call_id: result.toolUseId,
+          call_id: responsesCallId(result.toolUseId),
           output: outputOf(result, input.length),
         });
       }
@@ -204,7 +206,7 @@ export function toOpenAIResponses(
           flushText();
           input.push({
             type: 'function_call',
-            call_id: block.id,
+            call_id: responsesCallId(block.id),
             name: block.name,
             arguments: JSON.stringify(block.input),
           });
@@ -253,6 +255,14 @@ export function toOpenAIResponses(
     body.include = ['reasoning.encrypted_content'];
   }
   return { body, warnings: prepared.warnings, media };
+}
+
+/**
+ * The Responses API caps `call_id` at 64 characters; ids from other providers' history can be longer. The same
+ * deterministic mapping on `function_call` and `function_call_output` keeps a call and its result paired.
+ */
+function responsesCallId(id: string): string {
+  return surfaceCallId(id, undefined, 64);
 }
 
 /** The `reasoning` item a thinking block stands for, or undefined when it did not come from this API. */
@@ -343,7 +353,7 @@ export function parseOpenAIResponsesResponse(json: unknown): AssistantMessage {
   } else if (content.some((b) => b.type === 'tool_call')) {
     message.stopReason = 'tool_use';
   }
-  if (typeof root.model === 'string') message.model = root.model;
+  if (typeof root.model === 'string' && root.model !== '') message.model = root.model;
   const usage = asObject(root.usage);
   if (usage) message.usage = openAIResponsesUsage(usage);
   return message;

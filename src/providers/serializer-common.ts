@@ -147,3 +147,28 @@ export function surfaceCallId(id: string, allowed: RegExp | undefined, maxLength
   const tail = `_${hash.toString(16).padStart(8, '0')}`;
   return `${cleaned.slice(0, Math.max(0, maxLength - tail.length))}${tail}`;
 }
+
+/**
+ * A document's name as a wire title/filename: `undefined` for an absent, empty or whitespace-only name; a name longer
+ * than `maxLength` UTF-16 units is shortened to fit — its head, an ellipsis, and its extension (up to 16 characters)
+ * kept — without splitting a surrogate pair.
+ */
+export function documentName(name: string | undefined, maxLength: number): string | undefined {
+  if (name === undefined || name.trim() === '') return undefined;
+  if (name.length <= maxLength) return name;
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 && name.length - dot <= 16 ? name.slice(dot) : '';
+  let head = name.slice(0, Math.max(0, maxLength - ext.length - 1));
+  const last = head.charCodeAt(head.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) head = head.slice(0, -1);
+  return `${head}…${ext}`;
+}
+
+/**
+ * The `filename` OpenAI gets for a PDF (`input_file` / `file` parts): the stored name, `document.pdf` when it is
+ * absent, empty or blank. The spec sets no length limit; names over 255 characters (the usual file-system limit) are
+ * shortened all the same.
+ */
+export function pdfFilename(name: string | undefined): string {
+  return documentName(name, 255) ?? 'document.pdf';
+}

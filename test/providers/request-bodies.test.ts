@@ -77,12 +77,11 @@ describe('Gemini 2.x vs 3', () => {
     });
   });
 
-  it('Gemini 2.x gets them as parts after all function responses, in the same content', () => {
+  it('Gemini 2.x gets them by default in a user content right after the function responses', () => {
     const out = toGemini(conversation(), 'gemini-2.5-flash', options);
     expectGolden('gemini', 'gemini-2', out);
-    const parts = out.body.contents[2]?.parts ?? [];
-    expect(parts.slice(0, 3).every((p) => 'functionResponse' in p)).toBe(true);
-    expect(parts.slice(3)).toEqual([
+    expect(out.body.contents[2]?.parts.every((p) => 'functionResponse' in p)).toBe(true);
+    expect(out.body.contents[3]?.parts).toEqual([
       { text: 'Attachments from tool call call_b (read):' },
       { inlineData: { mimeType: 'image/png', data: png.data } },
       { text: 'Attachments from tool call call_c (read):' },
@@ -90,22 +89,25 @@ describe('Gemini 2.x vs 3', () => {
       { inlineData: { mimeType: 'application/pdf', data: pdf.data } },
     ]);
     expect(out.media.map((m) => m.path)).toEqual([
-      'contents[2].parts[4]',
-      'contents[2].parts[6]',
-      'contents[2].parts[7]',
+      'contents[3].parts[1]',
+      'contents[3].parts[3]',
+      'contents[3].parts[4]',
     ]);
-    expect(parts[1]).toEqual({
+    expect(out.body.contents[2]?.parts[1]).toEqual({
       functionResponse: {
         name: 'read',
         id: 'call_b',
         response: { output: 'Attachments of this result (1 image) follow the function responses.' },
       },
     });
+    expect(out.body.contents[4]?.parts).toEqual([{ text: 'Focus on the colours.' }]);
   });
-  it("Gemini 2.x with legacyToolMedia: 'next-content' puts them in the user content right after", () => {
-    const out = toGemini(conversation(), 'gemini-2.5-flash', { ...options, legacyToolMedia: 'next-content' });
-    expect(out.body.contents[2]?.parts.every((p) => 'functionResponse' in p)).toBe(true);
-    expect(out.body.contents[3]?.parts.map((p) => Object.keys(p)[0])).toEqual([
+
+  it("Gemini 2.x with legacyToolMedia: 'same-content' puts them after all function responses, in their content", () => {
+    const out = toGemini(conversation(), 'gemini-2.5-flash', { ...options, legacyToolMedia: 'same-content' });
+    const parts = out.body.contents[2]?.parts ?? [];
+    expect(parts.slice(0, 3).every((p) => 'functionResponse' in p)).toBe(true);
+    expect(parts.slice(3).map((p) => Object.keys(p)[0])).toEqual([
       'text',
       'inlineData',
       'text',
@@ -113,11 +115,10 @@ describe('Gemini 2.x vs 3', () => {
       'inlineData',
     ]);
     expect(out.media.map((m) => m.path)).toEqual([
-      'contents[3].parts[1]',
-      'contents[3].parts[3]',
-      'contents[3].parts[4]',
+      'contents[2].parts[4]',
+      'contents[2].parts[6]',
+      'contents[2].parts[7]',
     ]);
-    expect(out.body.contents[4]?.parts).toEqual([{ text: 'Focus on the colours.' }]);
   });
 });
 

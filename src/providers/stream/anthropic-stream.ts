@@ -15,7 +15,7 @@ import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
-import { parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
+import { isDoneSentinel, parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
 
 const API = 'anthropic-messages';
 
@@ -40,7 +40,7 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
   }
 
   accept(event: SseEvent): void {
-    if (event.event === 'ping') return;
+    if (event.event === 'ping' || isDoneSentinel(event.data)) return;
     const data = parseJsonData(API, event.data);
     const type = typeof data.type === 'string' ? data.type : event.event;
     switch (type) {
@@ -87,7 +87,7 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
   }
 
   #messageStart(message: Json | undefined): void {
-    if (typeof message?.model === 'string') this.builder.model = message.model;
+    if (typeof message?.model === 'string' && message.model !== '') this.builder.model = message.model;
     const usage = message?.usage as Json | undefined;
     if (usage) this.#mergeUsage(usage);
   }

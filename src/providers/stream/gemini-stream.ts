@@ -8,7 +8,9 @@
  * gets `gemini_<responseId>_<n>` and `providerData.syntheticId: true`, as `parseGeminiResponse` does. A
  * `thoughtSignature` on a function-call part is kept in `providerData.thoughtSignature` (Gemini 3 rejects a
  * follow-up without it); on a thought part it becomes the thinking block's signature. `usageMetadata` is cumulative
- * (last wins). There is no end-of-stream marker: a `finishReason` marks completion. A prompt blocked by
+ * (last wins). A call whose arguments stream as `partialArgs` (Vertex `streamFunctionCallArguments`) is assembled
+ * by `PartialArgsAccumulator` and closed by the part without `willContinue` (or by the finish reason). There is no
+ * end-of-stream marker: a `finishReason` marks completion. A prompt blocked by
  * `promptFeedback.blockReason` ends as a refusal; an `{error}` chunk is thrown.
  */
 
@@ -17,9 +19,10 @@ import { geminiUsage, mapGeminiFinishReason } from '../gemini.js';
 import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
+import { PartialArgsAccumulator } from './gemini-partial-args.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
-import { parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
+import { isDoneSentinel, parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
 
 const API = 'gemini';
 
@@ -34,6 +37,8 @@ export class GeminiStreamParser implements SurfaceStreamParser {
   #idBase = 'gemini_call';
   #finishMessage: string | undefined;
   #blocked: string | undefined;
+  /** The call whose arguments arrive as `partialArgs` pieces, while it is open. */
+  #streamedCall: { key: string; args: PartialArgsAccumulator } | undefined;
 
   constructor(emit: (event: StreamEvent) => void) {
     this.builder = new MessageBuilder(emit);
@@ -44,9 +49,11 @@ export class GeminiStreamParser implements SurfaceStreamParser {
   }
 
   accept(event: SseEvent): void {
+    if (isDoneSentinel(event.data)) return;
     const chunk = parseJsonData(API, event.data);
     if (chunk.error !== undefined && chunk.error !== null) throw geminiStreamError(chunk.error as Json);
-    if (typeof chunk.modelVersion === 'string') this.builder.model = chunk.modelVersion;
+    if (typeof chunk.modelVersion === 'string' && chunk.modelVersion !== '')
+      this.builder.model = chunk.modelVersion;
     if (typeof chunk.responseId === 'string')
       this.#idBase = `gemini_${chunk.responseId.replace(/[^a-zA-Z0-9_-]/g, '')}`;
     const candidate = (chunk.candidates as Json[] | undefined)?.[0];
@@ -66,6 +73,7 @@ export class GeminiStreamParser implements SurfaceStreamParser {
     if (typeof candidate?.finishMessage === 'string') this.#finishMessage = candidate.finishMessage;
     const reason = candidate?.finishReason;
     if (typeof reason === 'string' && reason !== 'FINISH_REASON_UNSPECIFIED') {
+      this.#endStreamedCall();
       this.#complete = true;
       this.#stopReason = mapGeminiFinishReason(reason);
     }
@@ -87,27 +95,10 @@ export class GeminiStreamParser implements SurfaceStreamParser {
     const signature = typeof part.thoughtSignature === 'string' ? part.thoughtSignature : undefined;
     const call = asObject(part.functionCall);
     if (call) {
-      this.builder.close(this.#textKey());
-      this.builder.close(this.#thoughtKey());
-      this.#blockSeq++;
-      const key = `fc:${++this.#callSeq}`;
-      const hasId = typeof call.id === 'string' && call.id !== '';
-      // Same synthetic ids as parseGeminiResponse: `gemini_<responseId>_<n>`, flagged so they are not echoed.
-      const id = hasId ? (call.id as string) : `${this.#idBase}_${this.builder.blockCount}`;
-      const data: Record<string, unknown> = {};
-      if (signature !== undefined) data.thoughtSignature = signature;
-      if (!hasId) data.syntheticId = true;
-      this.builder.toolStart(
-        key,
-        id,
-        String(call.name ?? ''),
-        Object.keys(data).length > 0 ? data : undefined,
-      );
-      const args = call.args;
-      this.builder.toolArgs(key, args !== null && typeof args === 'object' ? JSON.stringify(args) : '{}');
-      this.builder.toolEnd(key);
+      this.#functionCall(call, signature);
       return;
     }
+    this.#endStreamedCall();
     if (typeof part.text !== 'string') return;
     if (part.thought === true) {
       this.builder.close(this.#textKey());
@@ -117,6 +108,55 @@ export class GeminiStreamParser implements SurfaceStreamParser {
     }
     this.builder.close(this.#thoughtKey());
     this.builder.text(this.#textKey(), part.text);
+  }
+
+  /**
+   * A `functionCall` part: a whole call, or one step of a call whose arguments stream as `partialArgs` (the first part
+   * names it with `willContinue: true`, later parts without a name add pieces, the part without `willContinue` ends it).
+   */
+  #functionCall(call: Json, signature: string | undefined): void {
+    const name = typeof call.name === 'string' && call.name !== '' ? call.name : undefined;
+    const pieces = Array.isArray(call.partialArgs) ? (call.partialArgs as unknown[]) : undefined;
+    const continues = call.willContinue === true;
+    const streamed = this.#streamedCall;
+    if (streamed !== undefined && name === undefined) {
+      if (pieces) streamed.args.apply(pieces);
+      if (signature !== undefined) this.builder.toolData(streamed.key, { thoughtSignature: signature });
+      if (!continues) this.#endStreamedCall();
+      return;
+    }
+    this.#endStreamedCall();
+    // An empty end marker with no call open carries nothing.
+    if (name === undefined && pieces === undefined && asObject(call.args) === undefined) return;
+    this.builder.close(this.#textKey());
+    this.builder.close(this.#thoughtKey());
+    this.#blockSeq++;
+    const key = `fc:${++this.#callSeq}`;
+    const hasId = typeof call.id === 'string' && call.id !== '';
+    // Same synthetic ids as parseGeminiResponse: `gemini_<responseId>_<n>`, flagged so they are not echoed.
+    const id = hasId ? (call.id as string) : `${this.#idBase}_${this.builder.blockCount}`;
+    const data: Record<string, unknown> = {};
+    if (signature !== undefined) data.thoughtSignature = signature;
+    if (!hasId) data.syntheticId = true;
+    this.builder.toolStart(key, id, name ?? '', Object.keys(data).length > 0 ? data : undefined);
+    const args = asObject(call.args);
+    if (continues || pieces !== undefined) {
+      this.#streamedCall = { key, args: new PartialArgsAccumulator(args) };
+      if (pieces) this.#streamedCall.args.apply(pieces);
+      if (!continues) this.#endStreamedCall();
+      return;
+    }
+    this.builder.toolArgs(key, args ? JSON.stringify(args) : '{}');
+    this.builder.toolEnd(key);
+  }
+
+  /** Finish the call whose arguments were streaming, if one is open. */
+  #endStreamedCall(): void {
+    const streamed = this.#streamedCall;
+    if (streamed === undefined) return;
+    this.#streamedCall = undefined;
+    this.builder.toolArgs(streamed.key, streamed.args.argumentsText());
+    this.builder.toolEnd(streamed.key);
   }
 
   #textKey(): string {

@@ -114,6 +114,13 @@ export class MessageBuilder {
     if (name) open.block.name = name;
   }
 
+  /** Merge `data` into the `providerData` of the open call under `key`. */
+  toolData(key: string, data: Record<string, unknown>): void {
+    const open = this.#open.get(key);
+    if (open?.kind !== 'tool') return;
+    open.block.providerData = { ...open.block.providerData, ...data };
+  }
+
   /**
    * Close the call under `key`. `fullArguments`, when given, replaces the accumulated delta text (providers send the
    * authoritative full string at the end).

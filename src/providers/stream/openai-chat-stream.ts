@@ -18,7 +18,7 @@ import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
-import { parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
+import { isDoneSentinel, parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
 
 const API = 'openai-chat';
 
@@ -44,13 +44,15 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
 
   accept(event: SseEvent): void {
     const raw = event.data;
-    if (raw === '[DONE]') {
+    if (isDoneSentinel(raw)) {
       this.#done = true;
       return;
     }
     const chunk = parseJsonData(API, raw);
     if (chunk.error !== undefined && chunk.error !== null) throw chatStreamError(chunk.error);
-    if (typeof chunk.model === 'string' && this.builder.model === undefined) this.builder.model = chunk.model;
+    // The first chunk of some compatible servers says `model: ""`; a later chunk names the model.
+    if (typeof chunk.model === 'string' && chunk.model !== '' && this.builder.model === undefined)
+      this.builder.model = chunk.model;
     const choice = Array.isArray(chunk.choices) ? asObject(chunk.choices[0]) : undefined;
     if (choice) this.#choice(choice);
     const usage = chunk.usage as Json | null | undefined;

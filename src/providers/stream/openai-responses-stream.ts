@@ -23,7 +23,7 @@ import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
-import { parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
+import { isDoneSentinel, parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
 
 const API = 'openai-responses';
 
@@ -46,13 +46,14 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
   }
 
   accept(event: SseEvent): void {
+    if (isDoneSentinel(event.data)) return;
     const data = parseJsonData(API, event.data);
     const type = typeof data.type === 'string' ? data.type : event.event;
     switch (type) {
       case 'response.created':
       case 'response.in_progress': {
         const model = (data.response as Json | undefined)?.model;
-        if (typeof model === 'string') this.builder.model = model;
+        if (typeof model === 'string' && model !== '') this.builder.model = model;
         break;
       }
       case 'response.output_item.added':
@@ -171,7 +172,7 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
 
   #finish(response: Json | undefined): void {
     this.#complete = true;
-    if (typeof response?.model === 'string') this.builder.model = response.model;
+    if (typeof response?.model === 'string' && response.model !== '') this.builder.model = response.model;
     const reason = (response?.incomplete_details as Json | null | undefined)?.reason;
     if (response?.status === 'incomplete' || reason !== undefined) {
       this.#stopReason = mapResponsesIncompleteReason(reason);

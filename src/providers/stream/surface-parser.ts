@@ -21,6 +21,14 @@ export interface SurfaceStreamParser {
   partial(stopReason: Extract<StopReason, 'error' | 'aborted'>, errorMessage?: string): AssistantMessage;
 }
 
+/**
+ * True for the `[DONE]` sentinel OpenAI-compatible servers (and openai-node's own Responses fixtures) send after the
+ * last event. Every parser ignores it, as the official SDKs do: it never fails or completes a stream by itself.
+ */
+export function isDoneSentinel(data: string): boolean {
+  return data === '[DONE]';
+}
+
 /** Parse an SSE `data` field as a JSON object, or throw a non-retryable `ProviderError` quoting it. */
 export function parseJsonData(api: string, data: string): Record<string, unknown> {
   try {
