@@ -287,3 +287,27 @@ describe('partialArgs accumulator: hostile input', () => {
     }
   });
 });
+
+describe('OpenAI Responses error event', () => {
+  it('reads the message and code the API nests under `error`', () => {
+    const message = 'You exceeded your current quota, please check your plan and billing details.';
+    const { parser } = parse('openai-responses', responsesText.slice(0, 1));
+    expect(() =>
+      parser.accept({
+        event: 'error',
+        data: JSON.stringify({
+          type: 'error',
+          sequence_number: 2,
+          error: { type: 'insufficient_quota', code: 'insufficient_quota', message, param: null },
+        }),
+        id: '',
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        providerMessage: message,
+        providerType: 'insufficient_quota',
+        retryable: false,
+      }),
+    );
+  });
+});

@@ -97,8 +97,11 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
         const err = (response.error ?? {}) as Json;
         throw responsesError(err.message, err.code);
       }
-      case 'error':
-        throw responsesError(data.message, data.code);
+      case 'error': {
+        // The API nests the details (`{type:'error', error:{type, code, message}}`); the SDK type has them flat.
+        const err = asObject(data.error);
+        throw responsesError(err?.message ?? data.message, err?.code ?? err?.type ?? data.code);
+      }
       default:
         break;
     }
