@@ -20,6 +20,7 @@ import type {
   ToolCallBlock,
   Usage,
 } from '../conversation.js';
+import { PantoError } from '../errors.js';
 import type { ToolDecl } from '../tool.js';
 import type { ModelInfo } from './model-info.js';
 import { type PreparedPart, prepareConversation } from './prepare-conversation.js';
@@ -42,7 +43,8 @@ import {
   toolCallBlock,
 } from './serializer-common.js';
 
-export type OpenAIChatImageDetail = 'auto' | 'low' | 'high' | 'original';
+/** Chat Completions takes `auto`, `low` or `high` (`original` exists on the Responses API only). */
+export type OpenAIChatImageDetail = 'auto' | 'low' | 'high';
 
 export interface OpenAIChatTextPart {
   type: 'text';
@@ -137,6 +139,13 @@ export function toOpenAIChat(
   model: ModelInfo | string,
   options: OpenAIChatOptions = {},
 ): SerializeResult<OpenAIChatRequestBody> {
+  const detail = options.imageDetail;
+  if (detail !== undefined && detail !== 'auto' && detail !== 'low' && detail !== 'high') {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `toOpenAIChat: imageDetail must be 'auto', 'low' or 'high' (Chat Completions has no ${JSON.stringify(detail)})`,
+    );
+  }
   const info = modelOf(model);
   const prepared = prepareConversation(conversation, info, options);
   const media: MediaRef[] = [];

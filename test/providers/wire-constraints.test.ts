@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Conversation, DocumentPart } from '../../src/conversation.js';
 import { toAnthropicMessages } from '../../src/providers/anthropic-messages.js';
+import { resolveModel } from '../../src/providers/model-catalog.js';
 import { toOpenAIChat } from '../../src/providers/openai-chat.js';
 import { toOpenAIResponses } from '../../src/providers/openai-responses.js';
 import { documentName } from '../../src/providers/serializer-common.js';
@@ -144,5 +145,18 @@ describe('Anthropic whitespace-only text', () => {
     expect(toolResult?.type === 'tool_result' && toolResult.content).toEqual([
       { type: 'text', text: '(no output)' },
     ]);
+  });
+});
+
+describe('OpenAI Chat image detail', () => {
+  it("rejects 'original' (a Responses-only value the Chat schema does not list) with a typed error", () => {
+    const conversation: Conversation = { messages: [{ role: 'user', content: [text('see'), png] }] };
+    expect(() => toOpenAIChat(conversation, 'gpt-4.1', { imageDetail: 'original' as never })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
+    );
+    const body = toOpenAIChat(conversation, resolveModel('gpt-4.1', { api: 'openai-chat' }), {
+      imageDetail: 'high',
+    });
+    expect(JSON.stringify(body.body)).toContain('"detail":"high"');
   });
 });
