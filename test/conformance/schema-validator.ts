@@ -45,14 +45,20 @@ export function closeObjects(doc: Node): Node {
       if (isNode(member)) markFragment(member);
   };
   const findAllOf = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(findAllOf);
+    if (Array.isArray(value)) {
+      for (const v of value) findAllOf(v);
+      return;
+    }
     if (!isNode(value)) return;
     if (Array.isArray(value.allOf)) for (const m of value.allOf) if (isNode(m)) markFragment(m);
     for (const v of Object.values(value)) findAllOf(v);
   };
   findAllOf(doc);
   const close = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(close);
+    if (Array.isArray(value)) {
+      for (const v of value) close(v);
+      return;
+    }
     if (!isNode(value)) return;
     const objectLike = isNode(value.properties) || Array.isArray(value.allOf);
     if (
