@@ -162,9 +162,9 @@ export {
   type ThinkingLevel,
 } from './providers/serialize-options.js';
 export { collectStream } from './providers/stream/collect-stream.js';
-export { THINKING_BUDGETS } from './providers/thinking.js';
 export { createStreamParser } from './providers/stream/create-stream-parser.js';
 export type { StreamEvent } from './providers/stream/stream-event.js';
+export { THINKING_BUDGETS } from './providers/thinking.js';
 export {
   createProvider,
   type Provider,
