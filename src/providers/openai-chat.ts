@@ -42,6 +42,7 @@ import {
   tokenCount,
   toolCallBlock,
 } from './serializer-common.js';
+import { thinkingFor } from './thinking.js';
 
 /** Chat Completions takes `auto`, `low` or `high` (`original` exists on the Responses API only). */
 export type OpenAIChatImageDetail = 'auto' | 'low' | 'high';
@@ -110,6 +111,7 @@ export interface OpenAIChatRequestBody {
   max_completion_tokens?: number;
   max_tokens?: number;
   temperature?: number;
+  reasoning_effort?: 'low' | 'medium' | 'high';
 }
 
 export interface OpenAIChatOptions extends SerializeOptions {
@@ -224,6 +226,8 @@ export function toOpenAIChat(
   if (options.maxTokens !== undefined)
     body[options.maxTokensField ?? 'max_completion_tokens'] = options.maxTokens;
   if (options.temperature !== undefined) body.temperature = options.temperature;
+  const effort = thinkingFor(info, options.thinking, prepared.warnings);
+  if (effort !== undefined) body.reasoning_effort = effort;
   return { body, warnings: prepared.warnings, media };
 }
 
