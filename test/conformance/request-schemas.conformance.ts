@@ -17,6 +17,7 @@ import { toOpenAIResponses } from '../../src/providers/openai-responses.js';
 import { ENDPOINTS } from '../../src/providers/transport/endpoints.js';
 import { tools } from '../providers/scenarios.js';
 import { conversations } from './conversations.js';
+import { applySchemaAdditions, SCHEMA_ADDITIONS, type SchemaAddition } from './schema-additions.js';
 import { type BodyValidator, compileValidator } from './schema-validator.js';
 import { readJson, schemaFiles } from './wire-fixtures.js';
 
@@ -52,6 +53,24 @@ const CONFIGS: Config[] = [
   },
   {
     api: 'anthropic-messages',
+    label: 'claude-sonnet-4-5, thinking high + prompt cache',
+    model: resolveModel('claude-sonnet-4-5'),
+    serialize: (c, m) => toAnthropicMessages(c, m, { ...common, thinking: 'high', promptCache: true }),
+  },
+  {
+    api: 'anthropic-messages',
+    label: 'claude-opus-4-1, thinking low + 1h prompt cache, small max_tokens',
+    model: resolveModel('claude-opus-4-1'),
+    serialize: (c, m) =>
+      toAnthropicMessages(c, m, {
+        system: 'x',
+        maxTokens: 1500,
+        thinking: 'low',
+        promptCache: { ttl: '1h' },
+      }),
+  },
+  {
+    api: 'anthropic-messages',
     label: 'text-only model (placeholders)',
     model: defineModel({ id: 'claude-text-only', api: 'anthropic-messages' }),
     serialize: (c, m) => toAnthropicMessages(c, m, { tools }),
@@ -68,6 +87,12 @@ const CONFIGS: Config[] = [
     model: resolveModel('gpt-4o', { api: 'openai-chat' }),
     serialize: (c, m) =>
       toOpenAIChat(c, m, { maxTokens: 500, maxTokensField: 'max_tokens', imageDetail: 'low' }),
+  },
+  {
+    api: 'openai-chat',
+    label: 'gpt-5, thinking low + prompt cache',
+    model: resolveModel('gpt-5', { api: 'openai-chat' }),
+    serialize: (c, m) => toOpenAIChat(c, m, { tools, thinking: 'low', promptCache: true }),
   },
   {
     api: 'openai-chat',
@@ -95,6 +120,13 @@ const CONFIGS: Config[] = [
   },
   {
     api: 'openai-responses',
+    label: 'gpt-5, thinking high + prompt cache, store false',
+    model: resolveModel('gpt-5'),
+    serialize: (c, m) =>
+      toOpenAIResponses(c, m, { ...common, thinking: 'high', promptCache: true, store: false }),
+  },
+  {
+    api: 'openai-responses',
     label: 'o3-mini (text only)',
     model: resolveModel('o3-mini'),
     serialize: (c, m) => toOpenAIResponses(c, m, { tools }),
@@ -119,6 +151,18 @@ const CONFIGS: Config[] = [
   },
   {
     api: 'gemini',
+    label: 'gemini-2.5-flash, thinking medium',
+    model: resolveModel('gemini-2.5-flash'),
+    serialize: (c, m) => toGemini(c, m, { thinking: 'medium', promptCache: true }),
+  },
+  {
+    api: 'gemini',
+    label: 'gemini-3-pro-preview, thinking high + tools',
+    model: resolveModel('gemini-3-pro-preview'),
+    serialize: (c, m) => toGemini(c, m, { ...common, thinking: 'high' }),
+  },
+  {
+    api: 'gemini',
     label: 'gemini-2.0-flash',
     model: resolveModel('gemini-2.0-flash'),
     serialize: (c, m) => toGemini(c, m, { maxTokens: 100 }),
@@ -139,13 +183,18 @@ const ROOT: Record<ModelApi, string> = {
   gemini: 'GenerateContentRequest',
 };
 
+/** Additions applied, per schema file (printed once). */
+const applied = new Map<string, SchemaAddition[]>();
+
 function validatorsFor(api: ModelApi): BodyValidator[] {
-  return schemaFiles(FAMILY[api]).map((file) =>
-    compileValidator(file, readJson(file) as Record<string, unknown>, ROOT[api], {
+  return schemaFiles(FAMILY[api]).map((file) => {
+    const doc = readJson(file) as Record<string, unknown>;
+    applied.set(basename(file), applySchemaAdditions(FAMILY[api], doc));
+    return compileValidator(file, doc, ROOT[api], {
       closeUnknownKeys: FAMILY[api] === 'openai',
       proto3Bytes: FAMILY[api] === 'gemini',
-    }),
-  );
+    });
+  });
 }
 
 const validators = new Map<ModelApi, BodyValidator[]>(
@@ -154,6 +203,27 @@ const validators = new Map<ModelApi, BodyValidator[]>(
     validatorsFor(api),
   ]),
 );
+
+describe('schema additions (fields the API takes that a schema file predates; schema-additions.ts)', () => {
+  it('lists each addition applied, with its evidence', () => {
+    const lines = [...applied].flatMap(([file, list]) =>
+      list.map((a) => `${file}: ${a.schema}.${[...a.path, a.key].join('.')} — ${a.evidence}`),
+    );
+    console.log(
+      lines.length > 0 ? `schema additions applied:\n  ${lines.join('\n  ')}` : 'no schema additions needed',
+    );
+    // Each addition must still be needed: some body of the matrix sends the key.
+    for (const a of SCHEMA_ADDITIONS) {
+      const bodies = CONFIGS.filter((c) => FAMILY[c.api] === a.family).map((c) =>
+        JSON.stringify(c.serialize(conversations.text?.() as Conversation, c.model).body),
+      );
+      expect(
+        bodies.some((b) => b.includes(`"${a.key}":`)),
+        `${a.key} is sent by no serializer`,
+      ).toBe(true);
+    }
+  });
+});
 
 describe('the validators reject what the APIs reject (controls)', () => {
   const first = (api: ModelApi) => validators.get(api)?.[0] as BodyValidator;
