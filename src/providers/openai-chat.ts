@@ -29,12 +29,12 @@ import {
   asObject,
   attachmentsLabel,
   countMedia,
-  dataUrl,
   describeAttachments,
   EMPTY_RESULT_TEXT,
   flagError,
   modelOf,
   objectSchema,
+  partDataUrl,
   pdfFilename,
   responseError,
   surfaceCallId,
@@ -161,13 +161,13 @@ export function toOpenAIChat(
     }
     media.push({ key: p.key, type: p.kind, path: `messages[${messageIndex}].content[${out.length}]` });
     if (p.kind === 'image') {
-      const image_url: OpenAIChatImagePart['image_url'] = { url: dataUrl(p.part.mediaType, p.part.data) };
+      const image_url: OpenAIChatImagePart['image_url'] = { url: partDataUrl(p.part) };
       if (options.imageDetail !== undefined) image_url.detail = options.imageDetail;
       out.push({ type: 'image_url', image_url });
     } else {
       out.push({
         type: 'file',
-        file: { file_data: dataUrl('application/pdf', p.part.data), filename: pdfFilename(p.part.name) },
+        file: { file_data: partDataUrl(p.part), filename: pdfFilename(p.part.name) },
       });
     }
   };

@@ -20,11 +20,11 @@ import { type PreparedPart, type PreparedResult, prepareConversation } from './p
 import type { MediaRef, SerializeOptions, SerializeResult } from './serialize-options.js';
 import {
   asObject,
-  dataUrl,
   EMPTY_RESULT_TEXT,
   flagError,
   modelOf,
   objectSchema,
+  partDataUrl,
   pdfFilename,
   responseError,
   surfaceCallId,
@@ -158,7 +158,7 @@ export function toOpenAIResponses(
 
   const file = (p: PreparedPart & { kind: 'document' }): ResponsesInputFile => ({
     type: 'input_file',
-    file_data: dataUrl('application/pdf', p.part.data),
+    file_data: partDataUrl(p.part),
     filename: pdfFilename(p.part.name),
   });
 
@@ -175,7 +175,7 @@ export function toOpenAIResponses(
           p.kind === 'image'
             ? {
                 type: 'input_image',
-                image_url: dataUrl(p.part.mediaType, p.part.data),
+                image_url: partDataUrl(p.part),
                 detail: options.imageDetail ?? 'auto',
               }
             : file(p),
@@ -236,7 +236,7 @@ export function toOpenAIResponses(
       if (p.kind === 'image') {
         const image: ResponsesOutputImage = {
           type: 'input_image',
-          image_url: dataUrl(p.part.mediaType, p.part.data),
+          image_url: partDataUrl(p.part),
         };
         if (options.imageDetail !== undefined) image.detail = options.imageDetail;
         out.push(image);

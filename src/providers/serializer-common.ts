@@ -1,6 +1,6 @@
 /** Small pieces the four serializers share: data URLs, tool-result text, tool schemas. */
 
-import type { ToolCallBlock } from '../conversation.js';
+import type { DocumentPart, ImagePart, ToolCallBlock } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import type { JsonSchema, ToolDecl } from '../tool.js';
 import { resolveModel } from './model-catalog.js';
@@ -13,6 +13,24 @@ export const EMPTY_RESULT_TEXT = '(no output)';
 /** `data:<type>;base64,<data>` by concatenation — the stored base64 is placed as is, never re-encoded. */
 export function dataUrl(mediaType: string, data: string): string {
   return `data:${mediaType};base64,${data}`;
+}
+
+/** Data URLs already built for stored parts (see `partDataUrl`). */
+const dataUrls = new WeakMap<ImagePart | DocumentPart, { data: string; url: string }>();
+
+/**
+ * The data URL of a stored image/PDF, built once per part and reused by every later request. An agent sends the whole
+ * history each turn; rebuilding a fresh multi-megabyte `data:` string per part per request made `JSON.stringify` of a
+ * Chat/Responses body ~2x the cost of the same body with reused strings (bench:serialize). The cache is keyed weakly
+ * by the part object (freed with it) and checked against the part's current `data`. Cost: one extra string of the
+ * base64's size per part sent through a data-URL surface, for as long as the part is alive.
+ */
+export function partDataUrl(part: ImagePart | DocumentPart): string {
+  const cached = dataUrls.get(part);
+  if (cached !== undefined && cached.data === part.data) return cached.url;
+  const url = dataUrl(part.mediaType, part.data);
+  dataUrls.set(part, { data: part.data, url });
+  return url;
 }
 
 /** The non-empty text parts (including placeholders) of a prepared part list, joined by newlines. */
