@@ -19,9 +19,16 @@ import type {
 import { parseArguments } from '../serializer-common.js';
 import type { StreamEvent } from './stream-event.js';
 
+/**
+ * Text and thinking deltas are collected in `pending` and joined into the block every `PENDING_JOIN` pieces (and when
+ * the block closes or the message is built): appending each small piece to a growing string keeps every piece alive
+ * as a rope node, and those survivors made garbage collection half the cost of parsing a long stream (bench:agent).
+ */
+const PENDING_JOIN = 64;
+
 type OpenBlock =
-  | { kind: 'text'; index: number; block: TextBlock }
-  | { kind: 'thinking'; index: number; block: ThinkingBlock }
+  | { kind: 'text'; index: number; block: TextBlock; pending: string[] }
+  | { kind: 'thinking'; index: number; block: ThinkingBlock; pending: string[] }
   | { kind: 'tool'; index: number; block: ToolCallBlock; args: string; closed: boolean };
 
 export class MessageBuilder {
@@ -46,10 +53,10 @@ export class MessageBuilder {
     let open = this.#open.get(key);
     if (open?.kind !== 'text') {
       const block: TextBlock = { type: 'text', text: '' };
-      open = { kind: 'text', index: this.#content.push(block) - 1, block };
+      open = { kind: 'text', index: this.#content.push(block) - 1, block, pending: [] };
       this.#open.set(key, open);
     }
-    open.block.text += delta;
+    if (open.pending.push(delta) >= PENDING_JOIN) joinPending(open);
     this.emittedContent = true;
     this.#emit({ type: 'text_delta', blockIndex: open.index, text: delta });
   }
@@ -57,7 +64,7 @@ export class MessageBuilder {
   thinking(key: string, delta: string): void {
     const open = this.#thinkingBlock(key);
     if (delta.length === 0) return;
-    open.block.text += delta;
+    if (open.pending.push(delta) >= PENDING_JOIN) joinPending(open);
     this.emittedContent = true;
     this.#emit({ type: 'thinking_delta', blockIndex: open.index, text: delta });
   }
@@ -138,13 +145,17 @@ export class MessageBuilder {
     const open = this.#open.get(key);
     if (open === undefined) return;
     if (open.kind === 'tool') this.#closeTool(open);
+    else joinPending(open);
     this.#open.delete(key);
   }
 
   /** Close every open block; open tool calls are finalised (parsed, `toolcall_end` emitted) in content order. */
   closeAll(): void {
     const opens = [...this.#open.values()].sort((a, b) => a.index - b.index);
-    for (const o of opens) if (o.kind === 'tool') this.#closeTool(o);
+    for (const o of opens) {
+      if (o.kind === 'tool') this.#closeTool(o);
+      else joinPending(o);
+    }
     this.#open.clear();
   }
 
@@ -172,6 +183,7 @@ export class MessageBuilder {
   build(stopReason: StopReason, errorMessage?: string): AssistantMessage {
     const complete = stopReason !== 'error' && stopReason !== 'aborted';
     if (complete) this.closeAll();
+    else for (const o of this.#open.values()) if (o.kind !== 'tool') joinPending(o);
     const unfinished = new Set<ToolCallBlock>();
     if (!complete) {
       for (const o of this.#open.values()) if (o.kind === 'tool' && !o.closed) unfinished.add(o.block);
@@ -192,7 +204,7 @@ export class MessageBuilder {
     let open = this.#open.get(key);
     if (open?.kind !== 'thinking') {
       const block: ThinkingBlock = { type: 'thinking', text: '' };
-      open = { kind: 'thinking', index: this.#content.push(block) - 1, block };
+      open = { kind: 'thinking', index: this.#content.push(block) - 1, block, pending: [] };
       this.#open.set(key, open);
     }
     return open;
@@ -206,4 +218,11 @@ export class MessageBuilder {
     if (invalid) open.block.providerData = { ...open.block.providerData, invalidArguments: invalid };
     this.#emit({ type: 'toolcall_end', blockIndex: open.index, call: open.block });
   }
+}
+
+/** Move the collected deltas of a text/thinking block into its text. */
+function joinPending(open: { block: TextBlock | ThinkingBlock; pending: string[] }): void {
+  if (open.pending.length === 0) return;
+  open.block.text += open.pending.length === 1 ? (open.pending[0] as string) : open.pending.join('');
+  open.pending.length = 0;
 }
