@@ -44,7 +44,7 @@ import { toolCallsOf, toolErrorResult } from '../conversation.js';
 import { isPantoError, PantoError } from '../errors.js';
 import { checkProcessOptions } from '../media/process-media.js';
 import type { ProcessOptions } from '../media/types.js';
-import { mediaPolicyFor, resolveModel } from '../providers/model-catalog.js';
+import { getModel, mediaPolicyFor, resolveModel } from '../providers/model-catalog.js';
 import type { ModelInfo } from '../providers/model-info.js';
 import { checkPrice, type ModelPrice, priceOf, type UsageCost } from '../providers/model-prices.js';
 import type { PartFilter, SerializeWarning, ThinkingLevel } from '../providers/serialize-options.js';
@@ -850,6 +850,18 @@ function abortError(signal: AbortSignal): PantoError {
 
 /** A `ModelInfo` for `model` checked against the provider's API. */
 function modelFor(model: ModelInfo | string, provider: Provider, where: string): ModelInfo {
+  if (typeof model === 'string') {
+    // A model of one vendor cannot be spoken to through another vendor's own API (an OpenAI-compatible gateway can
+    // serve anything, so the OpenAI surfaces take every id).
+    const native = getModel(model);
+    const exclusive = provider.api === 'anthropic-messages' || provider.api === 'gemini';
+    if (native !== undefined && exclusive && native.api !== provider.api && !model.includes('/')) {
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        `${where}: model '${model}' is served by ${native.provider} (${native.api}); a provider speaking ${provider.api} cannot serve it`,
+      );
+    }
+  }
   // A bare id takes the provider's API (e.g. `gpt-4.1` through an OpenAI Chat provider).
   const info = typeof model === 'string' ? resolveModel(model, { api: provider.api }) : model;
   if (info === null || typeof info !== 'object' || typeof info.id !== 'string') {
