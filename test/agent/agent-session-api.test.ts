@@ -245,7 +245,7 @@ describe('thinking and prompt caching as Agent options', () => {
     agent.setThinking('off');
     expect(agent.thinking).toBe('off');
     await agent.prompt('again');
-    expect((since(n)[1]?.body as Json).thinking).toBeUndefined();
+    expect((since(n)[1]?.body as Json | undefined)?.thinking).toBeUndefined();
   });
 
   it('promptCache: false turns the breakpoints off; other surfaces get none by default', async () => {
