@@ -222,6 +222,7 @@ export class Agent {
     this.#mediaOption = options.mediaPolicy;
     this.#media = options.mediaPolicy ?? mediaPolicyFor(this.#model);
     this.#thinking = options.thinking ?? options.request?.thinking;
+    checkThinking(this.#thinking, 'new Agent: thinking');
     this.#promptCache = options.promptCache ?? options.request?.promptCache;
     if (options.price !== undefined && options.price !== null) checkPrice(options.price);
     this.#price = options.price;
@@ -300,12 +301,7 @@ export class Agent {
 
   /** Set the reasoning effort of later requests (`undefined`: none). */
   setThinking(level: ThinkingLevel | undefined): void {
-    if (level !== undefined && !['off', 'low', 'medium', 'high'].includes(level)) {
-      throw new PantoError(
-        'ERR_INVALID_ARGUMENT',
-        `setThinking: expected off, low, medium or high, got ${String(level)}`,
-      );
-    }
+    checkThinking(level, 'setThinking');
     this.#thinking = level;
   }
 
@@ -874,6 +870,15 @@ function modelFor(model: ModelInfo | string, provider: Provider, where: string):
     );
   }
   return info;
+}
+
+function checkThinking(level: ThinkingLevel | undefined, where: string): void {
+  if (level !== undefined && !['off', 'low', 'medium', 'high'].includes(level)) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `${where}: expected off, low, medium or high, got ${JSON.stringify(level)}`,
+    );
+  }
 }
 
 function count(value: number | undefined, fallback: number, name: string): number {

@@ -267,6 +267,23 @@ describe('thinking and prompt caching as Agent options', () => {
     expect(chat.reasoning_effort).toBeUndefined();
   });
 
+  it('an unknown level is refused at construction and by setThinking', () => {
+    const make = () =>
+      new Agent({
+        provider: providerFor(server, 'anthropic-messages'),
+        model: 'claude-sonnet-4-5',
+        thinking: 'max' as 'high',
+      });
+    expect(make).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+    const agent = new Agent({
+      provider: providerFor(server, 'anthropic-messages'),
+      model: 'claude-sonnet-4-5',
+    });
+    expect(() => agent.setThinking('huge' as 'high')).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
+    );
+  });
+
   it('a model that cannot reason: thinking is not sent and the host is warned once', async () => {
     const events: AgentEvent[] = [];
     server.enqueue({ type: 'reply', text: 'a' }, { type: 'reply', text: 'b' });
