@@ -32,7 +32,15 @@ interface LockInfo {
 
 const UNREADABLE_STALE_MS = 10_000;
 
-const held = new Set<FileLock>();
+/**
+ * Locks held by this process. Shared through a global symbol, so two copies of this module in one process (a bundled
+ * and an installed libpanto) still see each other's locks and never take one over as stale.
+ */
+type HeldLock = { release(): void; ownsToken(token: string): boolean };
+const registry = globalThis as { [key: symbol]: unknown };
+const HELD = Symbol.for('libpanto.session-locks');
+registry[HELD] ??= new Set<HeldLock>();
+const held = registry[HELD] as Set<HeldLock>;
 let exitHookInstalled = false;
 
 function releaseAllOnExit(): void {
