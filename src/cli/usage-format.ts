@@ -1,0 +1,39 @@
+/**
+ * Token counts for people: `1,200 in · 3,400 cache read · 500 cache write · 56 out`, and session totals summed from
+ * the usage each answer reported. Cached tokens are shown apart because they are billed differently.
+ */
+import type { Message, Usage } from '../conversation.js';
+
+const grouped = new Intl.NumberFormat('en-US');
+
+export function formatCount(n: number): string {
+  return grouped.format(n);
+}
+
+/** Usage of one answer (or a sum) as one short line; cache fields only when non-zero. */
+export function formatUsage(u: Usage): string {
+  const parts = [`${formatCount(u.inputTokens)} in`];
+  if (u.cacheReadTokens) parts.push(`${formatCount(u.cacheReadTokens)} cache read`);
+  if (u.cacheWriteTokens) parts.push(`${formatCount(u.cacheWriteTokens)} cache write`);
+  parts.push(`${formatCount(u.outputTokens)} out`);
+  return parts.join(' · ');
+}
+
+/** The sum of two usages. */
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: (a.cacheReadTokens ?? 0) + (b.cacheReadTokens ?? 0),
+    cacheWriteTokens: (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0),
+  };
+}
+
+export const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+/** The usage every assistant message of `messages` reported, summed. */
+export function sumUsage(messages: readonly Message[]): Usage {
+  let total = ZERO_USAGE;
+  for (const m of messages) if (m.role === 'assistant' && m.usage) total = addUsage(total, m.usage);
+  return total;
+}

@@ -1,0 +1,343 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionLog } from '../../src/session/index.js';
+import { type FakeProviderServer, startFakeProviderServer } from '../helpers/fake-provider-server.js';
+import { pantoBin, repoRoot, runPanto, runShell } from './run-cli.js';
+
+let server: FakeProviderServer;
+let tmp: string;
+
+beforeAll(async () => {
+  server = await startFakeProviderServer();
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'panto-chat-cmd-'));
+});
+afterAll(async () => {
+  await server.close();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+const noKeys = {
+  ANTHROPIC_API_KEY: undefined,
+  OPENAI_API_KEY: undefined,
+  GEMINI_API_KEY: undefined,
+  GOOGLE_API_KEY: undefined,
+};
+
+type ChatMessage = { role: string; content: unknown };
+
+/** The OpenAI Chat messages of the `i`-th recorded request. */
+function messagesOf(i: number): ChatMessage[] {
+  return (server.requests[i]?.body.messages ?? []) as ChatMessage[];
+}
+
+/** `panto chat` against the fake OpenAI Chat server with `lines` on stdin. */
+function chat(lines: string[], args: string[] = [], cwd = tmp) {
+  return runPanto(
+    ['chat', '--base-url', server.baseUrl('openai-chat'), '--model', 'gpt-4o', '--no-context-files', ...args],
+    { cwd, stdin: lines.map((l) => `${l}\n`).join(''), env: noKeys },
+  );
+}
+
+function textOf(message: ChatMessage | undefined): string {
+  const c = message?.content;
+  if (typeof c === 'string') return c;
+  return ((c ?? []) as Array<{ text?: string }>).map((p) => p.text ?? '').join('');
+}
+
+describe('panto chat slash commands', () => {
+  it('an unknown /command is an error with suggestions, never sent; //text sends /text', async () => {
+    server.reset();
+    const before = server.requests.length;
+    server.enqueue({ type: 'reply', text: 'a path, yes' });
+    const r = await chat(['/sesion', '//usr/bin is a path?'], ['--session', path.join(tmp, 'unknown.jsonl')]);
+    expect(r.stderr).toContain("error: unknown command '/sesion' (did you mean /session");
+    const sent = server.requests.slice(before);
+    expect(sent).toHaveLength(1);
+    const user = messagesOf(before).filter((m) => m.role === 'user');
+    expect(user.map(textOf)).toEqual(['/usr/bin is a path?']);
+    expect(r.stdout).toContain('a path, yes');
+  });
+
+  it('/help lists every command; /session before anything is sent names the file and writes none', async () => {
+    const file = path.join(tmp, 'never.jsonl');
+    const r = await chat(['/help', '/session', '/exit'], ['--session', file]);
+    expect(r.code).toBe(0);
+    for (const c of ['/help', '/exit', '/retry', '/compact', '/session', '/thinking'])
+      expect(r.stderr).toContain(c);
+    expect(r.stderr).toContain(`session:  ${file} (not written yet: nothing was sent)`);
+    expect(r.stderr).toContain('128000-token window');
+    expect(existsSync(file)).toBe(false);
+    expect(r.stderr).not.toContain('session saved');
+  });
+
+  it('/retry asks again after a failed turn; /session then shows the tokens used', async () => {
+    server.reset();
+    const before = server.requests.length;
+    server.enqueue(
+      { type: 'http-error', status: 400, message: 'bad request for this test' },
+      { type: 'reply', text: 'second try works', usage: { input: 1200, output: 34 } },
+    );
+    const file = path.join(tmp, 'retry.jsonl');
+    const r = await chat(['hello', '/retry', '/session'], ['--session', file]);
+    expect(r.stderr).toContain('bad request for this test');
+    expect(r.stderr).toContain('(/retry tries again)');
+    expect(r.stdout).toContain('second try works');
+    expect(server.requests.length - before).toBe(2);
+    expect(r.stderr).toContain('[tokens: 1,200 in · 34 out');
+    expect(r.stderr).toMatch(/used: +1,200 in · 34 out \(whole session\)/);
+    expect(r.code).toBe(1);
+  });
+
+  it('/compact summarizes the older messages through the provider and the log records it', async () => {
+    server.reset();
+    const before = server.requests.length;
+    server.enqueue(
+      { type: 'reply', text: `first answer ${'x'.repeat(4000)}` },
+      { type: 'reply', text: `second answer ${'y'.repeat(4000)}` },
+      { type: 'reply', text: 'SUMMARY: the user asked twice.' },
+    );
+    const file = path.join(tmp, 'compact.jsonl');
+    const r = await chat(
+      ['first question', 'second question', '/compact'],
+      ['--session', file, '--context-window', '6000'],
+    );
+    expect(r.stderr).toMatch(/\[compacted the conversation: ~\d+ -> ~\d+ tokens\]/);
+    const summaryRequest = server.requests[before + 2];
+    expect(JSON.stringify(summaryRequest?.body)).toContain('Summarize this conversation');
+    const shown = await runPanto(['session', file]);
+    expect(shown.stdout).toContain('SUMMARY: the user asked twice.');
+  });
+
+  it('/thinking with a bad mode is an error; /thinking prints the last thinking', async () => {
+    server.reset();
+    server.enqueue({ type: 'reply', thinking: 'Let me weigh the options.', text: 'Done.' });
+    const r = await chat(['go', '/thinking', '/thinking loud'], ['--session', path.join(tmp, 'think.jsonl')]);
+    expect(r.stderr).toContain('[thought for 25 characters; /thinking shows it]');
+    expect(r.stderr).toContain('Let me weigh the options.');
+    expect(r.stderr).toContain("error: /thinking: expected one of collapse, show, hide, got 'loud'");
+    expect(r.stdout).toContain('Done.');
+    expect(r.stdout).not.toContain('Let me weigh');
+  });
+});
+
+describe('panto chat: model choice', () => {
+  it('a model of another vendor on a default endpoint is a usage error before any request', async () => {
+    const before = server.requests.length;
+    const r = await runPanto(['chat', '--provider', 'anthropic', '--model', 'gpt-4.1'], {
+      cwd: tmp,
+      stdin: 'hi\n',
+      env: { ...noKeys, ANTHROPIC_API_KEY: 'sk-test' },
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      "model 'gpt-4.1' is a openai model but the anthropic-messages endpoint serves anthropic models; use --provider openai",
+    );
+    expect(server.requests.length).toBe(before);
+    const gateway = await runPanto(
+      ['chat', '--provider', 'openai-chat', '--model', 'anthropic/claude-sonnet-4.5'],
+      {
+        cwd: tmp,
+        stdin: '',
+        env: { ...noKeys, OPENAI_API_KEY: 'sk-test' },
+      },
+    );
+    expect(gateway.code).toBe(2);
+    expect(gateway.stderr).toContain('is a gateway id');
+  });
+
+  it('--context-window sets the window of an unknown model, and compaction keeps the requests inside it', async () => {
+    server.reset();
+    const before = server.requests.length;
+    server.enqueue(
+      { type: 'reply', text: 'noted' },
+      { type: 'reply', text: 'SUMMARY: a long paste came first.' },
+      { type: 'reply', text: 'fits now' },
+    );
+    const file = path.join(tmp, 'window.jsonl');
+    const r = await runPanto(
+      [
+        'chat',
+        '--base-url',
+        server.baseUrl('openai-chat'),
+        '--model',
+        'local-8k',
+        '--context-window',
+        '2048',
+        '--no-context-files',
+        '--session',
+        file,
+        '--max-turns',
+        '1',
+      ],
+      { cwd: tmp, stdin: `${'alpha '.repeat(300)}\n${'word '.repeat(1000)}\n/session\n`, env: noKeys },
+    );
+    expect(r.stderr).toContain('2048-token window');
+    const sent = server.requests.slice(before);
+    expect(sent).toHaveLength(3);
+    expect(JSON.stringify(sent[1]?.body)).toContain('Summarize this conversation');
+    expect(JSON.stringify(sent[1]?.body)).toContain('alpha alpha');
+    expect(JSON.stringify(sent[2]?.body)).toContain('SUMMARY: a long paste came first.');
+    expect(JSON.stringify(sent[2]?.body)).not.toContain('alpha alpha');
+    expect(r.stdout).toContain('fits now');
+    const bad = await runPanto(
+      ['chat', '--base-url', server.baseUrl('openai-chat'), '--context-window', '8k'],
+      {
+        cwd: tmp,
+        stdin: '',
+        env: noKeys,
+      },
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--context-window expects a positive integer, got '8k'");
+  });
+});
+
+describe('panto chat: context files', () => {
+  it('AGENTS.md and CLAUDE.md from the repository root down to the workspace join the system prompt', async () => {
+    const repo = path.join(tmp, 'repo');
+    const sub = path.join(repo, 'packages', 'app');
+    await mkdir(path.join(repo, '.git'), { recursive: true });
+    await mkdir(sub, { recursive: true });
+    await writeFile(path.join(repo, 'AGENTS.md'), 'ROOT RULE: use tabs.\n');
+    await writeFile(path.join(sub, 'CLAUDE.md'), 'APP RULE: run the app tests.\n');
+    await writeFile(path.join(path.dirname(repo), 'AGENTS.md'), 'OUTSIDE THE REPO\n');
+    server.reset();
+    const before = server.requests.length;
+    server.enqueue({ type: 'reply', text: 'ok' }, { type: 'reply', text: 'ok' });
+    const args = [
+      'chat',
+      '--base-url',
+      server.baseUrl('openai-chat'),
+      '--model',
+      'gpt-4o',
+      '--system',
+      'Be brief.',
+    ];
+    const r = await runPanto([...args, '--workspace', sub, '--session', path.join(tmp, 'ctx1.jsonl')], {
+      cwd: sub,
+      stdin: 'hi\n',
+      env: noKeys,
+    });
+    expect(r.stderr).toContain('context: ');
+    const system = textOf(messagesOf(before)[0]);
+    expect(system.startsWith('Be brief.')).toBe(true);
+    expect(system.indexOf('ROOT RULE')).toBeGreaterThan(0);
+    expect(system.indexOf('APP RULE')).toBeGreaterThan(system.indexOf('ROOT RULE'));
+    expect(system).toContain(path.join(repo, 'AGENTS.md'));
+    expect(system).not.toContain('OUTSIDE THE REPO');
+
+    await runPanto(
+      [...args, '--workspace', sub, '--no-context-files', '--session', path.join(tmp, 'ctx2.jsonl')],
+      { cwd: sub, stdin: 'hi\n', env: noKeys },
+    );
+    const plain = textOf(messagesOf(before + 1)[0]);
+    expect(plain).toBe('Be brief.');
+  });
+});
+
+describe('panto chat: resuming', () => {
+  it('a note shown once is not repeated on every resume', async () => {
+    server.reset();
+    server.enqueue({ type: 'reply', text: 'one' }, { type: 'reply', text: 'two' });
+    const file = path.join(tmp, 'notes.jsonl');
+    const args = [
+      'chat',
+      '--base-url',
+      server.baseUrl('openai-chat'),
+      '--model',
+      'my-llm',
+      '--no-context-files',
+    ];
+    const first = await runPanto([...args, '--session', file], { cwd: tmp, stdin: 'hi\n', env: noKeys });
+    expect(first.stderr).toContain("note: model 'my-llm' is not in the catalog");
+    const again = await runPanto([...args, '--resume', file], { cwd: tmp, stdin: 'again\n', env: noKeys });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('two');
+    expect(again.stderr).toContain('(resumed, 2 messages)');
+    expect(again.stderr).not.toContain('is not in the catalog');
+  });
+});
+
+describe('panto session', () => {
+  it('marks aborted and failed answers and the tool calls that never ran', async () => {
+    const file = path.join(tmp, 'aborted.jsonl');
+    const log = await SessionLog.create(file, { model: 'gpt-4o' });
+    log.appendMessage({ role: 'user', content: [{ type: 'text', text: 'look at a.png' }] });
+    log.appendMessage({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Let me' },
+        { type: 'tool_call', id: 'c1', name: 'read', input: { path: 'a.png' } },
+      ],
+      stopReason: 'aborted',
+    });
+    log.appendMessage({
+      role: 'tool',
+      results: [
+        {
+          type: 'tool_result',
+          toolUseId: 'c1',
+          toolName: 'read',
+          isError: true,
+          parts: [{ type: 'text', text: 'Tool call cancelled before it finished; no result is available.' }],
+        },
+      ],
+    });
+    log.appendMessage({ role: 'assistant', content: [], stopReason: 'error', errorMessage: 'overloaded' });
+    log.close();
+    const r = await runPanto(['session', file]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('[assistant — aborted by the user; not sent to the model again]\nLet me');
+    expect(r.stdout).toContain('[tool aborted read(path="a.png")]');
+    expect(r.stdout).toContain('[assistant — error: overloaded; not sent to the model again]');
+  });
+
+  it('a missing file names the file, with no stack trace', async () => {
+    const r = await runPanto(['session', 'no-such-session.jsonl'], { cwd: tmp });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('panto: cannot open no-such-session.jsonl: no such file or directory\n');
+  });
+});
+
+describe('output into a closed pipe', () => {
+  it('panto session F | head -3 and panto tool … | head -1 end quietly', async () => {
+    const file = path.join(tmp, 'long.jsonl');
+    const log = await SessionLog.create(file, { model: 'gpt-4o' });
+    for (let i = 0; i < 400; i++) {
+      log.appendMessage({
+        role: 'user',
+        content: [{ type: 'text', text: `message ${i} ${'z'.repeat(200)}` }],
+      });
+      log.appendMessage({
+        role: 'assistant',
+        content: [{ type: 'text', text: `answer ${i}` }],
+        stopReason: 'end',
+      });
+    }
+    log.close();
+    const node = JSON.stringify(process.execPath);
+    const bin = JSON.stringify(pantoBin);
+    const session = await runShell('bash', [
+      '-o',
+      'pipefail',
+      '-c',
+      `${node} ${bin} session ${JSON.stringify(file)} | head -3`,
+    ]);
+    expect(session.stderr).toBe('');
+    expect(session.code).toBe(0);
+    expect(session.stdout.split('\n')).toHaveLength(4);
+    const workspace = path.join(repoRoot, 'examples', 'workspace');
+    const tool = await runShell('bash', [
+      '-o',
+      'pipefail',
+      '-c',
+      `${node} ${bin} tool read '{"path":"photo.jpg"}' --workspace ${JSON.stringify(workspace)} --as anthropic --full | head -1`,
+    ]);
+    expect(tool.stderr).toBe('');
+    expect(tool.code).toBe(0);
+    expect(tool.stdout).toMatch(/^read: ok in [\d.]+ ms\n$/);
+  });
+});
