@@ -139,6 +139,8 @@ export class ChatSession {
           this.#usage = addUsage(this.#usage, e.message.usage);
         }
         if (e.type === 'warning') {
+          // The chat already said the turn failed or was stopped and is not sent again.
+          if (e.warning.code === 'turn-skipped') return;
           this.notifyOnce(`warning:${e.warning.code}:${e.warning.message}`, `warning: ${e.warning.message}`);
           return;
         }
