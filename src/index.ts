@@ -130,6 +130,13 @@ export type {
   ModelSpec,
 } from './providers/model-info.js';
 export {
+  checkPrice,
+  type ModelPrice,
+  priceOf,
+  type UsageCost,
+  usageCost,
+} from './providers/model-prices.js';
+export {
   type OpenAIChatOptions,
   type OpenAIChatRequestBody,
   openAIChatTools,
@@ -152,10 +159,12 @@ export {
   type SerializeResult,
   type SerializeWarning,
   type SerializeWarningCode,
+  type ThinkingLevel,
 } from './providers/serialize-options.js';
 export { collectStream } from './providers/stream/collect-stream.js';
 export { createStreamParser } from './providers/stream/create-stream-parser.js';
 export type { StreamEvent } from './providers/stream/stream-event.js';
+export { THINKING_BUDGETS } from './providers/thinking.js';
 export {
   createProvider,
   type Provider,
@@ -177,6 +186,7 @@ export {
   type CompactionEntry,
   type CustomEntry,
   type MessageEntry,
+  type ModelChangeEntry,
   SESSION_FORMAT_VERSION,
   type SessionEntry,
   type SessionHeader,

@@ -31,6 +31,7 @@ import {
   surfaceCallId,
   tokenCount,
 } from './serializer-common.js';
+import { anthropicThinking, thinkingFor } from './thinking.js';
 
 export interface AnthropicCacheControl {
   type: 'ephemeral';
@@ -111,6 +112,7 @@ export interface AnthropicTool {
   name: string;
   description: string;
   input_schema: { type: 'object'; [key: string]: unknown };
+  cache_control?: AnthropicCacheControl;
 }
 
 /** The JSON body of `POST /v1/messages` (without `stream`; a streaming transport adds `stream: true`). */
@@ -118,8 +120,10 @@ export interface AnthropicRequestBody {
   model: string;
   max_tokens: number;
   messages: AnthropicMessage[];
-  system?: string;
+  /** A string, or one text block when `promptCache` puts a breakpoint on it. */
+  system?: string | AnthropicTextBlock[];
   tools?: AnthropicTool[];
+  thinking?: { type: 'enabled'; budget_tokens: number };
 }
 
 export interface AnthropicOptions extends SerializeOptions {
@@ -245,6 +249,13 @@ export function toAnthropicMessages(
   };
   if (prepared.system !== undefined) body.system = prepared.system;
   if (options.tools && options.tools.length > 0) body.tools = anthropicTools(options.tools);
+  const level = thinkingFor(info, options.thinking, warnings);
+  if (level !== undefined) {
+    const t = anthropicThinking(info, level, body.max_tokens, warnings);
+    body.max_tokens = t.maxTokens;
+    if (t.thinking) body.thinking = t.thinking;
+  }
+  if (options.promptCache) addPromptCache(body, options.promptCache);
   return { body, warnings, media };
 }
 
@@ -264,6 +275,21 @@ function addCacheBreakpoint(messages: AnthropicMessage[], option: true | { ttl: 
     block.cache_control = cache;
     return;
   }
+}
+
+/**
+ * `promptCache`: breakpoints on the system prompt, the last tool and the last message's last block (3 of the 4 the
+ * API allows; the last-message one is shared with `cacheControl`).
+ */
+function addPromptCache(body: AnthropicRequestBody, option: true | { ttl: '5m' | '1h' }): void {
+  const cache: AnthropicCacheControl =
+    option === true ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: option.ttl };
+  if (typeof body.system === 'string' && body.system.length > 0) {
+    body.system = [{ type: 'text', text: body.system, cache_control: cache }];
+  }
+  const lastTool = body.tools?.[body.tools.length - 1];
+  if (lastTool) lastTool.cache_control = cache;
+  addCacheBreakpoint(body.messages, option);
 }
 
 /**

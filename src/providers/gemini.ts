@@ -41,6 +41,7 @@ import {
   textOf,
   tokenCount,
 } from './serializer-common.js';
+import { geminiThinkingConfig, thinkingFor } from './thinking.js';
 
 export interface GeminiBlob {
   mimeType: string;
@@ -97,7 +98,11 @@ export interface GeminiRequestBody {
   contents: GeminiContent[];
   systemInstruction?: { parts: GeminiTextPart[] };
   tools?: GeminiTool[];
-  generationConfig?: { maxOutputTokens?: number; temperature?: number };
+  generationConfig?: {
+    maxOutputTokens?: number;
+    temperature?: number;
+    thinkingConfig?: ReturnType<typeof geminiThinkingConfig>;
+  };
 }
 
 export interface GeminiOptions extends SerializeOptions {
@@ -254,6 +259,10 @@ export function toGemini(
     body.generationConfig = {};
     if (options.maxTokens !== undefined) body.generationConfig.maxOutputTokens = options.maxTokens;
     if (options.temperature !== undefined) body.generationConfig.temperature = options.temperature;
+  }
+  const level = thinkingFor(info, options.thinking, prepared.warnings);
+  if (level !== undefined) {
+    body.generationConfig = { ...body.generationConfig, thinkingConfig: geminiThinkingConfig(info, level) };
   }
   return { body, warnings: prepared.warnings, media };
 }

@@ -19,6 +19,8 @@ export type {
   ModelOverrides,
   ModelSpec,
 } from './model-info.js';
+export type { ModelPrice, UsageCost } from './model-prices.js';
+export { checkPrice, priceOf, usageCost } from './model-prices.js';
 export type {
   OpenAIChatImageDetail,
   OpenAIChatMessage,
@@ -48,5 +50,7 @@ export type {
   SerializeResult,
   SerializeWarning,
   SerializeWarningCode,
+  ThinkingLevel,
 } from './serialize-options.js';
 export { partKey } from './serialize-options.js';
+export { THINKING_BUDGETS } from './thinking.js';

@@ -69,12 +69,14 @@ function claude(maxOutputTokens: number): Family {
     limits: { ...ANTHROPIC_LIMITS, maxOutputTokens },
     imageTokenRule: 'anthropic',
     multimodalToolResults: true,
+    reasoning: true,
   };
 }
 
 function openai(
   limits: Partial<ModelLimits>,
   imageTokenRule: 'openai-tile' | 'openai-patch',
+  reasoning: boolean,
   image = true,
 ): Family {
   return {
@@ -84,10 +86,11 @@ function openai(
     limits: { ...OPENAI_LIMITS, ...limits },
     imageTokenRule,
     multimodalToolResults: true,
+    reasoning,
   };
 }
 
-function gemini(maxOutputTokens: number, multimodalToolResults: boolean): Family {
+function gemini(maxOutputTokens: number, multimodalToolResults: boolean, reasoning: boolean): Family {
   return {
     api: 'gemini',
     provider: 'google',
@@ -95,6 +98,7 @@ function gemini(maxOutputTokens: number, multimodalToolResults: boolean): Family
     limits: { ...GEMINI_LIMITS, maxOutputTokens },
     imageTokenRule: 'gemini',
     multimodalToolResults,
+    reasoning,
   };
 }
 
@@ -103,20 +107,24 @@ const FAMILIES: ReadonlyArray<readonly [RegExp, Family]> = [
   // Claude Opus 4 and 4.1 stop at 32k output tokens; later 4.x models at 64k.
   [/^claude-opus-4(-0|-1)?(-\d{8})?$/, claude(32_000)],
   [/^claude-(opus|sonnet|haiku)-4/, claude(64_000)],
-  [/^o3-mini/, openai({ contextWindow: 200_000, maxOutputTokens: 100_000 }, 'openai-tile', false)],
-  [/^o4-mini/, openai({ contextWindow: 200_000, maxOutputTokens: 100_000 }, 'openai-patch')],
-  [/^o3/, openai({ contextWindow: 200_000, maxOutputTokens: 100_000 }, 'openai-tile')],
+  [/^o3-mini/, openai({ contextWindow: 200_000, maxOutputTokens: 100_000 }, 'openai-tile', true, false)],
+  [/^o4-mini/, openai({ contextWindow: 200_000, maxOutputTokens: 100_000 }, 'openai-patch', true)],
+  [/^o3/, openai({ contextWindow: 200_000, maxOutputTokens: 100_000 }, 'openai-tile', true)],
+  [/^gpt-5(\.\d+)?-chat/, openai({ contextWindow: 128_000, maxOutputTokens: 16_384 }, 'openai-tile', false)],
   [
     /^gpt-5(\.\d+)?-(mini|nano)/,
-    openai({ contextWindow: 400_000, maxOutputTokens: 128_000 }, 'openai-patch'),
+    openai({ contextWindow: 400_000, maxOutputTokens: 128_000 }, 'openai-patch', true),
   ],
-  [/^gpt-5/, openai({ contextWindow: 400_000, maxOutputTokens: 128_000 }, 'openai-tile')],
-  [/^gpt-4\.1-(mini|nano)/, openai({ contextWindow: 1_047_576, maxOutputTokens: 32_768 }, 'openai-patch')],
-  [/^gpt-4\.1/, openai({ contextWindow: 1_047_576, maxOutputTokens: 32_768 }, 'openai-tile')],
-  [/^(gpt-4o|chatgpt-4o)/, openai({}, 'openai-tile')],
-  [/^gemini-[3-9]/, gemini(65_536, true)],
-  [/^gemini-2\.0/, gemini(8_192, false)],
-  [/^gemini-2/, gemini(65_536, false)],
+  [/^gpt-5/, openai({ contextWindow: 400_000, maxOutputTokens: 128_000 }, 'openai-tile', true)],
+  [
+    /^gpt-4\.1-(mini|nano)/,
+    openai({ contextWindow: 1_047_576, maxOutputTokens: 32_768 }, 'openai-patch', false),
+  ],
+  [/^gpt-4\.1/, openai({ contextWindow: 1_047_576, maxOutputTokens: 32_768 }, 'openai-tile', false)],
+  [/^(gpt-4o|chatgpt-4o)/, openai({}, 'openai-tile', false)],
+  [/^gemini-[3-9]/, gemini(65_536, true, true)],
+  [/^gemini-2\.0/, gemini(8_192, false, false)],
+  [/^gemini-2/, gemini(65_536, false, true)],
 ];
 
 /** Conservative limits for a model the catalog does not know (used once a host opts into images or PDFs). */
@@ -248,10 +256,21 @@ function applyOverrides(base: ModelInfo, o: ModelOverrides): ModelInfo {
     }
     (limits as Record<string, unknown>)[key] = value;
   }
+  if (o.contextWindow !== undefined) {
+    checkCount(base.id, 'contextWindow', o.contextWindow);
+    limits.contextWindow = o.contextWindow;
+  }
+  if (!(limits.contextWindow >= 1)) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `model '${base.id}': the context window must be at least 1 token`,
+    );
+  }
   const input = { ...base.input, ...stripUndefined(o.input ?? {}) };
   const out: ModelInfo = { ...base, ...stripUndefined({ api: o.api, provider: o.provider }), input, limits };
   if (o.imageTokenRule !== undefined) out.imageTokenRule = o.imageTokenRule;
   if (o.multimodalToolResults !== undefined) out.multimodalToolResults = o.multimodalToolResults;
+  if (o.reasoning !== undefined) out.reasoning = o.reasoning === true;
   return out;
 }
 

@@ -70,6 +70,12 @@ export interface ModelInfo {
    * beside the function responses. Ignored by the other surfaces.
    */
   multimodalToolResults: boolean;
+  /**
+   * The model can reason before answering (Anthropic extended thinking, OpenAI reasoning effort, Gemini thinking), so
+   * `SerializeOptions.thinking` applies. Absent means false: the serializers then ignore `thinking` with an
+   * `option-ignored` warning. Unknown models are false until the host declares `reasoning: true`.
+   */
+  reasoning?: boolean;
   /** True when the model came from the built-in catalog (not a host declaration or an unknown-id default). */
   known: boolean;
 }
@@ -82,6 +88,12 @@ export interface ModelOverrides {
   limits?: Partial<ModelLimits>;
   imageTokenRule?: ImageTokenRule;
   multimodalToolResults?: boolean;
+  reasoning?: boolean;
+  /**
+   * Shorthand for `limits.contextWindow` (wins over it): the context window in tokens, e.g. 8192 for a llama.cpp
+   * server started with `-c 8192`. Unknown models default to 128,000.
+   */
+  contextWindow?: number;
 }
 
 /** What `defineModel` takes: an id and a wire API are required, everything else has a conservative default. */

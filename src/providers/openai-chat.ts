@@ -40,6 +40,7 @@ import {
   tokenCount,
   toolCallBlock,
 } from './serializer-common.js';
+import { thinkingFor } from './thinking.js';
 
 export type OpenAIChatImageDetail = 'auto' | 'low' | 'high' | 'original';
 
@@ -107,6 +108,7 @@ export interface OpenAIChatRequestBody {
   max_completion_tokens?: number;
   max_tokens?: number;
   temperature?: number;
+  reasoning_effort?: 'low' | 'medium' | 'high';
 }
 
 export interface OpenAIChatOptions extends SerializeOptions {
@@ -214,6 +216,8 @@ export function toOpenAIChat(
   if (options.maxTokens !== undefined)
     body[options.maxTokensField ?? 'max_completion_tokens'] = options.maxTokens;
   if (options.temperature !== undefined) body.temperature = options.temperature;
+  const effort = thinkingFor(info, options.thinking, prepared.warnings);
+  if (effort !== undefined) body.reasoning_effort = effort;
   return { body, warnings: prepared.warnings, media };
 }
 

@@ -30,6 +30,7 @@ import {
   tokenCount,
   toolCallBlock,
 } from './serializer-common.js';
+import { thinkingFor } from './thinking.js';
 
 export type OpenAIResponsesImageDetail = 'auto' | 'low' | 'high' | 'original';
 
@@ -115,6 +116,7 @@ export interface OpenAIResponsesRequestBody {
   temperature?: number;
   store?: boolean;
   include?: Array<'reasoning.encrypted_content'>;
+  reasoning?: { effort: 'low' | 'medium' | 'high' };
 }
 
 export interface OpenAIResponsesOptions extends SerializeOptions {
@@ -252,6 +254,8 @@ export function toOpenAIResponses(
     body.store = false;
     body.include = ['reasoning.encrypted_content'];
   }
+  const effort = thinkingFor(info, options.thinking, prepared.warnings);
+  if (effort !== undefined) body.reasoning = { effort };
   return { body, warnings: prepared.warnings, media };
 }
 

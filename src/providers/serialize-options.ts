@@ -45,7 +45,24 @@ export interface SerializeOptions {
   omitParts?: PartFilter;
   /** Why `omitParts` left a part out, shown to the model. Default: `left out of this request by the host`. */
   omitReason?: string;
+  /**
+   * How much the model reasons before answering (see thinking.ts for the mapping): Anthropic extended thinking with a
+   * token budget (2,048 / 8,192 / 24,576), OpenAI Chat `reasoning_effort`, OpenAI Responses `reasoning.effort`,
+   * Gemini `thinkingConfig` (a budget on 2.5, `thinkingLevel` on 3+, thoughts included). `'off'` (and absent) asks
+   * for nothing: models that always reason keep their default. A level other than `'off'` for a model whose
+   * `ModelInfo.reasoning` is not true is not sent and gives an `option-ignored` warning.
+   */
+  thinking?: ThinkingLevel;
+  /**
+   * Prompt caching. Anthropic: `cache_control` breakpoints on the system prompt, the last tool declaration and the
+   * last block of the last message (3 of the API's 4), `{ttl: '1h'}` for the longer cache. OpenAI and Gemini cache
+   * long prompts on their own; there the option changes nothing.
+   */
+  promptCache?: boolean | { ttl: '5m' | '1h' };
 }
+
+/** Reasoning effort, mapped per surface. */
+export type ThinkingLevel = 'off' | 'low' | 'medium' | 'high';
 
 /** What a serializer changed or dropped on the way to the wire; a host should show these. */
 export type SerializeWarningCode =

@@ -1,9 +1,13 @@
 /**
  * Single-writer lock for a session file: `FILE.lock` (FILE with symlinks resolved), created with O_CREAT|O_EXCL, holding
- * `{"pid","hostname","token","acquired"}`.
+ * `{"pid","hostname","token","acquired","start"?}`.
  *
  * - A lock whose pid is not running on this host is stale and is taken over. A lock from another host is never
  *   taken over (its pid cannot be checked); the error says which file to delete.
+ * - PID reuse: `start` records the holder's process start (Linux: boot id + start time in clock ticks from
+ *   `/proc/<pid>/stat`). A lock whose pid is alive but whose process started at another time belongs to a process that
+ *   is gone: stale. A lock naming THIS process's pid that no `FileLock` of this process holds is stale too, on every
+ *   platform — the normal case of a container restarted as PID 1 after a kill.
  * - A lock file that is empty or unreadable (its owner died between create and write) is stale once it is older
  *   than 10 s.
  * - Released by `release()` and, for locks still held, on process `exit`. A process killed by a signal leaves the file
@@ -22,6 +26,8 @@ interface LockInfo {
   hostname: string;
   token: string;
   acquired: string;
+  /** The holder's process start (see `processStart`), when the platform tells it. */
+  start?: string;
 }
 
 const UNREADABLE_STALE_MS = 10_000;
@@ -49,6 +55,32 @@ function canonical(filePath: string): string {
     } catch {
       return filePath;
     }
+  }
+}
+
+let bootId: string | null | undefined;
+
+/**
+ * When process `pid` started, as `<boot id>:<start time in clock ticks>` from `/proc` (Linux), or `undefined` where
+ * the platform does not tell (macOS, Windows) or the process does not exist.
+ */
+export function processStart(pid: number): string | undefined {
+  if (bootId === undefined) {
+    try {
+      bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    } catch {
+      bootId = null;
+    }
+  }
+  if (bootId === null) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 2 (comm) is in parentheses and may hold spaces; fields after it are space separated. starttime is field 22.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const start = fields[19];
+    return start === undefined || start === '' ? undefined : `${bootId}:${start}`;
+  } catch {
+    return undefined;
   }
 }
 
@@ -86,7 +118,19 @@ function readLock(lockPath: string): LockRead {
 }
 
 function isStale(lockPath: string, read: LockRead): boolean {
-  if (read.kind === 'ok') return read.info.hostname === hostname() && !pidAlive(read.info.pid);
+  if (read.kind === 'ok') {
+    const { info } = read;
+    if (info.hostname !== hostname()) return false;
+    // Our own pid: every lock this process holds is in `held`, so a lock file naming us otherwise is a leftover of an
+    // earlier process that had the same pid (a container restarted as PID 1).
+    if (info.pid === process.pid) return ![...held].some((l) => l.ownsToken(info.token));
+    if (!pidAlive(info.pid)) return true;
+    if (typeof info.start === 'string') {
+      const now = processStart(info.pid);
+      return now !== undefined && now !== info.start;
+    }
+    return false;
+  }
   if (read.kind === 'unreadable') {
     try {
       return Date.now() - statSync(lockPath).mtimeMs > UNREADABLE_STALE_MS;
@@ -120,6 +164,8 @@ export class FileLock {
       token: randomBytes(8).toString('hex'),
       acquired: new Date().toISOString(),
     };
+    const start = processStart(process.pid);
+    if (start !== undefined) info.start = start;
     for (let attempt = 0; attempt < 3; attempt++) {
       let fd: number;
       try {
@@ -167,6 +213,11 @@ export class FileLock {
       'ERR_SESSION_LOCKED',
       `session ${filePath}: could not take lock ${lockPath} (contended)`,
     );
+  }
+
+  /** True when `token` is this lock's token (used to recognise a lock file this process holds). */
+  ownsToken(token: string): boolean {
+    return !this.#released && token === this.#token;
   }
 
   get released(): boolean {

@@ -5,6 +5,7 @@ export type {
   CompactionEntry,
   CustomEntry,
   MessageEntry,
+  ModelChangeEntry,
   SessionEntry,
   SessionHeader,
 } from './session-entry.js';

@@ -4,6 +4,7 @@
  * held as one string, so sessions far beyond V8's string limit load.
  */
 
+import { randomBytes } from 'node:crypto';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
@@ -16,8 +17,10 @@ export interface LoadSessionOptions extends JsonlReadOptions {}
 /** Something the loader recovered from; the data it names was not loaded or was repaired. */
 export interface SessionWarning {
   /** `torn_line`: a final line cut short by a crash was skipped; `unterminated_line`: the final line lacks a newline
-   * (kept); `empty_line`: an empty line was skipped; `repaired`: an appender fixed the file's end before writing. */
-  kind: 'torn_line' | 'unterminated_line' | 'empty_line' | 'repaired';
+   * (kept); `empty_line`: an empty line was skipped; `repaired`: an appender fixed the file's end before writing;
+   * `no_header`: the file is empty or holds only a torn first line (a crash before the header was written) — it
+   * loads as an empty session with a new header, and `SessionLog.open` writes that header. */
+  kind: 'torn_line' | 'unterminated_line' | 'empty_line' | 'repaired' | 'no_header';
   /** 1-based line number. */
   line: number;
   message: string;
@@ -31,6 +34,8 @@ export interface LoadedSession {
   conversation: Conversation;
   /** Id of the last entry, or `null` when the file holds only a header. */
   leafId: string | null;
+  /** The current model: the latest `model_change` on the path to the leaf, else the header's `model`. */
+  model?: string;
   warnings: SessionWarning[];
 }
 
@@ -39,6 +44,20 @@ export interface SessionState extends LoadedSession {
   byId: Map<string, SessionEntry>;
   view: ConversationView;
   read: JsonlReadResult;
+  /** True when the file had no header (see the `no_header` warning): `header` is a new one, not yet written. */
+  headerMissing: boolean;
+}
+
+/** The latest `model_change` model on `path`, else `fallback`. */
+export function currentModel(
+  path: readonly SessionEntry[],
+  fallback: string | undefined,
+): string | undefined {
+  for (let i = path.length - 1; i >= 0; i--) {
+    const e = path[i];
+    if (e?.type === 'model_change') return e.model;
+  }
+  return fallback;
 }
 
 function formatError(path: string, line: number, problem: string): PantoError {
@@ -102,23 +121,36 @@ export async function readSessionState(
       message: `${path}: last line has no trailing newline; loaded`,
     });
   }
+  const headerMissing = header === undefined;
   if (header === undefined) {
-    throw new PantoError(
-      'ERR_SESSION_FORMAT',
-      `${path}: no session header (the file is empty or its first line is torn)`,
-    );
+    // Nothing parsed: an empty file, blank lines, or a first line cut short by a crash before the header was written.
+    header = {
+      type: 'session',
+      version: SESSION_FORMAT_VERSION,
+      id: randomBytes(8).toString('hex'),
+      created: new Date().toISOString(),
+    };
+    warnings.push({
+      kind: 'no_header',
+      line: 1,
+      message: `${path}: no session header (the file is empty or its first line was cut short, likely a crash before anything was recorded); loaded as an empty session`,
+    });
   }
   const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
-  const view = resolveConversation(pathToLeaf(byId, leafId));
+  const branch = pathToLeaf(byId, leafId);
+  const view = resolveConversation(branch);
+  const model = currentModel(branch, header.model);
   return {
     header,
     entries,
     conversation: { messages: view.messages },
     leafId,
+    ...(model === undefined ? {} : { model }),
     warnings,
     byId,
     view,
     read,
+    headerMissing,
   };
 }
 
@@ -126,11 +158,13 @@ export async function readSessionState(
  * Load a session file written by `SessionLog`. Streams the file (bounded extra memory; no whole-file string).
  *
  * Errors (`PantoError`): `ERR_SESSION_CORRUPT` for a line in the middle that is not valid JSON or a line longer than
- * `maxLineBytes` (the message names the line number); `ERR_SESSION_FORMAT` for a missing/newer header or a line that is
- * valid JSON but not a valid entry. A torn LAST line is not an error: it is skipped and reported in `warnings`.
+ * `maxLineBytes` (the message names the line number); `ERR_SESSION_FORMAT` for a first line that is not a header, a newer
+ * header, or a line that is valid JSON but not a valid entry. A torn LAST line is not an error: it is skipped and
+ * reported in `warnings`; a file with no header at all (empty, or only a torn first line) loads as an empty session
+ * with a `no_header` warning.
  * File-system errors (e.g. `ENOENT`) propagate unchanged.
  */
 export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<LoadedSession> {
-  const { header, entries, conversation, leafId, warnings } = await readSessionState(path, options);
-  return { header, entries, conversation, leafId, warnings };
+  const { header, entries, conversation, leafId, model, warnings } = await readSessionState(path, options);
+  return { header, entries, conversation, leafId, ...(model === undefined ? {} : { model }), warnings };
 }

@@ -61,4 +61,18 @@ export interface CustomEntry extends EntryBase {
   data: unknown;
 }
 
-export type SessionEntry = MessageEntry | CompactionEntry | CustomEntry;
+/**
+ * The host switched models (e.g. `agent.setModel`). Not part of the conversation; the latest one on the path to the
+ * leaf is the session's current model (`SessionLog.model`, `LoadedSession.model`), else the header's `model`.
+ */
+export interface ModelChangeEntry extends EntryBase {
+  type: 'model_change';
+  /** Model id. */
+  model: string;
+  /** Wire API the model was spoken to through (`anthropic-messages`, ...), when known. */
+  api?: string;
+  /** Who serves it (`anthropic`, `openai`, a host's name), when known. */
+  provider?: string;
+}
+
+export type SessionEntry = MessageEntry | CompactionEntry | CustomEntry | ModelChangeEntry;

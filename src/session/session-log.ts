@@ -19,12 +19,18 @@ import { closeSync, fsyncSync, ftruncateSync, openSync, truncateSync, writeSync 
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { FileLock } from './file-lock.js';
-import { type LoadSessionOptions, readSessionState, type SessionWarning } from './load-session.js';
+import {
+  currentModel,
+  type LoadSessionOptions,
+  readSessionState,
+  type SessionWarning,
+} from './load-session.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import {
   type CompactionEntry,
   type CustomEntry,
   type MessageEntry,
+  type ModelChangeEntry,
   SESSION_FORMAT_VERSION,
   type SessionEntry,
   type SessionHeader,
@@ -112,7 +118,8 @@ export class SessionLog {
 
   /**
    * Create a new session file holding only its header. Fails with `ERR_INVALID_ARGUMENT` if `path` already exists
-   * (use `open`), `ERR_SESSION_LOCKED` if another writer holds its lock.
+   * (use `open`, or `openOrCreate` for a program that runs more than once), `ERR_SESSION_LOCKED` if another writer
+   * holds its lock.
    */
   static async create(path: string, options: CreateSessionOptions = {}): Promise<SessionLog> {
     const header: SessionHeader = {
@@ -130,7 +137,9 @@ export class SessionLog {
     } catch (err) {
       lock.release();
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw invalid(`session file ${path} already exists; use SessionLog.open to append to it`);
+        throw invalid(
+          `session file ${path} already exists; use SessionLog.open (or SessionLog.openOrCreate) to append to it`,
+        );
       }
       throw err;
     }
@@ -159,7 +168,8 @@ export class SessionLog {
   /**
    * Open an existing session file for appending: take its lock, load it (same checks and errors as `loadSession`),
    * and repair its end — a torn last line is cut off (reported in `warnings` as `repaired`), a missing final newline
-   * is written — so the next append starts a clean line.
+   * is written — so the next append starts a clean line. A file without a header (empty, or a first line torn by a
+   * crash before anything was recorded) gets a new header (warnings `no_header` and `repaired`).
    */
   static async open(path: string, options: SessionLogOptions = {}): Promise<SessionLog> {
     const lock = FileLock.acquire(path);
@@ -167,6 +177,36 @@ export class SessionLog {
       const state = await readSessionState(path, options);
       const warnings = [...state.warnings];
       let size = state.read.fileBytes;
+      if (state.headerMissing) {
+        truncateSync(path, 0);
+        const fd = openSync(path, 'a');
+        const line = Buffer.from(`${JSON.stringify(state.header)}\n`, 'utf8');
+        try {
+          writeSync(fd, line);
+          if (options.fsync) fsyncSync(fd);
+        } catch (err) {
+          closeSync(fd);
+          throw err;
+        }
+        warnings.push({
+          kind: 'repaired',
+          line: 1,
+          message: `${path}: wrote a new session header (the file had none; ${state.read.fileBytes} bytes dropped)`,
+        });
+        return new SessionLog({
+          path,
+          header: state.header,
+          warnings,
+          fsync: options.fsync ?? false,
+          lock,
+          fd,
+          size: line.length,
+          entries: [],
+          byId: new Map(),
+          leafId: null,
+          view: { messages: [], entryIds: [] },
+        });
+      }
       if (state.read.torn) {
         truncateSync(path, state.read.torn.offset);
         size = state.read.torn.offset;
@@ -229,6 +269,11 @@ export class SessionLog {
     return this.#leafId;
   }
 
+  /** The current model: the latest `model_change` on the current branch, else the header's `model`. */
+  get model(): string | undefined {
+    return currentModel(pathToLeaf(this.#byId, this.#leafId), this.header.model);
+  }
+
   /** Every entry of the file in file order (read-only view). */
   get entries(): readonly SessionEntry[] {
     return this.#entries;
@@ -245,6 +290,25 @@ export class SessionLog {
     this.#append(entry);
     this.#view.messages.push(message);
     this.#view.entryIds.push(entry.id);
+    return entry;
+  }
+
+  /**
+   * Record a model switch (not part of the conversation). Afterwards `model` (and a reload's `model`) is `change.model`.
+   * Throws `ERR_INVALID_ARGUMENT` for an empty model id or non-string `api`/`provider`.
+   */
+  appendModelChange(change: { model: string; api?: string; provider?: string }): ModelChangeEntry {
+    if (change === null || typeof change !== 'object') throw invalid('model change must be an object');
+    if (typeof change.model !== 'string' || change.model === '')
+      throw invalid('model change: model must be a non-empty string');
+    const entry: ModelChangeEntry = { type: 'model_change', ...this.#base(), model: change.model };
+    for (const key of ['api', 'provider'] as const) {
+      const v = change[key];
+      if (v === undefined) continue;
+      if (typeof v !== 'string') throw invalid(`model change: ${key} must be a string`);
+      entry[key] = v;
+    }
+    this.#append(entry);
     return entry;
   }
 

@@ -159,8 +159,14 @@ export function entryProblem(e: unknown): string | null {
       if (typeof e.customType !== 'string' || e.customType === '')
         return 'entry.customType must be a non-empty string';
       return e.data === undefined ? 'entry.data is missing' : null;
+    case 'model_change':
+      if (typeof e.model !== 'string' || e.model === '') return 'entry.model must be a non-empty string';
+      if (e.api !== undefined && typeof e.api !== 'string') return 'entry.api must be a string';
+      if (e.provider !== undefined && typeof e.provider !== 'string')
+        return 'entry.provider must be a string';
+      return null;
     default:
-      return `entry.type must be message, compaction or custom (got ${JSON.stringify(e.type)})`;
+      return `entry.type must be message, compaction, custom or model_change (got ${JSON.stringify(e.type)})`;
   }
 }
 

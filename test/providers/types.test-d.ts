@@ -132,11 +132,24 @@ const gemini = toGemini(conversation, 'gemini-3-pro-preview').body;
 gemini.contents satisfies genai.Content[];
 gemini.systemInstruction satisfies genai.Content | undefined;
 gemini.tools satisfies genai.Tool[] | undefined;
-gemini.generationConfig satisfies genai.GenerationConfig | undefined;
+// The SDK types thinkingLevel as a TS enum (string literals do not assign to it); the REST field takes its values.
+type RestThinkingConfig = Omit<genai.ThinkingConfig, 'thinkingLevel'> & {
+  thinkingLevel?: `${genai.ThinkingLevel}`;
+};
+type RestGenerationConfig = Omit<genai.GenerationConfig, 'thinkingConfig'> & {
+  thinkingConfig?: RestThinkingConfig;
+};
+gemini.generationConfig satisfies RestGenerationConfig | undefined;
 
 /** REST body → SDK parameters (what `ai.models.generateContent(params)` would take for the same request). */
 function toSdkParams(model: string, body: GeminiRequestBody): genai.GenerateContentParameters {
-  const config: genai.GenerateContentConfig = { ...body.generationConfig };
+  const { thinkingConfig, ...rest } = body.generationConfig ?? {};
+  const config: genai.GenerateContentConfig = { ...rest };
+  if (thinkingConfig)
+    config.thinkingConfig = {
+      ...thinkingConfig,
+      thinkingLevel: thinkingConfig.thinkingLevel as genai.ThinkingLevel,
+    };
   if (body.systemInstruction) config.systemInstruction = body.systemInstruction;
   if (body.tools) config.tools = body.tools;
   return { model, contents: body.contents, config };

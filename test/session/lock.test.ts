@@ -11,6 +11,7 @@ import {
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processStart } from '../../src/session/file-lock.js';
 import { loadSession, SessionLog } from '../../src/session/index.js';
 import { transpileSources } from './helpers/transpile-sources.js';
 
@@ -179,4 +180,57 @@ describe('single writer lock', () => {
     await expect(SessionLog.open(path)).rejects.toMatchObject({ code: 'ERR_SESSION_LOCKED' });
     rmSync(`${path}.lock`);
   });
+
+  it('records the holder process start time where the platform tells it', async () => {
+    const path = await newSession();
+    const log = await SessionLog.open(path);
+    const info = JSON.parse(readFileSync(`${path}.lock`, 'utf8')) as { start?: string };
+    expect(info.start).toBe(processStart(process.pid));
+    log.close();
+  });
+});
+
+describe('PID reuse', () => {
+  it('takes over a lock naming THIS pid that no SessionLog of this process holds (container restarted as PID 1)', async () => {
+    const path = await newSession();
+    writeFileSync(
+      `${path}.lock`,
+      JSON.stringify({ pid: process.pid, hostname: hostname(), token: 'previous-run', acquired: 'x' }),
+    );
+    const log = await SessionLog.open(path);
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
+    // ...while a lock this process really holds still refuses a second writer
+    await expect(SessionLog.open(path)).rejects.toMatchObject({ code: 'ERR_SESSION_LOCKED' });
+    log.close();
+  });
+
+  it.runIf(processStart(process.pid) !== undefined)(
+    'takes over a lock whose pid now belongs to another live process (start time differs), not one whose holder still runs',
+    async () => {
+      const path = await newSession();
+      const live = spawn(process.execPath, ['-e', 'process.stdin.resume()'], {
+        stdio: ['pipe', 'ignore', 'inherit'],
+      });
+      children.push(live);
+      await new Promise((r) => live.once('spawn', r));
+      const pid = live.pid as number;
+      const realStart = processStart(pid);
+      expect(realStart).toBeDefined();
+      // The lock was written by an earlier process with the same pid: another start time.
+      writeFileSync(
+        `${path}.lock`,
+        JSON.stringify({ pid, hostname: hostname(), token: 'old', acquired: 'x', start: `${realStart}0` }),
+      );
+      (await SessionLog.open(path)).close();
+      // The same pid with its real start time is the live holder: refused.
+      writeFileSync(
+        `${path}.lock`,
+        JSON.stringify({ pid, hostname: hostname(), token: 'live', acquired: 'x', start: realStart }),
+      );
+      await expect(SessionLog.open(path)).rejects.toMatchObject({ code: 'ERR_SESSION_LOCKED' });
+      live.stdin?.end();
+      await exited(live);
+      rmSync(`${path}.lock`);
+    },
+  );
 });

@@ -225,3 +225,32 @@ describe('append-time checks', () => {
     ]);
   });
 });
+
+describe('model changes', () => {
+  it('are recorded, reloaded and resumed as the current model of the branch', async () => {
+    const dir2 = mkdtempSync(join(tmpdir(), 'panto-model-change-'));
+    try {
+      const path = join(dir2, 's.jsonl');
+      const log = await SessionLog.create(path, { model: 'claude-sonnet-4-5' });
+      expect(log.model).toBe('claude-sonnet-4-5');
+      log.appendMessage({ role: 'user', content: [{ type: 'text', text: 'hi' }] });
+      const change = log.appendModelChange({ model: 'gpt-4.1', api: 'openai-responses', provider: 'openai' });
+      expect(change).toMatchObject({ type: 'model_change', model: 'gpt-4.1', api: 'openai-responses' });
+      expect(log.model).toBe('gpt-4.1');
+      expect(() => log.appendModelChange({ model: '' })).toThrow(/non-empty/);
+      log.close();
+      const loaded = await loadSession(path);
+      expect(loaded.model).toBe('gpt-4.1');
+      expect(loaded.conversation.messages).toHaveLength(1);
+      const reopened = await SessionLog.open(path);
+      expect(reopened.model).toBe('gpt-4.1');
+      // a branch from before the switch is back on the header's model
+      const first = reopened.entries[0]?.id as string;
+      reopened.branch(first);
+      expect(reopened.model).toBe('claude-sonnet-4-5');
+      reopened.close();
+    } finally {
+      rmSync(dir2, { recursive: true, force: true });
+    }
+  });
+});

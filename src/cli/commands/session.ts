@@ -95,5 +95,7 @@ function describeEntry(e: SessionEntry): string {
       return `compaction (${e.tokensBefore} -> ${e.tokensAfter} tokens, kept from ${e.firstKeptEntryId ?? 'nothing'})`;
     case 'custom':
       return `custom (${e.customType})`;
+    case 'model_change':
+      return `model_change (${e.model})`;
   }
 }
