@@ -1,8 +1,10 @@
 /**
  * Token counts for people: `1,200 in · 3,400 cache read · 500 cache write · 56 out`, and session totals summed from
- * the usage each answer reported. Cached tokens are shown apart because they are billed differently.
+ * the usage each answer reported. Cached tokens are shown apart because they are billed differently. Costs come from
+ * the library's price table (list prices); a model it does not know has no cost shown, never a guess.
  */
-import type { Message, Usage } from '../conversation.js';
+import type { AssistantMessage, Message, Usage } from '../conversation.js';
+import { priceOf, usageCost } from '../providers/index.js';
 
 const grouped = new Intl.NumberFormat('en-US');
 
@@ -36,4 +38,19 @@ export function sumUsage(messages: readonly Message[]): Usage {
   let total = ZERO_USAGE;
   for (const m of messages) if (m.role === 'assistant' && m.usage) total = addUsage(total, m.usage);
   return total;
+}
+
+/** `$0.0123` (4 decimals under a dollar, 2 above). */
+export function formatDollars(n: number): string {
+  return `$${n < 1 ? n.toFixed(4) : n.toFixed(2)}`;
+}
+
+/**
+ * What an answer cost at the list price of the model that wrote it (`message.model`, else `fallbackModel`), or
+ * undefined when the price table does not know that model.
+ */
+export function messageCost(message: AssistantMessage, fallbackModel: string): number | undefined {
+  if (message.usage === undefined) return undefined;
+  const price = priceOf(message.model ?? fallbackModel);
+  return price === undefined ? undefined : usageCost(message.usage, price).total;
 }

@@ -86,8 +86,11 @@ describe('panto chat slash commands', () => {
     expect(r.stderr).toContain('(/retry tries again)');
     expect(r.stdout).toContain('second try works');
     expect(server.requests.length - before).toBe(2);
-    expect(r.stderr).toContain('[tokens: 1,200 in · 34 out');
-    expect(r.stderr).toMatch(/used: +1,200 in · 34 out \(whole session\)/);
+    // gpt-4o at $2.50 / $10 per million: 1,200 in + 34 out = $0.00334.
+    expect(r.stderr).toContain(
+      '[tokens: 1,200 in · 34 out · $0.0033 | session: 1,200 in · 34 out · $0.0033]',
+    );
+    expect(r.stderr).toMatch(/used: +1,200 in · 34 out · \$0\.0033 \(whole session\)/);
     expect(r.code).toBe(1);
   });
 
@@ -117,9 +120,153 @@ describe('panto chat slash commands', () => {
     const r = await chat(['go', '/thinking', '/thinking loud'], ['--session', path.join(tmp, 'think.jsonl')]);
     expect(r.stderr).toContain('[thought for 25 characters; /thinking shows it]');
     expect(r.stderr).toContain('Let me weigh the options.');
-    expect(r.stderr).toContain("error: /thinking: expected one of collapse, show, hide, got 'loud'");
+    expect(r.stderr).toContain(
+      "error: /thinking: expected one of off, low, medium, high, collapse, show, hide, got 'loud'",
+    );
     expect(r.stdout).toContain('Done.');
     expect(r.stdout).not.toContain('Let me weigh');
+  });
+});
+
+describe('panto chat: /model, thinking, prompt caching', () => {
+  it('/model switches from the next request, the log records it, and a resume goes on with it', async () => {
+    server.reset();
+    const before = server.requests.length;
+    server.enqueue(
+      { type: 'reply', text: 'from 4o' },
+      { type: 'reply', text: 'from 4.1' },
+      { type: 'reply', text: 'still 4.1' },
+    );
+    const file = path.join(tmp, 'model.jsonl');
+    const r = await chat(
+      ['hi', '/model', '/model gpt-4.1', 'and now?', '/model claude-sonnet-4-5'],
+      ['--session', file],
+    );
+    expect(r.stderr).toContain('model: gpt-4o via openai-chat;');
+    expect(r.stderr).toContain('model: gpt-4.1 via openai-chat (was gpt-4o); recorded in the session');
+    // A gateway base URL may serve any vendor's model: no vendor check with --base-url.
+    expect(r.stderr).toContain('model: claude-sonnet-4-5 via openai-chat (was gpt-4.1)');
+    expect(server.requests.slice(before).map((q) => q.model)).toEqual(['gpt-4o', 'gpt-4.1']);
+    const entries = await runPanto(['session', file, '--entries']);
+    expect(entries.stdout).toContain('model_change (gpt-4.1)');
+    const resumed = await runPanto(
+      ['chat', '--base-url', server.baseUrl('openai-chat'), '--no-context-files', '--resume', file],
+      { cwd: tmp, stdin: 'again\n', env: noKeys },
+    );
+    expect(resumed.stderr).toContain('panto chat: claude-sonnet-4-5 via openai-chat');
+    expect(server.requests.at(-1)?.model).toBe('claude-sonnet-4-5');
+  });
+
+  it('/model to another vendor on a default endpoint is refused, the chat goes on', async () => {
+    server.reset();
+    server.enqueue({ type: 'reply', text: 'ok', usage: { input: 10, output: 2 } });
+    const r = await runPanto(
+      [
+        'chat',
+        '--provider',
+        'anthropic',
+        '--base-url',
+        server.baseUrl('anthropic-messages'),
+        '--no-context-files',
+      ],
+      { cwd: tmp, stdin: '/model\n/session\nhi\n', env: noKeys },
+    );
+    expect(r.stderr).toContain('model: claude-sonnet-4-5 via anthropic-messages');
+    expect(r.code).toBe(0);
+  });
+
+  it('--thinking sets the reasoning effort, /thinking LEVEL changes it; thinking is folded to one line', async () => {
+    server.reset();
+    const before = server.requests.length;
+    server.enqueue(
+      { type: 'reply', thinking: 'Considering.', text: 'first' },
+      { type: 'reply', text: 'second' },
+    );
+    const r = await runPanto(
+      [
+        'chat',
+        '--base-url',
+        server.baseUrl('openai-chat'),
+        '--model',
+        'o4-mini',
+        '--thinking',
+        'high',
+        '--no-context-files',
+        '--session',
+        path.join(tmp, 'effort.jsonl'),
+      ],
+      { cwd: tmp, stdin: 'one\n/thinking low\ntwo\n/session\n', env: noKeys },
+    );
+    const sent = server.requests.slice(before);
+    expect(sent.map((q) => q.body.reasoning_effort)).toEqual(['high', 'low']);
+    expect(r.stderr).toContain('[thought for 12 characters; /thinking shows it]');
+    expect(r.stderr).toContain('thinking: low; shown: collapse');
+    const bad = await runPanto(['chat', '--base-url', server.baseUrl('openai-chat'), '--thinking', 'max'], {
+      cwd: tmp,
+      stdin: '',
+      env: noKeys,
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--thinking expects one of off, low, medium, high; got 'max'");
+  });
+
+  it('Anthropic: cache breakpoints by default (--no-prompt-cache: none); cache reads and writes shown and priced', async () => {
+    server.reset();
+    const before = server.requests.length;
+    const sse = (events: Array<Record<string, unknown>>) =>
+      events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+    const cached = sse([
+      {
+        type: 'message_start',
+        message: {
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-sonnet-4-5',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: {
+            input_tokens: 50,
+            cache_read_input_tokens: 4000,
+            cache_creation_input_tokens: 1000,
+            output_tokens: 1,
+          },
+        },
+      },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'cached answer' } },
+      { type: 'content_block_stop', index: 0 },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 100 },
+      },
+      { type: 'message_stop' },
+    ]);
+    server.enqueue({ type: 'raw', headers: { 'content-type': 'text/event-stream' }, body: cached });
+    const args = ['chat', '--provider', 'anthropic', '--base-url', server.baseUrl('anthropic-messages')];
+    const r = await runPanto(
+      [...args, '--system', 'Be brief.', '--session', path.join(tmp, 'cache1.jsonl')],
+      {
+        cwd: tmp,
+        stdin: 'hi\n',
+        env: noKeys,
+      },
+    );
+    expect(r.stdout).toContain('cached answer');
+    // Sonnet 4.5: $3 in, $15 out, cache read $0.30, cache write $3.75 per million:
+    // 50*3 + 4000*0.3 + 1000*3.75 + 100*15 = 150 + 1200 + 3750 + 1500 = 6600 micro-dollars.
+    expect(r.stderr).toContain('[tokens: 50 in · 4,000 cache read · 1,000 cache write · 100 out · $0.0066');
+    expect(JSON.stringify(server.requests[before]?.body)).toContain('"cache_control"');
+
+    server.enqueue({ type: 'reply', text: 'plain' });
+    await runPanto([...args, '--no-prompt-cache', '--session', path.join(tmp, 'cache2.jsonl')], {
+      cwd: tmp,
+      stdin: 'hi\n',
+      env: noKeys,
+    });
+    expect(JSON.stringify(server.requests[before + 1]?.body)).not.toContain('cache_control');
   });
 });
 

@@ -1,13 +1,17 @@
 /** The slash commands of `panto chat`. */
 import { estimateTokens } from '../../compaction/index.js';
-import { formatUsage } from '../usage-format.js';
+import type { ThinkingLevel } from '../../providers/index.js';
+import { formatDollars, formatUsage } from '../usage-format.js';
 import type { ChatLoop } from './chat-loop.js';
 import { THINKING_MODES, type ThinkingMode } from './chat-renderer.js';
+import { chooseModel, type ModelChoice, THINKING_LEVELS } from './model-choice.js';
 import { type SlashCommand, SlashCommands } from './slash-commands.js';
 
 export interface ChatCommandInfo {
   /** Context files in the system prompt (shown by /session). */
   contextFiles: readonly string[];
+  /** How the chat's model was chosen (endpoint, declared inputs, window): /model keeps all but the id. */
+  choice: Omit<ModelChoice, 'id'>;
 }
 
 export function chatCommands(info: ChatCommandInfo): SlashCommands<ChatLoop> {
@@ -31,6 +35,27 @@ export function chatCommands(info: ChatCommandInfo): SlashCommands<ChatLoop> {
       summary: 'leave (the session is saved as you go)',
       whileRunning: true,
       run: () => 'exit',
+    },
+    {
+      name: 'model',
+      args: '[MODEL]',
+      summary: 'show the model, or switch to MODEL from the next request (recorded in the session)',
+      run: (args, loop) => {
+        const chat = loop.chat;
+        const current = chat.model;
+        if (args === '') {
+          loop.say(
+            `model: ${current.id} via ${current.api}; /model ID switches (same endpoint; another vendor needs a restart with --provider)`,
+          );
+          return undefined;
+        }
+        const next = chooseModel({ ...info.choice, id: args });
+        chat.setModel(next);
+        loop.say(`model: ${next.id} via ${next.api} (was ${current.id}); recorded in the session`);
+        if (!next.input.image)
+          loop.say(`note: model '${next.id}' does not accept image input; pictures will be described`);
+        return undefined;
+      },
     },
     {
       name: 'retry',
@@ -77,8 +102,11 @@ export function chatCommands(info: ChatCommandInfo): SlashCommands<ChatLoop> {
           `session:  ${chat.path}${chat.log ? '' : ' (not written yet: nothing was sent)'}`,
           `model:    ${model.id} via ${model.api}${model.known ? '' : ' (not in the catalog)'}`,
           `context:  ${messages.length} messages, ~${estimateTokens(messages, { imageTokenRule: model.imageTokenRule })} tokens of a ${model.limits.contextWindow}-token window (estimate)`,
-          `used:     ${formatUsage(chat.usage)} (whole session)`,
+          `used:     ${formatUsage(chat.usage)}${chat.unpriced.size > 0 && chat.cost === 0 ? '' : ` · ${formatDollars(chat.cost)}`} (whole session)`,
+          `thinking: ${chat.thinking ?? 'model default'}; shown: ${loop.renderer.thinkingMode}`,
         ];
+        if (chat.unpriced.size > 0)
+          lines.push(`no price for: ${[...chat.unpriced].join(', ')} (their answers are not in the cost)`);
         if (info.contextFiles.length > 0) lines.push(`context files: ${info.contextFiles.join(', ')}`);
         loop.say(lines.join('\n'));
         return undefined;
@@ -86,8 +114,8 @@ export function chatCommands(info: ChatCommandInfo): SlashCommands<ChatLoop> {
     },
     {
       name: 'thinking',
-      args: '[collapse|show|hide]',
-      summary: "print the last answer's thinking, or set how thinking is shown",
+      args: '[LEVEL|collapse|show|hide]',
+      summary: 'print the last thinking; set the effort (off/low/medium/high) or how it is shown',
       whileRunning: true,
       run: (args, loop) => {
         const r = loop.renderer;
@@ -95,11 +123,18 @@ export function chatCommands(info: ChatCommandInfo): SlashCommands<ChatLoop> {
           loop.say(r.lastThinking === '' ? 'no thinking yet' : loop.terminal.dim(r.lastThinking));
           return undefined;
         }
+        if ((THINKING_LEVELS as readonly string[]).includes(args)) {
+          loop.chat.setThinking(args as ThinkingLevel);
+          loop.say(`thinking: ${args} from the next request`);
+          return undefined;
+        }
         if (!(THINKING_MODES as readonly string[]).includes(args)) {
-          throw new Error(`expected one of ${THINKING_MODES.join(', ')}, got '${args}'`);
+          throw new Error(
+            `expected one of ${[...THINKING_LEVELS, ...THINKING_MODES].join(', ')}, got '${args}'`,
+          );
         }
         r.thinkingMode = args as ThinkingMode;
-        loop.say(`thinking: ${args}`);
+        loop.say(`thinking is shown: ${args}`);
         return undefined;
       },
     },

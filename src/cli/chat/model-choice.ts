@@ -9,9 +9,12 @@ import {
   type ModelInfo,
   type ModelOverrides,
   resolveModel,
+  type ThinkingLevel,
 } from '../../providers/index.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import { DEFAULT_MODEL, parseProvider } from '../surfaces.js';
+
+export const THINKING_LEVELS: readonly ThinkingLevel[] = ['off', 'low', 'medium', 'high'];
 
 /** The vendor behind each wire API's default endpoint (the catalog's `provider` field). */
 const VENDOR: Record<ModelApi, string> = {
@@ -52,6 +55,8 @@ export interface ModelChoice {
   imageInput?: boolean | undefined;
   pdfInput?: boolean | undefined;
   contextWindow?: number | undefined;
+  /** A thinking level was asked for: a model the catalog does not know is taken to reason. */
+  reasoning?: boolean | undefined;
 }
 
 /**
@@ -83,10 +88,11 @@ export function chooseModel(choice: ModelChoice): ModelInfo {
   if (choice.imageInput) input.image = true;
   if (choice.pdfInput) input.pdf = true;
   if (Object.keys(input).length > 0) overrides.input = input;
+  if (choice.reasoning && known === undefined) overrides.reasoning = true;
   if (choice.contextWindow !== undefined) {
     const base = resolveModel(id, { api });
+    overrides.contextWindow = choice.contextWindow;
     overrides.limits = {
-      contextWindow: choice.contextWindow,
       // The answer must fit beside the prompt: at most the margin compaction keeps free (a quarter of the window).
       maxOutputTokens: Math.max(
         1,

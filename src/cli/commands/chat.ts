@@ -4,8 +4,10 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { AssistantMessage } from '../../conversation.js';
 import { isPantoError } from '../../errors.js';
 import { LuaToolSource } from '../../lua/index.js';
+import type { ModelInfo, ThinkingLevel } from '../../providers/index.js';
 import { createProvider, ENDPOINTS, type Provider } from '../../providers/transport/index.js';
 import { SessionLog } from '../../session/index.js';
 import { chatCommands } from '../chat/chat-commands.js';
@@ -13,13 +15,13 @@ import { ChatLoop } from '../chat/chat-loop.js';
 import { ChatRenderer } from '../chat/chat-renderer.js';
 import { ChatSession } from '../chat/chat-session.js';
 import { loadContextFiles, systemWithContext } from '../chat/context-files.js';
-import { chooseModel, pickApi } from '../chat/model-choice.js';
+import { chooseModel, pickApi, THINKING_LEVELS } from '../chat/model-choice.js';
 import { Terminal } from '../chat/terminal.js';
-import { CliError } from '../cli-error.js';
+import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
 import { parseIntOption } from '../parse-options.js';
 import { describeSystemError, isSystemError } from '../system-error.js';
-import { formatUsage } from '../usage-format.js';
+import { formatDollars, formatUsage, messageCost } from '../usage-format.js';
 
 export const chatHelp = `Usage: panto chat [options]
 
@@ -32,7 +34,9 @@ exits); Ctrl-D exits. The session is saved as you go (the file is created when
 the first message is sent). AGENTS.md / CLAUDE.md files from the repository root
 down to the workspace are added to the system prompt.
 
-Commands: /help, /exit, /retry, /compact, /session, /thinking (see /help).
+Commands: /help, /exit, /model, /retry, /compact, /session, /thinking (see /help).
+After each answer: its tokens (cache reads/writes apart) and cost at list
+prices, and the session's totals.
 
 Options:
   --provider P          anthropic | openai (Responses) | openai-chat | openai-responses | gemini
@@ -49,6 +53,9 @@ Options:
   --workspace DIR       workspace root the tools may read (default: current directory)
   --resume FILE         continue a saved session
   --session FILE        where to save a new session (default: .panto/sessions/<time>.jsonl in the workspace)
+  --thinking LEVEL      reasoning effort: off | low | medium | high (Anthropic extended thinking, OpenAI
+                        reasoning effort, Gemini thinking budget); thinking text is shown dimmed and folded
+  --no-prompt-cache     no Anthropic cache breakpoints (prompt caching is on by default)
   --system TEXT         system prompt (the context files follow it)
   --no-context-files    do not add AGENTS.md / CLAUDE.md to the system prompt
   --max-turns N         model requests per prompt (default 50)
@@ -73,6 +80,8 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
       resume: { type: 'string' },
       session: { type: 'string' },
       system: { type: 'string' },
+      thinking: { type: 'string' },
+      'prompt-cache': { type: 'boolean', default: true },
       'context-files': { type: 'boolean', default: true },
       'max-turns': { type: 'string' },
       'image-input': { type: 'boolean' },
@@ -86,14 +95,32 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   }
   const env = process.env;
   const api = pickApi(values.provider, values['base-url'], env);
-  const model = chooseModel({
+  const thinking = parseThinking(values.thinking);
+  let resumed: SessionLog | undefined;
+  if (values.resume) {
+    try {
+      resumed = await SessionLog.open(path.resolve(values.resume));
+    } catch (err) {
+      if (isSystemError(err)) throw new CliError(describeSystemError(err, values.resume));
+      throw err;
+    }
+  }
+  const choice = {
     api,
-    id: values.model,
     baseUrl: values['base-url'],
     imageInput: values['image-input'],
     pdfInput: values['pdf-input'],
     contextWindow: parseIntOption(values['context-window'], '--context-window'),
-  });
+    reasoning: thinking !== undefined && thinking !== 'off',
+  };
+  let model: ModelInfo;
+  try {
+    // A resumed chat goes on with the session's current model (the last /model), unless --model says otherwise.
+    model = chooseModel({ ...choice, id: values.model ?? resumed?.model });
+  } catch (err) {
+    resumed?.close();
+    throw err;
+  }
   const maxTurns = parseIntOption(values['max-turns'], '--max-turns');
   const workspaceRoot = path.resolve(values.workspace ?? process.cwd());
 
@@ -132,16 +159,6 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     : [];
   const system = systemWithContext(values.system, contextFiles);
 
-  let resumed: SessionLog | undefined;
-  if (values.resume) {
-    const file = path.resolve(values.resume);
-    try {
-      resumed = await SessionLog.open(file);
-    } catch (err) {
-      if (isSystemError(err)) throw new CliError(describeSystemError(err, values.resume));
-      throw err;
-    }
-  }
   const newPath =
     values.session !== undefined
       ? path.resolve(values.session)
@@ -154,10 +171,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
 
   const terminal = new Terminal({ stdout: process.stdout, stderr: process.stderr });
   const renderer = new ChatRenderer(terminal, {
-    usageLine: (m) =>
-      m.usage === undefined
-        ? undefined
-        : `[tokens: ${formatUsage(m.usage)} | session: ${formatUsage(chat.usage)}]`,
+    usageLine: (m) => (m.usage === undefined ? undefined : turnUsageLine(m, chat)),
   });
   const chat: ChatSession = new ChatSession({
     provider,
@@ -166,6 +180,8 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     workspaceRoot,
     system,
     maxTurns,
+    thinking,
+    promptCache: values['prompt-cache'],
     ...(resumed ? { resumed } : { newPath }),
     onEvent: (e) => renderer.handle(e),
     notify: (text) => terminal.line(text),
@@ -197,7 +213,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     chat,
     renderer,
     terminal,
-    commands: chatCommands({ contextFiles: files }),
+    commands: chatCommands({ contextFiles: files, choice }),
     input: process.stdin,
     output: process.stdout,
     cwd: process.cwd(),
@@ -212,5 +228,27 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
 
 function usageSummary(chat: ChatSession): string {
   const u = chat.usage;
-  return u.inputTokens + u.outputTokens > 0 ? ` (${formatUsage(u)})` : '';
+  return u.inputTokens + u.outputTokens > 0 ? ` (${formatUsage(u)}${sessionCost(chat)})` : '';
+}
+
+/** `[tokens: 1,200 in · 34 out · $0.0040 | session: … · $0.0123]` after an answer. */
+function turnUsageLine(m: AssistantMessage, chat: ChatSession): string {
+  const usage = m.usage as NonNullable<AssistantMessage['usage']>;
+  const cost = messageCost(m, chat.model.id);
+  return (
+    `[tokens: ${formatUsage(usage)}${cost === undefined ? '' : ` · ${formatDollars(cost)}`}` +
+    ` | session: ${formatUsage(chat.usage)}${sessionCost(chat)}]`
+  );
+}
+
+function sessionCost(chat: ChatSession): string {
+  if (chat.unpriced.size > 0 && chat.cost === 0) return '';
+  return ` · ${formatDollars(chat.cost)}${chat.unpriced.size > 0 ? ' (priced answers only)' : ''}`;
+}
+
+/** `--thinking` value; a usage error names the levels. */
+function parseThinking(value: string | undefined): ThinkingLevel | undefined {
+  if (value === undefined) return undefined;
+  if ((THINKING_LEVELS as readonly string[]).includes(value)) return value as ThinkingLevel;
+  throw new CliError(`--thinking expects one of ${THINKING_LEVELS.join(', ')}; got '${value}'`, EXIT_USAGE);
 }
