@@ -1,7 +1,7 @@
 /**
  * `panto chat` in a real terminal (tmux), against the loopback provider server: a tool call on an image, text typed
- * while an answer streams (queued, not echoed into it), Ctrl-C stopping a turn, Ctrl-C at the prompt exiting with 0,
- * and resuming the saved session.
+ * while an answer streams (queued, not echoed into it), Ctrl-C stopping a turn, /retry, an unknown command, /model,
+ * Ctrl-C at the prompt exiting with 0, and resuming the saved session with the model /model chose.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -34,7 +34,7 @@ const q = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
 function startChat(name: string, args: string[], codeFile: string): TmuxPane {
   const command =
     `cd ${q(workspace)} && env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u GEMINI_API_KEY -u GOOGLE_API_KEY ` +
-    `${q(process.execPath)} ${q(pantoBin)} chat --base-url ${q(server.baseUrl('openai-chat'))} --model gpt-4o ` +
+    `${q(process.execPath)} ${q(pantoBin)} chat --base-url ${q(server.baseUrl('openai-chat'))} ` +
     `--workspace ${q(workspace)} --no-context-files ${args.map(q).join(' ')}; echo $? > ${q(codeFile)}`;
   return TmuxPane.start(name, `sh -c ${q(command)}`, { TERM: 'xterm-256color' });
 }
@@ -63,7 +63,7 @@ const text = (m: ChatMessage | undefined) =>
     : ((m?.content ?? []) as Array<{ text?: string }>).map((p) => p.text ?? '').join('');
 
 describe('panto chat in a terminal', () => {
-  it('a tool call on an image, queued typing, Ctrl-C, exit 0, resume', async () => {
+  it('a tool call on an image, queued typing, Ctrl-C, /retry, /model, exit 0, resume', async () => {
     const sessionFile = path.join(tmp, 'tty.jsonl');
     const codeFile = path.join(tmp, 'code1');
     const before = server.requests.length;
@@ -77,7 +77,7 @@ describe('panto chat in a terminal', () => {
       { type: 'stall', text: 'Once upon a time' },
       { type: 'reply', text: 'Here is the cat version.' },
     );
-    const pane = startChat('chat1', ['--session', sessionFile], codeFile);
+    const pane = startChat('chat1', ['--model', 'gpt-4o', '--session', sessionFile], codeFile);
     try {
       await pane.waitFor('type /help for help');
       await pane.waitFor(/^> $/m);
@@ -90,7 +90,8 @@ describe('panto chat in a terminal', () => {
       expect(screen).toContain('[tool] read(path="photo.jpg")');
       expect(screen).toContain('image/jpeg 2000x1500');
       expect(screen).toContain('2400x1800 upright');
-      expect(screen).toMatch(/\[tokens: 100 in · 20 out \| session: 200 in · 40 out\]/);
+      // gpt-4o list price: 100 in + 20 out = $0.00045 per answer.
+      expect(screen).toContain('[tokens: 100 in · 20 out · $0.0004 | session: 200 in · 40 out · $0.0009]');
 
       // 2. Typing while an answer streams: queued, and its echo is not mixed into the answer.
       pane.type('Tell me a story.');
@@ -116,12 +117,17 @@ describe('panto chat in a terminal', () => {
       const retried = server.requests.at(-1)?.body.messages as ChatMessage[];
       expect(text(retried.filter((m) => m.role === 'user').at(-1))).toBe('make it about a cat');
 
-      // 5. An unknown command is an error, not a prompt; Ctrl-C at an empty prompt exits with 0.
+      // 5. An unknown command is an error, not a prompt; /model switches (and is what a resume goes on with).
       const sent = server.requests.length;
       pane.type('/modle');
       pane.keys('Enter');
-      await pane.waitFor("unknown command '/modle'");
+      await pane.waitFor("unknown command '/modle' (did you mean /model?)");
       expect(server.requests.length).toBe(sent);
+      pane.type('/model gpt-4.1');
+      pane.keys('Enter');
+      await pane.waitFor('model: gpt-4.1 via openai-chat (was gpt-4o); recorded in the session');
+
+      // 6. Ctrl-C at an empty prompt exits with 0.
       pane.keys('C-c');
       expect(await exitCode(codeFile)).toBe(0);
       await pane.waitFor(`session saved: ${sessionFile}`);
@@ -130,19 +136,27 @@ describe('panto chat in a terminal', () => {
     }
     expect(server.requests.length - before).toBe(4);
 
-    // 6. Resume: the conversation goes back to the provider; Ctrl-D exits with 0.
-    server.enqueue({ type: 'reply', text: 'Still green hills.' });
+    // 7. Resume (no --model): the conversation goes back to the provider through the model /model chose.
+    server.enqueue({ type: 'reply', thinking: 'Pondering the hills.', text: 'Still green hills.' });
     const codeFile2 = path.join(tmp, 'code2');
     const resumed = startChat('chat2', ['--resume', sessionFile], codeFile2);
     try {
-      await resumed.waitFor(/\(resumed, \d+ messages\)/);
+      await resumed.waitFor(/panto chat: gpt-4\.1 via openai-chat; session .*\(resumed, \d+ messages\)/);
       await resumed.waitFor(/^> $/m);
       resumed.type('And the photo again?');
       resumed.keys('Enter');
       await resumed.waitFor('Still green hills.');
+      expect(server.requests.at(-1)?.model).toBe('gpt-4.1');
       const last = server.requests.at(-1)?.body.messages as ChatMessage[];
       expect(last.some((m) => text(m).includes('What is in photo.jpg?'))).toBe(true);
       expect(last.some((m) => text(m).includes('Here is the cat version.'))).toBe(true);
+      // Thinking streamed dimmed, then folded to one line once the answer started; /thinking prints it.
+      let screen = resumed.screen();
+      expect(screen).toContain('[thought for 20 characters; /thinking shows it]');
+      expect(screen).not.toContain('Pondering the hills.');
+      resumed.type('/thinking');
+      resumed.keys('Enter');
+      screen = await resumed.waitFor('Pondering the hills.');
       resumed.keys('C-d');
       expect(await exitCode(codeFile2)).toBe(0);
     } finally {
