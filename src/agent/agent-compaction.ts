@@ -9,7 +9,7 @@
 
 import type { Summarizer } from '../compaction/compact.js';
 import { estimateTokens } from '../compaction/estimate-tokens.js';
-import { assistantText, type Message } from '../conversation.js';
+import { assistantText, type Message, type Usage } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import type { ModelInfo } from '../providers/model-info.js';
 import { collectStream } from '../providers/stream/collect-stream.js';
@@ -24,24 +24,47 @@ export interface AgentCompactionOptions {
   keepRecentTokens?: number;
   /** Writes the summary. Default: the agent's provider and model (`providerSummarizer`). */
   summarizer?: Summarizer;
+  /**
+   * Largest transcript one summarizer call gets, in estimated tokens (longer ones are summarized in rounds, see
+   * `compact`). Default: three quarters of (the window − the summary's `max_tokens` − the summary prompt), so the
+   * summary request fits the model that writes it.
+   */
+  maxSummaryInputTokens?: number;
 }
 
 export interface ResolvedCompaction {
   reserveTokens: number;
   keepRecentTokens: number;
+  maxSummaryInputTokens: number;
   summarizer: Summarizer;
 }
 
+/** `max_tokens` of a summary request for a model with this window and output cap. */
+export function summaryMaxTokens(window: number, maxOutputTokens: number): number {
+  return Math.max(256, Math.min(maxOutputTokens, 4096, Math.floor(window / 8)));
+}
+
+/**
+ * The settings for a context window of `window` tokens (the model's, or a smaller one the provider stated).
+ * `summarizer` is the host's, or the default built by `makeSummarizer` when the host gave none.
+ */
 export function resolveCompaction(
   options: AgentCompactionOptions | undefined,
-  model: ModelInfo,
-  provider: Provider,
+  window: number,
+  maxOutputTokens: number,
+  makeSummarizer: () => Summarizer,
 ): ResolvedCompaction {
-  const window = model.limits.contextWindow;
+  const summaryPrompt = Math.ceil(SUMMARY_SYSTEM.length / 4) + 64;
   return {
     reserveTokens: options?.reserveTokens ?? Math.min(16_384, Math.floor(window / 4)),
     keepRecentTokens: options?.keepRecentTokens ?? Math.min(20_000, Math.floor(window / 3)),
-    summarizer: options?.summarizer ?? providerSummarizer(provider, model),
+    maxSummaryInputTokens:
+      options?.maxSummaryInputTokens ??
+      Math.max(
+        64,
+        Math.floor(((window - summaryMaxTokens(window, maxOutputTokens) - summaryPrompt) * 3) / 4),
+      ),
+    summarizer: options?.summarizer ?? makeSummarizer(),
   };
 }
 
@@ -88,14 +111,30 @@ export function contextTokens(
   return estimate;
 }
 
-const SUMMARY_SYSTEM =
+/** The summary request's system prompt. */
+export const SUMMARY_SYSTEM =
   'You write the summary that replaces the earlier part of a conversation between a user and an AI agent with tools. ' +
   'The agent will continue from your summary alone, so keep every fact it still needs: the goal, decisions, file ' +
-  'paths, names, numbers, results of tool calls, what was tried and failed, and what remains to do. Describe images ' +
-  'and documents by what they showed. Write plain prose and short lists, no preamble.';
+  'paths, names, numbers, results of tool calls, what was tried and failed, and what remains to do. Images and PDFs ' +
+  'appear only as placeholders such as [image: image/png 1200x800] from tool read(path="shot.png"): you cannot see ' +
+  'them, so keep what the conversation itself says about them (which file, who produced it, what the messages say ' +
+  'it showed) and never invent their content. A part may begin with the summary of what came before it: merge both ' +
+  'into one summary. Text marked [… N characters cut …] was shortened for you. Write plain prose and short lists, ' +
+  'no preamble.';
 
-/** A summarizer that asks `model` through `provider` (no tools, one request, its text is the summary). */
-export function providerSummarizer(provider: Provider, model: ModelInfo): Summarizer {
+export interface ProviderSummarizerOptions {
+  /** Called with the usage of each summary request (for cost accounting). */
+  onUsage?: (usage: Usage, model: string | undefined) => void;
+  /** `max_tokens` of a summary. Default: `summaryMaxTokens(window, maxOutputTokens)` (at most 4,096). */
+  maxTokens?: number;
+}
+
+/** A summarizer that asks `model` through `provider` (no tools, one request per round, its text is the summary). */
+export function providerSummarizer(
+  provider: Provider,
+  model: ModelInfo,
+  options: ProviderSummarizerOptions = {},
+): Summarizer {
   return async (request) => {
     const messages: Message[] = [
       {
@@ -110,11 +149,13 @@ export function providerSummarizer(provider: Provider, model: ModelInfo): Summar
     ];
     const { body } = serializeRequest(messages, model, {
       system: SUMMARY_SYSTEM,
-      maxTokens: Math.min(model.limits.maxOutputTokens, 4096),
+      maxTokens:
+        options.maxTokens ?? summaryMaxTokens(model.limits.contextWindow, model.limits.maxOutputTokens),
     });
     const message = await collectStream(
       provider.stream({ model: model.id, body }, { signal: request.signal }),
     );
+    if (message.usage) options.onUsage?.(message.usage, message.model ?? model.id);
     const text = assistantText(message).trim();
     if (text.length === 0) throw new PantoError('ERR_PROVIDER', 'the summarizer model returned no text');
     return text;

@@ -4,12 +4,16 @@
  * Order per run: `agent_start` → per turn: (`compaction_start` → `compaction_end`)? → `turn_start` →
  * `message_start` (assistant) → `message_delta`* → `message_end` → tool events (see tool-events.ts) →
  * `message_end` (the tool results) → `turn_end` → ... → `agent_end`. A user or steering message appended to the
- * conversation gets one `message_end`. `warning` and `retry` may come at any point. Events are informational: a
- * listener cannot change the run, and a throwing listener is ignored.
+ * conversation gets one `message_end`. `warning` and `retry` may come at any point. `message_reset` comes when a
+ * stream was cut after part of the answer arrived and the request is made again: drop what the current assistant
+ * message showed so far; a new `message_start` follows. Events are informational: a listener cannot change the run,
+ * and a throwing listener is ignored.
  */
 
-import type { AssistantMessage, Message, ToolResultsMessage } from '../conversation.js';
+import type { AssistantMessage, Message, ToolResultsMessage, Usage } from '../conversation.js';
 import type { PantoError } from '../errors.js';
+import type { ModelInfo } from '../providers/model-info.js';
+import type { UsageCost } from '../providers/model-prices.js';
 import type { SerializeWarningCode } from '../providers/serialize-options.js';
 import type { StreamEvent } from '../providers/stream/stream-event.js';
 import type { ToolEvent } from './tool-events.js';
@@ -21,14 +25,18 @@ export type AgentStopReason = 'end' | 'max_turns' | 'max_tokens' | 'refusal' | '
  * Warnings: the serializer's codes (a part replaced by a placeholder, a skipped turn...), plus `media-rejected` (the
  * provider refused a request because of one image/PDF; it was left out of the retried request), `invalid-arguments`
  * (the model sent tool arguments that were not a JSON object), `compaction-failed`, `media-dropped` (an attachment of
- * a user message the media pipeline refused; the model got a note instead).
+ * a user message the media pipeline refused; the model got a note instead), `context-overflow` (the provider refused
+ * the request as longer than the context window; the agent compacted and retried once), `stream-interrupted` (a
+ * stream was cut after part of the answer and was not requested again: the reason is in the message).
  */
 export type AgentWarningCode =
   | SerializeWarningCode
   | 'media-rejected'
   | 'invalid-arguments'
   | 'compaction-failed'
-  | 'media-dropped';
+  | 'media-dropped'
+  | 'context-overflow'
+  | 'stream-interrupted';
 
 export interface AgentWarning {
   code: AgentWarningCode;
@@ -51,7 +59,18 @@ export type AgentEvent =
   | { type: 'agent_start' }
   | { type: 'agent_end'; result: AgentRunResult }
   | { type: 'turn_start'; turn: number }
-  | { type: 'turn_end'; turn: number; message: AssistantMessage; toolResults?: ToolResultsMessage }
+  /**
+   * A turn ended. `usage` is the answer's (as the provider reported it), `cost` its price in US dollars when the model
+   * has one (see model-prices.ts); `agent.usage` has the session totals.
+   */
+  | {
+      type: 'turn_end';
+      turn: number;
+      message: AssistantMessage;
+      toolResults?: ToolResultsMessage;
+      usage?: Usage;
+      cost?: UsageCost;
+    }
   | { type: 'message_start'; role: 'assistant' }
   /** A streaming delta of the assistant message (text, thinking, tool-call arguments). */
   | {
@@ -64,6 +83,13 @@ export type AgentEvent =
   /** A message was appended to the conversation (and to the session log, when there is one). */
   | { type: 'message_end'; message: Message }
   | { type: 'retry'; attempt: number; delayMs: number; error: PantoError }
+  /**
+   * The stream was cut after part of the answer (no complete tool call yet); the request is made again after
+   * `delayMs`. A host drops the partial output it showed for this message.
+   */
+  | { type: 'message_reset'; attempt: number; delayMs: number; error: PantoError }
+  /** `setModel` switched the model (recorded in the session log as a `model_change` entry). */
+  | { type: 'model_change'; model: ModelInfo; previous: ModelInfo }
   | { type: 'warning'; warning: AgentWarning }
   | { type: 'compaction_start'; tokens: number; contextWindow: number }
   | { type: 'compaction_end'; tokensBefore: number; tokensAfter: number; summary: string }

@@ -20,32 +20,44 @@
  * - A request the provider rejects because of one image/PDF (its error names it, see media-rejection.ts) is retried
  *   once with that part replaced by a placeholder — in the request only, never in history — and a `media-rejected`
  *   warning. The same part is left out of every later request of this agent, so a rejection never repeats.
- * - Compaction runs before a request whose estimate nears the context window (see agent-compaction.ts).
+ * - Compaction runs before a request whose estimate nears the context window (see agent-compaction.ts). A request
+ *   the provider refuses as longer than the context window (context-overflow.ts) triggers a compaction and ONE retry
+ *   of that request; a second refusal ends the run with the provider's error (never a loop).
+ * - A stream cut after part of the answer (a retryable error once text arrived, which the transport does not retry)
+ *   is requested again up to `maxStreamRetries` times when no tool call of it was complete: a `message_reset` event
+ *   tells the host to drop the partial output. Otherwise the run ends with the error and a `stream-interrupted`
+ *   warning saying why it was not retried.
+ * - Usage: each `turn_end` carries the answer's usage and cost; `usage` holds the session totals (answers of this
+ *   agent and of the resumed session log, plus compaction summaries).
  */
 
-import { compact } from '../compaction/compact.js';
+import { compact, type Summarizer } from '../compaction/compact.js';
 import type {
   AssistantMessage,
   Message,
   ToolCallBlock,
   ToolResultBlock,
+  Usage,
   UserMessage,
 } from '../conversation.js';
 import { toolCallsOf, toolErrorResult } from '../conversation.js';
 import { isPantoError, PantoError } from '../errors.js';
 import { checkProcessOptions } from '../media/process-media.js';
 import type { ProcessOptions } from '../media/types.js';
-import { mediaPolicyFor, resolveModel } from '../providers/model-catalog.js';
+import { getModel, mediaPolicyFor, resolveModel } from '../providers/model-catalog.js';
 import type { ModelInfo } from '../providers/model-info.js';
-import type { PartFilter, SerializeWarning } from '../providers/serialize-options.js';
+import { checkPrice, type ModelPrice, priceOf, type UsageCost } from '../providers/model-prices.js';
+import type { PartFilter, SerializeWarning, ThinkingLevel } from '../providers/serialize-options.js';
 import type { Provider } from '../providers/transport/http-provider.js';
 import { ProviderError } from '../providers/transport/provider-error.js';
+import { sleep } from '../providers/transport/retry-policy.js';
 import type { SessionLog } from '../session/session-log.js';
 import type { ToolSource } from '../tool-source.js';
 import { errorMessage, StaticToolSource } from '../tool-source.js';
 import {
   type AgentCompactionOptions,
   contextTokens,
+  providerSummarizer,
   type ResolvedCompaction,
   resolveCompaction,
 } from './agent-compaction.js';
@@ -56,11 +68,13 @@ import type {
   AgentStopReason,
   AgentWarning,
 } from './agent-events.js';
+import { isContextOverflow, statedContextWindow } from './context-overflow.js';
 import { ABORTED_RESULT_TEXT, DEFAULT_TOOL_CONCURRENCY, dispatchToolCalls } from './dispatch.js';
 import { findRejectedMedia, mediaDataAt } from './media-rejection.js';
 import { type RequestOptions, serializeRequest } from './serialize-request.js';
 import { steeringResult } from './steering.js';
 import { notifyListener, type ToolEvent } from './tool-events.js';
+import { addUsage, emptyTotals, type UsageTotals } from './usage-totals.js';
 import { buildUserMessage, type UserContent } from './user-content.js';
 import { unparsedArguments } from './validate-args.js';
 
@@ -84,6 +98,22 @@ export interface AgentOptions {
   maxTurns?: number;
   /** Per-request options: `maxTokens`, `temperature`, `imageDetail`, `cacheControl`, ... */
   request?: AgentRequestOptions;
+  /** Reasoning effort (see `SerializeOptions.thinking`); wins over `request.thinking`. Change with `setThinking`. */
+  thinking?: ThinkingLevel;
+  /**
+   * Prompt caching (see `SerializeOptions.promptCache`); wins over `request.promptCache`. Default: on for Anthropic
+   * models (breakpoints on the system prompt, tools and the last turn), off elsewhere (those providers cache alone).
+   */
+  promptCache?: boolean | { ttl: '5m' | '1h' };
+  /**
+   * Price used for cost accounting, US dollars per million tokens. Default: `priceOf(model id)` of each answer's
+   * model (undefined for models the table does not know: tokens are counted, cost is not). `null`: no cost.
+   */
+  price?: ModelPrice | null;
+  /** Re-requests of a stream cut after part of its answer, per turn (see the module contract). Default 2. */
+  maxStreamRetries?: number;
+  /** Wait before such a re-request, times the attempt number, in ms (a provider's retry-after wins). Default 1000. */
+  streamRetryDelayMs?: number;
   /** Compaction settings, or `false` to never compact. */
   compaction?: AgentCompactionOptions | false;
   /** Media policy for tool output and user attachments. Default `mediaPolicyFor(model)`. */
@@ -100,20 +130,46 @@ export interface RunOptions {
   signal?: AbortSignal;
 }
 
+/** What `setModel` takes besides the model. */
+export interface SetModelOptions {
+  /** The provider for the new model, required when its API differs from the current provider's. */
+  provider?: Provider;
+  /** Price for the new model (see `AgentOptions.price`). Default: the table's. */
+  price?: ModelPrice | null;
+}
+
+/** What `agent.compact()` did. */
+export interface CompactOutcome {
+  tokensBefore: number;
+  tokensAfter: number;
+  summary: string;
+}
+
 const DEFAULT_MAX_TURNS = 50;
 
 const REJECTED_REASON = 'the provider rejected this attachment';
 
 export class Agent {
-  readonly provider: Provider;
-  readonly model: ModelInfo;
   readonly tools: ToolSource;
   readonly session: SessionLog | undefined;
+  #provider: Provider;
+  #model: ModelInfo;
   readonly #system: string | undefined;
   readonly #maxTurns: number;
   readonly #request: AgentRequestOptions;
-  readonly #compaction: ResolvedCompaction | undefined;
-  readonly #media: ProcessOptions;
+  readonly #compactionOptions: AgentCompactionOptions | false | undefined;
+  readonly #mediaOption: ProcessOptions | undefined;
+  #media: ProcessOptions;
+  #thinking: ThinkingLevel | undefined;
+  readonly #promptCache: boolean | { ttl: '5m' | '1h' } | undefined;
+  #price: ModelPrice | null | undefined;
+  readonly #maxStreamRetries: number;
+  readonly #streamRetryDelayMs: number;
+  /** A context window smaller than the model's, stated by the provider in a context-overflow error. */
+  #statedWindow: number | undefined;
+  readonly #totals: UsageTotals = emptyTotals();
+  /** Cost of the assistant message appended last (for its `turn_end`). */
+  #lastCost: UsageCost | undefined;
   readonly #workspaceRoot: string | undefined;
   readonly #concurrency: number;
   readonly #listeners = new Set<AgentEventListener>();
@@ -149,18 +205,8 @@ export class Agent {
         `new Agent: maxTurns must be an integer >= 1, got ${maxTurns}`,
       );
     }
-    this.provider = options.provider;
-    // A bare id takes the provider's API (e.g. `gpt-4.1` through an OpenAI Chat provider).
-    this.model =
-      typeof options.model === 'string'
-        ? resolveModel(options.model, { api: this.provider.api })
-        : options.model;
-    if (this.model.api !== this.provider.api) {
-      throw new PantoError(
-        'ERR_INVALID_ARGUMENT',
-        `new Agent: model '${this.model.id}' speaks ${this.model.api} but the provider speaks ${this.provider.api}`,
-      );
-    }
+    this.#provider = options.provider;
+    this.#model = modelFor(options.model, this.#provider, 'new Agent');
     this.tools = options.tools ?? new StaticToolSource([], 'none');
     this.session = options.session;
     this.#messages = options.session
@@ -171,15 +217,121 @@ export class Agent {
     this.#system = options.system;
     this.#maxTurns = maxTurns;
     this.#request = { ...options.request };
-    this.#compaction =
-      options.compaction === false
-        ? undefined
-        : resolveCompaction(options.compaction, this.model, this.provider);
+    this.#compactionOptions = options.compaction;
     if (options.mediaPolicy !== undefined) checkProcessOptions(options.mediaPolicy);
-    this.#media = options.mediaPolicy ?? mediaPolicyFor(this.model);
+    this.#mediaOption = options.mediaPolicy;
+    this.#media = options.mediaPolicy ?? mediaPolicyFor(this.#model);
+    this.#thinking = options.thinking ?? options.request?.thinking;
+    this.#promptCache = options.promptCache ?? options.request?.promptCache;
+    if (options.price !== undefined && options.price !== null) checkPrice(options.price);
+    this.#price = options.price;
+    this.#maxStreamRetries = count(options.maxStreamRetries, 2, 'maxStreamRetries');
+    this.#streamRetryDelayMs = count(options.streamRetryDelayMs, 1000, 'streamRetryDelayMs');
+    const earlier = options.session
+      ? options.session.entries.flatMap((e) => (e.type === 'message' ? [e.message] : []))
+      : this.#messages;
+    for (const m of earlier) this.#countUsage(m);
     this.#workspaceRoot = options.workspaceRoot;
     this.#concurrency = options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY;
     if (options.onEvent) this.#listeners.add(options.onEvent);
+  }
+
+  /** The provider requests go to (changed by `setModel` with a provider). */
+  get provider(): Provider {
+    return this.#provider;
+  }
+
+  /** The model requests are made for (changed by `setModel`). */
+  get model(): ModelInfo {
+    return this.#model;
+  }
+
+  /** The reasoning effort sent with each request, if any. */
+  get thinking(): ThinkingLevel | undefined {
+    return this.#thinking;
+  }
+
+  /**
+   * Token and cost totals of the session: every answer of the resumed session log (all branches) or of the handed-in
+   * messages, every answer of this agent, and the summary requests of its compactions. A copy.
+   */
+  get usage(): UsageTotals {
+    return { ...this.#totals };
+  }
+
+  /** The context window compaction works with: the model's, or a smaller one the provider stated in an error. */
+  get contextWindow(): number {
+    const w = this.#model.limits.contextWindow;
+    return this.#statedWindow !== undefined && this.#statedWindow < w ? this.#statedWindow : w;
+  }
+
+  /**
+   * Switch models between runs: a `ModelInfo` or an id (resolved with the provider's API). Pass `provider` when the
+   * new model speaks another API. The switch is recorded in the session log (`model_change` entry, see
+   * `SessionLog.model`) and reported as a `model_change` event. The media policy (unless given), compaction limits
+   * and default price follow the new model; usage reported by the old model no longer sizes the context.
+   *
+   * @throws PantoError `ERR_INVALID_ARGUMENT` while a run is in progress, or when the model's API is not the
+   *   provider's.
+   */
+  setModel(model: ModelInfo | string, options: SetModelOptions = {}): void {
+    if (this.#running) {
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        'setModel: the agent is running; switch models between runs',
+      );
+    }
+    const provider = options.provider ?? this.#provider;
+    if (typeof (provider as Partial<Provider>)?.stream !== 'function') {
+      throw new PantoError('ERR_INVALID_ARGUMENT', 'setModel: options.provider must be a Provider');
+    }
+    const next = modelFor(model, provider, 'setModel');
+    if (options.price !== undefined && options.price !== null) checkPrice(options.price);
+    const previous = this.#model;
+    this.session?.appendModelChange({ model: next.id, api: next.api, provider: next.provider });
+    this.#provider = provider;
+    this.#model = next;
+    this.#price = options.price;
+    this.#statedWindow = undefined;
+    this.#media = this.#mediaOption ?? mediaPolicyFor(next);
+    this.#usageFloor = this.#messages.length;
+    this.#emit({ type: 'model_change', model: next, previous });
+  }
+
+  /** Set the reasoning effort of later requests (`undefined`: none). */
+  setThinking(level: ThinkingLevel | undefined): void {
+    if (level !== undefined && !['off', 'low', 'medium', 'high'].includes(level)) {
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        `setThinking: expected off, low, medium or high, got ${String(level)}`,
+      );
+    }
+    this.#thinking = level;
+  }
+
+  /**
+   * Compact now, whatever the context size (e.g. a `/compact` command): summarize all but the recent messages with
+   * the agent's summarizer, record it in the session log, and report `compaction_start` / `compaction_end`. Resolves to
+   * `null` when there is nothing older than the recent messages to summarize. Works with `compaction: false` too
+   * (that only turns off the automatic trigger).
+   *
+   * @throws PantoError `ERR_INVALID_ARGUMENT` while a run is in progress; the summarizer's error when it fails;
+   *   `ERR_ABORTED` when `signal` fires.
+   */
+  async compact(options: RunOptions = {}): Promise<CompactOutcome | null> {
+    this.#claim();
+    const ctl = this.#runCtl ?? new AbortController();
+    const external = options.signal;
+    const onExternal = () => ctl.abort(external?.reason);
+    if (external?.aborted) onExternal();
+    else external?.addEventListener('abort', onExternal, { once: true });
+    try {
+      return await this.#compactNow(ctl.signal, false);
+    } finally {
+      external?.removeEventListener('abort', onExternal);
+      this.#runCtl = undefined;
+      this.#running = false;
+    }
   }
 
   /** The conversation so far (a copy of the list; messages are shared — do not mutate them). */
@@ -315,35 +467,49 @@ export class Agent {
           turn: turns,
           message,
           ...(toolResults?.role === 'tool' ? { toolResults } : {}),
+          ...this.#turnUsage(message),
         });
         return done(message.stopReason, error);
       }
       if (calls.length === 0) {
-        this.#emit({ type: 'turn_end', turn: turns, message });
+        this.#emit({ type: 'turn_end', turn: turns, message, ...this.#turnUsage(message) });
         if (this.#steering.length > 0) continue;
         return done(stopOf(message));
       }
       const results = await this.#runTools(calls, signal);
       const toolResults: Message = { role: 'tool', results };
       this.#append(toolResults, appended);
-      this.#emit({ type: 'turn_end', turn: turns, message, toolResults });
+      this.#emit({ type: 'turn_end', turn: turns, message, toolResults, ...this.#turnUsage(message) });
       if (signal.aborted) return done('aborted', abortError(signal));
     }
   }
 
-  /** One model request (plus at most one retry without a rejected image/PDF). */
+  /**
+   * One model request, plus at most: one retry without a rejected image/PDF, one retry after a compaction when the
+   * provider refused the request as too long, and `maxStreamRetries` re-requests of a stream cut mid-answer.
+   */
   async #requestTurn(signal: AbortSignal): Promise<{ message: AssistantMessage; error?: PantoError }> {
     const tools = this.tools.list();
-    for (let attempt = 0; ; attempt++) {
+    let mediaRetried = false;
+    let overflowRetried = false;
+    let streamRetries = 0;
+    for (;;) {
       const omit: PartFilter = (_ref, part) => this.#rejected.has(part.data);
-      const request: RequestOptions = { ...this.#request, omitParts: omit, omitReason: REJECTED_REASON };
+      const request: RequestOptions = {
+        ...this.#requestOptions(),
+        omitParts: omit,
+        omitReason: REJECTED_REASON,
+      };
       if (tools.length > 0) request.tools = tools;
       if (this.#system !== undefined) request.system = this.#system;
-      const serialized = serializeRequest(this.#messages, this.model, request);
+      const model = this.#model;
+      const serialized = serializeRequest(this.#messages, model, request);
       this.#warnSerializer(serialized.warnings);
       let terminal: { message: AssistantMessage; error?: PantoError } | undefined;
-      for await (const event of this.provider.stream(
-        { model: this.model.id, body: serialized.body },
+      let sawContent = false;
+      let completeCall = false;
+      for await (const event of this.#provider.stream(
+        { model: model.id, body: serialized.body },
         { signal },
       )) {
         switch (event.type) {
@@ -355,6 +521,8 @@ export class Agent {
           case 'toolcall_start':
           case 'toolcall_delta':
           case 'toolcall_end':
+            sawContent = true;
+            if (event.type === 'toolcall_end') completeCall = true;
             this.#emit({ type: 'message_delta', delta: event });
             break;
           case 'retry':
@@ -373,15 +541,17 @@ export class Agent {
       if (terminal === undefined) {
         const error = new PantoError(
           'ERR_PROVIDER',
-          `${this.provider.name}: the stream ended without a final message`,
+          `${this.#provider.name}: the stream ended without a final message`,
         );
         return { message: failedMessage(error), error };
       }
       const { error } = terminal;
-      if (attempt === 0 && error instanceof ProviderError && !signal.aborted) {
+      if (!(error instanceof ProviderError) || signal.aborted) return terminal;
+      if (!mediaRetried) {
         const ref = findRejectedMedia(error, serialized.media);
         const data = ref === undefined ? undefined : mediaDataAt(this.#messages, ref);
         if (ref !== undefined && data !== undefined) {
+          mediaRetried = true;
           this.#rejected.add(data);
           this.#warn({
             code: 'media-rejected',
@@ -391,7 +561,69 @@ export class Agent {
           continue;
         }
       }
+      if (isContextOverflow(error)) {
+        if (overflowRetried || !(await this.#recoverFromOverflow(error, signal))) return terminal;
+        overflowRetried = true;
+        continue;
+      }
+      if (sawContent && error.retryable) {
+        const why = completeCall
+          ? 'a tool call of it was already complete'
+          : `it was cut ${streamRetries} time${streamRetries === 1 ? '' : 's'} already (maxStreamRetries ${this.#maxStreamRetries})`;
+        if (completeCall || streamRetries >= this.#maxStreamRetries) {
+          this.#emit({
+            type: 'warning',
+            warning: {
+              code: 'stream-interrupted',
+              message: `the answer stream broke off after part of the answer (${error.message}); not requested again because ${why}. The partial answer is kept, marked as failed`,
+            },
+          });
+          return terminal;
+        }
+        streamRetries++;
+        const delayMs = error.retryAfterMs ?? this.#streamRetryDelayMs * streamRetries;
+        this.#emit({ type: 'message_reset', attempt: streamRetries, delayMs, error });
+        try {
+          await sleep(delayMs, signal);
+        } catch {
+          return {
+            message: { ...terminal.message, stopReason: 'aborted' },
+            error: abortError(signal),
+          };
+        }
+        continue;
+      }
       return terminal;
+    }
+  }
+
+  /** After a context-overflow refusal: learn a stated window, compact (forced). True when a retry may help. */
+  async #recoverFromOverflow(error: ProviderError, signal: AbortSignal): Promise<boolean> {
+    const before = this.contextWindow;
+    const stated = statedContextWindow(error);
+    if (stated !== undefined && stated < before) this.#statedWindow = stated;
+    const learned =
+      stated !== undefined && stated < before
+        ? ` The provider states a context window of ${stated} tokens (the model was set to ${before}); compaction now uses ${stated}.`
+        : '';
+    if (this.#compactionOptions === false) {
+      this.#warn({
+        code: 'context-overflow',
+        message: `the provider refused the request as longer than the context window (${error.providerMessage}); compaction is off, so it was not retried.${learned}`,
+      });
+      return false;
+    }
+    this.#warn({
+      code: 'context-overflow',
+      message: `the provider refused the request as longer than the context window (${error.providerMessage}); compacting and retrying once.${learned}`,
+    });
+    try {
+      return (await this.#compactNow(signal, true)) !== null;
+    } catch (err) {
+      if (!signal.aborted) {
+        this.#warn({ code: 'compaction-failed', message: `compaction failed: ${errorMessage(err)}` });
+      }
+      return false;
     }
   }
 
@@ -438,37 +670,112 @@ export class Agent {
     }
   }
 
+  /** Compaction settings for the current window (the host's options, else defaults). */
+  #settings(): ResolvedCompaction {
+    const options = this.#compactionOptions === false ? undefined : this.#compactionOptions;
+    const window = this.contextWindow;
+    return resolveCompaction(options, window, this.#model.limits.maxOutputTokens, () =>
+      this.#defaultSummarizer(window),
+    );
+  }
+
+  #defaultSummarizer(window: number): Summarizer {
+    const model =
+      window === this.#model.limits.contextWindow
+        ? this.#model
+        : { ...this.#model, limits: { ...this.#model.limits, contextWindow: window } };
+    return providerSummarizer(this.#provider, model, {
+      onUsage: (usage, id) => {
+        addUsage(this.#totals, usage, this.#priceOf(id));
+      },
+    });
+  }
+
   async #maybeCompact(signal: AbortSignal): Promise<void> {
-    const settings = this.#compaction;
-    if (settings === undefined) return;
-    const tools = this.tools.list();
-    const tokens = contextTokens(this.#messages, this.#usageFloor, this.model, this.#system, tools);
-    const window = this.model.limits.contextWindow;
+    if (this.#compactionOptions === false) return;
+    const settings = this.#settings();
+    const tokens = contextTokens(
+      this.#messages,
+      this.#usageFloor,
+      this.#model,
+      this.#system,
+      this.tools.list(),
+    );
+    const window = this.contextWindow;
     if (tokens <= window - settings.reserveTokens) return;
-    this.#emit({ type: 'compaction_start', tokens, contextWindow: window });
     try {
-      const out = await compact({ messages: this.#messages }, settings.summarizer, {
-        keepRecentTokens: settings.keepRecentTokens,
-        imageTokenRule: this.model.imageTokenRule,
-        signal,
-      });
+      const out = await this.#compactNow(signal, false, settings, tokens);
       if (out === null) {
         this.#warn({
           code: 'compaction-failed',
           message: `the conversation (~${tokens} tokens) nears the context window (${window}) but there is nothing older than the recent messages to compact`,
         });
-        return;
       }
-      this.session?.appendCompaction(out.compaction);
-      this.#messages = [...out.conversation.messages];
-      // Usage reported before the compaction measured the old, longer context: only later answers count.
-      this.#usageFloor = this.#messages.length;
-      const { tokensBefore, tokensAfter, summary } = out.compaction;
-      this.#emit({ type: 'compaction_end', tokensBefore, tokensAfter, summary });
     } catch (err) {
       if (signal.aborted) return;
       this.#warn({ code: 'compaction-failed', message: `compaction failed: ${errorMessage(err)}` });
     }
+  }
+
+  /**
+   * Compact the conversation now. `force` (after a context-overflow refusal) keeps at most a quarter of the window
+   * verbatim. Resolves to `null` when there is nothing to compact; rejects with the summarizer's error.
+   */
+  async #compactNow(
+    signal: AbortSignal,
+    force: boolean,
+    settings: ResolvedCompaction = this.#settings(),
+    tokens?: number,
+  ): Promise<CompactOutcome | null> {
+    const window = this.contextWindow;
+    const size =
+      tokens ?? contextTokens(this.#messages, this.#usageFloor, this.#model, this.#system, this.tools.list());
+    const keepRecentTokens = force
+      ? Math.min(settings.keepRecentTokens, Math.floor(window / 4))
+      : settings.keepRecentTokens;
+    this.#emit({ type: 'compaction_start', tokens: size, contextWindow: window });
+    const out = await compact({ messages: this.#messages }, settings.summarizer, {
+      keepRecentTokens,
+      maxSummaryInputTokens: settings.maxSummaryInputTokens,
+      imageTokenRule: this.#model.imageTokenRule,
+      isOverflow: isContextOverflow,
+      signal,
+    });
+    if (out === null) return null;
+    this.session?.appendCompaction(out.compaction);
+    this.#messages = [...out.conversation.messages];
+    // Usage reported before the compaction measured the old, longer context: only later answers count.
+    this.#usageFloor = this.#messages.length;
+    const { tokensBefore, tokensAfter, summary } = out.compaction;
+    this.#emit({ type: 'compaction_end', tokensBefore, tokensAfter, summary });
+    return { tokensBefore, tokensAfter, summary };
+  }
+
+  /** Request options for the current model: the host's, with thinking and the prompt-cache default applied. */
+  #requestOptions(): RequestOptions {
+    const options: RequestOptions = { ...this.#request };
+    if (this.#thinking === undefined) delete options.thinking;
+    else options.thinking = this.#thinking;
+    const cache = this.#promptCache ?? this.#model.api === 'anthropic-messages';
+    if (cache === false) delete options.promptCache;
+    else options.promptCache = cache;
+    return options;
+  }
+
+  #priceOf(modelId: string | undefined): ModelPrice | undefined {
+    if (this.#price === null) return undefined;
+    return this.#price ?? priceOf(modelId ?? this.#model.id) ?? priceOf(this.#model.id);
+  }
+
+  #countUsage(message: Message): ReturnType<typeof addUsage> {
+    if (message.role !== 'assistant' || message.usage === undefined) return undefined;
+    return addUsage(this.#totals, message.usage, this.#priceOf(message.model));
+  }
+
+  #turnUsage(message: AssistantMessage): { usage?: Usage; cost?: UsageCost } {
+    if (message.usage === undefined) return {};
+    const cost = this.#lastCost;
+    return cost === undefined ? { usage: message.usage } : { usage: message.usage, cost };
   }
 
   async #userMessage(content: UserContent): Promise<UserMessage> {
@@ -482,10 +789,11 @@ export class Agent {
     });
   }
 
-  /** Append to the conversation and the session log, then report it. */
+  /** Append to the conversation and the session log, count its usage, then report it. */
   #append(message: Message, appended: Message[]): void {
     this.session?.appendMessage(message);
     this.#messages.push(message);
+    if (message.role === 'assistant') this.#lastCost = this.#countUsage(message);
     appended.push(message);
     this.#emit({ type: 'message_end', message });
   }
@@ -538,6 +846,45 @@ function abortError(signal: AbortSignal): PantoError {
     'the run was aborted',
     reason === undefined ? undefined : { cause: reason },
   );
+}
+
+/** A `ModelInfo` for `model` checked against the provider's API. */
+function modelFor(model: ModelInfo | string, provider: Provider, where: string): ModelInfo {
+  if (typeof model === 'string') {
+    // A model of one vendor cannot be spoken to through another vendor's own API (an OpenAI-compatible gateway can
+    // serve anything, so the OpenAI surfaces take every id).
+    const native = getModel(model);
+    const exclusive = provider.api === 'anthropic-messages' || provider.api === 'gemini';
+    if (native !== undefined && exclusive && native.api !== provider.api && !model.includes('/')) {
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        `${where}: model '${model}' is served by ${native.provider} (${native.api}); a provider speaking ${provider.api} cannot serve it`,
+      );
+    }
+  }
+  // A bare id takes the provider's API (e.g. `gpt-4.1` through an OpenAI Chat provider).
+  const info = typeof model === 'string' ? resolveModel(model, { api: provider.api }) : model;
+  if (info === null || typeof info !== 'object' || typeof info.id !== 'string') {
+    throw new PantoError('ERR_INVALID_ARGUMENT', `${where}: model must be a ModelInfo or a model id`);
+  }
+  if (info.api !== provider.api) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `${where}: model '${info.id}' speaks ${info.api} but the provider speaks ${provider.api}`,
+    );
+  }
+  return info;
+}
+
+function count(value: number | undefined, fallback: number, name: string): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < 0) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `new Agent: ${name} must be an integer >= 0, got ${String(value)}`,
+    );
+  }
+  return v;
 }
 
 function failedMessage(error: PantoError): AssistantMessage {

@@ -7,14 +7,20 @@ import type { Conversation, Message, UserMessage } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { type EstimateOptions, estimateTokens } from './estimate-tokens.js';
 import { findCutPoint } from './find-cut-point.js';
-import { renderTranscript } from './render-transcript.js';
+import { renderSections, shortenText } from './render-transcript.js';
 
 /** What the summarizer receives. */
 export interface SummaryRequest {
-  /** The summarized messages as text; images and PDFs described (see render-transcript.ts), never dropped. */
+  /**
+   * The messages to summarize as text; images and PDFs appear as placeholders (see render-transcript.ts), never as
+   * pictures. In round 2 and later it starts with the previous round's summary (`[summary of the conversation before
+   * this part]`), so a summarizer that ignores `round` still writes a summary of everything so far.
+   */
   text: string;
-  /** The summarized messages themselves (system messages excluded: they are kept verbatim). */
+  /** The messages of this round (system messages excluded: they are kept verbatim). */
   messages: readonly Message[];
+  /** Which summarizer call this is (`index` from 1) and how many rounds this compaction makes. */
+  round: { index: number; count: number };
   signal?: AbortSignal;
 }
 
@@ -24,6 +30,23 @@ export type Summarizer = (request: SummaryRequest) => Promise<string>;
 export interface CompactOptions extends EstimateOptions {
   /** Estimated tokens kept verbatim at the end (default 20 000). */
   keepRecentTokens?: number;
+  /**
+   * Largest transcript one summarizer call receives, in estimated tokens (the summarizer model's window minus its
+   * answer and prompt). A longer transcript is summarized in rounds: each round gets the previous round's summary
+   * and the next messages. Text parts longer than a quarter of it are shortened (head and tail kept). Default: no
+   * limit (one round, nothing shortened).
+   */
+  maxSummaryInputTokens?: number;
+  /**
+   * Most summarizer calls per compaction (default 8). When more would be needed, the oldest messages are left out of
+   * the summary and the first round says how many.
+   */
+  maxRounds?: number;
+  /**
+   * Recognises a summarizer error that means "the input is too long for the model" (e.g. the agent's
+   * `isContextOverflow`): the rounds are then redone with half the input size, at most 3 times.
+   */
+  isOverflow?: (error: unknown) => boolean;
   signal?: AbortSignal;
 }
 
@@ -59,11 +82,13 @@ export function summaryMessage(summary: string): UserMessage {
 
 /**
  * Compact `conversation`: find the cut with `findCutPoint(messages, keepRecentTokens)`, ask `summarize` for a summary
- * of the messages before it, and return the new conversation plus the record to log. Returns `null` when there is
- * nothing to compact (see `findCutPoint`). The input is not modified.
+ * of the messages before it (in rounds when they exceed `maxSummaryInputTokens`), and return the new conversation
+ * plus the record to log. Returns `null` when there is nothing to compact (see `findCutPoint`). The input is not
+ * modified.
  *
  * Errors: `ERR_ABORTED` when `signal` fires; `ERR_INVALID_ARGUMENT` when the summarizer resolves to something other
- * than a non-empty string; a summarizer rejection propagates unchanged.
+ * than a non-empty string or an option is out of range; a summarizer rejection propagates unchanged (an overflow one
+ * after the retries `isOverflow` allows).
  */
 export async function compact(
   conversation: Conversation,
@@ -71,19 +96,35 @@ export async function compact(
   options: CompactOptions = {},
 ): Promise<CompactionResult | null> {
   const { messages } = conversation;
+  const maxInput = options.maxSummaryInputTokens;
+  if (maxInput !== undefined && !(Number.isFinite(maxInput) && maxInput >= 64)) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `maxSummaryInputTokens must be a number >= 64, got ${maxInput}`,
+    );
+  }
+  const maxRounds = options.maxRounds ?? 8;
+  if (!Number.isInteger(maxRounds) || maxRounds < 1) {
+    throw new PantoError('ERR_INVALID_ARGUMENT', `maxRounds must be an integer >= 1, got ${maxRounds}`);
+  }
   const cut = findCutPoint(messages, options.keepRecentTokens ?? 20_000, options);
   if (cut === 0) return null;
   const older = messages.slice(0, cut);
   const system = older.filter((m) => m.role === 'system');
   const summarized = older.filter((m) => m.role !== 'system');
   const { signal } = options;
-  if (signal?.aborted) throw new PantoError('ERR_ABORTED', 'compaction aborted', { cause: signal.reason });
-  const request: SummaryRequest = { text: renderTranscript(summarized), messages: summarized };
-  if (signal) request.signal = signal;
-  const summary = await summarize(request);
-  if (signal?.aborted) throw new PantoError('ERR_ABORTED', 'compaction aborted', { cause: signal.reason });
-  if (typeof summary !== 'string' || summary.trim() === '') {
-    throw new PantoError('ERR_INVALID_ARGUMENT', 'the summarizer must resolve to a non-empty string');
+  let budget = maxInput;
+  let summary: string | undefined;
+  for (let overflowRetries = 0; summary === undefined; overflowRetries++) {
+    checkAborted(signal);
+    try {
+      summary = await summarizeInRounds(summarized, summarize, budget, maxRounds, options);
+    } catch (err) {
+      if (signal?.aborted || overflowRetries >= 3 || !options.isOverflow?.(err)) throw err;
+      // The summarizer's model counts more tokens than the estimate: halve the input and redo the rounds.
+      const used = budget ?? Math.max(128, estimateTokens(summarized, options));
+      budget = Math.max(64, Math.floor(used / 2));
+    }
   }
   const replacement: Message[] = [...system, summaryMessage(summary)];
   const next = [...replacement, ...messages.slice(cut)];
@@ -98,4 +139,81 @@ export async function compact(
       tokensAfter: estimateTokens(next, options),
     },
   };
+}
+
+const PREVIOUS = '[summary of the conversation before this part]';
+
+function checkAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new PantoError('ERR_ABORTED', 'compaction aborted', { cause: signal.reason });
+}
+
+/** Rounds of at most `budget` estimated tokens each; the summary of the last round. */
+async function summarizeInRounds(
+  messages: readonly Message[],
+  summarize: Summarizer,
+  budget: number | undefined,
+  maxRounds: number,
+  options: CompactOptions,
+): Promise<string> {
+  const cpt = options.charsPerToken ?? 4;
+  // Text parts beyond a quarter of a round are shortened; the previous summary may take up to a third of a round.
+  const maxPartChars = budget === undefined ? undefined : Math.floor((budget * cpt) / 4);
+  const sections = renderSections(messages, maxPartChars === undefined ? {} : { maxPartChars });
+  let chunks: Array<{ from: number; to: number; chars: number }>;
+  if (budget === undefined) {
+    chunks = [{ from: 0, to: sections.length, chars: 0 }];
+  } else {
+    const total = sections.reduce((n, s) => n + s.length + 2, 0);
+    const single = total <= budget * cpt;
+    const room = single ? budget * cpt : Math.floor((budget * cpt * 2) / 3);
+    chunks = [];
+    let current = { from: 0, to: 0, chars: 0 };
+    sections.forEach((section, i) => {
+      const size = Math.min(section.length, room) + 2;
+      if (current.to > current.from && current.chars + size > room) {
+        chunks.push(current);
+        current = { from: i, to: i, chars: 0 };
+      }
+      current.to = i + 1;
+      current.chars += size;
+    });
+    if (current.to > current.from) chunks.push(current);
+    // Each section was kept below `room`; a single over-long one is cut when rendered below.
+    for (const c of chunks) c.chars = room;
+  }
+  let dropped = 0;
+  if (chunks.length > maxRounds) {
+    const drop = chunks.length - maxRounds;
+    dropped = (chunks[drop] as { from: number }).from;
+    chunks = chunks.slice(drop);
+  }
+  let summary: string | undefined;
+  for (let i = 0; i < chunks.length; i++) {
+    checkAborted(options.signal);
+    const chunk = chunks[i] as { from: number; to: number; chars: number };
+    const parts: string[] = [];
+    if (summary !== undefined) parts.push(`${PREVIOUS}\n${summary}`);
+    if (i === 0 && dropped > 0) {
+      parts.push(
+        `[${dropped} earlier message${dropped === 1 ? ' was' : 's were'} left out: too long to summarize in ${maxRounds} rounds]`,
+      );
+    }
+    for (let j = chunk.from; j < chunk.to; j++) {
+      const section = sections[j] as string;
+      if (section.length > 0) parts.push(budget === undefined ? section : shortenText(section, chunk.chars));
+    }
+    const request: SummaryRequest = {
+      text: parts.join('\n\n'),
+      messages: messages.slice(chunk.from, chunk.to),
+      round: { index: i + 1, count: chunks.length },
+    };
+    if (options.signal) request.signal = options.signal;
+    const out = await summarize(request);
+    checkAborted(options.signal);
+    if (typeof out !== 'string' || out.trim() === '') {
+      throw new PantoError('ERR_INVALID_ARGUMENT', 'the summarizer must resolve to a non-empty string');
+    }
+    summary = out;
+  }
+  return summary as string;
 }

@@ -265,7 +265,12 @@ describe('session log', () => {
     expect(result.stopReason).toBe('end');
     const body = since(n)[0]?.body as Json;
     expect(anthropicImagePath(since(n)[0] as RecordedRequest)).toBeDefined();
-    expect(body.messages.at(-1).content.at(-1)).toEqual({ type: 'text', text: 'And again?' });
+    // Prompt caching is on by default for Anthropic: the last turn carries the cache breakpoint.
+    expect(body.messages.at(-1).content.at(-1)).toEqual({
+      type: 'text',
+      text: 'And again?',
+      cache_control: { type: 'ephemeral' },
+    });
     reopened.close();
     expect((await loadSession(path)).conversation.messages).toHaveLength(6);
   });
@@ -402,7 +407,7 @@ describe('after a failure', () => {
     expect(again.stopReason).toBe('end');
     expect(agent.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'assistant']);
     expect(((since(n)[1] as RecordedRequest).body as Json).messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'hello' }] },
+      { role: 'user', content: [{ type: 'text', text: 'hello', cache_control: { type: 'ephemeral' } }] },
     ]);
   });
 

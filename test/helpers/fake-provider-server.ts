@@ -38,9 +38,19 @@ export type ScriptedTurn =
       toolCalls?: ScriptedCall[];
       /** Stop reason in surface-neutral words. Default `end`, or `tool_use` when there are calls. */
       stop?: 'end' | 'tool_use' | 'max_tokens';
-      usage?: { input: number; output: number };
+      /**
+       * Token counts. `input` is the uncached input; `cacheRead` / `cacheWrite` are reported in each surface's
+       * fields (Anthropic `cache_read_input_tokens` / `cache_creation_input_tokens`; OpenAI and Gemini cached tokens,
+       * which they count inside their prompt total).
+       */
+      usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
       /** Split the body into writes of this many bytes (exercises chunk boundaries). Default: one write per event. */
       chunkBytes?: number;
+      /**
+       * Cut the connection mid-stream: write only the first `cut` frames (a negative number: all but the last
+       * `-cut`), then end the response without the rest, as a dropped connection looks to the client.
+       */
+      cut?: number;
     }
   /** An HTTP error with the surface's error body. */
   | {
@@ -191,8 +201,15 @@ function respond(res: ServerResponse, surface: Surface, model: string, turn: Scr
       res.end(JSON.stringify(errorBody(surface, turn.status, turn.message, turn.errorType)));
       return;
     case 'reply': {
-      const frames = renderReply(surface, model, turn, n);
+      let frames = renderReply(surface, model, turn, n);
       startStream(res);
+      if (turn.cut !== undefined) {
+        frames = frames.slice(0, turn.cut >= 0 ? turn.cut : frames.length + turn.cut);
+        for (const f of frames) res.write(f);
+        // Abrupt end: no terminal event; destroy so the client sees the connection go.
+        setTimeout(() => res.destroy(), 20);
+        return;
+      }
       const body = frames.join('');
       const size = turn.chunkBytes;
       if (size === undefined) {
@@ -276,7 +293,7 @@ function renderReply(
 
 type Stop = 'end' | 'tool_use' | 'max_tokens';
 type Reply = Extract<ScriptedTurn, { type: 'reply' }>;
-type U = { input: number; output: number };
+type U = { input: number; output: number; cacheRead?: number; cacheWrite?: number };
 
 /** A scripted reply with its defaults filled in (calls, stop reason, usage), as every surface's renderer takes it. */
 interface ReplyInput {
@@ -289,7 +306,7 @@ interface ReplyInput {
   n: number;
 }
 
-function anthropicStart(model: string, n: number, input: number): RawMessageStreamEvent {
+function anthropicStart(model: string, n: number, input: number, usage?: U): RawMessageStreamEvent {
   return {
     type: 'message_start',
     message: {
@@ -307,8 +324,8 @@ function anthropicStart(model: string, n: number, input: number): RawMessageStre
         input_tokens: input,
         output_tokens: 1,
         cache_creation: null,
-        cache_creation_input_tokens: null,
-        cache_read_input_tokens: null,
+        cache_creation_input_tokens: usage?.cacheWrite ?? null,
+        cache_read_input_tokens: usage?.cacheRead ?? null,
         inference_geo: null,
         output_tokens_details: null,
         server_tool_use: null,
@@ -320,7 +337,7 @@ function anthropicStart(model: string, n: number, input: number): RawMessageStre
 }
 
 function renderAnthropic({ model, turn, calls, stop, usage, n }: ReplyInput): string[] {
-  const out = [anthropicFrame(anthropicStart(model, n, usage.input)), sse('ping', { type: 'ping' })];
+  const out = [anthropicFrame(anthropicStart(model, n, usage.input, usage)), sse('ping', { type: 'ping' })];
   let index = 0;
   if (turn.thinking !== undefined) {
     out.push(
@@ -429,10 +446,12 @@ function chatChunk(
     choices,
   };
   if (usage !== undefined) {
+    const cached = usage.cacheRead ?? 0;
     chunk.usage = {
-      prompt_tokens: usage.input,
+      prompt_tokens: usage.input + cached,
       completion_tokens: usage.output,
-      total_tokens: usage.input + usage.output,
+      total_tokens: usage.input + cached + usage.output,
+      ...(cached > 0 ? { prompt_tokens_details: { cached_tokens: cached } } : {}),
     };
   }
   return chunk;

@@ -17,7 +17,13 @@ const conversation: Message[] = [
   {
     role: 'tool',
     results: [
-      { toolUseId: 'toolu_1', toolName: 'ls', parts: [{ type: 'text', text: 'a.txt' }], isError: false },
+      {
+        type: 'tool_result',
+        toolUseId: 'toolu_1',
+        toolName: 'ls',
+        parts: [{ type: 'text', text: 'a.txt' }],
+        isError: false,
+      },
     ],
   },
 ];

@@ -182,7 +182,8 @@ export function createProvider(options: ProviderOptions): Provider {
         !parser.builder.emittedContent &&
         (retryAfter === undefined || retryAfter <= retry.maxRetryAfterMs);
       if (!canRetry) {
-        yield { type: 'error', error, message: parser.partial('error', error.message) };
+        const final = tooLongToWait(error, retryAfter, retry.maxRetryAfterMs, attempt, retry.maxAttempts);
+        yield { type: 'error', error: final, message: parser.partial('error', final.message) };
         return;
       }
       const delayMs = retryAfter ?? backoffDelay(attempt, retry);
@@ -299,6 +300,35 @@ function abortedEvent(parser: SurfaceStreamParser, signal: AbortSignal | undefin
     reason === undefined ? undefined : { cause: reason },
   );
   return { type: 'error', error, message: parser.partial('aborted') };
+}
+
+/**
+ * The error to report when a retryable failure asked for a longer wait than `maxRetryAfterMs`: the same error with a
+ * note saying how long the provider asked for and what the limit is (a host would otherwise see an instant failure).
+ */
+function tooLongToWait(
+  error: ProviderError,
+  retryAfter: number | undefined,
+  maxRetryAfterMs: number,
+  attempt: number,
+  maxAttempts: number,
+): ProviderError {
+  if (!error.retryable || retryAfter === undefined || retryAfter <= maxRetryAfterMs || attempt >= maxAttempts) {
+    return error;
+  }
+  const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+  return new ProviderError({
+    api: error.api,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    providerMessage: error.providerMessage,
+    ...(error.providerType === undefined ? {} : { providerType: error.providerType }),
+    ...(error.param === undefined ? {} : { param: error.param }),
+    retryable: true,
+    retryAfterMs: retryAfter,
+    ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
+    note: `the provider asked to retry after ${seconds(retryAfter)}, longer than the longest wait allowed (retry.maxRetryAfterMs = ${seconds(maxRetryAfterMs)}); not retried`,
+    ...(error.cause === undefined ? {} : { cause: error.cause }),
+  });
 }
 
 function toProviderError(api: string, err: unknown): ProviderError {

@@ -24,6 +24,8 @@ export interface ProviderErrorDetails {
   retryAfterMs?: number;
   /** The provider's request id header, for support tickets. */
   requestId?: string;
+  /** What the transport adds to the message (e.g. why it did not retry); never part of `providerMessage`. */
+  note?: string;
   cause?: unknown;
 }
 
@@ -43,7 +45,7 @@ export class ProviderError extends PantoError {
     const kind = details.providerType ? ` (${details.providerType})` : '';
     super(
       auth ? 'ERR_PROVIDER_AUTH' : 'ERR_PROVIDER',
-      `${where}${kind}: ${details.providerMessage}`,
+      `${where}${kind}: ${details.providerMessage}${details.note ? ` (${details.note})` : ''}`,
       details.cause === undefined ? undefined : { cause: details.cause },
     );
     this.name = 'ProviderError';
