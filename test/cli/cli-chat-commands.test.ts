@@ -90,7 +90,7 @@ describe('panto chat slash commands', () => {
     expect(r.stderr).toContain(
       '[tokens: 1,200 in · 34 out · $0.0033 | session: 1,200 in · 34 out · $0.0033]',
     );
-    expect(r.stderr).toMatch(/used: +1,200 in · 34 out · \$0\.0033 \(whole session\)/);
+    expect(r.stderr).toMatch(/used: +1,200 in · 34 out · \$0\.0033 \(whole session, 1 request\)/);
     expect(r.code).toBe(1);
   });
 
@@ -267,6 +267,24 @@ describe('panto chat: /model, thinking, prompt caching', () => {
       env: noKeys,
     });
     expect(JSON.stringify(server.requests[before + 1]?.body)).not.toContain('cache_control');
+  });
+});
+
+describe('panto chat: a stream cut mid-answer', () => {
+  it('is asked again, and the partial answer is declared void (a pipe cannot erase it)', async () => {
+    server.reset();
+    const before = server.requests.length;
+    server.enqueue(
+      { type: 'reply', text: 'Half an answ', cut: 2 },
+      { type: 'reply', text: 'The whole answer.' },
+    );
+    const r = await chat(['go'], ['--session', path.join(tmp, 'cut.jsonl')]);
+    expect(server.requests.length - before).toBe(2);
+    expect(r.stderr).toMatch(
+      /\[the stream was cut \(.+\); asking again in \d\.\d s; the partial answer above is discarded and the answer restarts\]/,
+    );
+    expect(r.stdout).toContain('The whole answer.');
+    expect(r.code).toBe(0);
   });
 });
 

@@ -68,6 +68,7 @@ describe('panto chat in a terminal', () => {
     const codeFile = path.join(tmp, 'code1');
     const before = server.requests.length;
     server.enqueue(
+      { type: 'reply', text: 'Half an answ', cut: 2 },
       {
         type: 'reply',
         text: 'Reading it.',
@@ -87,11 +88,15 @@ describe('panto chat in a terminal', () => {
       pane.keys('Enter');
       await pane.waitFor('Green hills under a blue sky.');
       let screen = pane.screen();
+      // The first stream was cut after some text: that text is erased and the answer restarts.
+      expect(screen).toMatch(/\[the stream was cut \(.+\); asking again in \d\.\d s; the answer restarts\]/);
+      expect(screen).not.toContain('Half an answ');
       expect(screen).toContain('[tool] read(path="photo.jpg")');
       expect(screen).toContain('image/jpeg 2000x1500');
       expect(screen).toContain('2400x1800 upright');
       // gpt-4o list price: 100 in + 20 out = $0.00045 per answer.
       expect(screen).toContain('[tokens: 100 in · 20 out · $0.0004 | session: 200 in · 40 out · $0.0009]');
+      expect(screen).toContain('[tokens: 100 in · 20 out · $0.0004 | session: 100 in · 20 out · $0.0004]');
 
       // 2. Typing while an answer streams: queued, and its echo is not mixed into the answer.
       pane.type('Tell me a story.');
@@ -134,7 +139,7 @@ describe('panto chat in a terminal', () => {
     } finally {
       pane.kill();
     }
-    expect(server.requests.length - before).toBe(4);
+    expect(server.requests.length - before).toBe(5);
 
     // 7. Resume (no --model): the conversation goes back to the provider through the model /model chose.
     server.enqueue({ type: 'reply', thinking: 'Pondering the hills.', text: 'Still green hills.' });

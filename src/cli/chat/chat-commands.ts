@@ -98,15 +98,18 @@ export function chatCommands(info: ChatCommandInfo): SlashCommands<ChatLoop> {
         const chat = loop.chat;
         const messages = chat.agent.messages;
         const model = chat.model;
+        const usage = chat.usage;
         const lines = [
           `session:  ${chat.path}${chat.log ? '' : ' (not written yet: nothing was sent)'}`,
           `model:    ${model.id} via ${model.api}${model.known ? '' : ' (not in the catalog)'}`,
           `context:  ${messages.length} messages, ~${estimateTokens(messages, { imageTokenRule: model.imageTokenRule })} tokens of a ${model.limits.contextWindow}-token window (estimate)`,
-          `used:     ${formatUsage(chat.usage)}${chat.unpriced.size > 0 && chat.cost === 0 ? '' : ` · ${formatDollars(chat.cost)}`} (whole session)`,
+          `used:     ${formatUsage(chat.usage)}${usage.unpricedRequests > 0 && usage.cost === 0 ? '' : ` · ${formatDollars(usage.cost)}`} (whole session, ${usage.requests} request${usage.requests === 1 ? '' : 's'})`,
           `thinking: ${chat.thinking ?? 'model default'}; shown: ${loop.renderer.thinkingMode}`,
         ];
-        if (chat.unpriced.size > 0)
-          lines.push(`no price for: ${[...chat.unpriced].join(', ')} (their answers are not in the cost)`);
+        if (usage.unpricedRequests > 0)
+          lines.push(
+            `no price for ${usage.unpricedRequests} request(s): the model is not in the price table; their cost is not counted`,
+          );
         if (info.contextFiles.length > 0) lines.push(`context files: ${info.contextFiles.join(', ')}`);
         loop.say(lines.join('\n'));
         return undefined;

@@ -96,6 +96,11 @@ export class ChatRenderer {
       case 'retry':
         t.line(`[retrying in ${(e.delayMs / 1000).toFixed(1)} s (attempt ${e.attempt}): ${e.error.message}]`);
         break;
+      case 'message_reset':
+        this.discardPartialAnswer(
+          `the stream was cut (${e.error.message}); asking again in ${(e.delayMs / 1000).toFixed(1)} s`,
+        );
+        break;
       case 'compaction_start':
         t.line(t.dim(`[compacting: ~${e.tokens} tokens near the ${e.contextWindow}-token window]`));
         break;

@@ -4,21 +4,19 @@
  * - A new session's file is created when the first message is sent — quitting before that leaves no empty file.
  * - Notes and warnings are shown once per session, not on every resume: each one shown is recorded in the log as a
  *   `panto.cli/shown` custom entry (its key), and a resumed chat skips the keys it finds.
- * - Token usage and cost are summed over the whole session file, including the messages a compaction replaced; each
- *   answer is priced as the model that wrote it.
- * - `/model` and a thinking level change take effect from the next request; a model switch is recorded in the log
- *   (`model_change`), and a resumed chat continues with the session's current model.
+ * - Token usage and cost are the agent's session totals (`Agent.usage`: every answer of the log, also those a
+ *   compaction replaced, and the summary requests), each answer priced as the model that wrote it.
+ * - `/model` (`Agent.setModel`, recorded in the log as `model_change`) and a thinking level (`Agent.setThinking`) take
+ *   effect from the next request; a resumed chat continues with the session's current model.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { Agent, type AgentEvent, type AgentOptions, providerSummarizer } from '../../agent/index.js';
-import { compact } from '../../compaction/index.js';
-import type { AssistantMessage, Usage } from '../../conversation.js';
+import { Agent, type AgentEvent, type AgentOptions } from '../../agent/index.js';
+import type { UsageTotals } from '../../agent/usage-totals.js';
 import type { ModelInfo, ThinkingLevel } from '../../providers/index.js';
 import type { Provider } from '../../providers/transport/index.js';
 import { SessionLog } from '../../session/index.js';
 import type { ToolSource } from '../../tool-source.js';
-import { addUsage, messageCost, ZERO_USAGE } from '../usage-format.js';
 
 export const SHOWN_ENTRY = 'panto.cli/shown';
 
@@ -52,10 +50,6 @@ export class ChatSession {
   readonly #shown = new Set<string>();
   /** Notes raised before the file existed, recorded once it does. */
   readonly #pendingShown: string[] = [];
-  #usage: Usage = ZERO_USAGE;
-  #cost = 0;
-  /** Models whose answers had no price (their cost is not in `cost`). */
-  readonly unpriced = new Set<string>();
   thinking: ThinkingLevel | undefined;
 
   constructor(options: ChatSessionOptions) {
@@ -68,7 +62,6 @@ export class ChatSession {
       for (const e of options.resumed.entries) {
         if (e.type === 'custom' && e.customType === SHOWN_ENTRY && typeof e.data === 'string')
           this.#shown.add(e.data);
-        if (e.type === 'message' && e.message.role === 'assistant') this.#count(e.message);
       }
     }
     this.#agent = this.#makeAgent();
@@ -88,29 +81,21 @@ export class ChatSession {
     return this.#session?.path ?? this.#o.newPath ?? '(none)';
   }
 
-  /** Usage summed over every answer of the session (also those a compaction replaced). */
-  get usage(): Usage {
-    return this.#usage;
+  /** Token and cost totals of the whole session (see the module contract). */
+  get usage(): UsageTotals {
+    return this.#agent.usage;
   }
 
-  /** Cost in US dollars of the priced answers of the session. */
-  get cost(): number {
-    return this.#cost;
-  }
-
-  /** Switch models from the next request on; recorded in the log. */
+  /** Switch models from the next request on; recorded in the log (once it exists; else in its header). */
   setModel(model: ModelInfo): void {
-    if (this.#agent.running) throw new Error('a turn is running; switch models after it (or Ctrl-C it)');
+    this.#agent.setModel(model);
     this.model = model;
-    this.#session?.appendModelChange({ model: model.id, api: model.api, provider: model.provider });
-    this.#agent = this.#makeAgent();
   }
 
   /** Change the reasoning effort from the next request on. */
   setThinking(level: ThinkingLevel): void {
-    if (this.#agent.running) throw new Error('a turn is running; change it after the turn');
+    this.#agent.setThinking(level);
     this.thinking = level;
-    this.#agent = this.#makeAgent();
   }
 
   /** Show `text` unless this session showed the same `key` before. */
@@ -137,21 +122,11 @@ export class ChatSession {
 
   /**
    * Summarize the older part of the conversation now (`/compact`). Returns the token estimates, or null when there is
-   * nothing old enough to summarize.
+   * nothing old enough to summarize (or nothing was sent yet).
    */
   async compactNow(signal?: AbortSignal): Promise<{ tokensBefore: number; tokensAfter: number } | null> {
-    const log = this.#session;
-    if (log === undefined) return null;
-    const keepRecentTokens = Math.min(20_000, Math.floor(this.model.limits.contextWindow / 3));
-    const out = await compact(log.conversation, providerSummarizer(this.provider, this.model), {
-      keepRecentTokens,
-      imageTokenRule: this.model.imageTokenRule,
-      ...(signal ? { signal } : {}),
-    });
-    if (out === null) return null;
-    log.appendCompaction(out.compaction);
-    this.#agent = this.#makeAgent();
-    return { tokensBefore: out.compaction.tokensBefore, tokensAfter: out.compaction.tokensAfter };
+    if (this.#session === undefined) return null;
+    return this.#agent.compact(signal ? { signal } : {});
   }
 
   close(): void {
@@ -166,7 +141,6 @@ export class ChatSession {
       tools: o.tools,
       workspaceRoot: o.workspaceRoot,
       onEvent: (e) => {
-        if (e.type === 'message_end' && e.message.role === 'assistant') this.#count(e.message);
         if (e.type === 'warning') {
           // The chat already said the turn failed or was stopped and is not sent again.
           if (e.warning.code === 'turn-skipped') return;
@@ -179,18 +153,8 @@ export class ChatSession {
     if (this.#session) options.session = this.#session;
     if (o.system !== undefined) options.system = o.system;
     if (o.maxTurns !== undefined) options.maxTurns = o.maxTurns;
-    const request: NonNullable<AgentOptions['request']> = {};
-    if (this.thinking !== undefined) request.thinking = this.thinking;
-    if (o.promptCache !== undefined) request.promptCache = o.promptCache;
-    options.request = request;
+    if (this.thinking !== undefined) options.thinking = this.thinking;
+    if (o.promptCache !== undefined) options.promptCache = o.promptCache;
     return new Agent(options);
-  }
-
-  #count(message: AssistantMessage): void {
-    if (message.usage === undefined) return;
-    this.#usage = addUsage(this.#usage, message.usage);
-    const cost = messageCost(message, this.model.id);
-    if (cost === undefined) this.unpriced.add(message.model ?? this.model.id);
-    else this.#cost += cost;
   }
 }

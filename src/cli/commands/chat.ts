@@ -242,8 +242,9 @@ function turnUsageLine(m: AssistantMessage, chat: ChatSession): string {
 }
 
 function sessionCost(chat: ChatSession): string {
-  if (chat.unpriced.size > 0 && chat.cost === 0) return '';
-  return ` · ${formatDollars(chat.cost)}${chat.unpriced.size > 0 ? ' (priced answers only)' : ''}`;
+  const u = chat.usage;
+  if (u.unpricedRequests > 0 && u.cost === 0) return '';
+  return ` · ${formatDollars(u.cost)}${u.unpricedRequests > 0 ? ' (priced requests only)' : ''}`;
 }
 
 /** `--thinking` value; a usage error names the levels. */
