@@ -201,6 +201,13 @@ describe('panto chat: /model, thinking, prompt caching', () => {
     expect(sent.map((q) => q.body.reasoning_effort)).toEqual(['high', 'low']);
     expect(r.stderr).toContain('[thought for 12 characters; /thinking shows it]');
     expect(r.stderr).toContain('thinking: low; shown: collapse');
+    // A model the catalog does not know is taken to reason when a level is asked for.
+    server.enqueue({ type: 'reply', text: 'ok' });
+    await runPanto(
+      ['chat', '--base-url', server.baseUrl('openai-chat'), '--model', 'my-reasoner', '--thinking', 'medium'],
+      { cwd: tmp, stdin: 'hi\n', env: noKeys },
+    );
+    expect(server.requests.at(-1)?.body.reasoning_effort).toBe('medium');
     const bad = await runPanto(['chat', '--base-url', server.baseUrl('openai-chat'), '--thinking', 'max'], {
       cwd: tmp,
       stdin: '',
@@ -347,6 +354,24 @@ describe('panto chat: model choice', () => {
     expect(JSON.stringify(sent[2]?.body)).toContain('SUMMARY: a long paste came first.');
     expect(JSON.stringify(sent[2]?.body)).not.toContain('alpha alpha');
     expect(r.stdout).toContain('fits now');
+    // The answer's budget fits beside the prompt: a quarter of the window.
+    server.enqueue({ type: 'reply', text: 'ok' });
+    await runPanto(
+      [
+        'chat',
+        '--provider',
+        'anthropic',
+        '--base-url',
+        server.baseUrl('anthropic-messages'),
+        '--model',
+        'local-claude-like',
+        '--context-window',
+        '8192',
+        '--no-context-files',
+      ],
+      { cwd: tmp, stdin: 'hi\n', env: noKeys },
+    );
+    expect(server.requests.at(-1)?.body.max_tokens).toBe(2048);
     const bad = await runPanto(
       ['chat', '--base-url', server.baseUrl('openai-chat'), '--context-window', '8k'],
       {

@@ -107,6 +107,10 @@ describe('panto chat in a terminal', () => {
       expect(screen).not.toContain('Once upon a timemake');
       pane.keys('Enter');
       await pane.waitFor('[queued] make it about a cat');
+      // /session runs at once while the turn streams.
+      pane.type('/session');
+      pane.keys('Enter');
+      await pane.waitFor(`session:  ${sessionFile}`);
 
       // 3. Ctrl-C stops the turn and returns to the prompt; the server saw the connection close.
       const disconnects = server.clientDisconnects;
@@ -128,6 +132,9 @@ describe('panto chat in a terminal', () => {
       pane.keys('Enter');
       await pane.waitFor("unknown command '/modle' (did you mean /model?)");
       expect(server.requests.length).toBe(sent);
+      // Ctrl-C on a half-typed line clears it (and does not exit): the next command is not glued to it.
+      pane.type('draft that I drop');
+      pane.keys('C-c');
       pane.type('/model gpt-4.1');
       pane.keys('Enter');
       await pane.waitFor('model: gpt-4.1 via openai-chat (was gpt-4o); recorded in the session');
