@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -274,6 +275,59 @@ describe('panto chat: /model, thinking, prompt caching', () => {
       env: noKeys,
     });
     expect(JSON.stringify(server.requests[before + 1]?.body)).not.toContain('cache_control');
+  });
+});
+
+describe('panto chat: Ctrl-C from a pipe (SIGINT)', () => {
+  it('stops the running turn, then a second SIGINT exits with 0', async () => {
+    server.reset();
+    server.enqueue({ type: 'stall', text: 'Once upon a time' });
+    const disconnects = server.clientDisconnects;
+    const child = spawn(
+      process.execPath,
+      [
+        pantoBin,
+        'chat',
+        '--base-url',
+        server.baseUrl('openai-chat'),
+        '--model',
+        'gpt-4o',
+        '--no-context-files',
+        '--session',
+        path.join(tmp, 'sigint.jsonl'),
+      ],
+      { cwd: tmp, env: { ...process.env, ...noKeys }, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const until = async (test: () => boolean, what: string) => {
+      const deadline = Date.now() + 20_000;
+      while (!test()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${stdout}\n${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    try {
+      child.stdin.write('tell me a story\n');
+      await until(() => stdout.includes('Once upon a time'), 'the partial answer');
+      child.kill('SIGINT');
+      await until(() => stderr.includes('[stopped; the partial answer is kept'), 'the turn to stop');
+      expect(stderr).toContain('[stopping the turn — Ctrl-C again exits]');
+      await until(() => server.clientDisconnects > disconnects, 'the request to be closed');
+      expect(child.exitCode).toBeNull();
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(stderr).toContain('session saved:');
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });
 
