@@ -8,9 +8,17 @@ export {
   Agent,
   type AgentOptions,
   type AgentRequestOptions,
+  type CompactOutcome,
   type RunOptions,
+  type SetModelOptions,
 } from './agent/agent.js';
-export { type AgentCompactionOptions, providerSummarizer } from './agent/agent-compaction.js';
+export {
+  type AgentCompactionOptions,
+  type ProviderSummarizerOptions,
+  providerSummarizer,
+  SUMMARY_SYSTEM,
+  summaryMaxTokens,
+} from './agent/agent-compaction.js';
 export type {
   AgentEvent,
   AgentEventListener,
@@ -19,6 +27,7 @@ export type {
   AgentWarning,
   AgentWarningCode,
 } from './agent/agent-events.js';
+export { isContextOverflow, statedContextWindow } from './agent/context-overflow.js';
 export {
   ABORTED_RESULT_TEXT,
   DEFAULT_TOOL_CONCURRENCY,
@@ -36,6 +45,7 @@ export type {
   ToolMediaDroppedEvent,
   ToolMediaProcessedEvent,
 } from './agent/tool-events.js';
+export type { UsageTotals } from './agent/usage-totals.js';
 export {
   type BuildUserMessageOptions,
   buildUserMessage,
@@ -54,7 +64,12 @@ export {
 export { type EstimateOptions, estimateTokens } from './compaction/estimate-tokens.js';
 export { findCutPoint } from './compaction/find-cut-point.js';
 export { estimateDocumentTokens, estimateImageTokens } from './compaction/image-tokens.js';
-export { renderTranscript } from './compaction/render-transcript.js';
+export {
+  type RenderOptions,
+  renderSections,
+  renderTranscript,
+  shortenText,
+} from './compaction/render-transcript.js';
 // Conversation model
 export {
   type AssistantMessage,

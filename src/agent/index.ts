@@ -2,9 +2,17 @@ export {
   Agent,
   type AgentOptions,
   type AgentRequestOptions,
+  type CompactOutcome,
   type RunOptions,
+  type SetModelOptions,
 } from './agent.js';
-export { type AgentCompactionOptions, providerSummarizer } from './agent-compaction.js';
+export {
+  type AgentCompactionOptions,
+  type ProviderSummarizerOptions,
+  providerSummarizer,
+  SUMMARY_SYSTEM,
+  summaryMaxTokens,
+} from './agent-compaction.js';
 export type {
   AgentEvent,
   AgentEventListener,
@@ -13,6 +21,7 @@ export type {
   AgentWarning,
   AgentWarningCode,
 } from './agent-events.js';
+export { isContextOverflow, statedContextWindow } from './context-overflow.js';
 export {
   ABORTED_RESULT_TEXT,
   DEFAULT_TOOL_CONCURRENCY,
@@ -31,6 +40,7 @@ export type {
   ToolMediaDroppedEvent,
   ToolMediaProcessedEvent,
 } from './tool-events.js';
+export type { UsageTotals } from './usage-totals.js';
 export {
   type BuildUserMessageOptions,
   buildUserMessage,

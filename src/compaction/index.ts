@@ -19,4 +19,4 @@ export {
   openaiPatchImageTokens,
   openaiTileImageTokens,
 } from './image-tokens.js';
-export { renderTranscript } from './render-transcript.js';
+export { type RenderOptions, renderSections, renderTranscript, shortenText } from './render-transcript.js';

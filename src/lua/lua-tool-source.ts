@@ -32,6 +32,8 @@ export interface LuaToolSourceOptions {
   log?: LuaLogger;
   /** Also load the tools shipped with the package (`lua/`, e.g. `read`). Default false. */
   includeBuiltins?: boolean;
+  /** A directory that does not exist gives no tools instead of `ERR_TOOL_LOAD` (an optional tool folder). */
+  ignoreMissing?: boolean;
   /** Source name used in error messages. Default `lua:<the last directory>`. */
   name?: string;
 }
@@ -118,6 +120,7 @@ export class LuaToolSource implements ToolSource {
           .map((e) => e.name)
           .sort();
       } catch (err) {
+        if (options.ignoreMissing && (err as NodeJS.ErrnoException).code === 'ENOENT') continue;
         throw new PantoError(
           'ERR_TOOL_LOAD',
           `cannot read Lua tool directory ${d}: ${(err as Error).message}`,

@@ -393,9 +393,10 @@ describe('retry-after', () => {
     expect(result.stopReason).toBe('error');
     expect(result.error).toBeInstanceOf(ProviderError);
     expect((result.error as ProviderError).retryAfterMs).toBe(120_000);
-    expect(result.error?.message).toContain('rate limited');
-    expect(result.error?.message).toContain('asked to retry after 120 s');
-    expect(result.error?.message).toContain('retry.maxRetryAfterMs = 60 s');
+    // Word for word as docs/agent.md shows it.
+    expect(result.error?.message).toBe(
+      'anthropic-messages HTTP 429 (rate_limit_error): rate limited (the provider asked to retry after 120 s, longer than the longest wait allowed (retry.maxRetryAfterMs = 60 s); not retried)',
+    );
     expect((result.error as ProviderError).providerMessage).toBe('rate limited');
   });
 

@@ -191,6 +191,41 @@ describe('compact()', () => {
   });
 });
 
+describe('compact() with automatic compaction off', () => {
+  it('still compacts on demand', async () => {
+    server.enqueue({ type: 'reply', text: 'summary of q1' });
+    const agent = new Agent({
+      provider: providerFor(server, 'anthropic-messages'),
+      model: 'claude-sonnet-4-5',
+      // The recent part (q2, ~22k tokens) fills the default keepRecentTokens (20,000): q1 and a1 are summarized.
+      messages: [
+        user('q1'),
+        { role: 'assistant', content: [{ type: 'text', text: 'a1' }], stopReason: 'end' },
+        user(`q2 ${'x'.repeat(88_000)}`),
+      ],
+      compaction: false,
+    });
+    expect((await agent.compact({ signal: AbortSignal.timeout(30_000) }))?.summary).toBe('summary of q1');
+  });
+});
+
+describe('a model of another vendor through a vendor API', () => {
+  it('is refused before any request', () => {
+    const n = server.requests.length;
+    expect(
+      () => new Agent({ provider: providerFor(server, 'anthropic-messages'), model: 'gpt-4.1' }),
+    ).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+    expect(() => new Agent({ provider: providerFor(server, 'gemini'), model: 'claude-sonnet-4-5' })).toThrow(
+      /served by anthropic/,
+    );
+    // OpenAI-compatible gateways serve anything.
+    expect(
+      new Agent({ provider: providerFor(server, 'openai-chat'), model: 'claude-sonnet-4-5' }).model.api,
+    ).toBe('openai-chat');
+    expect(server.requests.length).toBe(n);
+  });
+});
+
 describe('thinking and prompt caching as Agent options', () => {
   it('Anthropic: cache breakpoints on by default; thinking sent at the chosen level and changeable', async () => {
     const n = server.requests.length;
@@ -210,7 +245,7 @@ describe('thinking and prompt caching as Agent options', () => {
     agent.setThinking('off');
     expect(agent.thinking).toBe('off');
     await agent.prompt('again');
-    expect((since(n)[1]?.body as Json).thinking).toBeUndefined();
+    expect((since(n)[1]?.body as Json | undefined)?.thinking).toBeUndefined();
   });
 
   it('promptCache: false turns the breakpoints off; other surfaces get none by default', async () => {

@@ -155,6 +155,132 @@ describe('compact', () => {
   });
 });
 
+describe('compaction in rounds (the summarizer input fits its window)', () => {
+  const turn = (i: number, chars: number): Message[] => [
+    { role: 'user', content: [{ type: 'text', text: `q${i} ${'u'.repeat(chars)}` }] },
+    { role: 'assistant', content: [{ type: 'text', text: `a${i} ${'a'.repeat(chars)}` }], stopReason: 'end' },
+  ];
+  const history = (turns: number, chars: number) =>
+    Array.from({ length: turns }, (_, i) => turn(i, chars)).flat();
+
+  it('splits a long transcript into rounds within maxSummaryInputTokens, each after the previous summary', async () => {
+    const messages = history(12, 2000);
+    const { requests, summarize } = recordingSummarizer();
+    const result = await compact({ messages }, summarize, {
+      keepRecentTokens: 600,
+      maxSummaryInputTokens: 3000,
+    });
+    expect(result).not.toBeNull();
+    expect(requests.length).toBeGreaterThan(2);
+    for (const [i, r] of requests.entries()) {
+      expect(r.round).toEqual({ index: i + 1, count: requests.length });
+      expect(Math.ceil(r.text.length / 4)).toBeLessThanOrEqual(3000);
+      if (i > 0)
+        expect(r.text.startsWith(`[summary of the conversation before this part]\ndigest of`)).toBe(true);
+    }
+    // Every summarized message went to exactly one round, in order.
+    const rounds = requests.flatMap((r) => r.messages);
+    expect(rounds).toEqual(messages.slice(0, result?.compaction.firstKeptIndex ?? 0));
+    expect(result?.compaction.summary).toBe(`digest of ${requests.at(-1)?.messages.length} messages`);
+  });
+
+  it('shortens a tool output longer than a quarter of a round, keeping its head and tail', async () => {
+    const big = `HEAD ${'x'.repeat(50_000)} TAIL`;
+    const messages: Message[] = [
+      { role: 'user', content: [{ type: 'text', text: 'read it' }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_call', id: 't1', name: 'read', input: { path: 'big.log' } }],
+        stopReason: 'tool_use',
+      },
+      {
+        role: 'tool',
+        results: [
+          {
+            type: 'tool_result',
+            toolUseId: 't1',
+            toolName: 'read',
+            parts: [{ type: 'text', text: big }],
+            isError: false,
+          },
+        ],
+      },
+      ...history(2, 100),
+    ];
+    const { requests, summarize } = recordingSummarizer();
+    await compact({ messages }, summarize, { keepRecentTokens: 50, maxSummaryInputTokens: 2000 });
+    const text = requests.map((r) => r.text).join('\n');
+    expect(text).toContain('HEAD');
+    expect(text).toContain('TAIL');
+    expect(text).toMatch(/\[… \d+ characters cut …\]/);
+    expect(Math.max(...requests.map((r) => r.text.length))).toBeLessThanOrEqual(8000);
+  });
+
+  it('leaves the oldest messages out (and says how many) when more than maxRounds rounds would be needed', async () => {
+    const messages = history(20, 2000);
+    const { requests, summarize } = recordingSummarizer();
+    await compact({ messages }, summarize, {
+      keepRecentTokens: 600,
+      maxSummaryInputTokens: 2000,
+      maxRounds: 3,
+    });
+    expect(requests).toHaveLength(3);
+    expect(requests[0]?.text).toMatch(
+      /^\[\d+ earlier messages were left out: too long to summarize in 3 rounds\]/,
+    );
+    expect(requests[0]?.messages[0]).not.toBe(messages[0]);
+  });
+
+  it('an overflow refusal from the summarizer halves the input and redoes the rounds (at most 3 times)', async () => {
+    const messages = history(6, 2000);
+    const sizes: number[] = [];
+    const tooLong = new Error('prompt is too long');
+    const summarize = async (r: SummaryRequest) => {
+      sizes.push(r.text.length);
+      if (r.text.length > 2500) throw tooLong;
+      return 'short';
+    };
+    const result = await compact({ messages }, summarize, {
+      keepRecentTokens: 600,
+      isOverflow: (e) => e === tooLong,
+    });
+    expect(result?.compaction.summary).toBe('short');
+    expect(Math.max(...sizes.slice(-1))).toBeLessThanOrEqual(2500);
+
+    const never = async () => {
+      throw tooLong;
+    };
+    await expect(
+      compact({ messages }, never, { keepRecentTokens: 600, isOverflow: (e) => e === tooLong }),
+    ).rejects.toBe(tooLong);
+    // Without isOverflow the error propagates at once.
+    let calls = 0;
+    await expect(
+      compact(
+        { messages },
+        async () => {
+          calls++;
+          throw tooLong;
+        },
+        { keepRecentTokens: 600 },
+      ),
+    ).rejects.toBe(tooLong);
+    expect(calls).toBe(1);
+  });
+
+  it('rejects out-of-range options with a typed error', async () => {
+    const { summarize } = recordingSummarizer();
+    await expect(
+      compact({ messages: history(3, 10) }, summarize, { maxSummaryInputTokens: 1 }),
+    ).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARGUMENT',
+    });
+    await expect(compact({ messages: history(3, 10) }, summarize, { maxRounds: 0 })).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARGUMENT',
+    });
+  });
+});
+
 describe('compaction in the session log', () => {
   it('survives reload: the compacted state comes back and the full history stays in the file', async () => {
     const path = file();

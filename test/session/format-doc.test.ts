@@ -23,12 +23,13 @@ describe('documented format', () => {
     const path = exampleFile();
     const loaded = await loadSession(path);
     expect(loaded.warnings).toEqual([]);
+    expect(loaded.model).toBe('claude-opus-4-1');
     expect(loaded.entries.map((e) => e.type)).toEqual([
       'message',
       'message',
       'message',
       'message',
-      'custom',
+      'model_change',
       'message',
       'message',
       'compaction',

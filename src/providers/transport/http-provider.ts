@@ -313,7 +313,12 @@ function tooLongToWait(
   attempt: number,
   maxAttempts: number,
 ): ProviderError {
-  if (!error.retryable || retryAfter === undefined || retryAfter <= maxRetryAfterMs || attempt >= maxAttempts) {
+  if (
+    !error.retryable ||
+    retryAfter === undefined ||
+    retryAfter <= maxRetryAfterMs ||
+    attempt >= maxAttempts
+  ) {
     return error;
   }
   const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
