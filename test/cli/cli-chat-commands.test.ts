@@ -150,6 +150,7 @@ describe('panto chat: /model, thinking, prompt caching', () => {
     expect(server.requests.slice(before).map((q) => q.model)).toEqual(['gpt-4o', 'gpt-4.1']);
     const entries = await runPanto(['session', file, '--entries']);
     expect(entries.stdout).toContain('model_change (gpt-4.1)');
+    expect(entries.stdout).toMatch(/, model gpt-4o \(now claude-sonnet-4-5\)/);
     const resumed = await runPanto(
       ['chat', '--base-url', server.baseUrl('openai-chat'), '--no-context-files', '--resume', file],
       { cwd: tmp, stdin: 'again\n', env: noKeys },

@@ -11,8 +11,8 @@
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { Agent, type AgentEvent, type AgentOptions } from '../../agent/index.js';
-import type { UsageTotals } from '../../agent/usage-totals.js';
+import { Agent, type AgentEvent, type AgentOptions, type UsageTotals } from '../../agent/index.js';
+
 import type { ModelInfo, ThinkingLevel } from '../../providers/index.js';
 import type { Provider } from '../../providers/transport/index.js';
 import { SessionLog } from '../../session/index.js';

@@ -68,6 +68,7 @@ export async function runSession(argv: string[], io: CliIo): Promise<number> {
   io.out(
     `session ${header.id} (format v${header.version}), created ${header.created}` +
       (header.model ? `, model ${header.model}` : '') +
+      (session.model !== undefined && session.model !== header.model ? ` (now ${session.model})` : '') +
       (header.workspace ? `, workspace ${header.workspace}` : ''),
   );
   const used = sumUsage(conversation.messages);
