@@ -7,6 +7,19 @@ export interface CliIo {
   isTty: boolean;
 }
 
+/**
+ * Make a closed pipe on stdout or stderr (`panto session F | head -3`) end the process quietly with code 0 instead of
+ * an unhandled `EPIPE` error: the reader has everything it asked for. Installed once by the `panto` entry point.
+ */
+export function exitQuietlyOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') process.exit(0);
+      throw err;
+    });
+  }
+}
+
 export const processIo: CliIo = {
   out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
   err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),

@@ -6,6 +6,7 @@ import { isPantoError } from '../errors.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './cli-error.js';
 import { type CliIo, processIo } from './cli-io.js';
 import { commands } from './commands.js';
+import { describeSystemError, isSystemError } from './system-error.js';
 
 const mainHelp = `Usage: panto <command> [options]
 
@@ -55,6 +56,11 @@ function reportError(err: unknown, io: CliIo): number {
     io.err(`panto: ${err.message} [${err.code}]`);
     return EXIT_FAILURE;
   }
+  if (isSystemError(err)) {
+    io.err(`panto: ${describeSystemError(err)}`);
+    return EXIT_FAILURE;
+  }
+  // Not a user error but a bug of ours: the stack helps a bug report.
   io.err(`panto: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   return EXIT_FAILURE;
 }

@@ -29,7 +29,9 @@ describe('panto tool: runs a tool through dispatchToolCalls and prints its resul
     const r = await runPanto(['tool', 'read', '{"path":"photo.jpg"}', '--workspace', workspace]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('[image] image/jpeg 2000x1500');
-    expect(r.stdout).toContain('input image/jpeg 1800x2400');
+    // The input is named upright (as the model's note says "original 2400x1800"), its stored size as such.
+    expect(r.stdout).toContain('from image/jpeg 2400x1800 upright (stored as 1800x2400, EXIF-rotated)');
+    expect(r.stdout).not.toContain('input image/jpeg 1800x2400');
     expect(r.stdout).toMatch(/changes: [^)]*resized/);
     expect(r.stdout).toMatch(/changes: [^)]*oriented/);
     expect(r.stdout).toContain('multiply coordinates by 1.2');
@@ -41,6 +43,11 @@ describe('panto tool: runs a tool through dispatchToolCalls and prints its resul
     const out = JSON.parse(r.stdout) as { parts: Array<{ type: string; mediaType?: string; name?: string }> };
     const doc = out.parts.find((p) => p.type === 'document');
     expect(doc).toMatchObject({ mediaType: 'application/pdf', name: 'notes.pdf' });
+    const text = await runPanto(['tool', 'read', '{"path":"notes.pdf"}', '--workspace', workspace]);
+    expect(text.stdout).toContain(
+      '[document notes.pdf] application/pdf, 2 pages, 2.8 KB (passed through unchanged)',
+    );
+    expect(text.stdout).not.toContain('0x0');
   });
 
   it('a path outside the workspace is a tool error with exit code 1', async () => {
@@ -172,12 +179,15 @@ describe('panto image: what processMedia does to one file', () => {
     const r = await runPanto(['image', bad]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/\[ERR_CORRUPT_MEDIA\]/);
+    expect(r.stderr).toContain(`panto: ${bad}: `);
   });
 
   it('a missing file and a bad flag are reported plainly', async () => {
     const missing = await runPanto(['image', path.join(tmp, 'nope.png')]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('cannot read');
+    expect(missing.stderr).toBe(
+      `panto: cannot open ${path.join(tmp, 'nope.png')}: no such file or directory\n`,
+    );
     const flag = await runPanto(['image', 'x.png', '--max-dimension', 'big']);
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain('--max-dimension expects a positive integer');

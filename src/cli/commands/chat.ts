@@ -1,60 +1,88 @@
-/** `panto chat`: an interactive agent over a provider with the Lua tools; `@path` mentions, Tab completion, a saved session. Exit 1 when a turn failed. */
-import { mkdir } from 'node:fs/promises';
+/**
+ * `panto chat`: an interactive agent over a provider with the Lua tools; `@path` mentions, Tab completion, slash
+ * commands, steering, a saved session. Exit 0, or 1 when a turn failed (when the input ended; Ctrl-C exits 0).
+ */
 import path from 'node:path';
-import readline from 'node:readline';
 import { parseArgs } from 'node:util';
-import { Agent, type AgentEvent } from '../../agent/index.js';
+import type { AssistantMessage } from '../../conversation.js';
 import { isPantoError } from '../../errors.js';
 import { LuaToolSource } from '../../lua/index.js';
-import { type ModelApi, type ModelOverrides, resolveModel } from '../../providers/index.js';
+import type { ModelInfo, ThinkingLevel } from '../../providers/index.js';
 import { createProvider, ENDPOINTS, type Provider } from '../../providers/transport/index.js';
 import { SessionLog } from '../../session/index.js';
+import { chatCommands } from '../chat/chat-commands.js';
+import { ChatLoop } from '../chat/chat-loop.js';
+import { ChatRenderer } from '../chat/chat-renderer.js';
+import { ChatSession } from '../chat/chat-session.js';
+import { loadContextFiles, systemWithContext } from '../chat/context-files.js';
+import { chooseModel, pickApi, THINKING_LEVELS } from '../chat/model-choice.js';
+import { Terminal } from '../chat/terminal.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
-import { completeMention, resolveMentions } from '../mentions.js';
 import { parseIntOption } from '../parse-options.js';
-import { DEFAULT_MODEL, parseProvider } from '../surfaces.js';
+import { describeSystemError, isSystemError } from '../system-error.js';
+import { formatDollars, formatUsage, messageCost } from '../usage-format.js';
 
 export const chatHelp = `Usage: panto chat [options]
 
 An interactive agent with the Lua tools (read, plus --tools DIR). Type a line to
 send it; '@path' attaches a file (images and PDFs as attachments, other files as
-text; '@"a b.png"' for names with spaces; Tab completes paths). Commands: /exit,
-/help. Ctrl-C stops the running turn; Ctrl-D exits. The session is saved.
+text; '@"a b.png"' for names with spaces; Tab completes paths). Text typed while
+an answer streams is queued and delivered before the next model request.
+Ctrl-C stops the running turn (a second Ctrl-C, or Ctrl-C at an empty prompt,
+exits); Ctrl-D exits. The session is saved as you go (the file is created when
+the first message is sent). AGENTS.md / CLAUDE.md files from the repository root
+down to the workspace are added to the system prompt.
+
+Commands: /help, /exit, /model, /retry, /compact, /session, /thinking (see /help).
+After each answer: its tokens (cache reads/writes apart) and cost at list
+prices, and the session's totals.
 
 Options:
-  --provider P        anthropic | openai (Responses) | openai-chat | openai-responses | gemini
-                      (default: the first of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY that is set;
-                      openai-chat when only --base-url is given)
-  --model M           model id (default: a current model of the provider)
-  --base-url URL      another server speaking the provider's protocol (llama.cpp, vLLM, Ollama,
-                      OpenRouter...; include its /v1 for openai-chat)
-  --api-key-env VAR   read the API key from VAR instead of the provider's usual variable
-  --tools DIR         also load Lua tools from DIR (repeatable)
-  --workspace DIR     workspace root the tools may read (default: current directory)
-  --resume FILE       continue a saved session
-  --session FILE      where to save a new session (default: .panto/sessions/<time>.jsonl in the workspace)
-  --system TEXT       system prompt
-  --max-turns N       model requests per prompt (default 50)
-  --image-input       declare that the model accepts images (for models the catalog does not know)
-  --pdf-input         declare that the model accepts PDFs
-  -h, --help          show this help
+  --provider P          anthropic | openai (Responses) | openai-chat | openai-responses | gemini
+                        (default: the first of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY that is set;
+                        openai-chat when only --base-url is given)
+  --model M             model id (default: a current model of the provider); a catalog model of another
+                        vendor is refused unless --base-url names a gateway that serves it
+  --base-url URL        another server speaking the provider's protocol (llama.cpp, vLLM, Ollama,
+                        OpenRouter...; include its /v1 for openai-chat)
+  --api-key-env VAR     read the API key from VAR instead of the provider's usual variable
+  --context-window N    the model's context window in tokens (for models the catalog does not know, e.g. an
+                        8192-token llama.cpp server; default 128000 for those); compaction keeps within it
+  --tools DIR           also load Lua tools from DIR (repeatable)
+  --workspace DIR       workspace root the tools may read (default: current directory)
+  --resume FILE         continue a saved session
+  --session FILE        where to save a new session (default: .panto/sessions/<time>.jsonl in the workspace)
+  --thinking LEVEL      reasoning effort: off | low | medium | high (Anthropic extended thinking, OpenAI
+                        reasoning effort, Gemini thinking budget); thinking text is shown dimmed and folded
+  --no-prompt-cache     no Anthropic cache breakpoints (prompt caching is on by default)
+  --system TEXT         system prompt (the context files follow it)
+  --no-context-files    do not add AGENTS.md / CLAUDE.md to the system prompt
+  --max-turns N         model requests per prompt (default 50)
+  --image-input         declare that the model accepts images (for models the catalog does not know)
+  --pdf-input           declare that the model accepts PDFs
+  -h, --help            show this help
 `;
 
 export async function runChat(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     allowPositionals: false,
+    allowNegative: true,
     options: {
       provider: { type: 'string' },
       model: { type: 'string' },
       'base-url': { type: 'string' },
       'api-key-env': { type: 'string' },
+      'context-window': { type: 'string' },
       tools: { type: 'string', multiple: true },
       workspace: { type: 'string' },
       resume: { type: 'string' },
       session: { type: 'string' },
       system: { type: 'string' },
+      thinking: { type: 'string' },
+      'prompt-cache': { type: 'boolean', default: true },
+      'context-files': { type: 'boolean', default: true },
       'max-turns': { type: 'string' },
       'image-input': { type: 'boolean' },
       'pdf-input': { type: 'boolean' },
@@ -67,17 +95,31 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   }
   const env = process.env;
   const api = pickApi(values.provider, values['base-url'], env);
-  const overrides: ModelOverrides = { api };
-  const input: NonNullable<ModelOverrides['input']> = {};
-  if (values['image-input']) input.image = true;
-  if (values['pdf-input']) input.pdf = true;
-  if (Object.keys(input).length > 0) overrides.input = input;
-  const model = resolveModel(values.model ?? DEFAULT_MODEL[api], overrides);
-  if (model.api !== api) {
-    throw new CliError(
-      `model '${model.id}' speaks ${model.api}, not ${api}; pick a matching --provider`,
-      EXIT_USAGE,
-    );
+  const thinking = parseThinking(values.thinking);
+  let resumed: SessionLog | undefined;
+  if (values.resume) {
+    try {
+      resumed = await SessionLog.open(path.resolve(values.resume));
+    } catch (err) {
+      if (isSystemError(err)) throw new CliError(describeSystemError(err, values.resume));
+      throw err;
+    }
+  }
+  const choice = {
+    api,
+    baseUrl: values['base-url'],
+    imageInput: values['image-input'],
+    pdfInput: values['pdf-input'],
+    contextWindow: parseIntOption(values['context-window'], '--context-window'),
+    reasoning: thinking !== undefined && thinking !== 'off',
+  };
+  let model: ModelInfo;
+  try {
+    // A resumed chat goes on with the session's current model (the last /model), unless --model says otherwise.
+    model = chooseModel({ ...choice, id: values.model ?? resumed?.model });
+  } catch (err) {
+    resumed?.close();
+    throw err;
   }
   const maxTurns = parseIntOption(values['max-turns'], '--max-turns');
   const workspaceRoot = path.resolve(values.workspace ?? process.cwd());
@@ -101,182 +143,113 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     throw err;
   }
 
-  const tools = await LuaToolSource.fromDir(
-    (values.tools ?? []).map((d) => path.resolve(d)),
-    {
-      includeBuiltins: true,
-      workspaceRoot,
-      log: (e) => {
-        if (e.level === 'error' || e.level === 'warn') io.err(`[lua ${e.level}] ${e.message}`);
-      },
+  const toolDirs = (values.tools ?? []).map((d) => path.resolve(d));
+  const tools = await LuaToolSource.fromDir(toolDirs, {
+    includeBuiltins: true,
+    workspaceRoot,
+    log: (e) => {
+      if (e.level === 'error' || e.level === 'warn') io.err(`[lua ${e.level}] ${e.message}`);
     },
-  );
+  });
   for (const e of tools.loadErrors)
     io.err(`warning: ${e.file}${e.line === undefined ? '' : `:${e.line}`}: ${e.message}`);
 
-  let session: SessionLog;
-  if (values.resume) {
-    session = await SessionLog.open(path.resolve(values.resume));
-  } else {
-    const file =
-      values.session !== undefined
-        ? path.resolve(values.session)
-        : path.join(
-            workspaceRoot,
-            '.panto',
-            'sessions',
-            `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`,
-          );
-    await mkdir(path.dirname(file), { recursive: true });
-    session = await SessionLog.create(file, { model: model.id, workspace: workspaceRoot });
-  }
+  const contextFiles = values['context-files']
+    ? await loadContextFiles(workspaceRoot, (problem) => io.err(`warning: ${problem}`))
+    : [];
+  const system = systemWithContext(values.system, contextFiles);
 
-  const agent = new Agent({
+  const newPath =
+    values.session !== undefined
+      ? path.resolve(values.session)
+      : path.join(
+          workspaceRoot,
+          '.panto',
+          'sessions',
+          `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`,
+        );
+
+  const terminal = new Terminal({ stdout: process.stdout, stderr: process.stderr });
+  const renderer = new ChatRenderer(terminal, {
+    usageLine: (m) => (m.usage === undefined ? undefined : turnUsageLine(m, chat)),
+  });
+  const chat: ChatSession = new ChatSession({
     provider,
     model,
     tools,
-    session,
     workspaceRoot,
-    ...(values.system ? { system: values.system } : {}),
-    ...(maxTurns === undefined ? {} : { maxTurns }),
-    onEvent: renderEvent(io),
+    system,
+    maxTurns,
+    thinking,
+    promptCache: values['prompt-cache'],
+    ...(resumed ? { resumed } : { newPath }),
+    onEvent: (e) => renderer.handle(e),
+    notify: (text) => terminal.line(text),
   });
 
+  if (resumed) for (const w of resumed.warnings) chat.notifyOnce(`load:${w.message}`, `note: ${w.message}`);
   if (!model.known) {
     const takes = ['text', ...(model.input.image ? ['images'] : []), ...(model.input.pdf ? ['PDFs'] : [])];
-    io.err(
+    chat.notifyOnce(
+      `unknown-model:${model.id}:${takes.join(',')}`,
       `note: model '${model.id}' is not in the catalog: it is sent ${takes.join(', ')} only` +
         (takes.length < 3 ? ' (declare more with --image-input / --pdf-input if it takes them)' : ''),
     );
   } else if (!model.input.image) {
-    io.err(`note: model '${model.id}' does not accept image input; pictures will be described, not shown`);
+    chat.notifyOnce(
+      `no-images:${model.id}`,
+      `note: model '${model.id}' does not accept image input; pictures will be described, not shown`,
+    );
   }
+  const files = contextFiles.map((f) => path.relative(process.cwd(), f.path) || f.path);
   io.err(
-    `panto chat: ${model.id} via ${api}; session ${session.path}${values.resume ? ` (resumed, ${agent.messages.length} messages)` : ''}`,
+    `panto chat: ${model.id} via ${api}; session ${chat.path}` +
+      (resumed ? ` (resumed, ${chat.agent.messages.length} messages)` : '') +
+      (files.length > 0 ? `; context: ${files.join(', ')}` : ''),
   );
   io.err('type /help for help, /exit to leave');
 
-  const interactive = Boolean(process.stdin.isTTY);
-  const rl = readline.createInterface({
+  const loop = new ChatLoop({
+    chat,
+    renderer,
+    terminal,
+    commands: chatCommands({ contextFiles: files, choice }),
     input: process.stdin,
     output: process.stdout,
-    terminal: interactive,
-    completer: (line: string, cb: (err: Error | null, result: [string[], string]) => void) => {
-      completeMention(line, process.cwd()).then(
-        (r) => cb(null, r),
-        () => cb(null, [[], line]),
-      );
-    },
+    cwd: process.cwd(),
   });
-  rl.on('SIGINT', () => {
-    if (agent.running) {
-      agent.abort();
-      io.err('\n(stopping the turn)');
-    } else {
-      rl.close();
-    }
-  });
-  if (interactive) {
-    rl.setPrompt('> ');
-    rl.prompt();
-  }
-
-  let failures = 0;
   try {
-    for await (const raw of rl) {
-      const line = raw.trim();
-      if (line === '') {
-        if (interactive) rl.prompt();
-        continue;
-      }
-      if (line === '/exit' || line === '/quit') break;
-      if (line === '/help') {
-        io.out(chatHelp);
-        if (interactive) rl.prompt();
-        continue;
-      }
-      const mentions = await resolveMentions(line, {
-        cwd: process.cwd(),
-        accepts: { image: model.input.image, pdf: model.input.pdf },
-        modelId: model.id,
-      });
-      for (const note of mentions.notes) io.err(`note: ${note}`);
-      if (mentions.attached.length > 0) io.err(`attached: ${mentions.attached.join(', ')}`);
-      const result = await agent.prompt(mentions.content);
-      process.stdout.write('\n');
-      if (result.error) {
-        failures++;
-        io.err(`error: ${result.error.message}${result.error.code ? ` [${result.error.code}]` : ''}`);
-      } else if (result.stopReason === 'max_turns') {
-        io.err(`stopped: the turn limit was reached while the model still wanted tools run`);
-      } else if (result.stopReason !== 'end' && result.stopReason !== 'aborted') {
-        io.err(`stopped: ${result.stopReason}`);
-      }
-      if (interactive) rl.prompt();
-    }
+    return await loop.run();
   } finally {
-    rl.close();
-    session.close();
-    io.err(`session saved: ${session.path}`);
+    chat.close();
+    if (chat.log) io.err(`session saved: ${chat.path}${usageSummary(chat)}`);
   }
-  return failures > 0 ? 1 : 0;
 }
 
-function pickApi(
-  provider: string | undefined,
-  baseUrl: string | undefined,
-  env: NodeJS.ProcessEnv,
-): ModelApi {
-  if (provider !== undefined) return parseProvider(provider);
-  if (baseUrl !== undefined) return 'openai-chat';
-  if (env.ANTHROPIC_API_KEY) return 'anthropic-messages';
-  if (env.OPENAI_API_KEY) return 'openai-responses';
-  if (env.GEMINI_API_KEY || env.GOOGLE_API_KEY) return 'gemini';
-  throw new CliError(
-    'no provider configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, or pass --provider/--base-url',
+function usageSummary(chat: ChatSession): string {
+  const u = chat.usage;
+  return u.inputTokens + u.outputTokens > 0 ? ` (${formatUsage(u)}${sessionCost(chat)})` : '';
+}
+
+/** `[tokens: 1,200 in · 34 out · $0.0040 | session: … · $0.0123]` after an answer. */
+function turnUsageLine(m: AssistantMessage, chat: ChatSession): string {
+  const usage = m.usage as NonNullable<AssistantMessage['usage']>;
+  const cost = messageCost(m, chat.model.id);
+  return (
+    `[tokens: ${formatUsage(usage)}${cost === undefined ? '' : ` · ${formatDollars(cost)}`}` +
+    ` | session: ${formatUsage(chat.usage)}${sessionCost(chat)}]`
   );
 }
 
-function renderEvent(io: CliIo): (e: AgentEvent) => void {
-  let midLine = false;
-  const write = (s: string) => {
-    process.stdout.write(s);
-    midLine = !s.endsWith('\n');
-  };
-  const line = (s: string) => {
-    if (midLine) write('\n');
-    io.err(s);
-  };
-  return (e) => {
-    switch (e.type) {
-      case 'message_delta':
-        if (e.delta.type === 'text_delta') write(e.delta.text);
-        break;
-      case 'tool_call_start':
-        line(`[tool] ${e.toolName}(${JSON.stringify(e.input)})`);
-        break;
-      case 'tool_media_processed':
-        line(
-          `[tool] ${e.toolName}: ${e.mediaType} ${e.width}x${e.height}${e.changes.length ? ` (${e.changes.join(', ')})` : ''}`,
-        );
-        break;
-      case 'tool_media_dropped':
-        line(`[tool] ${e.toolName}: attachment dropped: ${e.note}`);
-        break;
-      case 'tool_call_end':
-        line(`[tool] ${e.toolName} ${e.isError ? 'failed' : 'done'} in ${Math.round(e.durationMs)} ms`);
-        break;
-      case 'warning':
-        line(`warning: ${e.warning.message}`);
-        break;
-      case 'retry':
-        line(`retrying in ${(e.delayMs / 1000).toFixed(1)}s (attempt ${e.attempt}): ${e.error.message}`);
-        break;
-      case 'compaction_end':
-        line(`[compacted the conversation: ~${e.tokensBefore} -> ~${e.tokensAfter} tokens]`);
-        break;
-      default:
-        break;
-    }
-  };
+function sessionCost(chat: ChatSession): string {
+  const u = chat.usage;
+  if (u.unpricedRequests > 0 && u.cost === 0) return '';
+  return ` · ${formatDollars(u.cost)}${u.unpricedRequests > 0 ? ' (priced requests only)' : ''}`;
+}
+
+/** `--thinking` value; a usage error names the levels. */
+function parseThinking(value: string | undefined): ThinkingLevel | undefined {
+  if (value === undefined) return undefined;
+  if ((THINKING_LEVELS as readonly string[]).includes(value)) return value as ThinkingLevel;
+  throw new CliError(`--thinking expects one of ${THINKING_LEVELS.join(', ')}; got '${value}'`, EXIT_USAGE);
 }

@@ -1,11 +1,14 @@
 /** `panto image FILE`: what `processMedia` does to one file (input, output, changes, timing); `--out` writes the result. Exit 1 on bad media. */
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { isPantoError } from '../../errors.js';
 import { processMedia } from '../../media/index.js';
 import type { ProcessOptions } from '../../media/types.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
-import { type CliIo, formatBytes, withProgress } from '../cli-io.js';
+import { type CliIo, withProgress } from '../cli-io.js';
+import { describeInput, describeSide, orientationSwapsAxes } from '../media-summary.js';
 import { parseIntOption } from '../parse-options.js';
+import { describeSystemError, isSystemError } from '../system-error.js';
 
 export const imageHelp = `Usage: panto image FILE [options]
 
@@ -56,10 +59,18 @@ export async function runImage(argv: string[], io: CliIo): Promise<number> {
   try {
     bytes = await readFile(file);
   } catch (err) {
-    throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new CliError(
+      isSystemError(err) ? describeSystemError(err, file) : `cannot read ${file}: ${String(err)}`,
+    );
   }
   const started = process.hrtime.bigint();
-  const result = await withProgress(io, `processing ${file}`, () => processMedia(bytes, options));
+  let result: Awaited<ReturnType<typeof processMedia>>;
+  try {
+    result = await withProgress(io, `processing ${file}`, () => processMedia(bytes, options));
+  } catch (err) {
+    if (isPantoError(err)) throw new CliError(`${file}: ${err.message} [${err.code}]`);
+    throw err;
+  }
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   if (values.out) await writeFile(values.out, result.data);
 
@@ -84,12 +95,11 @@ export async function runImage(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const o = result.original;
-  const dims = (w: number, h: number) => (w > 0 ? ` ${w}x${h}` : '');
+  const swapped = orientationSwapsAxes(o.orientation);
   io.out(`${file}`);
-  io.out(`  input:   ${o.mediaType}${dims(o.width, o.height)}, ${formatBytes(o.byteLength)}`);
+  io.out(`  input:   ${describeInput({ ...o, pages: result.pages }, swapped)}`);
   io.out(
-    `  output:  ${result.mediaType}${dims(result.width, result.height)}, ${formatBytes(result.data.byteLength)}` +
-      (result.pages === undefined ? '' : `, ${result.pages} page(s)`),
+    `  output:  ${describeSide({ mediaType: result.mediaType, width: result.width, height: result.height, byteLength: result.data.byteLength, pages: result.pages })}`,
   );
   io.out(
     `  changes: ${result.changes.length === 0 ? 'none (passed through unchanged)' : result.changes.join(', ')}`,

@@ -1,15 +1,20 @@
 /** `panto session FILE`: the transcript of a saved session log (images described, never dumped as base64). */
 import { parseArgs } from 'node:util';
-import { estimateTokens, renderTranscript } from '../../compaction/index.js';
+import { estimateTokens } from '../../compaction/index.js';
 import { loadSession, type SessionEntry } from '../../session/index.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
 import { abbreviateBase64 } from '../surfaces.js';
+import { describeSystemError, isSystemError } from '../system-error.js';
+import { renderCliTranscript } from '../transcript.js';
+import { formatUsage, sumUsage } from '../usage-format.js';
 
 export const sessionHelp = `Usage: panto session FILE [options]
 
 Print the transcript of a saved session log (JSONL): the current conversation,
-with images and documents described as [image: image/png 1200x800].
+with images and documents described as [image: image/png 1200x800], the token
+usage of each answer, and answers the user aborted or the provider failed marked
+as such ([assistant — aborted ...]; they are not sent to the model again).
 
 Options:
   --entries   list every entry in the file (ids, parents, kinds), including
@@ -36,7 +41,13 @@ export async function runSession(argv: string[], io: CliIo): Promise<number> {
   }
   const file = positionals[0];
   if (!file || positionals.length > 1) throw new CliError(`expected one FILE\n\n${sessionHelp}`, EXIT_USAGE);
-  const session = await loadSession(file);
+  let session: Awaited<ReturnType<typeof loadSession>>;
+  try {
+    session = await loadSession(file);
+  } catch (err) {
+    if (isSystemError(err)) throw new CliError(describeSystemError(err, file));
+    throw err;
+  }
   const { header, conversation, warnings } = session;
 
   if (values.json) {
@@ -57,9 +68,14 @@ export async function runSession(argv: string[], io: CliIo): Promise<number> {
   io.out(
     `session ${header.id} (format v${header.version}), created ${header.created}` +
       (header.model ? `, model ${header.model}` : '') +
+      (session.model !== undefined && session.model !== header.model ? ` (now ${session.model})` : '') +
       (header.workspace ? `, workspace ${header.workspace}` : ''),
   );
-  io.out(`${conversation.messages.length} messages, ~${tokens} tokens (estimate)`);
+  const used = sumUsage(conversation.messages);
+  io.out(
+    `${conversation.messages.length} messages, ~${tokens} tokens in context (estimate)` +
+      (used.inputTokens + used.outputTokens > 0 ? `; reported usage: ${formatUsage(used)}` : ''),
+  );
   for (const w of warnings) io.out(`warning: ${w.message}`);
   if (values.entries) {
     io.out('');
@@ -68,7 +84,7 @@ export async function runSession(argv: string[], io: CliIo): Promise<number> {
     }
   }
   io.out('');
-  io.out(renderTranscript(conversation.messages));
+  io.out(renderCliTranscript(conversation.messages));
   return 0;
 }
 

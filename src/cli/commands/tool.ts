@@ -8,6 +8,7 @@ import { mediaPolicyFor, resolveModel } from '../../providers/index.js';
 import { ToolRegistry } from '../../tool-source.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from '../cli-error.js';
 import { type CliIo, formatBytes, withProgress } from '../cli-io.js';
+import { describeProcessed } from '../media-summary.js';
 import {
   abbreviateBase64,
   DEFAULT_MODEL,
@@ -40,7 +41,8 @@ Options:
 
 interface MediaLine {
   partIndex: number;
-  text: string;
+  /** The line, given the stored document's page count (known only once the result is built). */
+  text: (pages: number | undefined) => string;
   detail: Record<string, unknown>;
 }
 
@@ -105,27 +107,23 @@ export async function runTool(argv: string[], io: CliIo): Promise<number> {
   const media: MediaLine[] = [];
   const onEvent = (e: ToolEvent): void => {
     if (e.type === 'tool_media_processed') {
-      const o = e.original;
-      const dims = (w: number, h: number) => (w > 0 ? ` ${w}x${h}` : '');
+      const output = { mediaType: e.mediaType, width: e.width, height: e.height, byteLength: e.byteLength };
       media.push({
         partIndex: e.partIndex,
-        text:
-          `${e.mediaType}${dims(e.width, e.height)}, ${formatBytes(e.byteLength)}` +
-          ` (input ${o.mediaType}${dims(o.width, o.height)}, ${formatBytes(o.byteLength)}; ` +
-          `changes: ${e.changes.length === 0 ? 'none' : e.changes.join(', ')})`,
+        text: (pages) => describeProcessed({ ...output, pages }, e.original, e.changes),
         detail: {
           mediaType: e.mediaType,
           width: e.width,
           height: e.height,
           byteLength: e.byteLength,
-          original: o,
+          original: e.original,
           changes: e.changes,
         },
       });
     } else if (e.type === 'tool_media_dropped') {
       media.push({
         partIndex: e.partIndex,
-        text: `dropped (${e.code}): ${e.note}`,
+        text: () => `dropped (${e.code}): ${e.note}`,
         detail: { dropped: true, code: e.code, note: e.note, mediaType: e.mediaType },
       });
     }
@@ -198,10 +196,13 @@ function printResult(io: CliIo, name: string, result: ToolResultBlock, media: Me
       continue;
     }
     const line = media[mediaIndex++];
+    const pages = part.type === 'document' ? part.pages : undefined;
     const label = part.type === 'image' ? 'image' : `document${part.name ? ` ${part.name}` : ''}`;
-    io.out(`[${label}] ${line ? line.text : `${part.mediaType}, ${formatBytes(base64Bytes(part.data))}`}`);
+    io.out(
+      `[${label}] ${line ? line.text(pages) : `${part.mediaType}, ${formatBytes(base64Bytes(part.data))}`}`,
+    );
   }
-  for (const line of media.slice(mediaIndex)) io.out(`[attachment] ${line.text}`);
+  for (const line of media.slice(mediaIndex)) io.out(`[attachment] ${line.text(undefined)}`);
   if (result.meta !== undefined) io.out(`meta: ${JSON.stringify(result.meta)}`);
 }
 
