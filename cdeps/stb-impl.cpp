@@ -7,6 +7,9 @@
 // - stb_image_write is used for JPEG only (PNG has its own encoder in native/core/png-encode.cpp); should its PNG
 //   writer ever be called, it compresses with libdeflate rather than stb's own deflate.
 // - stb_image_resize2 allocates through the budget too.
+// - stb_image.h is patched at fetch time (cdeps/patches/stb/*.patch): out-of-range palette indices are black, PNG
+//   inflates into an exact-size buffer (overrun = corrupt), GIF LZW without an initial clear code, BMP V3 bitfield
+//   masks, and an abort hook between rows.
 #include <libdeflate.h>
 
 #include "budget.h"
@@ -28,6 +31,10 @@
 #define STBI_MALLOC(sz) panto_budget_malloc(sz)
 #define STBI_REALLOC(p, newsz) panto_budget_realloc(p, newsz)
 #define STBI_FREE(p) panto_budget_free(p)
+// Polled between JPEG MCU rows and PNG rows (cdeps/patches/stb/0005): an aborted call stops there.
+#define STBI_SHOULD_ABORT() panto_should_abort()
+// Fresh mmapped blocks are already zero: a huge declared GIF canvas costs address space, not resident memory.
+#define STBI_ZERO_FRESH(p, n) panto_budget_zero_fresh((p), (n))
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb/stb_image.h>
 

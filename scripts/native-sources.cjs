@@ -30,6 +30,7 @@ const fetchCdeps = (flag) =>
 module.exports = {
   core: [
     'native/core/budget.cpp',
+    'native/core/cost.cpp',
     'native/core/media-type.cpp',
     'native/core/probe.cpp',
     'native/core/metadata-strip.cpp',

@@ -9,8 +9,7 @@
 #include "budget.h"
 #include "internal.h"
 
-extern "C" int stbi_write_jpg_to_func(void (*func)(void*, void*, int), void* context, int x, int y, int comp,
-                                      const void* data, int quality);
+#include <stb/stb_image_write.h>
 
 namespace panto {
 namespace {
@@ -103,7 +102,12 @@ Status encode_jpeg(const Pixels& px, int quality, OwnedBytes* out) {
   OwnedBytes a, b;
   Status sa, sb;
   try {
-    std::thread t([&] { sa = encode_jpeg_serial(top, quality, &a); });
+    // The second thread charges the same per-call budget as the first (it is shared, with atomic counters).
+    Budget* budget = current_budget();
+    std::thread t([&, budget] {
+      BudgetScope scope(budget);
+      sa = encode_jpeg_serial(top, quality, &a);
+    });
     sb = encode_jpeg_serial(bottom, quality, &b);
     t.join();
   } catch (const std::system_error&) {

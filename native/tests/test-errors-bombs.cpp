@@ -142,15 +142,15 @@ PANTO_TEST(budget, refuses_allocations_past_the_limit) {
     panto::BudgetScope scope(&b);
     void* p = panto_budget_malloc(600);
     PANTO_REQUIRE(p != nullptr);
-    PANTO_CHECK_EQ(b.used, 600u);
+    PANTO_CHECK_EQ(b.used.load(), uint64_t(600u));
     PANTO_CHECK(panto_budget_malloc(600) == nullptr);
-    PANTO_CHECK(b.exceeded);
+    PANTO_CHECK(b.exceeded.load());
     PANTO_CHECK(panto_budget_realloc(p, 2000) == nullptr);  // refused; p stays valid
     void* q = panto_budget_realloc(p, 300);
     PANTO_REQUIRE(q != nullptr);
-    PANTO_CHECK_EQ(b.used, 300u);
+    PANTO_CHECK_EQ(b.used.load(), uint64_t(300u));
     panto_budget_free(q);
-    PANTO_CHECK_EQ(b.used, 0u);
+    PANTO_CHECK_EQ(b.used.load(), uint64_t(0u));
     PANTO_CHECK(b.peak >= 600u && b.peak <= 1000u);
   }
   void* outside = panto_budget_malloc(1 << 20);  // no scope: unbudgeted
