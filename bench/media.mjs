@@ -572,7 +572,9 @@ function hostileTable(misses) {
       ? 'CRASH'
       : run.stopped
         ? `stopped (${run.stopped})`
-        : [...new Set(run.outcomes.map((o) => (o.startsWith('ok ') ? 'ok' : o)))].join('/');
+        : [
+            ...new Set(run.outcomes.map((o) => (o.startsWith('ok ') ? 'ok' : o.split('\n')[0].slice(0, 19)))),
+          ].join('/');
   const header =
     `${pad('hostile input', 58)}${pad('bytes', 9)}| ${pad('libpanto', 20)}${pad('ms', 8)}${pad('RSS MB', 8)}` +
     `| ${pad('sharp', 20)}${pad('ms', 8)}${pad('RSS MB', 8)}| RSS vs sharp`;

@@ -36,6 +36,7 @@ module.exports = {
     'native/core/metadata-strip.cpp',
     'native/core/pixels.cpp',
     'native/core/decode.cpp',
+    'native/core/jpeg-half.cpp',
     'native/core/encode.cpp',
     'native/core/png-encode.cpp',
     'native/core/pdf.cpp',

@@ -19,8 +19,9 @@ uint64_t png_bytes(const uint8_t* d, size_t len, const MediaInfo& info) {
   // Filtered data: one filter byte per row (per pass and rounded per pass when interlaced: at most 4 more per row).
   const uint64_t raw = interlace ? rowbytes * h + 4 * h + 64 : (rowbytes + 1) * h;
   const unsigned req = info.has_alpha ? 4 : 3;
-  uint64_t fast = 0;
-  if (depth == 8 && !interlace && (ct == 6 || (ct == 2 && !info.has_alpha))) fast = raw + len;  // + joined IDAT
+  // decode.cpp's fast path (8/16-bit RGB(A), not interlaced): the exact filtered buffer (+ joined IDAT); it never
+  // falls back to stb.
+  if ((depth == 8 || depth == 16) && !interlace && (ct == 6 || (ct == 2 && !info.has_alpha))) return raw + len;
   // stb: inflate (raw) -> unfilter into out (img_out_n channels at the file's depth) -> palette expand -> 16->8 ->
   // channel conversion; each step frees its input after allocating its output.
   const uint64_t bd = depth == 16 ? 2 : 1;
@@ -32,7 +33,7 @@ uint64_t png_bytes(const uint8_t* d, size_t len, const MediaInfo& info) {
   const uint64_t a = raw + P * out_n * bd + (palette ? P * pal_n : 0);
   const uint64_t b = P * final_n * bd + P * final_n;
   const uint64_t c = P * final_n + P * req;
-  return std::max({fast, a, b, c});
+  return std::max({a, b, c});
 }
 
 uint64_t jpeg_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half) {

@@ -14,10 +14,10 @@
 #include <string>
 
 #include "budget.h"
+#include "codec-handles.h"
 #include "internal.h"
+#include "jpeg-half.h"
 
-extern "C" unsigned char* panto_jpeg_decode_half(const unsigned char* buf, int len, int* out_w, int* out_h,
-                                                 int* unsupported);
 
 namespace panto {
 namespace {
@@ -80,36 +80,24 @@ Status decode_stb(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* o
   return adopt_stb_pixels(info.type, p, w, h, req, info.width, info.height, out);
 }
 
-/** JPEG at half size (DCT-block averaging); `*fallback` when the layout needs the full-size decoder. */
-Status decode_jpeg_half(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool* fallback) {
-  *fallback = false;
-  if (len > size_t(INT_MAX)) return Status::Err("ERR_MEDIA_TOO_LARGE", "input over 2 GiB", info.type);
-  int w = 0, h = 0, unsupported = 0;
-  unsigned char* p = panto_jpeg_decode_half(d, int(len), &w, &h, &unsupported);
-  if (!p) {
-    if (unsupported) {
-      *fallback = true;
-      return Status::Ok();
-    }
-    return stb_failure(info.type);
-  }
-  return adopt_stb_pixels(info.type, p, w, h, 3, (info.width + 1) / 2, (info.height + 1) / 2, out);
-}
-
 /**
- * Fast path for the common PNG (8-bit RGB without tRNS, or 8-bit RGBA; not interlaced): libdeflate inflates all IDAT
- * data in one call into a buffer of exactly the expected size, rows are unfiltered and compacted in place. Anything
- * else, or any irregularity, returns false so that stb decodes it (and reports its own error).
+ * Fast path for the common PNG (8- or 16-bit RGB without tRNS, or RGBA; not interlaced): libdeflate inflates all
+ * IDAT data in one call into a buffer of exactly the expected size (the only pixel allocation), rows are unfiltered
+ * and compacted in place, 16-bit samples then narrowed to their high byte in place. Other layouts are NotHandled
+ * (stb decodes them). Data that does not inflate to exactly the image, or an unknown filter, is Corrupt (libpng
+ * refuses them too; stb is never retried on them, so the estimate of cost.cpp holds).
  */
-enum class FastPng { Decoded, NotHandled, Corrupt, OutOfMemory };
+enum class FastPng { Decoded, NotHandled, Corrupt, OutOfMemory, Aborted };
 
 FastPng decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
-  if (len < 33 || d[24] != 8 || d[28] != 0) return FastPng::NotHandled;
+  if (len < 33 || (d[24] != 8 && d[24] != 16) || d[28] != 0) return FastPng::NotHandled;
   const uint8_t ct = d[25];
-  int bpp;
-  if (ct == 6) bpp = 4;
-  else if (ct == 2 && !info.has_alpha) bpp = 3;
+  const int bytes_per_sample = d[24] / 8;
+  int channels;
+  if (ct == 6) channels = 4;
+  else if (ct == 2 && !info.has_alpha) channels = 3;
   else return FastPng::NotHandled;
+  const int bpp = channels * bytes_per_sample;  // filter unit: bytes per pixel
   // Gather the IDAT payload (one chunk is used in place; several are concatenated).
   std::vector<std::pair<size_t, size_t>> idats;
   size_t total = 0;
@@ -140,20 +128,19 @@ FastPng decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pix
   }
   OwnedBytes raw;
   if (!alloc_owned(raw_size, &raw)) return FastPng::OutOfMemory;
-  libdeflate_decompressor* dec = libdeflate_alloc_decompressor();
+  DeflateDecompressor dec(libdeflate_alloc_decompressor());
   if (!dec) return FastPng::OutOfMemory;
   size_t got = 0;
-  libdeflate_result rc = libdeflate_zlib_decompress(dec, z, total, raw.data, raw_size, &got);
-  libdeflate_free_decompressor(dec);
+  libdeflate_result rc = libdeflate_zlib_decompress(dec.get(), z, total, raw.data, raw_size, &got);
+  dec.reset();
   joined.reset();
   // A stream that produces more than the image needs is corrupt (never a reason to allocate more); one that is short
   // or damaged goes to stb, which reports its own reason.
-  if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) return FastPng::Corrupt;
-  if (rc != LIBDEFLATE_SUCCESS || got != raw_size) return FastPng::NotHandled;
+  if (rc != LIBDEFLATE_SUCCESS || got != raw_size) return FastPng::Corrupt;
   uint8_t* base = raw.data;
   const uint8_t* prev = nullptr;  // previous unfiltered row (already compacted)
   for (uint32_t y = 0; y < info.height; y++) {
-    if ((y & 63) == 0 && should_abort()) return FastPng::NotHandled;
+    if ((y & 63) == 0 && should_abort()) return FastPng::Aborted;
     const uint8_t f = base[size_t(y) * (row + 1)];
     const uint8_t* src = base + size_t(y) * (row + 1) + 1;
     uint8_t* dst = base + size_t(y) * row;  // dst <= src: forward in-place compaction is safe
@@ -182,15 +169,18 @@ FastPng decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pix
           dst[i] = uint8_t(src[i] + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c));
         }
         break;
-      default: return FastPng::NotHandled;
+      default: return FastPng::Corrupt;
     }
     prev = dst;
   }
-  raw.size = row * info.height;
+  const size_t samples = size_t(info.width) * info.height * channels;
+  if (bytes_per_sample == 2)
+    for (size_t i = 0; i < samples; i++) base[i] = base[2 * i];  // big-endian: keep the high byte (forward-safe)
+  raw.size = samples;
   out->data = std::move(raw);
   out->width = info.width;
   out->height = info.height;
-  out->channels = bpp;
+  out->channels = channels;
   return FastPng::Decoded;
 }
 
@@ -202,7 +192,7 @@ FastPng decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pix
 Status decode_webp_animated(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
   const MediaType T = MediaType::Webp;
   WebPData wd{d, len};
-  std::unique_ptr<WebPDemuxer, void (*)(WebPDemuxer*)> demux(WebPDemux(&wd), WebPDemuxDelete);
+  WebPDemuxerHandle demux(WebPDemux(&wd));
   if (!demux) return corrupt(T, "invalid animation container");
   if (WebPDemuxGetI(demux.get(), WEBP_FF_CANVAS_WIDTH) != info.width ||
       WebPDemuxGetI(demux.get(), WEBP_FF_CANVAS_HEIGHT) != info.height)
@@ -266,16 +256,19 @@ Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* 
 
 Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool half) {
   if (half && info.type == MediaType::Jpeg) {
-    bool fallback = false;
-    Status s = decode_jpeg_half(d, len, info, out, &fallback);
-    if (!fallback) return s;
+    bool unsupported = false;
+    Status s = decode_jpeg_half(d, len, info, out, &unsupported);
+    if (!unsupported) return s;
   }
   switch (info.type) {
     case MediaType::Png:
       switch (decode_png_fast(d, len, info, out)) {
         case FastPng::Decoded: return Status::Ok();
-        case FastPng::Corrupt: out->data.reset(); return corrupt(info.type, "zlib data is longer than the image");
+        case FastPng::Corrupt:
+          out->data.reset();
+          return corrupt(info.type, "image data does not inflate to exactly the image (zlib stream or filters)");
         case FastPng::OutOfMemory: out->data.reset(); return oom(info.type);
+        case FastPng::Aborted: out->data.reset(); return Status::Err("ERR_ABORTED", "processing was aborted", info.type);
         case FastPng::NotHandled: break;
       }
       out->data.reset();

@@ -71,12 +71,27 @@ bool png_chunk_damaged_ancillary(const uint8_t* chunk, uint32_t n);
 /** Checks the PDF header/trailer and counts pages when cheap (0 when not). */
 Status pdf_check(const uint8_t* d, size_t len, uint32_t* pages);
 
-/** Decoded pixels: 3 (RGB) or 4 (RGBA, not premultiplied) channels, tightly packed, owned via OwnedBytes. */
+/** A read-only view of tightly packed pixels owned elsewhere: never frees, must not outlive the owner. */
+struct PixelView {
+  uint32_t width = 0;
+  uint32_t height = 0;
+  int channels = 0;
+  const uint8_t* data = nullptr;
+
+  /** Rows [y0, y0 + n) of this view (the caller keeps them in range). */
+  PixelView rows(uint32_t y0, uint32_t n) const {
+    return {width, n, channels, data + size_t(y0) * width * size_t(channels)};
+  }
+};
+
+/** Decoded pixels: 3 (RGB) or 4 (RGBA, not premultiplied) channels, tightly packed, OWNED via OwnedBytes. */
 struct Pixels {
   uint32_t width = 0;
   uint32_t height = 0;
   int channels = 0;
   OwnedBytes data;
+
+  PixelView view() const { return {width, height, channels, data.data}; }
 };
 
 /** Lossless metadata strip of a JPEG/PNG/WebP passed through. Returns false (and leaves `out` empty) when nothing
@@ -101,9 +116,9 @@ Status resize_pixels(const Pixels& in, uint32_t w, uint32_t h, Pixels* out);
 /** Applies EXIF orientation 2..8 so the result is upright. */
 Status orient_pixels(const Pixels& in, int orientation, Pixels* out);
 
-Status encode_jpeg(const Pixels& px, int quality, OwnedBytes* out);
-Status encode_png(const Pixels& px, OwnedBytes* out);
-Status encode_webp(const Pixels& px, bool lossless, int quality, OwnedBytes* out);
+Status encode_jpeg(const PixelView& px, int quality, OwnedBytes* out);
+Status encode_png(const PixelView& px, OwnedBytes* out);
+Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* out);
 
 /** Allocates `size` bytes through the active budget into `out` (release = budget_release). */
 bool alloc_owned(size_t size, OwnedBytes* out);

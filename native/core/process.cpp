@@ -82,7 +82,7 @@ Status check_structure(const MediaInfo& info, const uint8_t* d, size_t len, int*
   return Status::Ok();  // GIF: probe already walked every block
 }
 
-Status encode_as(const Pixels& px, MediaType codec, int quality, bool lossless, OwnedBytes* out) {
+Status encode_as(const PixelView& px, MediaType codec, int quality, bool lossless, OwnedBytes* out) {
   switch (codec) {
     case MediaType::Jpeg: return encode_jpeg(px, quality, out);
     case MediaType::Webp: return encode_webp(px, lossless, quality, out);
@@ -100,18 +100,10 @@ uint64_t estimate_png_size(const Pixels& px) {
   if (band_rows < 4) return 0;
   uint64_t total = 0;
   for (uint32_t b = 0; b < kBands; b++) {
-    Pixels band;
-    band.width = px.width;
-    band.height = band_rows;
-    band.channels = px.channels;
-    size_t row = size_t(px.width) * px.channels;
     uint32_t y0 = uint32_t((uint64_t(px.height) * (2 * b + 1)) / (2 * kBands)) - band_rows / 2;
-    band.data.data = px.data.data + size_t(y0) * row;  // borrowed view: release stays null
-    band.data.size = size_t(band_rows) * row;
     OwnedBytes out;
-    if (!encode_png(band, &out).ok()) return 0;
+    if (!encode_png(px.view().rows(y0, band_rows), &out).ok()) return 0;
     total += out.size;
-    band.data.data = nullptr;
   }
   return total * px.height / (uint64_t(band_rows) * kBands);
 }
@@ -242,7 +234,7 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
                           uint64_t(px.width) * px.height >= (1u << 20) &&
                           estimate_png_size(px) > opts.max_encoded_bytes + opts.max_encoded_bytes / 4;
   if (!doomed_png) {
-    s = encode_as(px, codec, q, lossless, &out->data);
+    s = encode_as(px.view(), codec, q, lossless, &out->data);
     if (!s.ok()) return s;
   }
   add_change(out, "reencoded");
@@ -266,7 +258,7 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
       for (int lq : ladder) {
         if (should_abort()) return aborted(t);
         OwnedBytes attempt;
-        s = encode_as(*src, lc, lq, false, &attempt);
+        s = encode_as(src->view(), lc, lq, false, &attempt);
         if (!s.ok()) return s;
         smallest = std::min<uint64_t>(smallest, attempt.size);
         if (lc != MediaType::Png) add_change(out, "quality-reduced");
