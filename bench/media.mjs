@@ -576,7 +576,7 @@ function hostileTable(misses) {
             ...new Set(run.outcomes.map((o) => (o.startsWith('ok ') ? 'ok' : o.split('\n')[0].slice(0, 19)))),
           ].join('/');
   const header =
-    `${pad('hostile input', 58)}${pad('bytes', 9)}| ${pad('libpanto', 20)}${pad('ms', 8)}${pad('RSS MB', 8)}` +
+    `${pad('hostile input', 62)}${pad('bytes', 9)}| ${pad('libpanto', 20)}${pad('ms', 8)}${pad('RSS MB', 8)}` +
     `| ${pad('sharp', 20)}${pad('ms', 8)}${pad('RSS MB', 8)}| RSS vs sharp`;
   console.log(`\n${header}\n${'-'.repeat(header.length)}`);
   for (const row of rows) {
@@ -589,7 +589,7 @@ function hostileTable(misses) {
         `hostile ${row.name}: peak RSS ${a.peakRssMb.toFixed(0)} MB > 2x sharp's ${b.peakRssMb.toFixed(0)}`,
       );
     console.log(
-      `${pad(row.name, 58)}${pad(row.inputBytes, 9)}| ${pad(outcome(a), 20)}${pad(fmtMs(a.ms), 8)}` +
+      `${pad(row.name, 62)}${pad(row.inputBytes, 9)}| ${pad(outcome(a), 20)}${pad(fmtMs(a.ms), 8)}` +
         `${pad(a.peakRssMb?.toFixed(0) ?? 'n/a', 8)}| ${pad(b ? outcome(b) : 'n/a', 20)}${pad(b ? fmtMs(b.ms) : 'n/a', 8)}` +
         `${pad(b?.peakRssMb?.toFixed(0) ?? 'n/a', 8)}| ${ratio === undefined ? 'n/a' : `${ratio.toFixed(2)}x`}`,
     );

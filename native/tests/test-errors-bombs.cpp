@@ -162,8 +162,13 @@ PANTO_TEST(budget, refuses_allocations_past_the_limit) {
 namespace {
 
 std::vector<uint8_t> jpeg_segment(uint8_t marker, const std::vector<uint8_t>& payload) {
-  std::vector<uint8_t> s{0xFF, marker, uint8_t((payload.size() + 2) >> 8), uint8_t(payload.size() + 2)};
-  s.insert(s.end(), payload.begin(), payload.end());
+  std::vector<uint8_t> s;
+  s.reserve(payload.size() + 4);
+  s.push_back(0xFF);
+  s.push_back(marker);
+  s.push_back(uint8_t((payload.size() + 2) >> 8));
+  s.push_back(uint8_t(payload.size() + 2));
+  for (uint8_t b : payload) s.push_back(b);
   return s;
 }
 
