@@ -67,7 +67,7 @@ fi
 HOSTILE_STATUS=0
 if [ "$SMOKE_STATUS" = 0 ]; then
   log "hostile-input suite on the ASan+UBSan addon (one child per case)"
-  PANTO_HOSTILE_ADDON="$ROOT/$ADDON_BUILD/Release/panto_media.node" \
+  PANTO_HOSTILE_ADDON="$(cd "$ADDON_BUILD" && pwd)/Release/panto_media.node" \
     PANTO_HOSTILE_PRELOAD="$(clang -print-file-name=libclang_rt.asan-x86_64.so)" PANTO_HOSTILE_SANITIZED=1 \
     ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
