@@ -15,10 +15,14 @@
  * sharp's cache is off; its thread pool is left at default (it may use both cores for one image; libpanto uses one
  * threadpool thread per image).
  *
- * Env: BENCH_RUNS (default 7), BENCH_ONLY=name[,name] to run a subset.
+ * Also: the cost of owning the input bytes (`ownership`) and the "hostile" table (`hostile`: every bomb class of issue
+ * 12 through scripts/test-hostile-media.mjs, libpanto and sharp each in a fresh child, peak RSS and time).
+ *
+ * Env: BENCH_RUNS (default 7), BENCH_ONLY=name[,name] to run a subset (input names, `ownership`, `hostile`).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -94,6 +98,8 @@ async function pipelines(input, format) {
 //                                        processes hits both alike; prints median ms per library
 //   --worker rss <lib> <file> [format]   ONE library loaded: warm-up + 2 runs; prints peak RSS (VmHWM) and output
 //   --worker passthrough <file>          batches of processMedia vs Buffer.toString('base64') on a small file
+//   --worker ownership                   the cost of the call owning its input: a copy of 1/16/64 MB, and
+//                                        processMedia of a PDF that size (pass-through: copy + envelope check)
 if (process.argv[2] === '--worker') {
   const mode = process.argv[3];
   if (mode === 'time') {
@@ -153,6 +159,38 @@ if (process.argv[2] === '--worker') {
         processPlusBase64Us: median(pb),
       }),
     );
+  } else if (mode === 'ownership') {
+    const { processMedia } = await import(join(ROOT, 'dist', 'media', 'index.js'));
+    const rows = [];
+    for (const mb of [1, 16, 64]) {
+      const n = mb * 2 ** 20;
+      const pdf = Buffer.alloc(n, 0x20);
+      pdf.write('%PDF-1.4\n', 0, 'latin1');
+      pdf.write('\n%%EOF\n', n - 7, 'latin1');
+      const copies = [];
+      const warm = [];
+      const calls = [];
+      const target = Buffer.alloc(n, 1);
+      for (let i = 0; i < RUNS + 1; i++) {
+        let t0 = performance.now();
+        const copy = Buffer.allocUnsafeSlow(n); // what the addon does: one malloc + memcpy of the input
+        copy.set(pdf);
+        copies.push(performance.now() - t0);
+        t0 = performance.now();
+        target.set(pdf); // the memcpy alone, into pages already mapped
+        warm.push(performance.now() - t0);
+        t0 = performance.now();
+        await processMedia(pdf, { maxPdfBytes: n, maxInputBytes: n });
+        calls.push(performance.now() - t0);
+      }
+      rows.push({
+        mb,
+        copyMs: median(copies.slice(1)),
+        warmCopyMs: median(warm.slice(1)),
+        passThroughMs: median(calls.slice(1)),
+      });
+    }
+    process.stdout.write(JSON.stringify(rows));
   }
   process.exit(0);
 }
@@ -486,7 +524,80 @@ async function main() {
     '\nPNG/cap: the policy converts to PNG; when that PNG is over maxEncodedBytes (3,932,160 B) libpanto steps down\n' +
       'to JPEG (opaque) without decoding again, so its output type can differ from sharp (which has no byte cap).',
   );
+  if (!only || only.includes('ownership')) ownershipSection(misses);
+  if (!only || only.includes('hostile')) hostileTable(misses);
   console.log(misses.length ? `\ntargets missed:\n  ${misses.join('\n  ')}` : '\nall targets met');
+}
+
+/** What it costs that processMedia owns (copies) its input bytes for the call's whole life. */
+function ownershipSection(misses) {
+  const r = worker('ownership');
+  if (r.error) {
+    misses.push(`ownership: ${r.error}`);
+    return;
+  }
+  console.log(
+    `\ninput ownership (processMedia copies its input before returning; median of runs; load average ` +
+      `${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores):`,
+  );
+  for (const row of r) {
+    console.log(
+      `    ${padL(row.mb, 2)} MB: copy into fresh memory ${fmtMs(row.copyMs)} ms (memcpy alone ${fmtMs(row.warmCopyMs)} ms);` +
+        ` processMedia of a PDF this size (pass-through: the copy is its result) ${fmtMs(row.passThroughMs)} ms`,
+    );
+  }
+}
+
+/**
+ * The hostile table: every bomb class of issue 12 (test/helpers/media-hostile-cases.ts), each in a fresh child per
+ * library, libpanto vs sharp on the same bytes: outcome, wall time, peak RSS growth over the loaded baseline.
+ */
+function hostileTable(misses) {
+  const report = join(TMP, 'hostile.json');
+  const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'test-hostile-media.mjs')], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, PANTO_HOSTILE_REPORT: report },
+    maxBuffer: 16 << 20,
+  });
+  if (!existsSync(report)) {
+    misses.push('hostile: the suite produced no report');
+    console.log(`\nhostile: ERROR\n${(r.stdout ?? '').slice(-2000)}`);
+    return;
+  }
+  if (r.status !== 0) misses.push('hostile: the hostile suite failed (npm run test:hostile-media)');
+  const rows = JSON.parse(readFileSync(report, 'utf8'));
+  const outcome = (run) =>
+    run.crash
+      ? 'CRASH'
+      : run.stopped
+        ? `stopped (${run.stopped})`
+        : [
+            ...new Set(run.outcomes.map((o) => (o.startsWith('ok ') ? 'ok' : o.split('\n')[0].slice(0, 19)))),
+          ].join('/');
+  const header =
+    `${pad('hostile input', 62)}${pad('bytes', 9)}| ${pad('libpanto', 20)}${pad('ms', 8)}${pad('RSS MB', 8)}` +
+    `| ${pad('sharp', 20)}${pad('ms', 8)}${pad('RSS MB', 8)}| RSS vs sharp`;
+  console.log(`\n${header}\n${'-'.repeat(header.length)}`);
+  for (const row of rows) {
+    const a = row.libpanto;
+    const b = row.sharp;
+    const ratio =
+      b && b.peakRssMb > 0 && Number.isFinite(a.peakRssMb) ? a.peakRssMb / b.peakRssMb : undefined;
+    if (ratio !== undefined && ratio > 2 && a.peakRssMb > 64)
+      misses.push(
+        `hostile ${row.name}: peak RSS ${a.peakRssMb.toFixed(0)} MB > 2x sharp's ${b.peakRssMb.toFixed(0)}`,
+      );
+    console.log(
+      `${pad(row.name, 62)}${pad(row.inputBytes, 9)}| ${pad(outcome(a), 20)}${pad(fmtMs(a.ms), 8)}` +
+        `${pad(a.peakRssMb?.toFixed(0) ?? 'n/a', 8)}| ${pad(b ? outcome(b) : 'n/a', 20)}${pad(b ? fmtMs(b.ms) : 'n/a', 8)}` +
+        `${pad(b?.peakRssMb?.toFixed(0) ?? 'n/a', 8)}| ${ratio === undefined ? 'n/a' : `${ratio.toFixed(2)}x`}`,
+    );
+  }
+  console.log(
+    "RSS: peak growth over the child's baseline after loading the library (VmHWM - VmRSS at start). Target: <= 2x\n" +
+      "sharp's on every input (a miss is listed only above 64 MB). Process-wide cap on reserved memory: 1 GiB.",
+  );
 }
 
 await main();

@@ -5,7 +5,8 @@
 #      PANTO_FUZZ=ON), builds the core, the native unit tests and the fuzzer
 #   3. runs ctest (native unit tests over test/fixtures/media, under ASan + UBSan), then builds the Node addon itself
 #      with ASan + UBSan (cmake-js) and drives its Node-API surface with scripts/native-asan-smoke.mjs (fixtures,
-#      truncations, byte flips, a pixel bomb; 16 calls in flight) with the ASan runtime preloaded
+#      truncations, byte flips, a pixel bomb; 16 calls in flight) with the ASan runtime preloaded, then the
+#      hostile-input suite (scripts/test-hostile-media.mjs; heavy 100 MP decodes skipped) on the same addon
 #   4. runs the fuzzer over the whole decode path for PANTO_FUZZ_SECONDS (default 60) seeded with the fixtures;
 #      any crash, sanitizer report, leak, timeout or OOM fails the script (the reproducer is kept, path printed)
 #   5. prints a summary
@@ -63,6 +64,15 @@ if [ "$SMOKE_STATUS" = 0 ]; then
     ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     node scripts/native-asan-smoke.mjs "$ADDON_BUILD/Release/panto_media.node" || SMOKE_STATUS=$?
 fi
+HOSTILE_STATUS=0
+if [ "$SMOKE_STATUS" = 0 ]; then
+  log "hostile-input suite on the ASan+UBSan addon (one child per case)"
+  PANTO_HOSTILE_ADDON="$(cd "$ADDON_BUILD" && pwd)/Release/panto_media.node" \
+    PANTO_HOSTILE_PRELOAD="$(clang -print-file-name=libclang_rt.asan-x86_64.so)" PANTO_HOSTILE_SANITIZED=1 \
+    ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1" \
+    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+    node scripts/test-hostile-media.mjs || HOSTILE_STATUS=$?
+fi
 CTEST_DONE=$(date +%s)
 
 # --- 4. fuzz ---------------------------------------------------------------------------------------------------------
@@ -95,9 +105,9 @@ cat <<EOF
 
 ==================== native CI summary ====================
 build (ASan+UBSan+fuzzer, clang $CLANG_MAJOR)   $((BUILD_DONE - START)) s
-ctest native unit tests + ASan addon smoke  ctest $(status_word "$CTEST_STATUS"), addon $(status_word "$SMOKE_STATUS")   $((CTEST_DONE - BUILD_DONE)) s
+ctest native unit tests + ASan addon smoke  ctest $(status_word "$CTEST_STATUS"), addon $(status_word "$SMOKE_STATUS"), hostile $(status_word "$HOSTILE_STATUS")   $((CTEST_DONE - BUILD_DONE)) s
 fuzz_process ${FUZZ_SECONDS}s                           $(status_word "$FUZZ_STATUS")   $((FUZZ_DONE - CTEST_DONE)) s, ${RUNS} runs, cov ${COV}, corpus $(find "$CORPUS" -type f | wc -l) files
 log: $FUZZ_LOG
 ===========================================================
 EOF
-[ "$CTEST_STATUS" = 0 ] && [ "$SMOKE_STATUS" = 0 ] && [ "$FUZZ_STATUS" = 0 ]
+[ "$CTEST_STATUS" = 0 ] && [ "$SMOKE_STATUS" = 0 ] && [ "$HOSTILE_STATUS" = 0 ] && [ "$FUZZ_STATUS" = 0 ]

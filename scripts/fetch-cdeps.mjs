@@ -90,8 +90,19 @@ function fail(msg) {
   process.exit(1);
 }
 
+/** Our patches to stb (`cdeps/patches/stb/*.patch`, unified diffs against the stb tree, applied in name order). */
+const STB_PATCHES = join(ROOT, 'cdeps', 'patches', 'stb');
+function stbPatches() {
+  if (!existsSync(STB_PATCHES)) return [];
+  return readdirSync(STB_PATCHES)
+    .filter((f) => f.endsWith('.patch'))
+    .sort()
+    .map((f) => join(STB_PATCHES, f));
+}
+
 function stampText(pins) {
-  return `${pins.map((p) => `${p.name} ${p.version} ${p.sha256}`).join('\n')}\n`;
+  const patches = stbPatches().map((f) => `patch ${f.slice(ROOT.length + 1)} ${sha256(f)}`);
+  return `${[...pins.map((p) => `${p.name} ${p.version} ${p.sha256}`), ...patches].join('\n')}\n`;
 }
 
 function checkLayout(dir) {
@@ -203,6 +214,23 @@ function materialise() {
     const debs = fetchDebs(pins, work);
     const extracted = join(work, 'x');
     for (const deb of debs) execFileSync('dpkg-deb', ['-x', deb, extracted]);
+    for (const patch of stbPatches()) {
+      execFileSync(
+        'patch',
+        [
+          '-p1',
+          '--forward',
+          '--no-backup-if-mismatch',
+          '-d',
+          join(extracted, 'usr/include/stb'),
+          '-i',
+          patch,
+        ],
+        {
+          stdio: ['ignore', 'ignore', 'inherit'],
+        },
+      );
+    }
     // Assemble next to the final folder, then rename into place, so a concurrent build never sees a half-written
     // tree (gyp and CMake may both run this script).
     const staging = `${DEPS}.tmp-${process.pid}`;

@@ -33,13 +33,24 @@ const addon = createRequire(import.meta.url)(resolve(addonPath));
 addon.init(MediaError);
 
 const OK_CODES = new Set(['ERR_CORRUPT_MEDIA', 'ERR_UNSUPPORTED_MEDIA', 'ERR_MEDIA_TOO_LARGE']);
+/** The policy defaults (src/media/policy.ts): the addon takes resolved options only. */
+const DEFAULTS = {
+  maxDimension: 2000,
+  maxEncodedBytes: 3_932_160,
+  maxPixels: 100_000_000,
+  maxInputBytes: 64 * 1024 * 1024,
+  maxPdfBytes: 32 * 1024 * 1024,
+  jpegQuality: 80,
+  keepMetadata: false,
+  format: 'auto',
+};
 const OPTION_SETS = [
   {},
   { maxDimension: 16 },
   { format: 'jpeg' },
   { maxEncodedBytes: 300 },
   { keepMetadata: true },
-];
+].map((o) => ({ ...DEFAULTS, ...o }));
 
 function rng(seed) {
   let a = seed >>> 0;
@@ -71,7 +82,7 @@ for (const file of readdirSync(FIXTURES).filter((f) => !f.endsWith('.md'))) {
     cases.push({ name: `${file} options#${i}`, bytes, options });
   const step = Math.max(1, Math.floor(bytes.length / 50));
   for (let cut = 1; cut < bytes.length; cut += step) {
-    cases.push({ name: `${file} truncated@${cut}`, bytes: bytes.subarray(0, cut), options: {} });
+    cases.push({ name: `${file} truncated@${cut}`, bytes: bytes.subarray(0, cut), options: DEFAULTS });
   }
   const rand = rng(bytes.length);
   for (let i = 0; i < 30; i++) {
@@ -80,10 +91,19 @@ for (const file of readdirSync(FIXTURES).filter((f) => !f.endsWith('.md'))) {
       const at = 4 + Math.floor(rand() * (copy.length - 4));
       copy[at] ^= 1 + Math.floor(rand() * 255);
     }
-    cases.push({ name: `${file} flipped#${i}`, bytes: copy, options: i % 2 ? { maxDimension: 24 } : {} });
+    cases.push({
+      name: `${file} flipped#${i}`,
+      bytes: copy,
+      options: i % 2 ? { ...DEFAULTS, maxDimension: 24 } : DEFAULTS,
+    });
   }
 }
-cases.push({ name: 'gif bomb 20000x20000', bytes: gifBomb(), options: {}, expect: 'ERR_MEDIA_TOO_LARGE' });
+cases.push({
+  name: 'gif bomb 20000x20000',
+  bytes: gifBomb(),
+  options: DEFAULTS,
+  expect: 'ERR_MEDIA_TOO_LARGE',
+});
 
 const failures = [];
 let resolved = 0;
@@ -101,7 +121,16 @@ async function one(c) {
     } catch (e) {
       if (!OK_CODES.has(e.code)) failures.push(`${c.name}: decodeToRgba threw ${e.code ?? e}`);
     }
-    const r = await addon.process(c.bytes, c.options);
+    let r;
+    for (;;) {
+      try {
+        r = await addon.process(c.bytes, c.options);
+        break;
+      } catch (e) {
+        if (e.code !== 'ERR_MEDIA_BUSY') throw e; // the process-wide memory pool is full: retry as processMedia does
+        await new Promise((res) => setTimeout(res, 10));
+      }
+    }
     resolved++;
     if (c.expect) failures.push(`${c.name}: resolved, expected ${c.expect}`);
     if (!(r.data instanceof Buffer) || r.data.length === 0) failures.push(`${c.name}: empty output`);

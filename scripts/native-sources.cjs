@@ -30,11 +30,13 @@ const fetchCdeps = (flag) =>
 module.exports = {
   core: [
     'native/core/budget.cpp',
+    'native/core/cost.cpp',
     'native/core/media-type.cpp',
     'native/core/probe.cpp',
     'native/core/metadata-strip.cpp',
     'native/core/pixels.cpp',
     'native/core/decode.cpp',
+    'native/core/jpeg-half.cpp',
     'native/core/encode.cpp',
     'native/core/png-encode.cpp',
     'native/core/pdf.cpp',

@@ -106,8 +106,17 @@ export { LuaToolSource, type LuaToolSourceOptions } from './lua/lua-tool-source.
 export { DEFAULT_DENYLIST } from './lua/workspace-paths.js';
 // Media pipeline
 export { MediaError } from './media/media-error.js';
+export { mediaMemoryInFlight, setMediaMemoryLimit } from './media/memory-limit.js';
+export {
+  checkProcessOptions,
+  DEFAULT_MEDIA_MEMORY_LIMIT,
+  DEFAULT_PROCESS_OPTIONS,
+  PROCESS_OPTION_RANGES,
+  type ResolvedProcessOptions,
+  resolveProcessOptions,
+} from './media/policy.js';
 export { probeMedia } from './media/probe-media.js';
-export { checkProcessOptions, DEFAULT_PROCESS_OPTIONS, processMedia } from './media/process-media.js';
+export { processMedia } from './media/process-media.js';
 export { sniffMedia } from './media/sniff-media.js';
 export type {
   MediaChange,
@@ -115,6 +124,7 @@ export type {
   OutputFormat,
   OutputMediaType,
   ProcessedMedia,
+  ProcessMediaOptions,
   ProcessOptions,
   RecognizedMediaType,
   SniffedMediaType,

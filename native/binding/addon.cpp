@@ -6,18 +6,35 @@
 //   sniff(u8) -> string|null    synchronous, magic bytes only.
 //   probe(u8) -> info|null      synchronous, header only; null for unrecognised/unsupported types, throws
 //                               MediaError(ERR_CORRUPT_MEDIA/...) for a supported type with an unreadable header.
-//   process(u8, opts) -> Promise<result>   work on the libuv threadpool (AsyncWorker).
+//   process(u8, opts, token?) -> Promise<result>   work on the libuv threadpool (AsyncWorker). `opts` are RESOLVED
+//                               options (src/media/policy.ts): every field present and in range, else
+//                               ERR_INVALID_ARGUMENT naming the field, the expected range and the actual value.
+//                               Rejects with code ERR_MEDIA_BUSY (internal, never user-facing) when the process-wide
+//                               memory pool cannot fit the call's estimate right now: the caller retries later.
+//   abortToken() -> token       a cancellation token for process(); abort(token) stops the calls holding it between
+//                               rows/scans/stages (they reject with ERR_ABORTED).
+//   setMemoryCap(bytes) -> previous cap;  memoryInFlight() -> bytes reserved now (process-wide, all threads).
 //   decodeToRgba(u8, maxPixels?) -> {width, height, data}   TEST/DIAGNOSTIC ONLY (synchronous first-frame decode;
 //                               not part of the public API). maxPixels: integer >= 1, default ProcessOptions's.
-// Every numeric argument is checked (integer within its range) before it is cast: ERR_INVALID_ARGUMENT otherwise.
 //
-// Ownership: the input Uint8Array is kept alive by a reference for the worker's lifetime and read in place (the
-// caller must not mutate it while a call is pending). Output bytes are handed to JS as an external Buffer whose
-// finalizer releases the core's allocation (no copy), or copied once when external buffers are not allowed.
-// C++ exceptions are enabled; every core call is noexcept by contract and the worker catches anything else; a
-// failure while building the result in OnOK rejects the promise (it never becomes an uncaught exception).
+// Ownership: process() copies the input bytes into memory the call owns before it returns (the caller may mutate,
+// transfer or detach its buffer at once); on a pass-through the copy itself becomes the result Buffer (no second
+// copy). Output bytes are handed to JS as an external Buffer whose finalizer releases the core's allocation (no copy),
+// or copied once when external buffers are not allowed. The synchronous entry points read the input in place (no JS
+// runs meanwhile).
+// Exceptions: no C++ exception leaves any entry point (each is guarded: std::bad_alloc -> ERR_MEDIA_TOO_LARGE, other
+// -> ERR_INTERNAL; node-addon-api's CPP_EXCEPTIONS_ALL is the backstop). Completion callbacks and finalizers swallow
+// everything: during worker_thread/environment teardown N-API calls fail, and a throw there would abort the process.
+#define NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS
+#define NODE_ADDON_API_CPP_EXCEPTIONS_ALL
 #include <napi.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
 #include <string>
 
 #include "media-core.h"
@@ -27,6 +44,8 @@ namespace {
 struct AddonData {
   Napi::FunctionReference media_error;
 };
+
+using AbortFlag = std::shared_ptr<std::atomic<int>>;
 
 Napi::Value make_error(Napi::Env env, const std::string& code, const std::string& message, panto::MediaType t) {
   auto* data = env.GetInstanceData<AddonData>();
@@ -47,11 +66,42 @@ Napi::Value make_error(Napi::Env env, const std::string& code, const std::string
   throw_status(env, panto::Status::Err("ERR_INVALID_ARGUMENT", message));
 }
 
+/** Runs an entry point's body; turns any C++ exception other than a Napi::Error into a MediaError. */
+template <typename F>
+Napi::Value guarded(const Napi::CallbackInfo& info, F body) {
+  Napi::Env env = info.Env();
+  try {
+    return body();
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw_status(env, panto::Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory"));
+  } catch (const std::exception& e) {
+    throw_status(env, panto::Status::Err("ERR_INTERNAL", std::string("unexpected native exception: ") + e.what()));
+  } catch (...) {
+    throw_status(env, panto::Status::Err("ERR_INTERNAL", "unexpected native exception"));
+  }
+}
+
 Napi::Uint8Array bytes_arg(const Napi::CallbackInfo& info, size_t i) {
   if (info.Length() <= i || !info[i].IsTypedArray() ||
       info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
     throw_invalid(info.Env(), "bytes must be a Buffer or Uint8Array");
   return info[i].As<Napi::Uint8Array>();
+}
+
+void free_release(uint8_t* p) { std::free(p); }
+
+/** A copy of `b` the call owns (malloc'd; ERR_MEDIA_TOO_LARGE when it cannot be allocated). */
+panto::OwnedBytes copy_input(Napi::Env env, const Napi::Uint8Array& b) {
+  const size_t n = b.ByteLength();
+  panto::OwnedBytes out;
+  out.data = static_cast<uint8_t*>(std::malloc(n ? n : 1));
+  if (!out.data) throw_status(env, panto::Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory copying the input"));
+  out.release = free_release;
+  out.size = n;
+  if (n) std::memcpy(out.data, b.Data(), n);
+  return out;
 }
 
 /** Moves `bytes` into a JS Buffer without copying (external), or copies once when externals are not allowed; the
@@ -65,7 +115,10 @@ Napi::Buffer<uint8_t> to_buffer(Napi::Env env, panto::OwnedBytes* bytes) {
         env, owner->data, owner->size,
         [size](Napi::Env e, uint8_t*, panto::OwnedBytes* o) {
           delete o;
-          Napi::MemoryManagement::AdjustExternalMemory(e, -size);
+          try {
+            Napi::MemoryManagement::AdjustExternalMemory(e, -size);
+          } catch (...) {  // environment teardown: nothing to adjust
+          }
         },
         owner);
   } catch (...) {
@@ -78,18 +131,22 @@ Napi::Buffer<uint8_t> to_buffer(Napi::Env env, panto::OwnedBytes* bytes) {
 }
 
 Napi::Value InitErrors(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsFunction()) throw_invalid(env, "init(MediaError) needs the error class");
-  auto* data = env.GetInstanceData<AddonData>();
-  data->media_error = Napi::Persistent(info[0].As<Napi::Function>());
-  return env.Undefined();
+  return guarded(info, [&]() -> Napi::Value {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsFunction()) throw_invalid(env, "init(MediaError) needs the error class");
+    auto* data = env.GetInstanceData<AddonData>();
+    data->media_error = Napi::Persistent(info[0].As<Napi::Function>());
+    return env.Undefined();
+  });
 }
 
 Napi::Value Sniff(const Napi::CallbackInfo& info) {
-  Napi::Uint8Array b = bytes_arg(info, 0);
-  panto::MediaType t = panto::sniff(b.Data(), b.ByteLength());
-  if (t == panto::MediaType::Unknown) return info.Env().Null();
-  return Napi::String::New(info.Env(), panto::mime_of(t));
+  return guarded(info, [&]() -> Napi::Value {
+    Napi::Uint8Array b = bytes_arg(info, 0);
+    panto::MediaType t = panto::sniff(b.Data(), b.ByteLength());
+    if (t == panto::MediaType::Unknown) return info.Env().Null();
+    return Napi::String::New(info.Env(), panto::mime_of(t));
+  });
 }
 
 Napi::Object info_object(Napi::Env env, const panto::MediaInfo& m) {
@@ -104,106 +161,148 @@ Napi::Object info_object(Napi::Env env, const panto::MediaInfo& m) {
 }
 
 Napi::Value Probe(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::Uint8Array b = bytes_arg(info, 0);
-  panto::MediaType t = panto::sniff(b.Data(), b.ByteLength());
-  if (!panto::is_supported(t)) return env.Null();
-  panto::MediaInfo m;
-  panto::Status s = panto::probe(b.Data(), b.ByteLength(), &m);
-  if (!s.ok()) throw_status(env, s);
-  return info_object(env, m);
+  return guarded(info, [&]() -> Napi::Value {
+    Napi::Env env = info.Env();
+    Napi::Uint8Array b = bytes_arg(info, 0);
+    panto::MediaType t = panto::sniff(b.Data(), b.ByteLength());
+    if (!panto::is_supported(t)) return env.Null();
+    panto::MediaInfo m;
+    panto::Status s = panto::probe(b.Data(), b.ByteLength(), &m);
+    if (!s.ok()) throw_status(env, s);
+    return info_object(env, m);
+  });
 }
 
-// ---- options ---------------------------------------------------------------------------------------------------
+// ---- options: resolved by src/media/policy.ts, asserted here ------------------------------------------------------
 
 constexpr double kMaxSafe = 9007199254740991.0;  // Number.MAX_SAFE_INTEGER
 
-/** `v` as an integer in [min, max] (`def` when undefined); ERR_INVALID_ARGUMENT naming `key` otherwise. Checking
- *  before any cast matters: a NaN, infinite or out-of-range double cast to an integer type is undefined behaviour. */
-double integer_arg(Napi::Env env, Napi::Value v, const char* key, double def, double min, double max) {
-  if (v.IsUndefined()) return def;
-  if (!v.IsNumber()) throw_invalid(env, std::string(key) + " must be a number");
-  double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= min && d <= max) || d != static_cast<double>(static_cast<int64_t>(d)))
-    throw_invalid(env, std::string(key) + " must be an integer in [" + std::to_string(static_cast<int64_t>(min)) +
-                           ", " + std::to_string(static_cast<int64_t>(max)) + "]");
-  return d;
+std::string describe(Napi::Value v) {
+  if (v.IsUndefined()) return "undefined";
+  if (v.IsNull()) return "null";
+  if (v.IsNumber()) {
+    double d = v.As<Napi::Number>().DoubleValue();
+    if (d == static_cast<double>(static_cast<int64_t>(d)) && d >= -kMaxSafe && d <= kMaxSafe)
+      return std::to_string(static_cast<int64_t>(d));
+    return std::to_string(d);
+  }
+  if (v.IsString()) return "'" + v.As<Napi::String>().Utf8Value() + "'";
+  if (v.IsBoolean()) return v.As<Napi::Boolean>().Value() ? "true" : "false";
+  return "a non-primitive value";
 }
 
-double number_opt(Napi::Env env, Napi::Object o, const char* key, double def, double min, double max) {
-  return integer_arg(env, o.Get(key), key, def, min, max);
+/** `v` as an integer in [min, max]; ERR_INVALID_ARGUMENT with name, expected and actual otherwise (`def` when
+ *  undefined and a default is allowed). Checking before any cast matters: casting a NaN, infinite or out-of-range
+ *  double to an integer type is undefined behaviour. */
+double integer_arg(Napi::Env env, Napi::Value v, const char* key, double min, double max, const double* def = nullptr) {
+  if (v.IsUndefined() && def) return *def;
+  double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : 0.0;
+  if (!v.IsNumber() || !(d >= min && d <= max) || d != static_cast<double>(static_cast<int64_t>(d)))
+    throw_invalid(env, std::string(key) + ": expected an integer in [" + std::to_string(static_cast<int64_t>(min)) +
+                           ", " + std::to_string(static_cast<int64_t>(max)) + "], got " + describe(v));
+  return d;
 }
 
 panto::ProcessOptions parse_options(Napi::Env env, Napi::Value v) {
   panto::ProcessOptions o;
-  if (v.IsUndefined() || v.IsNull()) return o;
-  if (!v.IsObject()) throw_invalid(env, "options must be an object");
+  if (!v.IsObject()) throw_invalid(env, "options: expected resolved processing options (an object), got " + describe(v));
   Napi::Object obj = v.As<Napi::Object>();
-  o.max_dimension = static_cast<uint32_t>(number_opt(env, obj, "maxDimension", o.max_dimension, 1, 65535));
-  // Defaults come from panto::ProcessOptions (one source of truth in C++; the TS layer mirrors them).
-  o.max_encoded_bytes =
-      static_cast<uint64_t>(number_opt(env, obj, "maxEncodedBytes", double(o.max_encoded_bytes), 1, kMaxSafe));
-  o.max_pixels = static_cast<uint64_t>(number_opt(env, obj, "maxPixels", double(o.max_pixels), 1, kMaxSafe));
-  o.max_input_bytes =
-      static_cast<uint64_t>(number_opt(env, obj, "maxInputBytes", double(o.max_input_bytes), 1, kMaxSafe));
-  o.max_pdf_bytes = static_cast<uint64_t>(number_opt(env, obj, "maxPdfBytes", double(o.max_pdf_bytes), 1, kMaxSafe));
-  o.jpeg_quality = static_cast<int>(number_opt(env, obj, "jpegQuality", o.jpeg_quality, 1, 100));
+  auto num = [&](const char* key, double min, double max) { return integer_arg(env, obj.Get(key), key, min, max); };
+  o.max_dimension = static_cast<uint32_t>(num("maxDimension", 1, 65535));
+  o.max_encoded_bytes = static_cast<uint64_t>(num("maxEncodedBytes", 1, kMaxSafe));
+  o.max_pixels = static_cast<uint64_t>(num("maxPixels", 1, kMaxSafe));
+  o.max_input_bytes = static_cast<uint64_t>(num("maxInputBytes", 1, kMaxSafe));
+  o.max_pdf_bytes = static_cast<uint64_t>(num("maxPdfBytes", 1, kMaxSafe));
+  o.jpeg_quality = static_cast<int>(num("jpegQuality", 1, 100));
   Napi::Value keep = obj.Get("keepMetadata");
-  if (!keep.IsUndefined()) {
-    if (!keep.IsBoolean()) throw_invalid(env, "keepMetadata must be a boolean");
-    o.keep_metadata = keep.As<Napi::Boolean>().Value();
-  }
+  if (!keep.IsBoolean()) throw_invalid(env, "keepMetadata: expected a boolean, got " + describe(keep));
+  o.keep_metadata = keep.As<Napi::Boolean>().Value();
   Napi::Value hint = obj.Get("mediaTypeHint");
   if (!hint.IsUndefined()) {
-    if (!hint.IsString()) throw_invalid(env, "mediaTypeHint must be a string");
+    if (!hint.IsString()) throw_invalid(env, "mediaTypeHint: expected a string, got " + describe(hint));
     o.media_type_hint = hint.As<Napi::String>().Utf8Value();
   }
   Napi::Value fmt = obj.Get("format");
-  if (!fmt.IsUndefined()) {
-    std::string f = fmt.IsString() ? fmt.As<Napi::String>().Utf8Value() : "";
-    if (f == "auto") o.format = panto::OutputFormat::Auto;
-    else if (f == "jpeg") o.format = panto::OutputFormat::Jpeg;
-    else if (f == "png") o.format = panto::OutputFormat::Png;
-    else if (f == "webp") o.format = panto::OutputFormat::Webp;
-    else throw_invalid(env, "format must be 'auto', 'jpeg', 'png' or 'webp'");
-  }
+  std::string f = fmt.IsString() ? fmt.As<Napi::String>().Utf8Value() : "";
+  if (f == "auto") o.format = panto::OutputFormat::Auto;
+  else if (f == "jpeg") o.format = panto::OutputFormat::Jpeg;
+  else if (f == "png") o.format = panto::OutputFormat::Png;
+  else if (f == "webp") o.format = panto::OutputFormat::Webp;
+  else throw_invalid(env, "format: expected 'auto', 'jpeg', 'png' or 'webp', got " + describe(fmt));
   return o;
+}
+
+// ---- abort tokens ---------------------------------------------------------------------------------------------------
+
+AbortFlag* token_arg(Napi::Env env, Napi::Value v) {
+  if (!v.IsExternal()) throw_invalid(env, "token: expected a value from abortToken(), got " + describe(v));
+  return v.As<Napi::External<AbortFlag>>().Data();
+}
+
+Napi::Value AbortToken(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto* flag = new AbortFlag(std::make_shared<std::atomic<int>>(0));
+    return Napi::External<AbortFlag>::New(info.Env(), flag, [](Napi::Env, AbortFlag* f) { delete f; });
+  });
+}
+
+Napi::Value Abort(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    AbortFlag* f = token_arg(info.Env(), info.Length() > 0 ? info[0] : info.Env().Undefined());
+    (*f)->store(1);
+    return info.Env().Undefined();
+  });
 }
 
 // ---- process ---------------------------------------------------------------------------------------------------
 
 class ProcessWorker : public Napi::AsyncWorker {
  public:
-  ProcessWorker(Napi::Env env, Napi::Uint8Array input, panto::ProcessOptions opts)
+  ProcessWorker(Napi::Env env, panto::OwnedBytes input, panto::ProcessOptions opts, AbortFlag abort)
       : Napi::AsyncWorker(env, "panto:processMedia"),
         deferred_(Napi::Promise::Deferred::New(env)),
-        input_ref_(Napi::Persistent(input)),
-        data_(input.Data()),
-        len_(input.ByteLength()),
-        opts_(std::move(opts)) {}
+        input_(std::move(input)),
+        opts_(std::move(opts)),
+        abort_(std::move(abort)) {
+    opts_.abort_flag = abort_.get();
+  }
 
   Napi::Promise Promise() { return deferred_.Promise(); }
 
  protected:
   void Execute() override {
     try {
-      status_ = panto::process(data_, len_, opts_, &result_);
+      status_ = panto::process(input_.data, input_.size, opts_, &result_);
     } catch (...) {
       status_ = panto::Status::Err("ERR_INTERNAL", "unexpected exception in the media worker");
     }
   }
 
+  // Completion runs on the JS thread, also while a worker_thread's environment is being torn down (N-API calls then
+  // fail). Nothing may escape: a throw here terminates the whole process.
   void OnOK() override {
-    // A throw here (e.g. a Buffer that cannot be allocated) would surface as an uncaught exception and leave the
-    // promise pending forever: reject it instead.
     try {
       Settle();
     } catch (const Napi::Error& e) {
-      deferred_.Reject(e.Value());
+      try {
+        deferred_.Reject(e.Value());
+      } catch (...) {
+      }
+    } catch (...) {
+      try {
+        deferred_.Reject(make_error(Env(), "ERR_MEDIA_TOO_LARGE", "out of memory building the result",
+                                    panto::MediaType::Unknown));
+      } catch (...) {
+      }
     }
   }
 
-  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+  void OnError(const Napi::Error& e) override {
+    try {
+      deferred_.Reject(e.Value());
+    } catch (...) {
+    }
+  }
 
  private:
   void Settle() {
@@ -213,11 +312,9 @@ class ProcessWorker : public Napi::AsyncWorker {
       return;
     }
     Napi::Object o = Napi::Object::New(env);
-    if (result_.unchanged) {
-      o.Set("data", Napi::Buffer<uint8_t>::Copy(env, data_, len_));
-    } else {
-      o.Set("data", to_buffer(env, &result_.data));
-    }
+    const size_t input_len = input_.size;
+    // Pass-through: the call's own copy of the input is the result (no second copy).
+    o.Set("data", to_buffer(env, result_.unchanged ? &input_ : &result_.data));
     o.Set("mediaType", panto::mime_of(result_.type));
     o.Set("width", Napi::Number::New(env, result_.width));
     o.Set("height", Napi::Number::New(env, result_.height));
@@ -225,42 +322,72 @@ class ProcessWorker : public Napi::AsyncWorker {
     Napi::Array changes = Napi::Array::New(env, result_.changes.size());
     for (size_t i = 0; i < result_.changes.size(); i++) changes.Set(static_cast<uint32_t>(i), result_.changes[i]);
     o.Set("changes", changes);
-    o.Set("byteLength", Napi::Number::New(env, static_cast<double>(len_)));
+    o.Set("byteLength", Napi::Number::New(env, static_cast<double>(input_len)));
     deferred_.Resolve(o);
   }
 
   Napi::Promise::Deferred deferred_;
-  Napi::Reference<Napi::Uint8Array> input_ref_;
-  const uint8_t* data_;
-  size_t len_;
+  panto::OwnedBytes input_;
   panto::ProcessOptions opts_;
+  AbortFlag abort_;  // shared with the token; kept alive by the worker
   panto::Status status_;
   panto::ProcessResult result_;
 };
 
 Napi::Value Process(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::Uint8Array b = bytes_arg(info, 0);
-  panto::ProcessOptions opts = parse_options(env, info.Length() > 1 ? info[1] : env.Undefined());
-  auto* w = new ProcessWorker(env, b, std::move(opts));
-  Napi::Promise p = w->Promise();
-  w->Queue();
-  return p;
+  return guarded(info, [&]() -> Napi::Value {
+    Napi::Env env = info.Env();
+    Napi::Uint8Array b = bytes_arg(info, 0);
+    panto::ProcessOptions opts = parse_options(env, info.Length() > 1 ? info[1] : env.Undefined());
+    AbortFlag abort;
+    if (info.Length() > 2 && !info[2].IsUndefined()) abort = *token_arg(env, info[2]);
+    // Refuse an oversized input before copying it (the core would refuse it anyway).
+    const uint64_t limit = std::max(opts.max_input_bytes, opts.max_pdf_bytes);
+    if (b.ByteLength() > limit) {
+      panto::MediaType t = panto::sniff(b.Data(), b.ByteLength());
+      const uint64_t cap = t == panto::MediaType::Pdf ? opts.max_pdf_bytes : opts.max_input_bytes;
+      throw_status(env, panto::Status::Err("ERR_MEDIA_TOO_LARGE",
+                                           "input is " + std::to_string(b.ByteLength()) + " bytes; the limit is " +
+                                               std::to_string(cap) + " bytes",
+                                           t));
+    }
+    auto* w = new ProcessWorker(env, copy_input(env, b), std::move(opts), std::move(abort));
+    Napi::Promise p = w->Promise();
+    w->Queue();
+    return p;
+  });
+}
+
+Napi::Value SetMemoryCap(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    Napi::Env env = info.Env();
+    const double bytes = integer_arg(env, info.Length() > 0 ? info[0] : env.Undefined(), "bytes", 1, kMaxSafe);
+    return Napi::Number::New(env, static_cast<double>(panto::set_memory_cap(static_cast<uint64_t>(bytes))));
+  });
+}
+
+Napi::Value MemoryInFlight(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    return Napi::Number::New(info.Env(), static_cast<double>(panto::memory_in_flight()));
+  });
 }
 
 Napi::Value DecodeToRgba(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::Uint8Array b = bytes_arg(info, 0);
-  const double max_pixels = integer_arg(env, info.Length() > 1 ? info[1] : env.Undefined(), "maxPixels",
-                                        double(panto::ProcessOptions{}.max_pixels), 1, kMaxSafe);
-  panto::DecodedImage img;
-  panto::Status s = panto::decode_to_rgba(b.Data(), b.ByteLength(), static_cast<uint64_t>(max_pixels), &img);
-  if (!s.ok()) throw_status(env, s);
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("width", Napi::Number::New(env, img.width));
-  o.Set("height", Napi::Number::New(env, img.height));
-  o.Set("data", to_buffer(env, &img.rgba));
-  return o;
+  return guarded(info, [&]() -> Napi::Value {
+    Napi::Env env = info.Env();
+    Napi::Uint8Array b = bytes_arg(info, 0);
+    const double def = double(panto::ProcessOptions{}.max_pixels);
+    const double max_pixels =
+        integer_arg(env, info.Length() > 1 ? info[1] : env.Undefined(), "maxPixels", 1, kMaxSafe, &def);
+    panto::DecodedImage img;
+    panto::Status s = panto::decode_to_rgba(b.Data(), b.ByteLength(), static_cast<uint64_t>(max_pixels), &img);
+    if (!s.ok()) throw_status(env, s);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("width", Napi::Number::New(env, img.width));
+    o.Set("height", Napi::Number::New(env, img.height));
+    o.Set("data", to_buffer(env, &img.rgba));
+    return o;
+  });
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -269,6 +396,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("sniff", Napi::Function::New(env, Sniff, "sniff"));
   exports.Set("probe", Napi::Function::New(env, Probe, "probe"));
   exports.Set("process", Napi::Function::New(env, Process, "process"));
+  exports.Set("abortToken", Napi::Function::New(env, AbortToken, "abortToken"));
+  exports.Set("abort", Napi::Function::New(env, Abort, "abort"));
+  exports.Set("setMemoryCap", Napi::Function::New(env, SetMemoryCap, "setMemoryCap"));
+  exports.Set("memoryInFlight", Napi::Function::New(env, MemoryInFlight, "memoryInFlight"));
   exports.Set("decodeToRgba", Napi::Function::New(env, DecodeToRgba, "decodeToRgba"));
   return exports;
 }

@@ -57,23 +57,61 @@ static_assert(sizeof(Header) == 16, "header keeps 16-byte alignment");
 
 bool charge(Budget* b, size_t size) {
   if (!b) return true;
-  if (size > b->limit || b->used > b->limit - size) {
-    b->exceeded = true;
-    return false;
+  uint64_t used = b->used.load(std::memory_order_relaxed);
+  do {
+    if (size > b->limit || used > b->limit - size) {
+      b->exceeded.store(true, std::memory_order_relaxed);
+      return false;
+    }
+  } while (!b->used.compare_exchange_weak(used, used + size, std::memory_order_relaxed));
+  uint64_t now = used + size, peak = b->peak.load(std::memory_order_relaxed);
+  while (now > peak && !b->peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
-  b->used += size;
-  if (b->used > b->peak) b->peak = b->used;
   return true;
+}
+
+void undo_charge(Budget* b, size_t size) {
+  if (b) b->used.fetch_sub(size, std::memory_order_relaxed);
 }
 
 void uncharge(uint64_t budget_id, size_t size) {
   Budget* b = tls_budget;
-  if (b && budget_id != 0 && b->id == budget_id) b->used -= size < b->used ? size : b->used;
+  if (!b || budget_id == 0 || b->id != budget_id) return;
+  uint64_t used = b->used.load(std::memory_order_relaxed);
+  while (!b->used.compare_exchange_weak(used, size < used ? used - size : 0, std::memory_order_relaxed)) {
+  }
 }
+
+std::atomic<uint64_t> g_cap{1ull << 30};
+std::atomic<uint64_t> g_in_flight{0};
 
 }  // namespace
 
-Budget::Budget(uint64_t limit_bytes) : id(next_id.fetch_add(1)), limit(limit_bytes) {}
+Budget::Budget(uint64_t limit_bytes, const std::atomic<int>* abort)
+    : id(next_id.fetch_add(1)), limit(limit_bytes), abort_flag(abort) {}
+bool should_abort() {
+  const Budget* b = tls_budget;
+  return b && b->abort_flag && b->abort_flag->load(std::memory_order_relaxed) != 0;
+}
+uint64_t set_memory_cap(uint64_t bytes) { return g_cap.exchange(bytes); }
+uint64_t memory_cap() { return g_cap.load(); }
+uint64_t memory_in_flight() { return g_in_flight.load(); }
+
+bool MemoryReservation::try_reserve(uint64_t bytes) {
+  release();
+  const uint64_t cap = g_cap.load();
+  uint64_t cur = g_in_flight.load();
+  do {
+    if (bytes > cap || cur > cap - bytes) return false;
+  } while (!g_in_flight.compare_exchange_weak(cur, cur + bytes));
+  bytes_ = bytes;
+  return true;
+}
+
+void MemoryReservation::release() {
+  if (bytes_) g_in_flight.fetch_sub(bytes_);
+  bytes_ = 0;
+}
 BudgetScope::BudgetScope(Budget* budget) : previous_(tls_budget) { tls_budget = budget; }
 BudgetScope::~BudgetScope() { tls_budget = previous_; }
 Budget* current_budget() { return tls_budget; }
@@ -89,7 +127,7 @@ extern "C" void* panto_budget_malloc(size_t size) {
   if (!panto::charge(b, size)) return nullptr;
   Header* h = panto::raw_alloc(size);
   if (!h) {
-    if (b) b->used -= size;
+    panto::undo_charge(b, size);
     return nullptr;
   }
   h->budget_id = b ? b->id : 0;
@@ -114,7 +152,7 @@ extern "C" void* panto_budget_realloc(void* ptr, size_t size) {
   Header old = *h;
   Header* nh = panto::raw_realloc(h, size);
   if (!nh) {
-    if (b) b->used -= size;
+    panto::undo_charge(b, size);
     return nullptr;
   }
   panto::uncharge(old.budget_id, old.size);
@@ -122,3 +160,14 @@ extern "C" void* panto_budget_realloc(void* ptr, size_t size) {
   nh->size = size;
   return nh + 1;
 }
+
+extern "C" void panto_budget_zero_fresh(void* ptr, size_t n) {
+  if (!ptr || n == 0) return;
+#if PANTO_BUDGET_MMAP
+  const Header* h = static_cast<const Header*>(ptr) - 1;
+  if (h->size >= panto::kMmapThreshold && n <= h->size) return;  // fresh anonymous mapping: already zero
+#endif
+  std::memset(ptr, 0, n);
+}
+
+extern "C" int panto_should_abort(void) { return panto::should_abort() ? 1 : 0; }

@@ -1,6 +1,16 @@
-// Per-call allocation budget for the decoders and encoders compiled from cdeps (stb). Every STBI_/STBIW_/STBIR_
-// allocation goes through panto_budget_*; while a BudgetScope is active on a thread, allocations that would push that
-// call's live bytes past its limit fail (return NULL), which the decoders report as out-of-memory.
+// Memory and cancellation control for one call into the core, and the process-wide cap on decoded bytes in flight.
+//
+// Per call: every STBI_/STBIW_/STBIR_ allocation (and the core's own pixel buffers) goes through panto_budget_*;
+// while a BudgetScope is active on a thread, allocations that would push that call's live bytes past its limit fail
+// (return NULL), which the decoders report as out-of-memory (ERR_MEDIA_TOO_LARGE). A Budget may be shared by the
+// threads of one call (the second JPEG-encode thread installs the same Budget): its counters are atomic.
+//
+// Process-wide: a call reserves its whole budget from one pool (MemoryReservation) before it allocates anything, so
+// the decoded bytes of all calls in flight — across every worker_thread that loaded the addon — never exceed the cap
+// (default 1 GiB, set_memory_cap). A reservation that does not fit now fails without blocking; the caller queues.
+//
+// Cancellation: a Budget may carry an abort flag (set from another thread); should_abort() polls it. The decoders
+// poll it between rows/scans (STBI_SHOULD_ABORT, see cdeps/patches/stb), the pipeline between stages.
 //
 // Invariants: each block carries a 16-byte header naming the budget it was charged to, so a block freed on another
 // thread or after the scope ended never corrupts another call's accounting. Blocks allocated here must be freed with
@@ -17,19 +27,27 @@ extern "C" {
 void* panto_budget_malloc(size_t size);
 void* panto_budget_realloc(void* ptr, size_t size);
 void panto_budget_free(void* ptr);
+/** Zeroes `n` bytes of a block JUST returned by panto_budget_malloc, skipping the work (and the resident pages) when
+ *  the block was freshly mapped and therefore already zero. Never use on a block that has been written. */
+void panto_budget_zero_fresh(void* ptr, size_t n);
+/** 1 when the active budget's abort flag is set (polled by the decoders between rows), else 0. */
+int panto_should_abort(void);
 
 #ifdef __cplusplus
 }
 
+#include <atomic>
+
 namespace panto {
 
 struct Budget {
-  explicit Budget(uint64_t limit_bytes);
+  explicit Budget(uint64_t limit_bytes, const std::atomic<int>* abort_flag = nullptr);
   uint64_t id;  // unique per Budget, so a block outliving its call is never uncharged from a later one
   uint64_t limit;
-  uint64_t used = 0;
-  uint64_t peak = 0;
-  bool exceeded = false;  // an allocation was refused
+  std::atomic<uint64_t> used{0};
+  std::atomic<uint64_t> peak{0};
+  std::atomic<bool> exceeded{false};  // an allocation was refused
+  const std::atomic<int>* abort_flag;  // owned by the caller; outlives the Budget
 };
 
 /** Activates `budget` for the current thread until destroyed (scopes nest; the innermost one is charged). */
@@ -47,8 +65,34 @@ class BudgetScope {
 /** The budget active on this thread, or nullptr. */
 Budget* current_budget();
 
+/** True when the active budget's abort flag is set. */
+bool should_abort();
+
 /** Releases a block from panto_budget_malloc (usable as OwnedBytes::release). */
 void budget_release(uint8_t* p);
+
+/** Sets the process-wide cap on reserved (decoded) bytes in flight; returns the previous cap. */
+uint64_t set_memory_cap(uint64_t bytes);
+/** The process-wide cap. */
+uint64_t memory_cap();
+/** Bytes currently reserved by calls in flight (all threads). */
+uint64_t memory_in_flight();
+
+/** A reservation of `bytes` from the process-wide pool, released on destruction. */
+class MemoryReservation {
+ public:
+  MemoryReservation() = default;
+  ~MemoryReservation() { release(); }
+  MemoryReservation(const MemoryReservation&) = delete;
+  MemoryReservation& operator=(const MemoryReservation&) = delete;
+  /** Tries to reserve `bytes` (all or nothing, never blocks). False when the pool cannot fit them now. */
+  bool try_reserve(uint64_t bytes);
+  void release();
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  uint64_t bytes_ = 0;
+};
 
 }  // namespace panto
 #endif

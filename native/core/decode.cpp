@@ -6,6 +6,7 @@
 #include <webp/demux.h>
 
 #include <climits>
+#include <memory>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -13,10 +14,10 @@
 #include <string>
 
 #include "budget.h"
+#include "codec-handles.h"
 #include "internal.h"
+#include "jpeg-half.h"
 
-extern "C" unsigned char* panto_jpeg_decode_half(const unsigned char* buf, int len, int* out_w, int* out_h,
-                                                 int* unsupported);
 
 namespace panto {
 namespace {
@@ -47,10 +48,11 @@ const char* webp_reason(VP8StatusCode rc) {
 /** The error for a failed (NULL) stb decode: a refused budget allocation is too large, anything else corrupt. */
 Status stb_failure(MediaType t) {
   Budget* b = current_budget();
-  if (b && b->exceeded) return oom(t);
+  if (b && b->exceeded.load()) return oom(t);
   const char* why = stbi_failure_reason();
   std::string reason = why ? why : "decode failed";
-  if (reason == "outofmem") return oom(t);
+  if (reason == "outofmem" || reason == "too large") return oom(t);
+  if (reason == "aborted" || should_abort()) return Status::Err("ERR_ABORTED", "processing was aborted", t);
   return corrupt(t, reason);
 }
 
@@ -78,40 +80,30 @@ Status decode_stb(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* o
   return adopt_stb_pixels(info.type, p, w, h, req, info.width, info.height, out);
 }
 
-/** JPEG at half size (DCT-block averaging); `*fallback` when the layout needs the full-size decoder. */
-Status decode_jpeg_half(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool* fallback) {
-  *fallback = false;
-  if (len > size_t(INT_MAX)) return Status::Err("ERR_MEDIA_TOO_LARGE", "input over 2 GiB", info.type);
-  int w = 0, h = 0, unsupported = 0;
-  unsigned char* p = panto_jpeg_decode_half(d, int(len), &w, &h, &unsupported);
-  if (!p) {
-    if (unsupported) {
-      *fallback = true;
-      return Status::Ok();
-    }
-    return stb_failure(info.type);
-  }
-  return adopt_stb_pixels(info.type, p, w, h, 3, (info.width + 1) / 2, (info.height + 1) / 2, out);
-}
-
 /**
- * Fast path for the common PNG (8-bit RGB without tRNS, or 8-bit RGBA; not interlaced): libdeflate inflates all IDAT
- * data in one call into a buffer of exactly the expected size, rows are unfiltered and compacted in place. Anything
- * else, or any irregularity, returns false so that stb decodes it (and reports its own error).
+ * Fast path for the common PNG (8- or 16-bit RGB without tRNS, or RGBA; not interlaced): libdeflate inflates all
+ * IDAT data in one call into a buffer of exactly the expected size (the only pixel allocation), rows are unfiltered
+ * and compacted in place, 16-bit samples then narrowed to their high byte in place. Other layouts are NotHandled
+ * (stb decodes them). Data that does not inflate to exactly the image, or an unknown filter, is Corrupt (libpng
+ * refuses them too; stb is never retried on them, so the estimate of cost.cpp holds).
  */
-bool decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
-  if (len < 33 || d[24] != 8 || d[28] != 0) return false;
+enum class FastPng { Decoded, NotHandled, Corrupt, OutOfMemory, Aborted };
+
+FastPng decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
+  if (len < 33 || (d[24] != 8 && d[24] != 16) || d[28] != 0) return FastPng::NotHandled;
   const uint8_t ct = d[25];
-  int bpp;
-  if (ct == 6) bpp = 4;
-  else if (ct == 2 && !info.has_alpha) bpp = 3;
-  else return false;
+  const int bytes_per_sample = d[24] / 8;
+  int channels;
+  if (ct == 6) channels = 4;
+  else if (ct == 2 && !info.has_alpha) channels = 3;
+  else return FastPng::NotHandled;
+  const int bpp = channels * bytes_per_sample;  // filter unit: bytes per pixel
   // Gather the IDAT payload (one chunk is used in place; several are concatenated).
   std::vector<std::pair<size_t, size_t>> idats;
   size_t total = 0;
   for (size_t i = 8; i + 12 <= len;) {
     uint32_t n = be32(d + i);
-    if (n > len - i - 12) return false;
+    if (n > len - i - 12) return FastPng::NotHandled;
     if (!std::memcmp(d + i + 4, "IDAT", 4)) {
       idats.emplace_back(i + 8, n);
       total += n;
@@ -120,13 +112,13 @@ bool decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pixels
     }
     i += 12 + size_t(n);
   }
-  if (idats.empty()) return false;
+  if (idats.empty()) return FastPng::NotHandled;
   const size_t row = size_t(info.width) * bpp;
   const size_t raw_size = (row + 1) * info.height;
   OwnedBytes joined;
   const uint8_t* z = d + idats[0].first;
   if (idats.size() > 1) {
-    if (!alloc_owned(total, &joined)) return false;
+    if (!alloc_owned(total, &joined)) return FastPng::OutOfMemory;
     size_t o = 0;
     for (auto& [off, n] : idats) {
       std::memcpy(joined.data + o, d + off, n);
@@ -135,17 +127,20 @@ bool decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pixels
     z = joined.data;
   }
   OwnedBytes raw;
-  if (!alloc_owned(raw_size, &raw)) return false;
-  libdeflate_decompressor* dec = libdeflate_alloc_decompressor();
-  if (!dec) return false;
+  if (!alloc_owned(raw_size, &raw)) return FastPng::OutOfMemory;
+  DeflateDecompressor dec(libdeflate_alloc_decompressor());
+  if (!dec) return FastPng::OutOfMemory;
   size_t got = 0;
-  libdeflate_result rc = libdeflate_zlib_decompress(dec, z, total, raw.data, raw_size, &got);
-  libdeflate_free_decompressor(dec);
+  libdeflate_result rc = libdeflate_zlib_decompress(dec.get(), z, total, raw.data, raw_size, &got);
+  dec.reset();
   joined.reset();
-  if (rc != LIBDEFLATE_SUCCESS || got != raw_size) return false;
+  // A stream that produces more than the image needs is corrupt (never a reason to allocate more); one that is short
+  // or damaged goes to stb, which reports its own reason.
+  if (rc != LIBDEFLATE_SUCCESS || got != raw_size) return FastPng::Corrupt;
   uint8_t* base = raw.data;
   const uint8_t* prev = nullptr;  // previous unfiltered row (already compacted)
   for (uint32_t y = 0; y < info.height; y++) {
+    if ((y & 63) == 0 && should_abort()) return FastPng::Aborted;
     const uint8_t f = base[size_t(y) * (row + 1)];
     const uint8_t* src = base + size_t(y) * (row + 1) + 1;
     uint8_t* dst = base + size_t(y) * row;  // dst <= src: forward in-place compaction is safe
@@ -174,45 +169,60 @@ bool decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pixels
           dst[i] = uint8_t(src[i] + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c));
         }
         break;
-      default: return false;
+      default: return FastPng::Corrupt;
     }
     prev = dst;
   }
-  raw.size = row * info.height;
+  const size_t samples = size_t(info.width) * info.height * channels;
+  if (bytes_per_sample == 2)
+    for (size_t i = 0; i < samples; i++) base[i] = base[2 * i];  // big-endian: keep the high byte (forward-safe)
+  raw.size = samples;
   out->data = std::move(raw);
   out->width = info.width;
   out->height = info.height;
-  out->channels = bpp;
-  return true;
+  out->channels = channels;
+  return FastPng::Decoded;
 }
 
+/**
+ * First frame of an animated WebP, decoded straight into a transparent canvas-sized buffer at the frame's offset
+ * (the frame is blended onto a transparent canvas, so blending is a copy). Only the canvas is allocated — never the
+ * animation decoder's two canvases and per-frame buffers.
+ */
 Status decode_webp_animated(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
   const MediaType T = MediaType::Webp;
-  WebPAnimDecoderOptions o;
-  if (!WebPAnimDecoderOptionsInit(&o)) return Status::Err("ERR_INTERNAL", "libwebp version mismatch", T);
-  o.color_mode = MODE_RGBA;
-  o.use_threads = 0;
   WebPData wd{d, len};
-  WebPAnimDecoder* dec = WebPAnimDecoderNew(&wd, &o);
-  if (!dec) return corrupt(T, "invalid animation");
-  uint8_t* frame = nullptr;
-  int ts = 0;
-  Status s = Status::Ok();
-  WebPAnimInfo ai;
-  if (!WebPAnimDecoderGetInfo(dec, &ai) || ai.canvas_width != info.width || ai.canvas_height != info.height) {
-    s = corrupt(T, "animation canvas differs from the header");
-  } else if (!WebPAnimDecoderGetNext(dec, &frame, &ts) || !frame) {
-    s = corrupt(T, "first animation frame does not decode");
-  } else if (!alloc_owned(size_t(info.width) * info.height * 4, &out->data)) {
-    s = oom(T);
-  } else {
-    std::memcpy(out->data.data, frame, out->data.size);
-    out->width = info.width;
-    out->height = info.height;
-    out->channels = 4;
+  WebPDemuxerHandle demux(WebPDemux(&wd));
+  if (!demux) return corrupt(T, "invalid animation container");
+  if (WebPDemuxGetI(demux.get(), WEBP_FF_CANVAS_WIDTH) != info.width ||
+      WebPDemuxGetI(demux.get(), WEBP_FF_CANVAS_HEIGHT) != info.height)
+    return corrupt(T, "animation canvas differs from the header");
+  WebPIterator it;
+  if (!WebPDemuxGetFrame(demux.get(), 1, &it)) return corrupt(T, "no first animation frame");
+  std::unique_ptr<WebPIterator, void (*)(WebPIterator*)> iter(&it, WebPDemuxReleaseIterator);
+  if (it.width <= 0 || it.height <= 0 || it.x_offset < 0 || it.y_offset < 0 ||
+      uint64_t(it.x_offset) + uint64_t(it.width) > info.width || uint64_t(it.y_offset) + uint64_t(it.height) > info.height)
+    return corrupt(T, "first frame lies outside the canvas");
+  if (!alloc_owned(size_t(info.width) * info.height * 4, &out->data)) return oom(T);
+  panto_budget_zero_fresh(out->data.data, out->data.size);  // transparent canvas (fresh pages are already zero)
+  WebPDecoderConfig config;
+  if (!WebPInitDecoderConfig(&config)) return Status::Err("ERR_INTERNAL", "libwebp version mismatch", T);
+  const size_t stride = size_t(info.width) * 4;
+  config.output.colorspace = MODE_RGBA;
+  config.output.is_external_memory = 1;
+  config.output.u.RGBA.rgba = out->data.data + size_t(it.y_offset) * stride + size_t(it.x_offset) * 4;
+  config.output.u.RGBA.stride = int(stride);
+  config.output.u.RGBA.size = stride * size_t(it.height - 1) + size_t(it.width) * 4;
+  VP8StatusCode rc = WebPDecode(it.fragment.bytes, it.fragment.size, &config);
+  WebPFreeDecBuffer(&config.output);
+  if (rc != VP8_STATUS_OK) {
+    out->data.reset();
+    return rc == VP8_STATUS_OUT_OF_MEMORY ? oom(T) : corrupt(T, std::string("first frame: ") + webp_reason(rc));
   }
-  WebPAnimDecoderDelete(dec);
-  return s;
+  out->width = info.width;
+  out->height = info.height;
+  out->channels = 4;
+  return Status::Ok();
 }
 
 Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
@@ -234,7 +244,7 @@ Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* 
   WebPFreeDecBuffer(&config.output);
   if (rc != VP8_STATUS_OK) {
     out->data.reset();
-    return corrupt(T, webp_reason(rc));
+    return rc == VP8_STATUS_OUT_OF_MEMORY ? oom(T) : corrupt(T, webp_reason(rc));
   }
   out->width = info.width;
   out->height = info.height;
@@ -246,14 +256,23 @@ Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* 
 
 Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool half) {
   if (half && info.type == MediaType::Jpeg) {
-    bool fallback = false;
-    Status s = decode_jpeg_half(d, len, info, out, &fallback);
-    if (!fallback) return s;
+    bool unsupported = false;
+    Status s = decode_jpeg_half(d, len, info, out, &unsupported);
+    if (!unsupported) return s;
   }
   switch (info.type) {
     case MediaType::Png:
-      if (decode_png_fast(d, len, info, out)) return Status::Ok();
+      switch (decode_png_fast(d, len, info, out)) {
+        case FastPng::Decoded: return Status::Ok();
+        case FastPng::Corrupt:
+          out->data.reset();
+          return corrupt(info.type, "image data does not inflate to exactly the image (zlib stream or filters)");
+        case FastPng::OutOfMemory: out->data.reset(); return oom(info.type);
+        case FastPng::Aborted: out->data.reset(); return Status::Err("ERR_ABORTED", "processing was aborted", info.type);
+        case FastPng::NotHandled: break;
+      }
       out->data.reset();
+      if (should_abort()) return Status::Err("ERR_ABORTED", "processing was aborted", info.type);
       return decode_stb(d, len, info, out);
     case MediaType::Jpeg:
     case MediaType::Gif:

@@ -1,5 +1,6 @@
 // Encoders: JPEG (stb_image_write, two-thread splice for large images), WebP (libwebp, lossy or lossless).
 // PNG lives in png-encode.cpp.
+#include <stb/stb_image_write.h>
 #include <webp/encode.h>
 
 #include <cstring>
@@ -7,10 +8,8 @@
 #include <thread>
 
 #include "budget.h"
+#include "codec-handles.h"
 #include "internal.h"
-
-extern "C" int stbi_write_jpg_to_func(void (*func)(void*, void*, int), void* context, int x, int y, int comp,
-                                      const void* data, int quality);
 
 namespace panto {
 namespace {
@@ -62,12 +61,12 @@ size_t stb_jpeg_scan_start(const OwnedBytes& j) {
 }
 
 /** One stb_image_write JPEG of the whole of `px`, written into a growing budget buffer. */
-Status encode_jpeg_serial(const Pixels& px, int quality, OwnedBytes* out) {
+Status encode_jpeg_serial(const PixelView& px, int quality, OwnedBytes* out) {
   GrowBuf b;
   b.cap = size_t(px.width) * px.height / 4 + 65536;
   b.data = static_cast<uint8_t*>(panto_budget_malloc(b.cap));
   if (!b.data) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding JPEG");
-  int ok = stbi_write_jpg_to_func(grow_write, &b, int(px.width), int(px.height), px.channels, px.data.data, quality);
+  int ok = stbi_write_jpg_to_func(grow_write, &b, int(px.width), int(px.height), px.channels, px.data, quality);
   if (!ok || b.failed) {
     panto_budget_free(b.data);
     return Status::Err("ERR_MEDIA_TOO_LARGE", "JPEG encoding failed (out of memory budget)");
@@ -84,7 +83,7 @@ Status encode_jpeg_serial(const Pixels& px, int quality, OwnedBytes* out) {
  * with zero DC predictors and ends byte-aligned, exactly what a restart requires). Same tables, same pixels: the
  * decoded result equals a single-threaded encode.
  */
-Status encode_jpeg(const Pixels& px, int quality, OwnedBytes* out) {
+Status encode_jpeg(const PixelView& px, int quality, OwnedBytes* out) {
   const uint32_t H = px.height;
   if (uint64_t(px.width) * H < (1u << 20) || H < 256) return encode_jpeg_serial(px, quality, out);
   const uint32_t h1 = ((H / 2 + 15) / 16) * 16;  // MCU-aligned (16 rows covers 4:2:0 and 4:4:4)
@@ -92,25 +91,21 @@ Status encode_jpeg(const Pixels& px, int quality, OwnedBytes* out) {
   const uint64_t interval = uint64_t(mcus_x) * (h1 / 16);
   const bool subsampled = quality <= 90;
   if (!subsampled || interval > 0xFFFF || h1 >= H) return encode_jpeg_serial(px, quality, out);
-  const size_t row = size_t(px.width) * px.channels;
-  Pixels top, bottom;
-  top.width = bottom.width = px.width;
-  top.channels = bottom.channels = px.channels;
-  top.height = h1;
-  bottom.height = H - h1;
-  top.data.data = px.data.data;  // borrowed views (release stays null)
-  bottom.data.data = px.data.data + size_t(h1) * row;
+  const PixelView top = px.rows(0, h1), bottom = px.rows(h1, H - h1);
   OwnedBytes a, b;
   Status sa, sb;
   try {
-    std::thread t([&] { sa = encode_jpeg_serial(top, quality, &a); });
+    // The second thread charges the same per-call budget as the first (it is shared, with atomic counters).
+    Budget* budget = current_budget();
+    std::thread t([&, budget] {
+      BudgetScope scope(budget);
+      sa = encode_jpeg_serial(top, quality, &a);
+    });
     sb = encode_jpeg_serial(bottom, quality, &b);
     t.join();
   } catch (const std::system_error&) {
-    top.data.data = bottom.data.data = nullptr;
     return encode_jpeg_serial(px, quality, out);
   }
-  top.data.data = bottom.data.data = nullptr;
   if (!sa.ok()) return sa;
   if (!sb.ok()) return sb;
   const size_t sa0 = stb_jpeg_scan_start(a), sb0 = stb_jpeg_scan_start(b);
@@ -147,7 +142,7 @@ Status encode_jpeg(const Pixels& px, int quality, OwnedBytes* out) {
   return Status::Ok();
 }
 
-Status encode_webp(const Pixels& px, bool lossless, int quality, OwnedBytes* out) {
+Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* out) {
   WebPConfig config;
   if (!WebPConfigInit(&config)) return Status::Err("ERR_INTERNAL", "libwebp version mismatch");
   if (lossless) {
@@ -156,28 +151,25 @@ Status encode_webp(const Pixels& px, bool lossless, int quality, OwnedBytes* out
     config.quality = float(quality);
     config.method = 4;
   }
-  WebPPicture pic;
-  if (!WebPPictureInit(&pic)) return Status::Err("ERR_INTERNAL", "libwebp version mismatch");
-  pic.use_argb = lossless ? 1 : 0;
-  pic.width = int(px.width);
-  pic.height = int(px.height);
-  int ok = px.channels == 4 ? WebPPictureImportRGBA(&pic, px.data.data, int(px.width * 4))
-                            : WebPPictureImportRGB(&pic, px.data.data, int(px.width * 3));
-  if (!ok) {
-    WebPPictureFree(&pic);
-    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding WebP");
+  WebPPictureHandle pic;
+  if (!pic.ok()) return Status::Err("ERR_INTERNAL", "libwebp version mismatch");
+  pic.get()->use_argb = lossless ? 1 : 0;
+  pic.get()->width = int(px.width);
+  pic.get()->height = int(px.height);
+  int ok = px.channels == 4 ? WebPPictureImportRGBA(pic.get(), px.data, int(px.width * 4))
+                            : WebPPictureImportRGB(pic.get(), px.data, int(px.width * 3));
+  if (!ok) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding WebP");
+  WebPMemoryWriterHandle w;
+  pic.get()->writer = WebPMemoryWrite;
+  pic.get()->custom_ptr = w.get();
+  if (!WebPEncode(&config, pic.get())) {
+    return pic.get()->error_code == VP8_ENC_ERROR_OUT_OF_MEMORY
+               ? Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding WebP")
+               : Status::Err("ERR_INTERNAL", "WebP encoding failed");
   }
-  WebPMemoryWriter w;
-  WebPMemoryWriterInit(&w);
-  pic.writer = WebPMemoryWrite;
-  pic.custom_ptr = &w;
-  ok = WebPEncode(&config, &pic);
-  WebPPictureFree(&pic);
-  if (!ok) {
-    WebPMemoryWriterClear(&w);
-    return Status::Err("ERR_MEDIA_TOO_LARGE", "WebP encoding failed");
-  }
-  give(out, w.mem, w.size, webp_release);
+  size_t size = 0;
+  uint8_t* mem = w.release(&size);
+  give(out, mem, size, webp_release);
   return Status::Ok();
 }
 

@@ -25,38 +25,79 @@ struct JpegSegment {
   uint8_t marker;
 };
 
+/** One frame component of a JPEG (from SOF). */
+struct JpegComponent {
+  uint8_t id = 0;
+  uint8_t h = 1, v = 1;  // sampling factors 1..4
+};
+
 struct JpegLayout {
   std::vector<JpegSegment> header_segments;  // segments between SOI and the first SOS (exclusive)
   size_t first_sos = 0;                      // offset of the first SOS marker
   size_t end = 0;                            // offset just past EOI (only when walked to the end)
   uint32_t width = 0, height = 0;
   int components = 0;
+  JpegComponent comp[4];
+  bool progressive = false;
   int orientation = 1;
+  int scans = 0;              // scans seen (only when walked to the end)
+  uint64_t scan_blocks = 0;   // 8x8 blocks decoded over all scans (only when walked to the end)
 };
+
+/** 8x8 blocks of one component as stb allocates them (MCU-padded), and of all components. */
+uint64_t jpeg_component_blocks(const JpegLayout& l, int k);
+uint64_t jpeg_total_blocks(const JpegLayout& l);
 
 /**
  * Walks a JPEG's marker segments (and, when `to_eoi`, the entropy-coded data to the EOI marker). Errors:
  * ERR_CORRUPT_MEDIA (truncated/malformed), ERR_UNSUPPORTED_MEDIA (lossless, arithmetic, hierarchical or 12-bit).
+ * When `to_eoi`, every scan header is checked the way libjpeg does (component selectors, spectral selection and
+ * successive approximation) and a progressive file must follow a consistent, non-redundant progression (each
+ * coefficient bit sent once, refinements in order); the total decoding work (blocks over all scans) is capped at
+ * kMaxScanWork times the image's blocks and scans at 256: a few KB of scan headers cannot buy minutes of CPU.
  */
 Status jpeg_walk(const uint8_t* d, size_t len, bool to_eoi, JpegLayout* out);
 
-/** Walks all PNG chunks to IEND, checking lengths and CRCs. ERR_CORRUPT_MEDIA on the first problem. */
-Status png_validate(const uint8_t* d, size_t len);
+/**
+ * Walks all PNG chunks to IEND, checking lengths and CRCs. ERR_CORRUPT_MEDIA on the first problem in a critical chunk
+ * (IHDR, PLTE, IDAT, IEND); an ancillary chunk with a bad CRC is only counted in `*damaged_ancillary` (libpng and
+ * browsers discard such chunks) and must be dropped from any output.
+ */
+Status png_validate(const uint8_t* d, size_t len, int* damaged_ancillary = nullptr);
+
+/** True when PNG chunk type `t` is ancillary (lower-case first letter) and its CRC does not match. */
+bool png_chunk_damaged_ancillary(const uint8_t* chunk, uint32_t n);
 
 /** Checks the PDF header/trailer and counts pages when cheap (0 when not). */
 Status pdf_check(const uint8_t* d, size_t len, uint32_t* pages);
 
-/** Decoded pixels: 3 (RGB) or 4 (RGBA, not premultiplied) channels, tightly packed, owned via OwnedBytes. */
+/** A read-only view of tightly packed pixels owned elsewhere: never frees, must not outlive the owner. */
+struct PixelView {
+  uint32_t width = 0;
+  uint32_t height = 0;
+  int channels = 0;
+  const uint8_t* data = nullptr;
+
+  /** Rows [y0, y0 + n) of this view (the caller keeps them in range). */
+  PixelView rows(uint32_t y0, uint32_t n) const {
+    return {width, n, channels, data + size_t(y0) * width * size_t(channels)};
+  }
+};
+
+/** Decoded pixels: 3 (RGB) or 4 (RGBA, not premultiplied) channels, tightly packed, OWNED via OwnedBytes. */
 struct Pixels {
   uint32_t width = 0;
   uint32_t height = 0;
   int channels = 0;
   OwnedBytes data;
+
+  PixelView view() const { return {width, height, channels, data.data}; }
 };
 
 /** Lossless metadata strip of a JPEG/PNG/WebP passed through. Returns false (and leaves `out` empty) when nothing
- *  changed or `t` is another type; on an error also false, with `*err` set. */
-bool strip_metadata(MediaType t, const uint8_t* d, size_t len, OwnedBytes* out, Status* err);
+ *  changed or `t` is another type; on an error also false, with `*err` set. With `privacy` false only damaged
+ *  ancillary PNG chunks are dropped (keepMetadata). */
+bool strip_metadata(MediaType t, const uint8_t* d, size_t len, OwnedBytes* out, Status* err, bool privacy = true);
 
 /**
  * Decodes the first frame of a supported raster image into `out`. Caller has checked the pixel cap. With `half`, a
@@ -75,9 +116,9 @@ Status resize_pixels(const Pixels& in, uint32_t w, uint32_t h, Pixels* out);
 /** Applies EXIF orientation 2..8 so the result is upright. */
 Status orient_pixels(const Pixels& in, int orientation, Pixels* out);
 
-Status encode_jpeg(const Pixels& px, int quality, OwnedBytes* out);
-Status encode_png(const Pixels& px, OwnedBytes* out);
-Status encode_webp(const Pixels& px, bool lossless, int quality, OwnedBytes* out);
+Status encode_jpeg(const PixelView& px, int quality, OwnedBytes* out);
+Status encode_png(const PixelView& px, OwnedBytes* out);
+Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* out);
 
 /** Allocates `size` bytes through the active budget into `out` (release = budget_release). */
 bool alloc_owned(size_t size, OwnedBytes* out);

@@ -5,11 +5,14 @@
 // - Every function is thread-safe and re-entrant (no global mutable state; the allocation budget is per thread).
 // - No function throws: failures come back as a Status {code, message}; std::bad_alloc and any other C++ exception
 //   are caught inside and reported (ERR_MEDIA_TOO_LARGE for allocation failures).
+// - Memory: each process() call reserves a header-derived estimate from one process-wide pool before decoding
+//   (default cap 1 GiB) and allocates within it; a call that cannot reserve now returns kBusyCode.
 // - Input bytes are borrowed, never retained past the call, never modified.
 // - Codes are the JS-visible stable codes: ERR_UNSUPPORTED_MEDIA, ERR_CORRUPT_MEDIA, ERR_MEDIA_TOO_LARGE,
-//   ERR_INVALID_ARGUMENT (ERR_INTERNAL only for bugs).
+//   ERR_INVALID_ARGUMENT, ERR_ABORTED (ERR_INTERNAL only for bugs).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -83,6 +86,11 @@ Status probe(const uint8_t* data, size_t len, MediaInfo* out);
 /** Output codec request. Auto preserves the input codec where providers accept it. */
 enum class OutputFormat : uint8_t { Auto = 0, Jpeg, Png, Webp };
 
+/**
+ * Resolved processing options. The policy (defaults, ranges, validation) lives in TS (src/media/policy.ts); the Node
+ * binding requires every field from it and asserts the ranges. The defaults below exist for the native tests and
+ * fuzzers only and mirror that policy.
+ */
 struct ProcessOptions {
   uint32_t max_dimension = 2000;
   uint64_t max_encoded_bytes = 3932160;
@@ -94,7 +102,22 @@ struct ProcessOptions {
   OutputFormat format = OutputFormat::Auto;
   /** The caller's media-type hint ("" = none). Never overrides the bytes; a differing hint adds "hint-corrected". */
   std::string media_type_hint;
+  /** Set (non-zero, from any thread) to stop the call between rows/scans/stages with ERR_ABORTED. Not owned; must
+   *  outlive the call. */
+  const std::atomic<int>* abort_flag = nullptr;
 };
+
+/**
+ * Status code of a call that could not reserve its memory estimate because other calls in flight hold the
+ * process-wide pool (see set_memory_cap). Nothing was decoded; the caller retries when memory frees up. Never shown
+ * to users.
+ */
+extern const char* const kBusyCode;
+
+/** Sets the process-wide cap on memory reserved by calls in flight (all threads); returns the previous cap. */
+uint64_t set_memory_cap(uint64_t bytes);
+/** Bytes currently reserved by calls in flight. */
+uint64_t memory_in_flight();
 
 /** Bytes owned by a result. Release with `release(data)` exactly once (the Node binding does it in a finalizer). */
 struct OwnedBytes {

@@ -1,7 +1,8 @@
 // Lossless privacy-metadata strip for images that are passed through (pixels and colour untouched):
 // - JPEG: drops APP1 (EXIF incl. GPS, XMP), APP3..APP13 (maker notes, IPTC), APP15, COM, APP2 other than ICC_PROFILE,
 //   and anything after EOI (e.g. appended motion-photo video); keeps APP0 (JFIF), APP2 ICC_PROFILE, APP14 (Adobe).
-// - PNG: drops tEXt, zTXt, iTXt, eXIf, tIME and anything after IEND; keeps iCCP and all other chunks.
+// - PNG: drops tEXt, zTXt, iTXt, eXIf, tIME, ancillary chunks with a bad CRC and anything after IEND; keeps iCCP and
+//   all other chunks.
 // - WebP: drops EXIF and XMP chunks (clearing their VP8X flags); keeps ICCP.
 // GIF and BMP are never passed through (process.cpp re-encodes them as PNG), so they have no strip here.
 #include <libdeflate.h>
@@ -47,17 +48,29 @@ bool jpeg_drop(const uint8_t* d, const JpegSegment& s) {
 
 }  // namespace
 
-Status png_validate(const uint8_t* d, size_t len) {
+bool png_chunk_damaged_ancillary(const uint8_t* chunk, uint32_t n) {
+  return (chunk[4] & 0x20) != 0 && libdeflate_crc32(0, chunk + 4, size_t(n) + 4) != be32(chunk + 8 + n);
+}
+
+Status png_validate(const uint8_t* d, size_t len, int* damaged_ancillary) {
   const MediaType T = MediaType::Png;
   size_t i = 8;
   bool idat = false;
+  if (damaged_ancillary) *damaged_ancillary = 0;
   while (true) {
     if (i + 12 > len) return Status::Err("ERR_CORRUPT_MEDIA", "image/png is corrupt: truncated (no IEND chunk)", T);
     uint32_t n = be32(d + i);
     if (n > len - i - 12) return Status::Err("ERR_CORRUPT_MEDIA", "image/png is corrupt: truncated chunk", T);
     uint32_t crc = libdeflate_crc32(0, d + i + 4, size_t(n) + 4);
-    if (crc != be32(d + i + 8 + n))
-      return Status::Err("ERR_CORRUPT_MEDIA", "image/png is corrupt: CRC mismatch in a chunk", T);
+    if (crc != be32(d + i + 8 + n)) {
+      // Ancillary chunks (lower-case first letter) are discarded when damaged, as libpng does; critical ones are not.
+      if (!(d[i + 4] & 0x20))
+        return Status::Err("ERR_CORRUPT_MEDIA",
+                           "image/png is corrupt: CRC mismatch in the " + std::string(reinterpret_cast<const char*>(d + i + 4), 4) +
+                               " chunk",
+                           T);
+      if (damaged_ancillary) ++*damaged_ancillary;
+    }
     if (!std::memcmp(d + i + 4, "IDAT", 4)) idat = true;
     if (!std::memcmp(d + i + 4, "IEND", 4)) break;
     i += 12 + size_t(n);
@@ -66,7 +79,8 @@ Status png_validate(const uint8_t* d, size_t len) {
   return Status::Ok();
 }
 
-bool strip_metadata(MediaType t, const uint8_t* d, size_t len, OwnedBytes* out, Status* err) {
+bool strip_metadata(MediaType t, const uint8_t* d, size_t len, OwnedBytes* out, Status* err, bool privacy) {
+  if (!privacy && t != MediaType::Png) return false;
   std::vector<Span> spans;
   bool dropped = false;
   if (t == MediaType::Jpeg) {
@@ -89,8 +103,10 @@ bool strip_metadata(MediaType t, const uint8_t* d, size_t len, OwnedBytes* out, 
       uint32_t n = be32(d + i);
       const uint8_t* type = d + i + 4;
       size_t size = 12 + size_t(n);
-      if (!std::memcmp(type, "tEXt", 4) || !std::memcmp(type, "zTXt", 4) || !std::memcmp(type, "iTXt", 4) ||
-          !std::memcmp(type, "eXIf", 4) || !std::memcmp(type, "tIME", 4))
+      const bool damaged = n <= len - i - 12 && png_chunk_damaged_ancillary(d + i, n);
+      if (damaged || (privacy && (!std::memcmp(type, "tEXt", 4) || !std::memcmp(type, "zTXt", 4) ||
+                                  !std::memcmp(type, "iTXt", 4) || !std::memcmp(type, "eXIf", 4) ||
+                                  !std::memcmp(type, "tIME", 4))))
         dropped = true;
       else push(&spans, i, size);
       i += size;

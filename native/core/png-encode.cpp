@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "budget.h"
+#include "codec-handles.h"
 #include "internal.h"
 
 namespace panto {
@@ -64,7 +65,7 @@ void put32(uint8_t* p, uint32_t v) {
 
 }  // namespace
 
-Status encode_png(const Pixels& px, OwnedBytes* out) {
+Status encode_png(const PixelView& px, OwnedBytes* out) {
   const int bpp = px.channels;
   const size_t n = size_t(px.width) * bpp;
   const size_t filtered_size = (n + 1) * px.height;
@@ -74,23 +75,21 @@ Status encode_png(const Pixels& px, OwnedBytes* out) {
   uint8_t* zero = scratch.data + 3 * n;
   std::memset(zero, 0, n);
   for (uint32_t y = 0; y < px.height; y++) {
-    const uint8_t* row = px.data.data + size_t(y) * n;
+    const uint8_t* row = px.data + size_t(y) * n;
     const uint8_t* prev = y ? row - n : zero;
     filter_row(row, prev, n, bpp, filtered.data + size_t(y) * (n + 1), scratch.data);
   }
   scratch.reset();
-  libdeflate_compressor* c = libdeflate_alloc_compressor(kDeflateLevel);
+  DeflateCompressor c(libdeflate_alloc_compressor(kDeflateLevel));
   if (!c) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding PNG");
-  const size_t bound = libdeflate_zlib_compress_bound(c, filtered_size);
+  const size_t bound = libdeflate_zlib_compress_bound(c.get(), filtered_size);
   constexpr size_t kHead = 8 + 25 + 8;  // signature, IHDR chunk, IDAT length + type
   constexpr size_t kTail = 4 + 12;      // IDAT CRC, IEND chunk
-  if (!alloc_owned(kHead + bound + kTail, out)) {
-    libdeflate_free_compressor(c);
+  if (!alloc_owned(kHead + bound + kTail, out))
     return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
-  }
   uint8_t* p = out->data;
-  const size_t z = libdeflate_zlib_compress(c, filtered.data, filtered_size, p + kHead, bound);
-  libdeflate_free_compressor(c);
+  const size_t z = libdeflate_zlib_compress(c.get(), filtered.data, filtered_size, p + kHead, bound);
+  c.reset();
   filtered.reset();
   if (z == 0 || z > 0x7FFFFFFF) {
     out->reset();

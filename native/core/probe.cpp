@@ -1,6 +1,7 @@
 // Header-only probing: dimensions, frames, alpha and EXIF orientation without decoding pixels.
 #include <webp/decode.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -46,13 +47,89 @@ int exif_orientation(const uint8_t* p, size_t n) {
   return tiff_orientation(p + 6, n - 6);
 }
 
+/** Progression state of one walk: what each scan may still send (libjpeg's coef_bits, plus redundancy). */
+struct ScanChecker {
+  const JpegLayout* l;
+  int8_t coef_bits[4][64];  // -1 = not yet sent; else the Al of the last scan that sent it
+  bool seen_seq[4] = {false, false, false, false};
+
+  explicit ScanChecker(const JpegLayout* layout) : l(layout) { std::memset(coef_bits, -1, sizeof coef_bits); }
+
+  /** Checks one SOS payload and adds its blocks to the layout's work counter. */
+  Status scan(const uint8_t* p, size_t pn, JpegLayout* out) {
+    const MediaType T = MediaType::Jpeg;
+    if (pn < 1) return corrupt(T, "short SOS segment");
+    const int ns = p[0];
+    if (ns < 1 || ns > 4 || pn != size_t(1 + 2 * ns + 3)) return corrupt(T, "bad SOS segment length");
+    const uint8_t ss = p[1 + 2 * ns], se = p[2 + 2 * ns], ah = p[3 + 2 * ns] >> 4, al = p[3 + 2 * ns] & 15;
+    int idx[4];
+    uint64_t blocks = 0;
+    for (int i = 0; i < ns; i++) {
+      idx[i] = -1;
+      for (int k = 0; k < l->components; k++)
+        if (l->comp[k].id == p[1 + 2 * i]) idx[i] = k;
+      if (idx[i] < 0) return corrupt(T, "scan names a component the frame does not have");
+      for (int j = 0; j < i; j++)
+        if (idx[j] == idx[i]) return corrupt(T, "scan names a component twice");
+      blocks += jpeg_component_blocks(*l, idx[i]);
+    }
+    if (l->progressive) {
+      if (ss == 0 ? se != 0 : (se < ss || se > 63 || ns != 1))
+        return corrupt(T, "invalid progressive scan (spectral selection " + std::to_string(ss) + ".." +
+                              std::to_string(se) + ")");
+      if ((ah != 0 && al != ah - 1) || al > 13) return corrupt(T, "invalid successive approximation in a scan");
+      for (int i = 0; i < ns; i++) {
+        int8_t* bits = coef_bits[idx[i]];
+        if (ss != 0 && bits[0] < 0) return corrupt(T, "inconsistent progression (AC scan before the DC scan)");
+        for (int k = ss; k <= se; k++) {
+          if (ah == 0 ? bits[k] >= 0 : bits[k] != ah)
+            return corrupt(T, std::string(ah == 0 ? "redundant" : "inconsistent") +
+                                  " progression (coefficient " + std::to_string(k) + " sent out of order)");
+          bits[k] = int8_t(al);
+        }
+      }
+    } else {
+      for (int i = 0; i < ns; i++) {
+        if (seen_seq[idx[i]]) return corrupt(T, "redundant scan (a component appears in two sequential scans)");
+        seen_seq[idx[i]] = true;
+      }
+    }
+    out->scans++;
+    out->scan_blocks += blocks;
+    if (out->scan_blocks > kMaxScanWork * jpeg_total_blocks(*l))
+      return corrupt(T, "scans decode more than " + std::to_string(kMaxScanWork) +
+                            " times the image's blocks (refused: decoding cost)");
+    return Status::Ok();
+  }
+
+  static constexpr uint64_t kMaxScanWork = 16;
+};
+
 }  // namespace
+
+uint64_t jpeg_component_blocks(const JpegLayout& l, int k) {
+  int hmax = 1, vmax = 1;
+  for (int i = 0; i < l.components; i++) {
+    hmax = std::max<int>(hmax, l.comp[i].h);
+    vmax = std::max<int>(vmax, l.comp[i].v);
+  }
+  const uint64_t mcux = (uint64_t(l.width) + 8 * hmax - 1) / (8 * hmax);
+  const uint64_t mcuy = (uint64_t(l.height) + 8 * vmax - 1) / (8 * vmax);
+  return mcux * l.comp[k].h * mcuy * l.comp[k].v;
+}
+
+uint64_t jpeg_total_blocks(const JpegLayout& l) {
+  uint64_t t = 0;
+  for (int k = 0; k < l.components; k++) t += jpeg_component_blocks(l, k);
+  return t;
+}
 
 Status jpeg_walk(const uint8_t* d, size_t len, bool to_eoi, JpegLayout* out) {
   const MediaType T = MediaType::Jpeg;
   if (len < 4 || d[0] != 0xFF || d[1] != 0xD8) return corrupt(T, "missing SOI marker");
   size_t i = 2;
   bool seen_sof = false, seen_exif = false;
+  ScanChecker checker(out);
   while (true) {
     // Markers may be preceded by fill bytes 0xFF.
     if (i >= len) return corrupt(T, "truncated before the first scan");
@@ -87,6 +164,15 @@ Status jpeg_walk(const uint8_t* d, size_t len, bool to_eoi, JpegLayout* out) {
       if (out->components != 1 && out->components != 3 && out->components != 4)
         return corrupt(T, "unsupported component count " + std::to_string(out->components));
       if (out->width == 0 || out->height == 0) return corrupt(T, "zero width or height in SOF");
+      if (pn < 6 + size_t(3 * out->components)) return corrupt(T, "short SOF segment");
+      for (int k = 0; k < out->components; k++) {
+        JpegComponent& c = out->comp[k];
+        c.id = p[6 + 3 * k];
+        c.h = p[7 + 3 * k] >> 4;
+        c.v = p[7 + 3 * k] & 15;
+        if (c.h < 1 || c.h > 4 || c.v < 1 || c.v > 4) return corrupt(T, "invalid sampling factors");
+      }
+      out->progressive = m == 0xC2;
       seen_sof = true;
     } else if (m == 0xE1 && !seen_exif && pn >= 6 && std::memcmp(p, "Exif\0\0", 6) == 0) {
       seen_exif = true;
@@ -94,6 +180,10 @@ Status jpeg_walk(const uint8_t* d, size_t len, bool to_eoi, JpegLayout* out) {
     }
     if (m == 0xDA) {
       if (!seen_sof) return corrupt(T, "scan before frame header");
+      if (to_eoi) {
+        Status s = checker.scan(p, pn, out);
+        if (!s.ok()) return s;
+      }
       out->first_sos = start;
       i += seglen;
       break;
@@ -127,6 +217,10 @@ Status jpeg_walk(const uint8_t* d, size_t len, bool to_eoi, JpegLayout* out) {
     if (i + 4 > len) return corrupt(T, "truncated segment header");
     uint16_t seglen = be16(d + i + 2);
     if (seglen < 2 || i + 2 + seglen > len) return corrupt(T, "segment runs past the end of the data");
+    if (m == 0xDA) {
+      Status s = checker.scan(d + i + 4, seglen - 2, out);
+      if (!s.ok()) return s;
+    }
     i += 2 + seglen;
   }
 }

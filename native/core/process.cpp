@@ -13,9 +13,13 @@
 #include <string>
 
 #include "budget.h"
+#include "cost.h"
 #include "internal.h"
 
 namespace panto {
+
+const char* const kBusyCode = "ERR_MEDIA_BUSY";
+
 namespace {
 
 constexpr uint32_t kMinLadderSide = 16;
@@ -49,8 +53,11 @@ bool webp_is_lossless(const uint8_t* d, size_t len) {
   return WebPGetFeatures(d, len, &f) == VP8_STATUS_OK && f.format == 2;
 }
 
-Status check_structure(const MediaInfo& info, const uint8_t* d, size_t len) {
-  if (info.type == MediaType::Png) return png_validate(d, len);
+Status aborted(MediaType t) { return Status::Err("ERR_ABORTED", "processing was aborted", t); }
+
+Status check_structure(const MediaInfo& info, const uint8_t* d, size_t len, int* damaged_ancillary) {
+  *damaged_ancillary = 0;
+  if (info.type == MediaType::Png) return png_validate(d, len, damaged_ancillary);
   if (info.type == MediaType::Jpeg) {
     JpegLayout l;
     return jpeg_walk(d, len, true, &l);
@@ -75,7 +82,7 @@ Status check_structure(const MediaInfo& info, const uint8_t* d, size_t len) {
   return Status::Ok();  // GIF: probe already walked every block
 }
 
-Status encode_as(const Pixels& px, MediaType codec, int quality, bool lossless, OwnedBytes* out) {
+Status encode_as(const PixelView& px, MediaType codec, int quality, bool lossless, OwnedBytes* out) {
   switch (codec) {
     case MediaType::Jpeg: return encode_jpeg(px, quality, out);
     case MediaType::Webp: return encode_webp(px, lossless, quality, out);
@@ -93,18 +100,10 @@ uint64_t estimate_png_size(const Pixels& px) {
   if (band_rows < 4) return 0;
   uint64_t total = 0;
   for (uint32_t b = 0; b < kBands; b++) {
-    Pixels band;
-    band.width = px.width;
-    band.height = band_rows;
-    band.channels = px.channels;
-    size_t row = size_t(px.width) * px.channels;
     uint32_t y0 = uint32_t((uint64_t(px.height) * (2 * b + 1)) / (2 * kBands)) - band_rows / 2;
-    band.data.data = px.data.data + size_t(y0) * row;  // borrowed view: release stays null
-    band.data.size = size_t(band_rows) * row;
     OwnedBytes out;
-    if (!encode_png(band, &out).ok()) return 0;
+    if (!encode_png(px.view().rows(y0, band_rows), &out).ok()) return 0;
     total += out.size;
-    band.data.data = nullptr;
   }
   return total * px.height / (uint64_t(band_rows) * kBands);
 }
@@ -162,15 +161,17 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   const bool passable = t != MediaType::Bmp && t != MediaType::Gif && info.frames <= 1 && info.orientation == 1 &&
                         tw == ow && th == oh && len <= opts.max_encoded_bytes &&
                         (opts.format == OutputFormat::Auto || codec == t);
-  s = check_structure(info, d, len);
+  int damaged_ancillary = 0;
+  s = check_structure(info, d, len, &damaged_ancillary);
   if (!s.ok()) return s;
   if (passable) {
     out->type = t;
     out->width = info.width;
     out->height = info.height;
-    if (!opts.keep_metadata) {
+    // Damaged ancillary PNG chunks are dropped even with keepMetadata (a provider's decoder may be stricter).
+    if (!opts.keep_metadata || damaged_ancillary) {
       Status err;
-      if (strip_metadata(t, d, len, &out->data, &err)) {
+      if (strip_metadata(t, d, len, &out->data, &err, !opts.keep_metadata)) {
         add_change(out, "metadata-stripped");
         return Status::Ok();
       }
@@ -180,16 +181,28 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     return Status::Ok();
   }
 
-  // Decode under a budget derived from the header: generous for every decoder's intermediates (16-bit PNG rows,
-  // GIF canvas history, JPEG planes), yet bounded by what the header declared.
-  Budget budget(pixels * 24 + (32ull << 20));
-  BudgetScope scope(&budget);
-
   // A JPEG shrinking at least 2x decodes at half size (like libjpeg's scaled decode) and resizes from there.
   const bool half = t == MediaType::Jpeg && uint64_t(tw) * 2 <= ow && uint64_t(th) * 2 <= oh;
+  // Decode under a budget estimated from the header for this format and decoder path, reserved up front from the
+  // process-wide pool: all calls in flight together never hold more than the cap.
+  const uint64_t estimate = estimate_process_bytes(d, len, info, half, tw, th);
+  if (estimate > memory_cap())
+    return Status::Err("ERR_MEDIA_TOO_LARGE",
+                       std::string(mime_of(t)) + " " + num(info.width) + "x" + num(info.height) + " needs about " +
+                           num(estimate >> 20) + " MiB to process; the process-wide limit is " +
+                           num(memory_cap() >> 20) + " MiB",
+                       t);
+  MemoryReservation reservation;
+  if (!reservation.try_reserve(estimate))
+    return Status::Err(kBusyCode, "the process-wide memory limit is taken by other calls in flight", t);
+  Budget budget(estimate, opts.abort_flag);
+  BudgetScope scope(&budget);
+  if (should_abort()) return aborted(t);
+
   Pixels px;
   s = decode_image(d, len, info, &px, half);
   if (!s.ok()) return s;
+  if (should_abort()) return aborted(t);
   if (px.channels == 4 && !has_transparency(px)) drop_alpha(&px);
 
   const uint32_t sw = swap ? th : tw, sh = swap ? tw : th;  // target in stored orientation
@@ -198,6 +211,7 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     s = resize_pixels(px, sw, sh, &small);
     if (!s.ok()) return s;
     px = std::move(small);
+    if (should_abort()) return aborted(t);
   }
   if (tw != ow || th != oh) add_change(out, "resized");
   if (info.orientation != 1) {
@@ -220,7 +234,7 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
                           uint64_t(px.width) * px.height >= (1u << 20) &&
                           estimate_png_size(px) > opts.max_encoded_bytes + opts.max_encoded_bytes / 4;
   if (!doomed_png) {
-    s = encode_as(px, codec, q, lossless, &out->data);
+    s = encode_as(px.view(), codec, q, lossless, &out->data);
     if (!s.ok()) return s;
   }
   add_change(out, "reencoded");
@@ -242,8 +256,9 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     bool fitted = false;
     while (!fitted) {
       for (int lq : ladder) {
+        if (should_abort()) return aborted(t);
         OwnedBytes attempt;
-        s = encode_as(*src, lc, lq, false, &attempt);
+        s = encode_as(src->view(), lc, lq, false, &attempt);
         if (!s.ok()) return s;
         smallest = std::min<uint64_t>(smallest, attempt.size);
         if (lc != MediaType::Png) add_change(out, "quality-reduced");
@@ -318,7 +333,10 @@ Status decode_to_rgba(const uint8_t* d, size_t len, uint64_t max_pixels, Decoded
     if (info.type == MediaType::Pdf) return Status::Err("ERR_UNSUPPORTED_MEDIA", "a PDF has no pixels", info.type);
     if (uint64_t(info.width) * info.height > max_pixels)
       return Status::Err("ERR_MEDIA_TOO_LARGE", "image exceeds the pixel limit", info.type);
-    Budget budget(uint64_t(info.width) * info.height * 24 + (32ull << 20));
+    int damaged = 0;
+    s = check_structure(info, d, len, &damaged);
+    if (!s.ok()) return s;
+    Budget budget(estimate_decode_bytes(d, len, info, false) + uint64_t(info.width) * info.height * 4 + (48ull << 20));
     BudgetScope scope(&budget);
     Pixels px;
     s = decode_image(d, len, info, &px);

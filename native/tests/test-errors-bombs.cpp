@@ -2,6 +2,7 @@
 #include <chrono>
 
 #include "budget.h"
+#include "internal.h"
 #include "test-util.h"
 
 using panto::MediaType;
@@ -142,18 +143,153 @@ PANTO_TEST(budget, refuses_allocations_past_the_limit) {
     panto::BudgetScope scope(&b);
     void* p = panto_budget_malloc(600);
     PANTO_REQUIRE(p != nullptr);
-    PANTO_CHECK_EQ(b.used, 600u);
+    PANTO_CHECK_EQ(b.used.load(), uint64_t(600u));
     PANTO_CHECK(panto_budget_malloc(600) == nullptr);
-    PANTO_CHECK(b.exceeded);
+    PANTO_CHECK(b.exceeded.load());
     PANTO_CHECK(panto_budget_realloc(p, 2000) == nullptr);  // refused; p stays valid
     void* q = panto_budget_realloc(p, 300);
     PANTO_REQUIRE(q != nullptr);
-    PANTO_CHECK_EQ(b.used, 300u);
+    PANTO_CHECK_EQ(b.used.load(), uint64_t(300u));
     panto_budget_free(q);
-    PANTO_CHECK_EQ(b.used, 0u);
+    PANTO_CHECK_EQ(b.used.load(), uint64_t(0u));
     PANTO_CHECK(b.peak >= 600u && b.peak <= 1000u);
   }
   void* outside = panto_budget_malloc(1 << 20);  // no scope: unbudgeted
   PANTO_CHECK(outside != nullptr);
   panto_budget_free(outside);
+}
+
+namespace {
+
+std::vector<uint8_t> jpeg_segment(uint8_t marker, const std::vector<uint8_t>& payload) {
+  std::vector<uint8_t> s;
+  s.reserve(payload.size() + 4);
+  s.push_back(0xFF);
+  s.push_back(marker);
+  s.push_back(uint8_t((payload.size() + 2) >> 8));
+  s.push_back(uint8_t(payload.size() + 2));
+  for (uint8_t b : payload) s.push_back(b);
+  return s;
+}
+
+/** A progressive grey JPEG header (SOF2 w x h, flat DQT, one-code DC/AC tables), as test/helpers/media-hostile.ts. */
+std::vector<uint8_t> progressive_header(uint16_t w, uint16_t h) {
+  std::vector<uint8_t> out{0xFF, 0xD8};
+  std::vector<uint8_t> dqt(65, 1);
+  dqt[0] = 0;
+  auto add = [&](const std::vector<uint8_t>& s) { out.insert(out.end(), s.begin(), s.end()); };
+  add(jpeg_segment(0xDB, dqt));
+  add(jpeg_segment(0xC2, {8, uint8_t(h >> 8), uint8_t(h), uint8_t(w >> 8), uint8_t(w), 1, 1, 0x11, 0}));
+  std::vector<uint8_t> dht;
+  for (uint8_t tc : {uint8_t(0x00), uint8_t(0x10)}) {
+    dht.push_back(tc);
+    dht.push_back(1);
+    dht.insert(dht.end(), 15, 0);
+    dht.push_back(0);
+  }
+  add(jpeg_segment(0xC4, dht));
+  return out;
+}
+
+void add_scan(std::vector<uint8_t>* out, int ss, int se, int ah, int al) {
+  auto s = jpeg_segment(0xDA, {1, 1, 0, uint8_t(ss), uint8_t(se), uint8_t((ah << 4) | al)});
+  out->insert(out->end(), s.begin(), s.end());
+  out->insert(out->end(), 4, 0);
+}
+
+}  // namespace
+
+PANTO_TEST(bombs, progressive_scan_work_is_capped_and_progressions_checked) {
+  // 253 consistent scans over a 10000x10000 image: ~250x its blocks -> refused from the headers.
+  auto bomb = progressive_header(10000, 10000);
+  add_scan(&bomb, 0, 0, 0, 0);
+  for (int k = 1; k <= 63; k++) {
+    add_scan(&bomb, k, k, 0, 3);
+    for (int al = 2; al >= 0; al--) add_scan(&bomb, k, k, al + 1, al);
+  }
+  bomb.push_back(0xFF);
+  bomb.push_back(0xD9);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto st = run(bomb);
+  PANTO_CHECK_EQ(st.code, std::string("ERR_CORRUPT_MEDIA"));
+  PANTO_CHECK(st.message.find("decoding cost") != std::string::npos);
+  PANTO_CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20));  // generous: a sanitizer build
+
+  // The same DC scan twice: redundant.
+  auto redundant = progressive_header(64, 64);
+  add_scan(&redundant, 0, 0, 0, 0);
+  add_scan(&redundant, 0, 0, 0, 0);
+  redundant.push_back(0xFF);
+  redundant.push_back(0xD9);
+  PANTO_CHECK(run(redundant).message.find("redundant progression") != std::string::npos);
+
+  // A refinement before the first scan of that coefficient: inconsistent.
+  auto out_of_order = progressive_header(64, 64);
+  add_scan(&out_of_order, 0, 0, 0, 0);
+  add_scan(&out_of_order, 1, 63, 1, 0);
+  out_of_order.push_back(0xFF);
+  out_of_order.push_back(0xD9);
+  PANTO_CHECK(run(out_of_order).message.find("inconsistent progression") != std::string::npos);
+
+  // A consistent two-scan file decodes.
+  auto ok = progressive_header(64, 64);
+  add_scan(&ok, 0, 0, 0, 0);
+  add_scan(&ok, 1, 63, 0, 0);
+  ok.push_back(0xFF);
+  ok.push_back(0xD9);
+  panto::DecodedImage img;
+  PANTO_CHECK(panto::decode_to_rgba(ok.data(), ok.size(), 100000000, &img).ok());
+}
+
+PANTO_TEST(budget, abort_flag_stops_the_decoders_between_rows) {
+  // The flag is polled inside stb's JPEG MCU-row loop and PNG row loop (cdeps/patches/stb/0005): decode_image, which
+  // has no check of its own before stb runs for these, must stop with ERR_ABORTED.
+  std::atomic<int> flag{1};
+  for (const char* name : {"jpeg-progressive.jpg", "jpeg-baseline.jpg", "png-16bit.png", "png-interlaced.png"}) {
+    const auto in = fixture(name);
+    panto::MediaInfo info;
+    PANTO_REQUIRE(panto::probe(in.data(), in.size(), &info).ok());
+    panto::Budget b(1ull << 30, &flag);
+    panto::BudgetScope scope(&b);
+    panto::Pixels px;
+    const auto st = panto::decode_image(in.data(), in.size(), info, &px);
+    if (st.code != "ERR_ABORTED") record_failure(__FILE__, __LINE__, std::string(name) + ": '" + st.code + "'");
+  }
+  // Through process(): the pipeline stops before decoding too.
+  ProcessOptions o;
+  o.abort_flag = &flag;
+  o.max_dimension = 16;
+  PANTO_CHECK_EQ(run(fixture("png-rgb.png"), o).code, std::string("ERR_ABORTED"));
+}
+
+PANTO_TEST(budget, running_out_of_memory_is_too_large_never_corrupt) {
+  for (const char* name : {"png-rgb.png", "png-palette-trns.png", "jpeg-progressive.jpg", "gif-animated.gif",
+                           "bmp-24.bmp", "webp-lossy.webp", "webp-animated.webp"}) {
+    const auto in = fixture(name);
+    panto::MediaInfo info;
+    PANTO_REQUIRE(panto::probe(in.data(), in.size(), &info).ok());
+    panto::Budget b(4096);
+    panto::BudgetScope scope(&b);
+    panto::Pixels px;
+    const auto st = panto::decode_image(in.data(), in.size(), info, &px);
+    if (st.code != "ERR_MEDIA_TOO_LARGE") record_failure(__FILE__, __LINE__, std::string(name) + ": '" + st.code + "'");
+  }
+}
+
+PANTO_TEST(budget, process_wide_cap_refuses_or_reports_busy) {
+  const uint64_t previous = panto::set_memory_cap(8ull << 20);
+  const auto big = fixture("jpeg-progressive.jpg");
+  ProcessOptions o;
+  o.format = panto::OutputFormat::Png;
+  const auto st = run(big, o);
+  PANTO_CHECK_EQ(st.code, std::string("ERR_MEDIA_TOO_LARGE"));
+  PANTO_CHECK(st.message.find("process-wide limit") != std::string::npos);
+  panto::set_memory_cap(1ull << 30);
+  panto::MemoryReservation held;
+  PANTO_REQUIRE(held.try_reserve((1ull << 30) - (1ull << 20)));
+  PANTO_CHECK_EQ(run(big, o).code, std::string(panto::kBusyCode));
+  held.release();
+  PANTO_CHECK(run(big, o).ok());
+  PANTO_CHECK_EQ(panto::memory_in_flight(), uint64_t(0));
+  panto::set_memory_cap(previous);
 }

@@ -42,7 +42,7 @@ import type {
 } from '../conversation.js';
 import { toolCallsOf, toolErrorResult } from '../conversation.js';
 import { isPantoError, PantoError } from '../errors.js';
-import { checkProcessOptions } from '../media/process-media.js';
+import { checkProcessOptions } from '../media/policy.js';
 import type { ProcessOptions } from '../media/types.js';
 import { getModel, mediaPolicyFor, resolveModel } from '../providers/model-catalog.js';
 import type { ModelInfo } from '../providers/model-info.js';

@@ -27,7 +27,7 @@ import {
   toolErrorResult,
 } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import { checkProcessOptions } from '../media/process-media.js';
+import { checkProcessOptions } from '../media/policy.js';
 import type { ProcessOptions } from '../media/types.js';
 import type { ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
 import { type CallResult, errorMessage, ToolRegistry, type ToolSource } from '../tool-source.js';
@@ -230,6 +230,7 @@ export function dispatchToolCalls(
       }
       toStoredParts(out.parts, {
         media,
+        signal,
         onMedia: (outcome) => {
           if (results[i] !== undefined || !emit) return;
           const base = { toolCallId: call.id, toolName: call.name, index: i, partIndex: outcome.partIndex };

@@ -20,6 +20,8 @@ export type MediaOutcome =
 export interface StorePartsOptions {
   /** The current model's media policy (sides, bytes, quality). The part's own `mediaType` becomes the hint. */
   media?: ProcessOptions | undefined;
+  /** Aborts the media work of these parts (each ends as a dropped part with code ERR_ABORTED). */
+  signal?: AbortSignal | undefined;
   /** Called once per media part, in completion order. If it throws, `toStoredParts` rejects with that error. */
   onMedia?: ((outcome: MediaOutcome) => void) | undefined;
 }
@@ -63,7 +65,10 @@ async function storeMedia(
       part.mediaType === undefined
         ? { ...options.media }
         : { ...options.media, mediaTypeHint: part.mediaType };
-    media = await processMedia(part.data, policy);
+    media = await processMedia(
+      part.data,
+      options.signal === undefined ? policy : { ...policy, signal: options.signal },
+    );
   } catch (err) {
     const dropped = droppedNote(err, part.data.byteLength, label);
     options.onMedia?.({ type: 'dropped', partIndex, dropped });

@@ -1,6 +1,15 @@
 export { MediaError } from './media-error.js';
+export { mediaMemoryInFlight, setMediaMemoryLimit } from './memory-limit.js';
+export {
+  checkProcessOptions,
+  DEFAULT_MEDIA_MEMORY_LIMIT,
+  DEFAULT_PROCESS_OPTIONS,
+  PROCESS_OPTION_RANGES,
+  type ResolvedProcessOptions,
+  resolveProcessOptions,
+} from './policy.js';
 export { probeMedia } from './probe-media.js';
-export { checkProcessOptions, DEFAULT_PROCESS_OPTIONS, processMedia } from './process-media.js';
+export { processMedia } from './process-media.js';
 export { sniffMedia } from './sniff-media.js';
 export type {
   MediaChange,
@@ -8,6 +17,7 @@ export type {
   OutputFormat,
   OutputMediaType,
   ProcessedMedia,
+  ProcessMediaOptions,
   ProcessOptions,
   RecognizedMediaType,
   SniffedMediaType,

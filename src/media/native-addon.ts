@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PantoError } from '../errors.js';
 import { MediaError } from './media-error.js';
-import type { ProcessOptions } from './types.js';
+import type { ResolvedProcessOptions } from './policy.js';
 
 /** Header facts as the addon reports them. */
 export interface NativeMediaInfo {
@@ -16,8 +16,8 @@ export interface NativeMediaInfo {
   orientation: number;
 }
 
-/** Options as the addon accepts them: `ProcessOptions` after the TS layer validated them (the addon re-checks types). */
-export type NativeProcessOptions = ProcessOptions;
+/** Options as the addon accepts them: resolved by src/media/policy.ts (every field present; the addon asserts). */
+export type NativeProcessOptions = ResolvedProcessOptions;
 
 export interface NativeProcessResult {
   /** A fresh Buffer owned by the caller (external memory from the addon, or a copy of the input on pass-through). */
@@ -34,7 +34,19 @@ export interface NativeProcessResult {
 export interface NativeAddon {
   sniff(bytes: Uint8Array): string | null;
   probe(bytes: Uint8Array): NativeMediaInfo | null;
-  process(bytes: Uint8Array, options: NativeProcessOptions): Promise<NativeProcessResult>;
+  /** Copies `bytes` before returning. Rejects with code ERR_MEDIA_BUSY when the memory pool is full (retry later). */
+  process(
+    bytes: Uint8Array,
+    options: NativeProcessOptions,
+    abortToken?: unknown,
+  ): Promise<NativeProcessResult>;
+  /** A cancellation token for `process`; `abort(token)` stops the calls holding it with ERR_ABORTED. */
+  abortToken(): unknown;
+  abort(token: unknown): void;
+  /** Process-wide cap on memory reserved by calls in flight; returns the previous cap. */
+  setMemoryCap(bytes: number): number;
+  /** Bytes reserved now by calls in flight (all threads). */
+  memoryInFlight(): number;
   /**
    * TEST/DIAGNOSTIC ONLY, not public API: synchronous first-frame decode to RGBA8 (no orientation applied) with the
    * pipeline's own decoders.

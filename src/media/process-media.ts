@@ -1,60 +1,92 @@
 import { MediaError } from './media-error.js';
-import { loadNativeAddon, type NativeProcessOptions } from './native-addon.js';
+import { loadNativeAddon, type NativeProcessResult } from './native-addon.js';
+import { resolveProcessOptions } from './policy.js';
 import { assertBytes } from './sniff-media.js';
 import type {
   MediaChange,
   OutputMediaType,
   ProcessedMedia,
-  ProcessOptions,
+  ProcessMediaOptions,
   SupportedMediaType,
 } from './types.js';
 
-/** Defaults of `ProcessOptions` (the policy in ARCHITECTURE.md / issue 2). */
-export const DEFAULT_PROCESS_OPTIONS = {
-  maxDimension: 2000,
-  maxEncodedBytes: 3_932_160,
-  maxPixels: 100_000_000,
-  maxInputBytes: 64 * 1024 * 1024,
-  maxPdfBytes: 32 * 1024 * 1024,
-  jpegQuality: 80,
-  keepMetadata: false,
-  format: 'auto',
-} as const satisfies Required<Omit<ProcessOptions, 'mediaTypeHint'>>;
-
-const INTEGER_LIMITS = {
-  maxDimension: [1, 65535],
-  maxEncodedBytes: [1, Number.MAX_SAFE_INTEGER],
-  maxPixels: [1, Number.MAX_SAFE_INTEGER],
-  maxInputBytes: [1, Number.MAX_SAFE_INTEGER],
-  maxPdfBytes: [1, Number.MAX_SAFE_INTEGER],
-  jpegQuality: [1, 100],
-} as const;
-
-const FORMATS = new Set(['auto', 'jpeg', 'png', 'webp']);
+/** The addon's code for "the process-wide memory pool cannot fit this call now" (retried here, never surfaced). */
+const BUSY = 'ERR_MEDIA_BUSY';
+/** How often a call waiting for memory held by ANOTHER worker thread re-tries (same-thread releases wake it at once). */
+const BUSY_RETRY_MS = 25;
 
 /**
- * Makes raw image/PDF bytes provider-ready. Policy:
+ * Makes raw image/PDF bytes provider-ready. Policy (defaults and ranges: `src/media/policy.ts`):
  * - JPEG/PNG/WebP within `maxDimension`, not animated, EXIF orientation 1 and within `maxEncodedBytes` pass
  *   through byte-identical except that privacy metadata is stripped losslessly (JPEG EXIF/XMP/comments, PNG text and
  *   eXIf chunks, WebP EXIF/XMP; ICC profiles kept) unless `keepMetadata`. Structure is verified first
  *   (truncated JPEG/PNG/WebP -> ERR_CORRUPT_MEDIA). GIF and BMP never pass through (always re-encoded as PNG).
+ *   A PNG ancillary chunk with a bad CRC is dropped (as libpng does); a bad critical chunk is corrupt.
  * - Otherwise decode (first frame) -> resize to fit `maxDimension` (Mitchell, premultiplied alpha, never upscaled) ->
  *   apply EXIF orientation -> encode: JPEG->JPEG at `jpegQuality`, PNG->PNG, WebP->WebP (lossless stays lossless),
  *   GIF/BMP->PNG; fully opaque alpha is dropped; a JPEG output never carries transparency (flattened onto white).
  * - Over `maxEncodedBytes`: opaque -> JPEG at quality 80/70/55/40, alpha -> lossy WebP at the same ladder, then the
  *   size steps down by 0.75 until it fits; never returns more than the cap.
  * - PDF: passed through after checking `%PDF-` and a trailing `%%EOF`; `pages` when cheap.
- * All pixel work runs on the libuv threadpool. The input is read in place (do not mutate it until the promise
- * settles); the returned `data` is a new Buffer the caller owns.
+ * Cost: every call reserves a header-derived memory estimate from a process-wide pool (`setMediaMemoryLimit`,
+ * default 1 GiB) before decoding; it waits while other calls hold the pool, and is refused (ERR_MEDIA_TOO_LARGE)
+ * when its estimate alone exceeds the cap. Progressive JPEGs with inconsistent/redundant progressions or more scan
+ * work than 16x the image's blocks are refused (ERR_CORRUPT_MEDIA).
+ * All pixel work runs on the libuv threadpool. The input bytes are copied before this returns: the caller may reuse,
+ * transfer or detach its buffer at once. The returned `data` is a new Buffer the caller owns.
+ * `signal`: aborting it rejects at once with ERR_ABORTED and stops the native work between rows/scans.
  *
  * Rejects with `MediaError`: ERR_UNSUPPORTED_MEDIA (names the sniffed type), ERR_CORRUPT_MEDIA (decoder's reason),
- * ERR_MEDIA_TOO_LARGE (input/pixel/output caps, with the numbers), ERR_INVALID_ARGUMENT (bad bytes or options;
- * checked before any work is queued); `PantoError` ERR_NATIVE_UNAVAILABLE when the addon cannot load.
+ * ERR_MEDIA_TOO_LARGE (input/pixel/output/memory caps, with the numbers; also running out of memory),
+ * ERR_INVALID_ARGUMENT (bad bytes or options; checked before any work is queued), ERR_ABORTED; `PantoError`
+ * ERR_NATIVE_UNAVAILABLE when the addon cannot load.
  */
-export async function processMedia(bytes: Uint8Array, options: ProcessOptions = {}): Promise<ProcessedMedia> {
+export async function processMedia(
+  bytes: Uint8Array,
+  options: ProcessMediaOptions = {},
+): Promise<ProcessedMedia> {
   assertBytes(bytes);
-  const native = toNativeOptions(options);
-  const r = await loadNativeAddon().process(bytes, native);
+  const { signal, ...policy } = checkOptionsObject(options);
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new MediaError('ERR_INVALID_ARGUMENT', 'signal must be an AbortSignal');
+  const resolved = resolveProcessOptions(policy);
+  if (signal?.aborted) throw abortedError(signal);
+  const native = loadNativeAddon();
+  const token = signal === undefined ? undefined : native.abortToken();
+  let stop: ((err: MediaError) => void) | undefined;
+  const aborted = signal && new Promise<never>((_, reject) => (stop = reject));
+  const onAbort = (): void => {
+    native.abort(token);
+    stop?.(abortedError(signal as AbortSignal));
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    for (;;) {
+      const work = native.process(bytes, resolved, token);
+      let r: NativeProcessResult;
+      try {
+        r = await (aborted ? Promise.race([work, aborted]) : work);
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== BUSY) throw err;
+        await memoryReleased(aborted);
+        continue;
+      } finally {
+        work.then(wakeWaiters, wakeWaiters);
+      }
+      return toProcessed(r);
+    }
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+function checkOptionsObject(options: unknown): ProcessMediaOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new MediaError('ERR_INVALID_ARGUMENT', 'options must be an object');
+  return options as ProcessMediaOptions;
+}
+
+function toProcessed(r: NativeProcessResult): ProcessedMedia {
   const result: ProcessedMedia = {
     data: r.data,
     mediaType: r.mediaType as OutputMediaType,
@@ -74,52 +106,32 @@ export async function processMedia(bytes: Uint8Array, options: ProcessOptions = 
   return result;
 }
 
-/**
- * Check a `ProcessOptions` value the way `processMedia` does, without processing anything: throws `MediaError`
- * `ERR_INVALID_ARGUMENT` naming the bad option. Lets a caller that holds a policy for later (the dispatcher, the
- * agent) fail at once instead of dropping every attachment.
- */
-export function checkProcessOptions(options: unknown): void {
-  toNativeOptions(options);
+function abortedError(signal: AbortSignal): MediaError {
+  const err = new MediaError('ERR_ABORTED', 'media processing was aborted');
+  (err as { cause?: unknown }).cause = signal.reason;
+  return err;
 }
 
-function toNativeOptions(options: unknown): NativeProcessOptions {
-  if (options === undefined) return {};
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new MediaError('ERR_INVALID_ARGUMENT', 'options must be an object');
-  }
-  const o = options as Record<string, unknown>;
-  const out: NativeProcessOptions = {};
-  for (const [key, value] of Object.entries(o)) {
-    if (value === undefined) continue;
-    if (key in INTEGER_LIMITS) {
-      const [min, max] = INTEGER_LIMITS[key as keyof typeof INTEGER_LIMITS];
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-        throw new MediaError(
-          'ERR_INVALID_ARGUMENT',
-          `${key} must be an integer in [${min}, ${max}], got ${String(value)}`,
-        );
-      }
-      out[key as keyof typeof INTEGER_LIMITS] = value;
-    } else if (key === 'keepMetadata') {
-      if (typeof value !== 'boolean')
-        throw new MediaError('ERR_INVALID_ARGUMENT', 'keepMetadata must be a boolean');
-      out.keepMetadata = value;
-    } else if (key === 'mediaTypeHint') {
-      if (typeof value !== 'string')
-        throw new MediaError('ERR_INVALID_ARGUMENT', 'mediaTypeHint must be a string');
-      out.mediaTypeHint = value;
-    } else if (key === 'format') {
-      if (typeof value !== 'string' || !FORMATS.has(value)) {
-        throw new MediaError(
-          'ERR_INVALID_ARGUMENT',
-          `format must be 'auto', 'jpeg', 'png' or 'webp', got ${String(value)}`,
-        );
-      }
-      out.format = value as NativeProcessOptions['format'] & string;
-    } else {
-      throw new MediaError('ERR_INVALID_ARGUMENT', `unknown option ${key}`);
+// Calls waiting for room in the process-wide memory pool. Any call of this thread that settles wakes them at once;
+// memory freed by another worker thread is noticed by the timer.
+const waiters = new Set<() => void>();
+
+function wakeWaiters(): void {
+  for (const wake of [...waiters]) wake();
+}
+
+function memoryReleased(aborted: Promise<never> | undefined): Promise<void> {
+  let wake: (() => void) | undefined;
+  const freed = new Promise<void>((resolve) => {
+    const timer = setTimeout(done, BUSY_RETRY_MS);
+    function done(): void {
+      clearTimeout(timer);
+      waiters.delete(done);
+      resolve();
     }
-  }
-  return out;
+    wake = done;
+    waiters.add(done);
+  });
+  if (!aborted) return freed;
+  return Promise.race([freed, aborted]).finally(() => wake?.());
 }

@@ -71,6 +71,12 @@ export interface ProcessOptions {
   format?: OutputFormat;
 }
 
+/** Options of one `processMedia` call: the policy plus per-call controls. */
+export interface ProcessMediaOptions extends ProcessOptions {
+  /** Aborting rejects the call at once with ERR_ABORTED and stops the native work between rows/scans. */
+  signal?: AbortSignal | undefined;
+}
+
 /** Output codec request for `ProcessOptions.format`. */
 export type OutputFormat = 'auto' | 'jpeg' | 'png' | 'webp';
 

@@ -14,15 +14,11 @@
 
 import type { ImageMediaType } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { DEFAULT_PROCESS_OPTIONS } from '../media/policy.js';
 import type { ProcessOptions } from '../media/types.js';
 import type { ModelApi, ModelInfo, ModelLimits, ModelOverrides, ModelSpec } from './model-info.js';
 
 const MiB = 1024 * 1024;
-
-/** Defaults of the media pipeline (src/media/types.ts `ProcessOptions` docs): the tightest policy we ever ask for. */
-const PIPELINE_MAX_DIMENSION = 2000;
-const PIPELINE_MAX_ENCODED_BYTES = 3_932_160;
-const PIPELINE_MAX_PDF_BYTES = 32 * MiB;
 
 type Family = Omit<ModelInfo, 'id' | 'known'>;
 
@@ -190,14 +186,17 @@ export function mediaPolicyFor(
 ): Required<Pick<ProcessOptions, 'maxDimension' | 'maxEncodedBytes' | 'maxPdfBytes'>> {
   const { limits } = model;
   const maxDimension = Math.min(
-    PIPELINE_MAX_DIMENSION,
+    DEFAULT_PROCESS_OPTIONS.maxDimension,
     limits.maxImageSide ?? Number.POSITIVE_INFINITY,
     limits.manyImageRule?.maxSide ?? Number.POSITIVE_INFINITY,
   );
   return {
     maxDimension,
-    maxEncodedBytes: Math.min(PIPELINE_MAX_ENCODED_BYTES, rawBytesFor(limits.maxImageBytes)),
-    maxPdfBytes: Math.min(PIPELINE_MAX_PDF_BYTES, rawBytesFor(limits.pdfBytes ?? limits.requestBytes)),
+    maxEncodedBytes: Math.min(DEFAULT_PROCESS_OPTIONS.maxEncodedBytes, rawBytesFor(limits.maxImageBytes)),
+    maxPdfBytes: Math.min(
+      DEFAULT_PROCESS_OPTIONS.maxPdfBytes,
+      rawBytesFor(limits.pdfBytes ?? limits.requestBytes),
+    ),
   };
 }
 

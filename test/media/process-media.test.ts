@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { MediaError, probeMedia, processMedia, sniffMedia } from '../../src/media/index.js';
+import {
+  DEFAULT_PROCESS_OPTIONS,
+  MediaError,
+  probeMedia,
+  processMedia,
+  sniffMedia,
+} from '../../src/media/index.js';
 import { loadNativeAddon } from '../../src/media/native-addon.js';
 import {
   decode,
@@ -460,7 +466,7 @@ describe('errors', () => {
     const bomb = Buffer.concat([jpeg.subarray(0, -2), ...Array(300).fill(emptyScan), jpeg.subarray(-2)]);
     await expect(processMedia(bomb, { maxDimension: 32 })).rejects.toMatchObject({
       code: 'ERR_CORRUPT_MEDIA',
-      message: expect.stringContaining('scans'),
+      message: expect.stringMatching(/scan/),
     });
   });
 
@@ -500,9 +506,10 @@ describe('errors', () => {
     const png = fixture('png-rgb.png');
     const addon = loadNativeAddon();
     for (const n of [Number.NaN, Number.POSITIVE_INFINITY, -1, 0.5]) {
-      expect(() => addon.process(png, { maxPixels: n }), `process maxPixels ${n}`).toThrow(
-        expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
-      );
+      expect(
+        () => addon.process(png, { ...DEFAULT_PROCESS_OPTIONS, maxPixels: n }),
+        `process maxPixels ${n}`,
+      ).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
       expect(() => addon.decodeToRgba(png, n), `decodeToRgba ${n}`).toThrow(
         expect.objectContaining({
           code: 'ERR_INVALID_ARGUMENT',

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { isPantoError } from '../../src/errors.js';
 import {
+  DEFAULT_PROCESS_OPTIONS,
   MediaError,
   type ProcessedMedia,
   probeMedia,
@@ -109,12 +110,12 @@ describe('pixel bombs', () => {
       addon.init(MediaError);
       const bombs = JSON.parse(require('fs').readFileSync(0, 'utf8'));
       (async () => {
-        await addon.process(Buffer.from(${JSON.stringify(fixture('png-rgba.png').toString('base64'))}, 'base64'), {maxDimension: 32});
+        await addon.process(Buffer.from(${JSON.stringify(fixture('png-rgba.png').toString('base64'))}, 'base64'), {...${JSON.stringify(DEFAULT_PROCESS_OPTIONS)}, maxDimension: 32});
         const hwm = () => Number(/VmHWM:\\s+(\\d+) kB/.exec(require('fs').readFileSync('/proc/self/status', 'utf8'))[1]);
         const before = hwm();
         const codes = {};
         for (const [name, b64] of Object.entries(bombs)) {
-          try { await addon.process(Buffer.from(b64, 'base64'), {}); codes[name] = 'resolved'; }
+          try { await addon.process(Buffer.from(b64, 'base64'), ${JSON.stringify(DEFAULT_PROCESS_OPTIONS)}); codes[name] = 'resolved'; }
           catch (e) { codes[name] = e.code; }
         }
         const growthMb = (hwm() - before) / 1024;

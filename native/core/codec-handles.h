@@ -1,0 +1,66 @@
+// Owning handles for the C codec libraries (libdeflate, libwebp): each is freed by its RAII deleter on every path, so
+// an early return can never leak a compressor, a picture or an encoder's output.
+#pragma once
+
+#include <libdeflate.h>
+#include <webp/demux.h>
+#include <webp/encode.h>
+
+#include <memory>
+
+namespace panto {
+
+struct DeflateCompressorFree {
+  void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+};
+struct DeflateDecompressorFree {
+  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+};
+struct WebPDemuxerFree {
+  void operator()(WebPDemuxer* d) const { WebPDemuxDelete(d); }
+};
+
+/** A libdeflate compressor (nullptr when allocation failed). */
+using DeflateCompressor = std::unique_ptr<libdeflate_compressor, DeflateCompressorFree>;
+/** A libdeflate decompressor (nullptr when allocation failed). */
+using DeflateDecompressor = std::unique_ptr<libdeflate_decompressor, DeflateDecompressorFree>;
+/** A libwebp demuxer over borrowed bytes (which must outlive it). */
+using WebPDemuxerHandle = std::unique_ptr<WebPDemuxer, WebPDemuxerFree>;
+
+/** A WebPPicture that is freed (WebPPictureFree) when the scope ends. */
+class WebPPictureHandle {
+ public:
+  WebPPictureHandle() : ok_(WebPPictureInit(&pic_) != 0) {}
+  ~WebPPictureHandle() { WebPPictureFree(&pic_); }
+  WebPPictureHandle(const WebPPictureHandle&) = delete;
+  WebPPictureHandle& operator=(const WebPPictureHandle&) = delete;
+  bool ok() const { return ok_; }
+  WebPPicture* get() { return &pic_; }
+
+ private:
+  WebPPicture pic_;
+  bool ok_;
+};
+
+/** A WebPMemoryWriter whose buffer is freed when the scope ends unless `release()`d to a new owner. */
+class WebPMemoryWriterHandle {
+ public:
+  WebPMemoryWriterHandle() { WebPMemoryWriterInit(&w_); }
+  ~WebPMemoryWriterHandle() { WebPMemoryWriterClear(&w_); }
+  WebPMemoryWriterHandle(const WebPMemoryWriterHandle&) = delete;
+  WebPMemoryWriterHandle& operator=(const WebPMemoryWriterHandle&) = delete;
+  WebPMemoryWriter* get() { return &w_; }
+  /** Gives up the written bytes (free with WebPFree); the writer is left empty. */
+  uint8_t* release(size_t* size) {
+    uint8_t* m = w_.mem;
+    *size = w_.size;
+    w_.mem = nullptr;
+    w_.size = w_.max_size = 0;
+    return m;
+  }
+
+ private:
+  WebPMemoryWriter w_;
+};
+
+}  // namespace panto

@@ -1,0 +1,76 @@
+// Per-format cost estimates (see cost.h). Each formula mirrors what the decoder in decode.cpp / stb actually allocates.
+#include "cost.h"
+
+#include <algorithm>
+
+#include "internal.h"
+
+namespace panto {
+namespace {
+
+constexpr uint64_t kFixedAllowance = 48ull << 20;  // codec tables, stbir scratch, encoder state, small buffers
+
+uint64_t png_bytes(const uint8_t* d, size_t len, const MediaInfo& info) {
+  const uint64_t w = info.width, h = info.height, P = w * h;
+  if (len < 29) return P * 8;
+  const unsigned depth = d[24], ct = d[25], interlace = d[28];
+  const unsigned n = ct == 0 ? 1 : ct == 2 ? 3 : ct == 3 ? 1 : ct == 4 ? 2 : 4;
+  const uint64_t rowbytes = (w * n * depth + 7) / 8;
+  // Filtered data: one filter byte per row (per pass and rounded per pass when interlaced: at most 4 more per row).
+  const uint64_t raw = interlace ? rowbytes * h + 4 * h + 64 : (rowbytes + 1) * h;
+  const unsigned req = info.has_alpha ? 4 : 3;
+  // decode.cpp's fast path (8/16-bit RGB(A), not interlaced): the exact filtered buffer (+ joined IDAT); it never
+  // falls back to stb.
+  if ((depth == 8 || depth == 16) && !interlace && (ct == 6 || (ct == 2 && !info.has_alpha))) return raw + len;
+  // stb: inflate (raw) -> unfilter into out (img_out_n channels at the file's depth) -> palette expand -> 16->8 ->
+  // channel conversion; each step frees its input after allocating its output.
+  const uint64_t bd = depth == 16 ? 2 : 1;
+  const bool palette = ct == 3;
+  const bool trans = info.has_alpha && (ct == 0 || ct == 2 || ct == 3);
+  const uint64_t out_n = palette ? 1 : n + (trans ? 1 : 0);
+  const uint64_t pal_n = trans ? 4 : 3;
+  const uint64_t final_n = palette ? pal_n : out_n;
+  const uint64_t a = raw + P * out_n * bd + (palette ? P * pal_n : 0);
+  const uint64_t b = P * final_n * bd + P * final_n;
+  const uint64_t c = P * final_n + P * req;
+  return std::max({a, b, c});
+}
+
+uint64_t jpeg_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half) {
+  const uint64_t P = uint64_t(info.width) * info.height;
+  JpegLayout l;
+  if (!jpeg_walk(d, len, false, &l).ok() || l.components == 0) return P * 12;
+  // stb: one MCU-padded plane per component, plus 64 coefficients of 2 bytes per block when progressive, plus the
+  // RGB output; the half-size driver adds quarter planes and a quarter output.
+  const uint64_t planes = jpeg_total_blocks(l) * 64;
+  const uint64_t coefs = l.progressive ? planes * 2 : 0;
+  uint64_t total = planes + coefs + P * 3 + uint64_t(info.width) * 4 * 4;
+  if (half) total += planes / 4 + P;
+  return total;
+}
+
+}  // namespace
+
+uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half_jpeg) {
+  const uint64_t P = uint64_t(info.width) * info.height;
+  switch (info.type) {
+    case MediaType::Png: return png_bytes(d, len, info);
+    case MediaType::Jpeg: return jpeg_bytes(d, len, info, half_jpeg);
+    case MediaType::Gif: return P * 9 + (64u << 10);  // canvas, background, per-pixel history (stb)
+    case MediaType::Bmp: return P * 8;                // decoded, then channel conversion
+    case MediaType::Webp: return P * (info.has_alpha || info.frames > 1 ? 4 : 3);  // decoded in place
+    default: return 0;
+  }
+}
+
+uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half_jpeg, uint32_t tw,
+                                uint32_t th) {
+  const uint64_t decode = estimate_decode_bytes(d, len, info, half_jpeg);
+  // The decoded image stays alive while it is resized; then resized + oriented + the encoder's growing output and
+  // the ladder's next attempt (each <= 4 bytes per output pixel, doubled for growth).
+  const uint64_t out = uint64_t(tw) * th * 4;
+  const uint64_t total = decode + out * 6 + kFixedAllowance;
+  return total + total / 8;
+}
+
+}  // namespace panto
