@@ -6,9 +6,11 @@ import { parseArgs } from 'node:util';
 import { Agent, type AgentEvent } from '../../agent/index.js';
 import { isPantoError } from '../../errors.js';
 import { LuaToolSource } from '../../lua/index.js';
+import { McpToolSource } from '../../mcp/index.js';
 import { type ModelApi, type ModelOverrides, resolveModel } from '../../providers/index.js';
 import { createProvider, ENDPOINTS, type Provider } from '../../providers/transport/index.js';
 import { SessionLog } from '../../session/index.js';
+import { ToolRegistry } from '../../tool-source.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
 import { completeMention, resolveMentions } from '../mentions.js';
@@ -32,6 +34,7 @@ Options:
   --api-key-env VAR   read the API key from VAR instead of the provider's usual variable
   --tools DIR         also load Lua tools from DIR (repeatable)
   --workspace DIR     workspace root the tools may read (default: current directory)
+  --mcp FILE          also use the tools of the MCP servers in FILE ({"mcpServers": {...}}; repeatable)
   --resume FILE       continue a saved session
   --session FILE      where to save a new session (default: .panto/sessions/<time>.jsonl in the workspace)
   --system TEXT       system prompt
@@ -52,6 +55,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
       'api-key-env': { type: 'string' },
       tools: { type: 'string', multiple: true },
       workspace: { type: 'string' },
+      mcp: { type: 'string', multiple: true },
       resume: { type: 'string' },
       session: { type: 'string' },
       system: { type: 'string' },
@@ -101,7 +105,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     throw err;
   }
 
-  const tools = await LuaToolSource.fromDir(
+  const luaTools = await LuaToolSource.fromDir(
     (values.tools ?? []).map((d) => path.resolve(d)),
     {
       includeBuiltins: true,
@@ -111,8 +115,10 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
       },
     },
   );
-  for (const e of tools.loadErrors)
+  for (const e of luaTools.loadErrors)
     io.err(`warning: ${e.file}${e.line === undefined ? '' : `:${e.line}`}: ${e.message}`);
+  const mcp = await startMcpSources(values.mcp ?? [], io);
+  const tools = new ToolRegistry([luaTools, ...mcp]);
 
   let session: SessionLog;
   if (values.resume) {
@@ -217,6 +223,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   } finally {
     rl.close();
     session.close();
+    await Promise.all(mcp.map((m) => m.close()));
     io.err(`session saved: ${session.path}`);
   }
   return failures > 0 ? 1 : 0;
@@ -279,4 +286,22 @@ function renderEvent(io: CliIo): (e: AgentEvent) => void {
         break;
     }
   };
+}
+
+/** Start the MCP servers of each `--mcp` config file; servers that fail are reported and left out. */
+async function startMcpSources(files: string[], io: CliIo): Promise<McpToolSource[]> {
+  const sources: McpToolSource[] = [];
+  for (const [i, file] of files.entries()) {
+    const source = await McpToolSource.fromConfig(path.resolve(file), {
+      name: files.length > 1 ? `mcp#${i + 1}` : 'mcp',
+      log: (e) => {
+        if (e.level !== 'debug') io.err(`[mcp ${e.server}] ${e.message}`);
+      },
+    });
+    const report = await source.start();
+    if (report.started.length > 0)
+      io.err(`mcp: ${report.started.join(', ')} started (${source.list().length} tools)`);
+    sources.push(source);
+  }
+  return sources;
 }
