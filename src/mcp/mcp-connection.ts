@@ -138,6 +138,7 @@ export class McpConnection {
     const deadline = AbortSignal.timeout(this.#opts.initTimeoutMs);
     try {
       await client.connect(transport, { timeout: this.#opts.initTimeoutMs, signal: deadline });
+      deferResponses(transport);
       this.#tools = await this.#listAll(client, deadline);
       if (this.#client !== client) throw new Error('closed while starting');
       this.#state = 'ready';
@@ -340,6 +341,21 @@ export class McpConnection {
     if (client) await closeQuietly(client);
     if (this.#starting) await this.#starting.catch(() => {});
   }
+}
+
+/**
+ * The SDK client runs notification handlers a microtask after reading them but settles responses at once, so a
+ * progress notification read in the same chunk as its call's response is dropped ("unknown token"). Handing
+ * responses on one macrotask later keeps the wire order. Responses keep their relative order (setImmediate is FIFO).
+ */
+function deferResponses(transport: Transport): void {
+  const deliver = transport.onmessage;
+  if (!deliver) return;
+  transport.onmessage = (message, extra) => {
+    if ('id' in message && !('method' in message))
+      setImmediate(() => deliver.call(transport, message, extra));
+    else deliver.call(transport, message, extra);
+  };
 }
 
 function isTimeout(err: unknown): boolean {

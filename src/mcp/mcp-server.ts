@@ -71,13 +71,14 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     }
     const progressToken = request.params._meta?.progressToken;
     let last = -1;
+    const inFlight: Array<Promise<void>> = [];
     const sendProgress = (u: ToolUpdate) => {
       if (progressToken === undefined) return;
       // MCP requires the progress value to increase with every notification.
       const fraction = typeof u.progress === 'number' ? u.progress * 100 : undefined;
       const value = fraction !== undefined && fraction > last ? fraction : Math.max(0, last + 0.001);
       last = value;
-      extra
+      const sent = extra
         .sendNotification({
           method: 'notifications/progress',
           params: {
@@ -88,6 +89,7 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
           },
         })
         .catch(() => {});
+      inFlight.push(sent);
     };
     const call: ToolCallBlock = { type: 'tool_call', id: `mcp_${++callCounter}`, name, input };
     const [block] = await dispatchToolCalls([call], {
@@ -100,6 +102,14 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
       },
     });
     if (!block) throw new McpError(ErrorCode.InternalError, 'the tool produced no result');
+    // Progress sent before the result must reach the client before it: the client drops progress for a finished call.
+    // The official SDK client handles a notification a microtask later than a response read in the same chunk, so a
+    // progress written just before the result can be dropped by it when both arrive in one read. The wire order is
+    // right either way; a short pause makes separate reads (and so a complete progress sequence) far more likely.
+    if (inFlight.length > 0) {
+      await Promise.all(inFlight);
+      await new Promise<void>((resolve) => setTimeout(resolve, 1));
+    }
     // An empty text part (a Lua tool that returned only attachments) says nothing; an empty result keeps one part.
     const parts = block.parts.filter((p, _i, all) => !(p.type === 'text' && p.text === '' && all.length > 1));
     return { content: parts.map(toMcpContent), ...(block.isError ? { isError: true } : {}) };
