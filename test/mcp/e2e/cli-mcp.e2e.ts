@@ -150,7 +150,7 @@ describe('panto chat --mcp FILE', () => {
       },
     );
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain('mcp: b started (5 tools)');
+    expect(r.stderr).toContain('mcp: b started (6 tools)');
     expect(r.stderr).toContain('[mcp b] broken-server starting in mode ok');
     expect(r.stdout).toContain('The server said echo ok.');
     const [first, second] = provider.requests.slice(-2);

@@ -119,6 +119,7 @@ describe('broken MCP server lifecycle', () => {
       'good__huge',
       'good__hang',
       'good__die',
+      'good__add_tool',
     ]);
     expect(log.some((e) => e.server === 'garbage' && /not valid JSON|Unexpected token/.test(e.message))).toBe(
       true,
@@ -157,6 +158,25 @@ describe('broken MCP server lifecycle', () => {
     setTimeout(() => ac.abort(), 200);
     expect(await pending).toMatchObject({ ok: false, error: expect.stringMatching(/cancelled/) });
     await expect.poll(async () => readFile(state, 'utf8'), { timeout: 10_000 }).toMatch(/^cancelled \d+$/m);
+    await source.close();
+  });
+
+  it('tools/list is read across all pages; list_changed re-lists and calls reach the new tool', async () => {
+    let changes = 0;
+    const source = new McpToolSource({ p: broken('paged') }, { onToolsChanged: () => changes++ });
+    await source.start();
+    const names = () => source.list().map((d) => d.name);
+    expect(names()).toEqual(['p__echo', 'p__garbage', 'p__huge', 'p__hang', 'p__die', 'p__add_tool']);
+    const run = async (name: string) =>
+      (await dispatchToolCalls([{ type: 'tool_call', id: name, name, input: {} }], { tools: source }))[0];
+    const before = new ToolRegistry([source]);
+    expect(text(await run('p__add_tool'))).toBe('added');
+    await expect.poll(() => changes, { timeout: 10_000 }).toBe(1);
+    expect(names()).toContain('p__added_1');
+    expect(text(await run('p__added_1'))).toBe('added_1 ok');
+    // A registry built before the change does not offer the new tool: the host rebuilds it from onToolsChanged.
+    expect(before.has('p__added_1')).toBe(false);
+    expect(new ToolRegistry([source]).has('p__added_1')).toBe(true);
     await source.close();
   });
 
