@@ -20,6 +20,8 @@ export type PantoErrorCode =
   | 'ERR_PROVIDER'
   | 'ERR_PROVIDER_AUTH'
   | 'ERR_MODEL_CAPABILITY'
+  | 'ERR_MCP_CONFIG'
+  | 'ERR_MCP_UNAVAILABLE'
   | 'ERR_INTERNAL';
 
 export class PantoError extends Error {

@@ -104,6 +104,29 @@ export type { LuaLogEntry, LuaLogger, LuaLogLevel } from './lua/lua-log.js';
 export type { LuaLoadError } from './lua/lua-runtime.js';
 export { LuaToolSource, type LuaToolSourceOptions } from './lua/lua-tool-source.js';
 export { DEFAULT_DENYLIST } from './lua/workspace-paths.js';
+// MCP: servers as a tool source, tool sources as a server
+export {
+  createMcpServer,
+  loadMcpConfig,
+  MCP_DEFAULTS,
+  type McpHttpServer,
+  type McpHttpServerConfig,
+  type McpHttpServerOptions,
+  type McpLogEntry,
+  type McpLogger,
+  type McpServerConfig,
+  type McpServerOptions,
+  type McpStartReport,
+  type McpStdioServer,
+  type McpStdioServerConfig,
+  type McpStdioServerOptions,
+  McpToolSource,
+  type McpToolSourceOptions,
+  mcpResultToCallResult,
+  parseMcpConfig,
+  serveMcpHttp,
+  serveMcpStdio,
+} from './mcp/index.js';
 // Media pipeline
 export { MediaError } from './media/media-error.js';
 export { mediaMemoryInFlight, setMediaMemoryLimit } from './media/memory-limit.js';

@@ -1,6 +1,7 @@
 import type { CliIo } from './cli-io.js';
 import { runChat } from './commands/chat.js';
 import { runImage } from './commands/image.js';
+import { runMcp } from './commands/mcp-serve.js';
 import { runSession } from './commands/session.js';
 import { runTool } from './commands/tool.js';
 
@@ -18,4 +19,5 @@ export const commands: Record<string, Command> = {
   image: { summary: 'show what the media pipeline does to one image or PDF', run: runImage },
   chat: { summary: 'chat with a model that can use the Lua tools (and see their pictures)', run: runChat },
   session: { summary: 'print the transcript of a saved session log', run: runSession },
+  mcp: { summary: "serve the Lua tools to any MCP client ('mcp serve')", run: runMcp },
 };

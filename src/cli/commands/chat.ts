@@ -17,6 +17,8 @@ import { ChatSession } from '../chat/chat-session.js';
 import { loadContextFiles, systemWithContext } from '../chat/context-files.js';
 import { chooseModel, pickApi, THINKING_LEVELS } from '../chat/model-choice.js';
 import { Terminal } from '../chat/terminal.js';
+import { McpToolSource } from '../../mcp/index.js';
+import { ToolRegistry } from '../../tool-source.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
 import { parseIntOption } from '../parse-options.js';
@@ -50,6 +52,7 @@ Options:
   --context-window N    the model's context window in tokens (for models the catalog does not know, e.g. an
                         8192-token llama.cpp server; default 128000 for those); compaction keeps within it
   --tools DIR           also load Lua tools from DIR (repeatable)
+  --mcp FILE            also use the tools of the MCP servers in FILE ({"mcpServers": {...}}; repeatable)
   --workspace DIR       workspace root the tools may read (default: current directory)
   --resume FILE         continue a saved session
   --session FILE        where to save a new session (default: .panto/sessions/<time>.jsonl in the workspace)
@@ -77,6 +80,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
       'context-window': { type: 'string' },
       tools: { type: 'string', multiple: true },
       workspace: { type: 'string' },
+      mcp: { type: 'string', multiple: true },
       resume: { type: 'string' },
       session: { type: 'string' },
       system: { type: 'string' },
@@ -144,15 +148,17 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   }
 
   const toolDirs = (values.tools ?? []).map((d) => path.resolve(d));
-  const tools = await LuaToolSource.fromDir(toolDirs, {
+  const luaTools = await LuaToolSource.fromDir(toolDirs, {
     includeBuiltins: true,
     workspaceRoot,
     log: (e) => {
       if (e.level === 'error' || e.level === 'warn') io.err(`[lua ${e.level}] ${e.message}`);
     },
   });
-  for (const e of tools.loadErrors)
+  for (const e of luaTools.loadErrors)
     io.err(`warning: ${e.file}${e.line === undefined ? '' : `:${e.line}`}: ${e.message}`);
+  const mcp = await startMcpSources(values.mcp ?? [], io);
+  const tools = new ToolRegistry([luaTools, ...mcp]);
 
   const contextFiles = values['context-files']
     ? await loadContextFiles(workspaceRoot, (problem) => io.err(`warning: ${problem}`))
@@ -223,6 +229,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   } finally {
     chat.close();
     if (chat.log) io.err(`session saved: ${chat.path}${usageSummary(chat)}`);
+    await Promise.all(mcp.map((m) => m.close()));
   }
 }
 
@@ -252,4 +259,22 @@ function parseThinking(value: string | undefined): ThinkingLevel | undefined {
   if (value === undefined) return undefined;
   if ((THINKING_LEVELS as readonly string[]).includes(value)) return value as ThinkingLevel;
   throw new CliError(`--thinking expects one of ${THINKING_LEVELS.join(', ')}; got '${value}'`, EXIT_USAGE);
+}
+
+/** Start the MCP servers of each `--mcp` config file; servers that fail are reported and left out. */
+async function startMcpSources(files: string[], io: CliIo): Promise<McpToolSource[]> {
+  const sources: McpToolSource[] = [];
+  for (const [i, file] of files.entries()) {
+    const source = await McpToolSource.fromConfig(path.resolve(file), {
+      name: files.length > 1 ? `mcp#${i + 1}` : 'mcp',
+      log: (e) => {
+        if (e.level !== 'debug') io.err(`[mcp ${e.server}] ${e.message}`);
+      },
+    });
+    const report = await source.start();
+    if (report.started.length > 0)
+      io.err(`mcp: ${report.started.join(', ')} started (${source.list().length} tools)`);
+    sources.push(source);
+  }
+  return sources;
 }

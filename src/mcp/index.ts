@@ -1,0 +1,24 @@
+export {
+  loadMcpConfig,
+  type McpHttpServerConfig,
+  type McpServerConfig,
+  type McpStdioServerConfig,
+  parseMcpConfig,
+} from './mcp-config.js';
+export type { McpLogEntry, McpLogger } from './mcp-connection.js';
+export { type McpHttpServer, type McpHttpServerOptions, serveMcpHttp } from './mcp-http-server.js';
+export {
+  type McpCallToolResult,
+  type McpResourceContents,
+  type McpResultOptions,
+  mcpResultToCallResult,
+} from './mcp-result.js';
+export { createMcpServer, type McpServerOptions, toMcpContent } from './mcp-server.js';
+export { type McpStdioServer, type McpStdioServerOptions, serveMcpStdio } from './mcp-stdio-server.js';
+export {
+  MCP_DEFAULTS,
+  type McpStartReport,
+  McpToolSource,
+  type McpToolSourceOptions,
+  namespacedName,
+} from './mcp-tool-source.js';

@@ -1,0 +1,379 @@
+/**
+ * One MCP server as seen by the client side: start (spawn + initialize, or connect over Streamable HTTP), list its
+ * tools (all pages), follow `notifications/tools/list_changed`, call tools, restart once after a crash, close.
+ *
+ * Contract:
+ * - Nothing starts before `start()` or the first `callTool()` (lazy). `start()` is idempotent and shared by
+ *   concurrent callers; it rejects with `ERR_MCP_UNAVAILABLE` when the server cannot be spawned/reached or does not
+ *   answer `initialize` + `tools/list` within `initTimeoutMs`.
+ * - A server that exits or drops the connection while not being closed is "crashed". The next call restarts it once
+ *   and reports that in `restartNote`; after a second crash calls fail with a message saying so.
+ * - `callTool()` rejects with an `Error` whose message the model can read (timeout, cancelled, crashed, protocol
+ *   error); `McpToolSource` turns that into an error result.
+ * - stderr of a stdio server goes line by line to `log` (never to our stdout); its last lines are quoted in crash
+ *   messages.
+ */
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  type CallToolResult,
+  ErrorCode,
+  LoggingMessageNotificationSchema,
+  McpError,
+  type Tool as McpTool,
+  type Progress,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { PantoError } from '../errors.js';
+import { errorMessage } from '../tool-source.js';
+import { installLineBuffer } from './line-buffer.js';
+import type { McpServerConfig } from './mcp-config.js';
+import type { McpResourceContents } from './mcp-result.js';
+
+/** A line for the host's log: a server's stderr, its `notifications/message`, lifecycle events. */
+export interface McpLogEntry {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  server: string;
+  message: string;
+}
+export type McpLogger = (entry: McpLogEntry) => void;
+
+export interface McpConnectionOptions {
+  /** Time for spawn/connect + `initialize` + the first `tools/list`, in ms. */
+  initTimeoutMs: number;
+  /** A call with no response and no progress for this long ends with a timeout error (ms). */
+  callTimeoutMs: number;
+  /** A call ends after this long even while progress keeps arriving (ms). */
+  maxCallTimeMs: number;
+  /** Largest single JSON-RPC message read from a stdio server, in bytes; a bigger one ends the connection. */
+  maxMessageBytes: number;
+  log: McpLogger;
+  /** Called after the tool list changed (a `list_changed` notification was followed by a successful re-list). */
+  onToolsChanged: () => void;
+  clientInfo: { name: string; version: string };
+}
+
+type State = 'idle' | 'starting' | 'ready' | 'crashed' | 'closed';
+
+const STDERR_TAIL_LINES = 8;
+
+export class McpConnection {
+  readonly name: string;
+  readonly config: McpServerConfig;
+  readonly #opts: McpConnectionOptions;
+  #state: State = 'idle';
+  #client: Client | undefined;
+  #starting: Promise<void> | undefined;
+  #tools: McpTool[] = [];
+  #restarts = 0;
+  #crashReason = '';
+  #lastTransportError: string | undefined;
+  #stderrTail: string[] = [];
+  #pendingNote: string | undefined;
+
+  constructor(name: string, config: McpServerConfig, options: McpConnectionOptions) {
+    this.name = name;
+    this.config = config;
+    this.#opts = options;
+  }
+
+  /** The server's tools as of the last successful list (empty before start). */
+  get tools(): readonly McpTool[] {
+    return this.#tools;
+  }
+
+  get state(): State {
+    return this.#state;
+  }
+
+  /** Start (once) and list the tools. See the module contract. */
+  start(): Promise<void> {
+    if (this.#state === 'ready') return Promise.resolve();
+    if (this.#state === 'closed') {
+      return Promise.reject(new PantoError('ERR_MCP_UNAVAILABLE', `MCP server '${this.name}' was closed`));
+    }
+    this.#starting ??= this.#connect().finally(() => {
+      this.#starting = undefined;
+    });
+    return this.#starting;
+  }
+
+  async #connect(): Promise<void> {
+    this.#state = 'starting';
+    this.#lastTransportError = undefined;
+    const client = new Client(this.#opts.clientInfo, { capabilities: {} });
+    const transport = this.#makeTransport();
+    this.#client = client;
+    client.onclose = () => this.#onClosed(client);
+    client.onerror = (err) => {
+      this.#lastTransportError = errorMessage(err);
+      const message = errorMessage(err);
+      // A progress notification racing the call's response is routine, not a problem worth a warning.
+      const level = /progress notification for an unknown token/.test(message) ? 'debug' : 'warn';
+      this.#opts.log({ level, server: this.name, message: `protocol error: ${message}` });
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.#refreshTools(client);
+    });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      const { level, data, logger } = n.params;
+      const text = typeof data === 'string' ? data : safeJson(data);
+      this.#opts.log({
+        level:
+          level === 'debug'
+            ? 'debug'
+            : level === 'info' || level === 'notice'
+              ? 'info'
+              : level === 'warning'
+                ? 'warn'
+                : 'error',
+        server: this.name,
+        message: logger ? `${logger}: ${text}` : text,
+      });
+    });
+
+    const deadline = AbortSignal.timeout(this.#opts.initTimeoutMs);
+    try {
+      await client.connect(transport, { timeout: this.#opts.initTimeoutMs, signal: deadline });
+      deferResponses(transport);
+      this.#tools = await this.#listAll(client, deadline);
+      if (this.#client !== client) throw new Error('closed while starting');
+      this.#state = 'ready';
+    } catch (err) {
+      const reason =
+        deadline.aborted || isTimeout(err)
+          ? `did not answer initialize/tools/list within ${this.#opts.initTimeoutMs} ms`
+          : this.#explain(err);
+      if (this.#client === client) {
+        this.#client = undefined;
+        if ((this.#state as State) !== 'closed') this.#state = 'crashed';
+      }
+      await closeQuietly(client);
+      throw new PantoError(
+        'ERR_MCP_UNAVAILABLE',
+        `MCP server '${this.name}' could not be started: ${reason}`,
+        {
+          cause: err,
+        },
+      );
+    }
+  }
+
+  #makeTransport(): Transport {
+    const cfg = this.config;
+    if (cfg.type === 'http') {
+      return new StreamableHTTPClientTransport(new URL(cfg.url), {
+        ...(cfg.headers ? { requestInit: { headers: cfg.headers } } : {}),
+      });
+    }
+    const t = new StdioClientTransport({
+      command: cfg.command,
+      ...(cfg.args ? { args: cfg.args } : {}),
+      ...(cfg.env ? { env: cfg.env } : {}),
+      ...(cfg.cwd ? { cwd: cfg.cwd } : {}),
+      stderr: 'pipe',
+    });
+    installLineBuffer(t, this.#opts.maxMessageBytes);
+    let partial = '';
+    t.stderr?.on('data', (chunk: Buffer) => {
+      const text = partial + chunk.toString('utf8');
+      const lines = text.split(/\r?\n/);
+      partial = (lines.pop() ?? '').slice(-4096);
+      for (const line of lines) this.#stderrLine(line);
+    });
+    t.stderr?.on('end', () => {
+      if (partial) this.#stderrLine(partial);
+      partial = '';
+    });
+    return t;
+  }
+
+  #stderrLine(line: string): void {
+    if (line.length === 0) return;
+    const shown = line.length > 2000 ? `${line.slice(0, 2000)}…` : line;
+    this.#stderrTail.push(shown);
+    if (this.#stderrTail.length > STDERR_TAIL_LINES) this.#stderrTail.shift();
+    this.#opts.log({ level: 'info', server: this.name, message: shown });
+  }
+
+  async #listAll(client: Client, signal?: AbortSignal): Promise<McpTool[]> {
+    const tools: McpTool[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < 1000; page++) {
+      const res = await client.listTools(cursor === undefined ? {} : { cursor }, {
+        timeout: this.#opts.initTimeoutMs,
+        ...(signal ? { signal } : {}),
+      });
+      tools.push(...res.tools);
+      cursor = res.nextCursor;
+      if (cursor === undefined) return tools;
+      if (seen.has(cursor)) throw new Error(`tools/list repeated the cursor ${JSON.stringify(cursor)}`);
+      seen.add(cursor);
+    }
+    throw new Error('tools/list returned more than 1000 pages');
+  }
+
+  #refreshTools(client: Client): void {
+    this.#listAll(client).then(
+      (tools) => {
+        if (this.#client !== client) return;
+        this.#tools = tools;
+        this.#opts.log({
+          level: 'info',
+          server: this.name,
+          message: `tool list changed (${tools.length} tools)`,
+        });
+        this.#opts.onToolsChanged();
+      },
+      (err) =>
+        this.#opts.log({
+          level: 'warn',
+          server: this.name,
+          message: `re-listing tools after list_changed failed: ${errorMessage(err)}`,
+        }),
+    );
+  }
+
+  #onClosed(client: Client): void {
+    if (this.#client !== client) return;
+    this.#client = undefined;
+    if (this.#state === 'closed') return;
+    const wasStarting = this.#state === 'starting';
+    this.#state = 'crashed';
+    this.#crashReason = this.#explain(undefined);
+    if (!wasStarting) {
+      this.#opts.log({ level: 'error', server: this.name, message: `server stopped: ${this.#crashReason}` });
+    }
+  }
+
+  /** Why the connection ended, for messages: the transport's last error and the server's last stderr lines. */
+  #explain(err: unknown): string {
+    const parts: string[] = [];
+    if (err !== undefined) parts.push(errorMessage(err));
+    else parts.push('the connection closed (the server exited or dropped it)');
+    if (this.#lastTransportError && !parts.includes(this.#lastTransportError))
+      parts.push(this.#lastTransportError);
+    if (this.#stderrTail.length > 0) parts.push(`last stderr: ${this.#stderrTail.slice(-3).join(' | ')}`);
+    return parts.join('; ');
+  }
+
+  /** A note about a restart that happened for the call now running, taken once. */
+  takeRestartNote(): string | undefined {
+    const n = this.#pendingNote;
+    this.#pendingNote = undefined;
+    return n;
+  }
+
+  /** Make sure the server is up: start it lazily, or restart it once after a crash. */
+  async #ensure(): Promise<Client> {
+    if (this.#state === 'crashed' && !this.#starting) {
+      if (this.#restarts >= 1) {
+        throw new Error(
+          `MCP server '${this.name}' stopped again after being restarted once, so it is not restarted: ${this.#crashReason}`,
+        );
+      }
+      this.#restarts++;
+      const why = this.#crashReason;
+      this.#stderrTail = [];
+      await this.start();
+      this.#pendingNote = `[note: MCP server '${this.name}' had stopped (${why}) and was restarted]`;
+      this.#opts.log({ level: 'warn', server: this.name, message: 'restarted after a crash' });
+    } else {
+      await this.start();
+    }
+    const client = this.#client;
+    if (!client) throw new Error(`MCP server '${this.name}' is not connected: ${this.#crashReason}`);
+    return client;
+  }
+
+  /**
+   * Call a tool by its MCP name. Progress goes to `onProgress`; `signal` cancels (the server gets
+   * `notifications/cancelled`). Rejects with a model-readable Error; see the module contract.
+   */
+  async callTool(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    onProgress: (p: Progress) => void,
+  ): Promise<CallToolResult> {
+    const client = await this.#ensure();
+    try {
+      const res = await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal,
+        timeout: this.#opts.callTimeoutMs,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: this.#opts.maxCallTimeMs,
+        onprogress: onProgress,
+      });
+      return res as CallToolResult;
+    } catch (err) {
+      if (signal.aborted) throw new Error(`cancelled; the MCP server '${this.name}' was told to stop`);
+      if (isTimeout(err)) {
+        throw new Error(
+          `MCP server '${this.name}' did not answer ${tool} in time (${errorMessage(err)}); the call was cancelled`,
+        );
+      }
+      if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+        throw new Error(`MCP server '${this.name}' stopped during the call: ${this.#explain(undefined)}`);
+      }
+      throw new Error(`MCP server '${this.name}' failed the call: ${errorMessage(err)}`);
+    }
+  }
+
+  /** `resources/read`, for resource links in results. */
+  async readResource(uri: string, signal: AbortSignal): Promise<McpResourceContents[]> {
+    const client = this.#client;
+    if (!client) throw new Error('server not connected');
+    if (!client.getServerCapabilities()?.resources) throw new Error('the server offers no resources');
+    const res = await client.readResource({ uri }, { signal, timeout: this.#opts.callTimeoutMs });
+    return res.contents as McpResourceContents[];
+  }
+
+  /** Close the connection and end the server process. Idempotent; never rejects. */
+  async close(): Promise<void> {
+    this.#state = 'closed';
+    const client = this.#client;
+    this.#client = undefined;
+    if (client) await closeQuietly(client);
+    if (this.#starting) await this.#starting.catch(() => {});
+  }
+}
+
+/**
+ * The SDK client runs notification handlers a microtask after reading them but settles responses at once, so a
+ * progress notification read in the same chunk as its call's response is dropped ("unknown token"). Handing
+ * responses on one macrotask later keeps the wire order. Responses keep their relative order (setImmediate is FIFO).
+ */
+function deferResponses(transport: Transport): void {
+  const deliver = transport.onmessage;
+  if (!deliver) return;
+  transport.onmessage = (message, extra) => {
+    if ('id' in message && !('method' in message))
+      setImmediate(() => deliver.call(transport, message, extra));
+    else deliver.call(transport, message, extra);
+  };
+}
+
+function isTimeout(err: unknown): boolean {
+  return err instanceof McpError && err.code === ErrorCode.RequestTimeout;
+}
+
+async function closeQuietly(client: Client): Promise<void> {
+  try {
+    await client.close();
+  } catch {
+    // already closed
+  }
+}
+
+function safeJson(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}

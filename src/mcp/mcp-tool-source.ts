@@ -1,0 +1,257 @@
+/**
+ * `McpToolSource`: the tools of one or more MCP servers as a `ToolSource` (composes in `ToolRegistry`).
+ *
+ * - Tool names are namespaced `<server>__<tool>` (characters providers refuse become `_`; a name over 64 characters
+ *   is shortened with a hash suffix), so two servers' `search` tools do not clash; `ToolRegistry` still checks for
+ *   clashes with every other source.
+ * - Lazy: constructing (or `fromConfig`) spawns nothing. `start()` starts every server at once and lists their tools;
+ *   `list()` before `start()` throws `ERR_MCP_UNAVAILABLE`. A server that fails to start is reported by `start()`
+ *   (and the log) and offers no tools; the others work.
+ * - Results go through `mcpResultToCallResult` (images/audio decoded to raw bytes for the agent's media pipeline).
+ *   A server's failure, timeout, crash or cancellation is an `{ok:false}` result the model can read; `call` rejects
+ *   only for a name this source does not have.
+ * - `notifications/tools/list_changed` re-lists that server's tools; `list()` then returns the new set and
+ *   `onToolsChanged` is called. (`ToolRegistry` copies declarations when a source is added: rebuild the registry
+ *   from `onToolsChanged` to offer new tools; calls to removed tools end with an error result.)
+ * - `close()` ends every server (stdio children are terminated) and is idempotent.
+ */
+
+import { createHash } from 'node:crypto';
+import { PantoError } from '../errors.js';
+import type { JsonSchema, ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
+import type { CallResult, ToolSource } from '../tool-source.js';
+import { errorMessage } from '../tool-source.js';
+import { LIB_VERSION } from './lib-version.js';
+import { loadMcpConfig, type McpServerConfig, parseMcpConfig } from './mcp-config.js';
+import { McpConnection, type McpLogger } from './mcp-connection.js';
+import { mcpResultToCallResult } from './mcp-result.js';
+
+export interface McpToolSourceOptions {
+  /** Source name in error messages. Default `mcp`. */
+  name?: string;
+  /** Where server stderr, server log notifications and lifecycle events go. Default: discarded. */
+  log?: McpLogger;
+  /** Spawn/connect + initialize + first tools/list, per server, ms. Default 30 000. */
+  initTimeoutMs?: number;
+  /** A call with neither a response nor progress for this long fails with a timeout, ms. Default 60 000. */
+  callTimeoutMs?: number;
+  /** Hard limit per call even while progress arrives, ms. Default 600 000. */
+  maxCallTimeMs?: number;
+  /** Largest JSON-RPC message accepted from a stdio server, bytes. Default 48 MiB (base64 of a 36 MB file). */
+  maxMessageBytes?: number;
+  /** Called when a server's tool list changed (after `list()` reflects it). */
+  onToolsChanged?: (source: McpToolSource) => void;
+  /** Client name/version sent in `initialize`. Default `{name: 'libpanto', version: <package version>}`. */
+  clientInfo?: { name: string; version: string };
+}
+
+/** What `start()` did, per server. */
+export interface McpStartReport {
+  started: string[];
+  failed: Array<{ server: string; error: string }>;
+}
+
+export const MCP_DEFAULTS = {
+  initTimeoutMs: 30_000,
+  callTimeoutMs: 60_000,
+  maxCallTimeMs: 600_000,
+  maxMessageBytes: 48 * 1024 * 1024,
+} as const;
+
+interface Entry {
+  decl: ToolDecl;
+  conn: McpConnection;
+  tool: string;
+}
+
+export class McpToolSource implements ToolSource {
+  readonly name: string;
+  readonly #conns: McpConnection[];
+  readonly #log: McpLogger;
+  readonly #onToolsChanged: ((s: McpToolSource) => void) | undefined;
+  #entries = new Map<string, Entry>();
+  #started = false;
+
+  /**
+   * Servers by name (names match `^[a-zA-Z0-9_-]{1,32}$`). Throws `ERR_INVALID_ARGUMENT` for bad options and
+   * `ERR_MCP_CONFIG` for a bad server entry. Spawns nothing.
+   */
+  constructor(servers: Record<string, McpServerConfig>, options: McpToolSourceOptions = {}) {
+    const checked = parseMcpConfig(
+      Object.fromEntries(
+        Object.entries(servers ?? {}).map(([k, v]) => [
+          k,
+          v?.type === 'http' ? { url: v.url, headers: v.headers } : v,
+        ]),
+      ),
+      'McpToolSource',
+    );
+    this.name = options.name ?? 'mcp';
+    this.#log = options.log ?? (() => {});
+    this.#onToolsChanged = options.onToolsChanged;
+    const num = (key: keyof typeof MCP_DEFAULTS): number => {
+      const v = options[key] ?? MCP_DEFAULTS[key];
+      if (!Number.isInteger(v) || v <= 0) {
+        throw new PantoError(
+          'ERR_INVALID_ARGUMENT',
+          `McpToolSource: ${key} must be a positive integer, got ${v}`,
+        );
+      }
+      return v;
+    };
+    const connOpts = {
+      initTimeoutMs: num('initTimeoutMs'),
+      callTimeoutMs: num('callTimeoutMs'),
+      maxCallTimeMs: num('maxCallTimeMs'),
+      maxMessageBytes: num('maxMessageBytes'),
+      log: this.#log,
+      onToolsChanged: () => this.#rebuild(true),
+      clientInfo: options.clientInfo ?? { name: 'libpanto', version: LIB_VERSION },
+    };
+    this.#conns = Object.entries(checked).map(([n, cfg]) => new McpConnection(n, cfg, connOpts));
+  }
+
+  /**
+   * A source over the servers of an `mcpServers` config: a file path, or the parsed JSON. Spawns nothing (call
+   * `start()`). Throws `ERR_MCP_CONFIG` for an unreadable file or a bad entry.
+   */
+  static async fromConfig(
+    config: string | object,
+    options: McpToolSourceOptions = {},
+  ): Promise<McpToolSource> {
+    const servers = typeof config === 'string' ? await loadMcpConfig(config) : parseMcpConfig(config);
+    return new McpToolSource(servers, options);
+  }
+
+  /** Server names, in config order. */
+  get servers(): string[] {
+    return this.#conns.map((c) => c.name);
+  }
+
+  /**
+   * Start every server at once (spawn or connect, initialize, list tools). Resolves when all have started or failed;
+   * never rejects. Calling it again retries servers that failed.
+   */
+  async start(): Promise<McpStartReport> {
+    const outcomes = await Promise.all(
+      this.#conns.map((c) =>
+        c.start().then(
+          () => ({ server: c.name, error: undefined as string | undefined }),
+          (err: unknown) => ({ server: c.name, error: errorMessage(err) }),
+        ),
+      ),
+    );
+    this.#started = true;
+    const report: McpStartReport = { started: [], failed: [] };
+    for (const o of outcomes) {
+      if (o.error === undefined) report.started.push(o.server);
+      else {
+        report.failed.push({ server: o.server, error: o.error });
+        this.#log({ level: 'error', server: o.server, message: o.error });
+      }
+    }
+    this.#rebuild(false);
+    return report;
+  }
+
+  list(): ToolDecl[] {
+    if (!this.#started) {
+      throw new PantoError(
+        'ERR_MCP_UNAVAILABLE',
+        `MCP tool source '${this.name}' has not been started: await source.start() before listing or registering it`,
+      );
+    }
+    return [...this.#entries.values()].map((e) => e.decl);
+  }
+
+  async call(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<CallResult> {
+    const entry = this.#entries.get(name);
+    if (!entry) throw new PantoError('ERR_UNKNOWN_TOOL', `source '${this.name}' has no tool '${name}'`);
+    const { conn, tool } = entry;
+    const meta = { mcpServer: conn.name, mcpTool: tool };
+    if (!conn.tools.some((t) => t.name === tool)) {
+      return { ok: false, error: `MCP server '${conn.name}' no longer offers the tool '${tool}'`, meta };
+    }
+    let out: CallResult;
+    try {
+      const res = await conn.callTool(tool, args, ctx.signal, (p) => ctx.update(progressUpdate(p)));
+      out = await mcpResultToCallResult(res, {
+        readResource: (uri) => conn.readResource(uri, ctx.signal),
+        meta,
+      });
+    } catch (err) {
+      out = { ok: false, error: errorMessage(err), meta };
+    }
+    const restarted = conn.takeRestartNote();
+    if (restarted !== undefined) {
+      if (out.ok) out.parts.unshift({ type: 'text', text: restarted });
+      else out.error = `${restarted}\n${out.error}`;
+    }
+    return out;
+  }
+
+  /** End every server. Idempotent; never rejects. After it, calls end with an error result. */
+  async close(): Promise<void> {
+    await Promise.all(this.#conns.map((c) => c.close()));
+  }
+
+  #rebuild(changed: boolean): void {
+    const entries = new Map<string, Entry>();
+    for (const conn of this.#conns) {
+      for (const t of conn.tools) {
+        const name = namespacedName(conn.name, t.name);
+        if (entries.has(name)) {
+          this.#log({
+            level: 'warn',
+            server: conn.name,
+            message: `tool '${t.name}' left out: its name '${name}' clashes with another tool of this source`,
+          });
+          continue;
+        }
+        entries.set(name, { decl: toDecl(name, t), conn, tool: t.name });
+      }
+    }
+    this.#entries = entries;
+    if (changed) {
+      try {
+        this.#onToolsChanged?.(this);
+      } catch (err) {
+        this.#log({ level: 'error', server: '*', message: `onToolsChanged threw: ${errorMessage(err)}` });
+      }
+    }
+  }
+}
+
+/** `<server>__<tool>`, provider-safe (`^[a-zA-Z0-9_-]{1,64}$`). */
+export function namespacedName(server: string, tool: string): string {
+  const full = `${server}__${tool.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
+  if (full.length <= 64) return full;
+  const hash = createHash('sha256').update(`${server}\0${tool}`).digest('hex').slice(0, 8);
+  return `${full.slice(0, 55)}_${hash}`;
+}
+
+function toDecl(
+  name: string,
+  t: { name: string; title?: string | undefined; description?: string | undefined; inputSchema: unknown },
+): ToolDecl {
+  const raw = t.inputSchema;
+  const schema: JsonSchema =
+    typeof raw === 'object' && raw !== null && !Array.isArray(raw)
+      ? { ...(raw as JsonSchema), type: 'object' }
+      : { type: 'object' };
+  return { name, description: t.description ?? t.title ?? '', inputSchema: schema };
+}
+
+function progressUpdate(p: {
+  progress: number;
+  total?: number | undefined;
+  message?: string | undefined;
+}): ToolUpdate {
+  const u: ToolUpdate = { completed: p.progress };
+  if (p.total !== undefined && p.total > 0) {
+    u.total = p.total;
+    u.progress = Math.min(1, Math.max(0, p.progress / p.total));
+  }
+  if (p.message !== undefined) u.message = p.message;
+  return u;
+}

@@ -1,0 +1,184 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { McpToolSource } from '../../../src/mcp/mcp-tool-source.js';
+import { DEFAULT_PROCESS_OPTIONS } from '../../../src/media/process-media.js';
+import { imageSize } from '../../agent/dispatch-fixtures.js';
+import { runPanto } from '../../cli/run-cli.js';
+import { type FakeProviderServer, startFakeProviderServer } from '../../helpers/fake-provider-server.js';
+import { GPS_MARKERS, photoWithGps } from './photo-with-gps.js';
+import { BROKEN, LUA_TOOLS, PANTO_CLI } from './servers.js';
+
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'panto-mcp-cli-'));
+  await writeFile(join(root, 'photo.jpg'), await photoWithGps());
+});
+afterAll(() => rm(root, { recursive: true, force: true }));
+
+describe('panto mcp serve over stdio, driven by the official SDK client', () => {
+  it('serves read (capped, GPS-free images) and cancellation; stdout carries only JSON-RPC', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [PANTO_CLI, 'mcp', 'serve', '--tools', LUA_TOOLS, '--workspace', root],
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    const protocolErrors: Error[] = [];
+    const client = new Client({ name: 'sdk-stdio-test', version: '1.0.0' });
+    client.onerror = (e) => protocolErrors.push(e);
+    await client.connect(transport);
+    try {
+      expect(client.getServerVersion()?.name).toBe('libpanto');
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['read', 'slow_steps', 'test_tool_with_progress']));
+
+      const res = (await client.callTool({
+        name: 'read',
+        arguments: { path: 'photo.jpg' },
+      })) as CallToolResult;
+      const image = res.content.find((c) => c.type === 'image');
+      if (image?.type !== 'image') throw new Error('no image');
+      const bytes = Buffer.from(image.data, 'base64');
+      expect(imageSize(bytes)).toMatchObject({ width: 2000, height: 1500 });
+      expect(bytes.byteLength).toBeLessThanOrEqual(DEFAULT_PROCESS_OPTIONS.maxEncodedBytes);
+      for (const m of GPS_MARKERS) expect(bytes.includes(m)).toBe(false);
+
+      const ac = new AbortController();
+      const cancelled = client.callTool({ name: 'slow_steps', arguments: { steps: 10_000_000 } }, undefined, {
+        signal: ac.signal,
+        onprogress: () => ac.abort(),
+      });
+      await expect(cancelled).rejects.toThrow();
+      const after = (await client.callTool({ name: 'test_simple_text', arguments: {} })) as CallToolResult;
+      expect(after.content).toEqual([{ type: 'text', text: 'This is a simple text response for testing.' }]);
+      expect(protocolErrors).toEqual([]);
+      expect(stderr).toContain('panto mcp: serving');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('both directions at once: McpToolSource over `panto mcp serve` gets every panto.progress as an update', async () => {
+    // (The official SDK client can drop a progress notification that arrives in the same read as its response; our
+    // client keeps the wire order, so all three arrive.)
+    const source = new McpToolSource({
+      panto: {
+        type: 'stdio',
+        command: process.execPath,
+        args: [PANTO_CLI, 'mcp', 'serve', '--tools', LUA_TOOLS, '--workspace', root],
+      },
+    });
+    await source.start();
+    try {
+      for (let round = 0; round < 3; round++) {
+        const updates: unknown[] = [];
+        const out = await source.call(
+          'panto__test_tool_with_progress',
+          {},
+          {
+            signal: new AbortController().signal,
+            workspaceRoot: root,
+            toolCallId: `p${round}`,
+            update: (u) => updates.push(u),
+          },
+        );
+        expect(out).toMatchObject({ ok: true, parts: [{ type: 'text', text: 'Progress complete' }] });
+        expect(updates).toEqual([
+          { completed: 0, total: 100, progress: 0, message: 'starting' },
+          { completed: 50, total: 100, progress: 0.5, message: 'halfway' },
+          { completed: 100, total: 100, progress: 1, message: 'done' },
+        ]);
+      }
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('usage errors: an unknown subcommand and a bad port exit 2', async () => {
+    expect((await runPanto(['mcp', 'frobnicate'])).code).toBe(2);
+    const bad = await runPanto(['mcp', 'serve', '--http', 'eighty']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--http expects a positive integer');
+  });
+});
+
+describe('panto chat --mcp FILE', () => {
+  let provider: FakeProviderServer;
+  beforeAll(async () => {
+    provider = await startFakeProviderServer();
+  });
+  afterAll(() => provider?.close());
+
+  it("offers the config's MCP tools to the model next to the Lua tools, and runs them", async () => {
+    const config = join(root, 'mcp.json');
+    await writeFile(
+      config,
+      JSON.stringify({ mcpServers: { b: { command: process.execPath, args: [BROKEN] } } }),
+    );
+    provider.enqueue(
+      { type: 'reply', toolCalls: [{ id: 'call_1', name: 'b__echo', args: {} }] },
+      { type: 'reply', text: 'The server said echo ok.' },
+    );
+    const r = await runPanto(
+      [
+        'chat',
+        '--provider',
+        'openai-chat',
+        '--base-url',
+        provider.baseUrl('openai-chat'),
+        '--model',
+        'gpt-4o',
+        '--workspace',
+        root,
+        '--session',
+        join(root, 's.jsonl'),
+        '--mcp',
+        config,
+      ],
+      {
+        cwd: root,
+        stdin: 'ask the server\n/exit\n',
+        env: { OPENAI_API_KEY: undefined, ANTHROPIC_API_KEY: undefined },
+      },
+    );
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('mcp: b started (6 tools)');
+    expect(r.stderr).toContain('[mcp b] broken-server starting in mode ok');
+    expect(r.stdout).toContain('The server said echo ok.');
+    const [first, second] = provider.requests.slice(-2);
+    const tools = ((first?.body.tools ?? []) as Array<{ function: { name: string } }>).map(
+      (t) => t.function.name,
+    );
+    expect(tools).toEqual(expect.arrayContaining(['read', 'b__echo', 'b__hang']));
+    expect(JSON.stringify(second?.body.messages)).toContain('echo ok');
+  });
+
+  it('a bad config file is a clear error', async () => {
+    const config = join(root, 'bad.json');
+    await writeFile(config, '{"mcpServers": {"x": {}}}');
+    const r = await runPanto(
+      [
+        'chat',
+        '--provider',
+        'openai-chat',
+        '--base-url',
+        'http://127.0.0.1:9/v1',
+        '--model',
+        'gpt-4o',
+        '--mcp',
+        config,
+      ],
+      { cwd: root, stdin: '/exit\n' },
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/server 'x' needs exactly one of "command" or "url" \[ERR_MCP_CONFIG\]/);
+  });
+});
