@@ -6,7 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpToolSource } from '../../../src/mcp/mcp-tool-source.js';
-import { DEFAULT_PROCESS_OPTIONS } from '../../../src/media/process-media.js';
+import { DEFAULT_PROCESS_OPTIONS } from '../../../src/media/policy.js';
 import { imageSize } from '../../agent/dispatch-fixtures.js';
 import { runPanto } from '../../cli/run-cli.js';
 import { type FakeProviderServer, startFakeProviderServer } from '../../helpers/fake-provider-server.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatchToolCalls } from '../../../src/agent/dispatch.js';
 import type { ImagePart } from '../../../src/conversation.js';
 import { McpToolSource } from '../../../src/mcp/mcp-tool-source.js';
-import { DEFAULT_PROCESS_OPTIONS } from '../../../src/media/process-media.js';
+import { DEFAULT_PROCESS_OPTIONS } from '../../../src/media/policy.js';
 import { imageSize } from '../../agent/dispatch-fixtures.js';
 import { GPS_MARKERS, photoWithGps } from './photo-with-gps.js';
 import { FILESYSTEM } from './servers.js';

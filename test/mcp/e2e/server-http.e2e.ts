@@ -8,7 +8,7 @@ import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.j
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LuaToolSource } from '../../../src/lua/lua-tool-source.js';
 import { type McpHttpServer, serveMcpHttp } from '../../../src/mcp/mcp-http-server.js';
-import { DEFAULT_PROCESS_OPTIONS } from '../../../src/media/process-media.js';
+import { DEFAULT_PROCESS_OPTIONS } from '../../../src/media/policy.js';
 import type { ToolContext } from '../../../src/tool.js';
 import type { CallResult, ToolSource } from '../../../src/tool-source.js';
 import { fixture, imageSize } from '../../agent/dispatch-fixtures.js';
