@@ -90,7 +90,9 @@ export type { LuaLoadError } from './lua/lua-runtime.js';
 export { LuaToolSource, type LuaToolSourceOptions } from './lua/lua-tool-source.js';
 export { DEFAULT_DENYLIST } from './lua/workspace-paths.js';
 // Media pipeline
+export type { MediaBackend } from './media/addon-types.js';
 export { MediaError } from './media/media-error.js';
+export { mediaBackend } from './media/native-addon.js';
 export { probeMedia } from './media/probe-media.js';
 export { checkProcessOptions, DEFAULT_PROCESS_OPTIONS, processMedia } from './media/process-media.js';
 export { sniffMedia } from './media/sniff-media.js';

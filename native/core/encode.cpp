@@ -107,8 +107,10 @@ Status encode_jpeg(const Pixels& px, int quality, OwnedBytes* out) {
     sb = encode_jpeg_serial(bottom, quality, &b);
     t.join();
   } catch (const std::system_error&) {
-    top.data.data = bottom.data.data = nullptr;
-    return encode_jpeg_serial(px, quality, out);
+    // No threads here (the WebAssembly build): the same two halves one after the other, so the output bytes never
+    // depend on whether threads exist.
+    sa = encode_jpeg_serial(top, quality, &a);
+    sb = encode_jpeg_serial(bottom, quality, &b);
   }
   top.data.data = bottom.data.data = nullptr;
   if (!sa.ok()) return sa;
