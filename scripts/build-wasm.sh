@@ -1,20 +1,16 @@
 #!/usr/bin/env bash
-# Builds the WebAssembly fallback of the media addon: the same C++ core (scripts/native-sources.cjs: core + cdeps)
-# plus libwebp and libdeflate from their pinned sources, behind the small C ABI in native/wasm/panto-wasm.cpp,
-# compiled with Debian's emscripten. Output (git-ignored, shipped in the npm package's files):
+# Builds the WebAssembly fallback of the media addon: the same C++ core and the same pinned C sources as the native
+# build — everything from the one source list, scripts/native-sources.cjs (core + cdeps + libwebp + libdeflate; stb
+# headers; sources extracted into git-ignored cdeps/src by scripts/fetch-cdeps.mjs) — behind the small C ABI in
+# native/wasm/panto-wasm.cpp, compiled with Debian's emscripten. Output (git-ignored, shipped in the npm package):
 #   prebuilds/wasm32/panto-media.cjs   emscripten's JS glue (CommonJS, MODULARIZE, node-only)
 #   prebuilds/wasm32/panto-media.wasm  the module
-#   prebuilds/wasm32/BUILD-INFO        compiler version and flags (read by the tests and the bench)
-# Objects are cached in build-wasm/obj-<flags hash>/ and rebuilt when a source is newer.
-#
-# Sources of libwebp / libdeflate / stb headers: the environment can point at extracted trees
-#   PANTO_WASM_WEBP_SRC=/path/libwebp-1.2.4  PANTO_WASM_DEFLATE_SRC=/path/libdeflate-1.14
-#   PANTO_WASM_INCLUDE=/path/include  (stb/stb_image.h, stb/stb_image_write.h, stb/stb_image_resize2.h, webp/*.h,
-#                                      libdeflate.h)
-# otherwise the ones the native build uses (scripts/native-sources.cjs) are taken.
-# Installs emscripten with apt-get when emcc is missing (root or sudo).
+#   prebuilds/wasm32/BUILD-INFO        compiler version and flags
+# Objects are cached in build-wasm/obj-<flags hash>/ and rebuilt when their source (or, for our C++, any core
+# header) is newer. Installs emscripten with apt-get when em++ is missing (root or sudo).
 # Environment: JOBS (default nproc), PANTO_WASM_SIMD=1 adds -msimd128, PANTO_WASM_OUT (default prebuilds/wasm32).
-# Cost on 2 idle cores: ~2 min from scratch (emscripten's first run also builds its system libraries into its cache).
+# Cost on 2 idle cores: ~3 min from scratch (emscripten's first run also builds its system libraries into its
+# cache), seconds when nothing changed.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,61 +33,47 @@ fi
 export NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}"
 EM_VERSION="$(em++ --version | sed -n 1p)"
 
-# --- sources ---------------------------------------------------------------------------------------------------------
-read -r WEBP_SRC DEFLATE_SRC INCLUDE < <(node -e '
+# --- sources (the one list) ----------------------------------------------------------------------------------------
+# One "compiler<TAB>source<TAB>flag set" line per translation unit: C libraries with cdepsCflags and their include
+# dirs; our C++ (core, cdeps TU, the C ABI) with cflags and the core/deps include dirs. The *_sse41.c files and
+# libdeflate's per-CPU feature detection are x86/arm only, so they are not part of a wasm32 build.
+SOURCES="$(node -e '
   const s = require("./scripts/native-sources.cjs");
-  const env = process.env;
-  const pick = (v, f) => v || (typeof f === "function" ? f() : "");
+  const I = (dirs) => dirs.map((d) => `-I${d}`).join(" ");
+  const D = s.defines.map((d) => `-D${d}`).join(" ");
+  const c = (files, inc) => files.map((f) => ["emcc", f, `${s.cdepsCflags.join(" ")} ${D} ${I(inc)}`].join("\t"));
+  const cxxFlags = `${s.cflags.join(" ")} ${D} ${I([...s.coreIncludeDirs, ...s.includeDirs()])}`;
   console.log([
-    pick(env.PANTO_WASM_WEBP_SRC, s.webpSourceDir), pick(env.PANTO_WASM_DEFLATE_SRC, s.deflateSourceDir),
-    pick(env.PANTO_WASM_INCLUDE, () => s.includeDirs()[0]),
-  ].map((p) => p || "-").join(" "));')
-[ -d "$WEBP_SRC/src/dec" ] || die "libwebp sources not found (got '$WEBP_SRC'); set PANTO_WASM_WEBP_SRC"
-[ -f "$DEFLATE_SRC/lib/deflate_compress.c" ] || die "libdeflate sources not found (got '$DEFLATE_SRC'); set PANTO_WASM_DEFLATE_SRC"
-for h in stb/stb_image.h stb/stb_image_write.h stb/stb_image_resize2.h webp/decode.h libdeflate.h; do
-  [ -f "$INCLUDE/$h" ] || die "$INCLUDE/$h missing; set PANTO_WASM_INCLUDE"
-done
+    ...c(s.libwebp.sources(), s.libwebp.includeDirs()),
+    ...c(s.libdeflate.sources(), s.libdeflate.includeDirs()),
+    ...[...s.core, ...s.cdeps, "native/wasm/panto-wasm.cpp"].map((f) => ["em++", f, cxxFlags].join("\t")),
+  ].join("\n"));')"
 
-# --- compile ---------------------------------------------------------------------------------------------------------
+# --- compile -------------------------------------------------------------------------------------------------------
 SIMD=""; [ "${PANTO_WASM_SIMD:-0}" = 1 ] && SIMD="-msimd128"
-# -fexceptions: the core catches std::bad_alloc and the C ABI catches everything (emscripten's JS-assisted EH; Debian's
-# 3.1.6 has no wasm-EH libc++abi variant that Node 20 runs by default). No -pthread: std::thread throws
-# std::system_error and the encoder already falls back to one thread; parallelism comes from worker_threads instead.
-CFLAGS="-O3 -DNDEBUG $SIMD"
-CXXFLAGS="$CFLAGS -std=c++17 -fexceptions -fvisibility=hidden"
-HASH="$(printf '%s|%s|%s' "$EM_VERSION" "$CFLAGS" "$CXXFLAGS" | sha256sum | cut -c1-12)"
+# The list's flags keep -fexceptions (the core catches std::bad_alloc; the C ABI catches everything; emscripten's
+# JS-assisted EH, as Debian's 3.1.6 has no wasm-EH libc++abi). No -pthread: std::thread throws std::system_error and
+# the core then does the same work on one thread; parallelism comes from worker_threads instead.
+HASH="$(printf '%s|%s|%s' "$EM_VERSION" "$SIMD" "$SOURCES" | sha256sum | cut -c1-12)"
 OBJ="build-wasm/obj-$HASH"
 mkdir -p "$OBJ" "$OUT"
-
-# One "compiler<TAB>source<TAB>include dir" job per line; an object is rebuilt when missing or older than its source.
-jobs_file="$OBJ/jobs.txt"
-{
-  (cd "$WEBP_SRC" && ls src/dec/*.c src/dsp/*.c src/enc/*.c src/utils/*.c sharpyuv/*.c src/demux/demux.c src/demux/anim_decode.c) |
-    sed "s|^|emcc\t$WEBP_SRC/|; s|\$|\t$WEBP_SRC|"
-  (cd "$DEFLATE_SRC" && ls lib/*.c lib/x86/*.c lib/arm/*.c) | sed "s|^|emcc\t$DEFLATE_SRC/|; s|\$|\t$DEFLATE_SRC|"
-  node -p 'const s = require("./scripts/native-sources.cjs"); [...s.core, ...s.cdeps].join("\n")' |
-    sed "s|^|em++\t$ROOT/|; s|\$|\t$ROOT/native/core|"
-  printf 'em++\t%s\t%s\n' "$ROOT/native/wasm/panto-wasm.cpp" "$ROOT/native/core"
-} > "$jobs_file"
+printf '%s\n' "$SOURCES" > "$OBJ/jobs.txt"
 NEWEST_HEADER="$ROOT/native/core/$(cd native/core && ls -t -- *.h | head -1)"
-export OBJ CFLAGS CXXFLAGS INCLUDE NEWEST_HEADER
+export OBJ SIMD NEWEST_HEADER
 compile_one() {
-  local cc="$1" src="$2" inc="$3"
+  local cc="$1" src="$2" flags="$3"
   local o; o="$OBJ/$(printf '%s' "$src" | sha256sum | cut -c1-16)-$(basename "$src").o"
   # Up to date when newer than its source and (C++: our code) than every core header.
   if [ -f "$o" ] && [ "$o" -nt "$src" ] && { [ "$cc" = emcc ] || [ ! "$NEWEST_HEADER" -nt "$o" ]; }; then
     echo "$o"; return
   fi
-  if [ "$cc" = emcc ]; then
-    emcc $CFLAGS -I"$inc" -c "$src" -o "$o.tmp"
-  else
-    em++ $CXXFLAGS -I"$inc" -I"$INCLUDE" -c "$src" -o "$o.tmp"
-  fi
+  # shellcheck disable=SC2086
+  "$cc" $flags $SIMD -c "$src" -o "$o.tmp"
   mv "$o.tmp" "$o"; echo "$o"
 }
 export -f compile_one
-log "compiling $(wc -l < "$jobs_file") sources with $EM_VERSION ($JOBS jobs)"
-objects="$(tr '\t' '\n' < "$jobs_file" | xargs -d '\n' -n 3 -P "$JOBS" bash -c 'compile_one "$0" "$1" "$2"')"
+log "compiling $(wc -l < "$OBJ/jobs.txt") sources with $EM_VERSION ($JOBS jobs)"
+objects="$(tr '\t' '\n' < "$OBJ/jobs.txt" | xargs -d '\n' -n 3 -P "$JOBS" bash -c 'compile_one "$0" "$1" "$2"')"
 
 # --- link ------------------------------------------------------------------------------------------------------------
 # MODULARIZE + sync compilation: the glue's factory fills the object it is given, so a caller can instantiate
@@ -104,15 +86,20 @@ LDFLAGS=(-O3 $SIMD -fexceptions
   -sNODEJS_CATCH_EXIT=0 -sNODEJS_CATCH_REJECTION=0 -sINVOKE_RUN=0
   -sEXPORTED_FUNCTIONS=_pw_alloc,_pw_free,_pw_result_free,_pw_sniff,_pw_probe,_pw_process,_pw_decode_to_rgba
   -sEXPORTED_RUNTIME_METHODS=HEAPU8,HEAPU32,UTF8ToString,stringToUTF8,lengthBytesUTF8)
-log "linking"
-# shellcheck disable=SC2086
-em++ "${LDFLAGS[@]}" $objects -o "$OBJ/panto-media.cjs"
+# Relink only when an object is newer than the last link (the link runs wasm-opt: the slow part of a no-op build).
+if [ -f "$OBJ/panto-media.wasm" ] && [ "$(cat "$OBJ/ldflags" 2>/dev/null)" = "${LDFLAGS[*]}" ] &&
+  [ -z "$(find "$OBJ" -name '*.o' -newer "$OBJ/panto-media.wasm" | head -1)" ]; then
+  log "link up to date"
+else
+  log "linking"
+  # shellcheck disable=SC2086
+  em++ "${LDFLAGS[@]}" $objects -o "$OBJ/panto-media.cjs"
+  printf '%s' "${LDFLAGS[*]}" > "$OBJ/ldflags"
+fi
 cp "$OBJ/panto-media.cjs" "$OBJ/panto-media.wasm" "$OUT/"
 {
-  echo "compiler: $EM_VERSION"
-  echo "cflags: $CXXFLAGS"
+  echo "compiler: $EM_VERSION${SIMD:+ $SIMD}"
   echo "ldflags: ${LDFLAGS[*]}"
-  echo "webp: $(basename "$WEBP_SRC")"
-  echo "deflate: $(basename "$DEFLATE_SRC")"
+  echo "sources: $(grep -v '^ ' cdeps/src/STAMP 2>/dev/null | tr '\n' ';')"
 } > "$OUT/BUILD-INFO"
 log "done in $(($(date +%s) - START)) s: $OUT/panto-media.wasm $(stat -c %s "$OUT/panto-media.wasm") bytes, $OUT/panto-media.cjs $(stat -c %s "$OUT/panto-media.cjs") bytes"
