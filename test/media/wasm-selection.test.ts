@@ -24,6 +24,11 @@ beforeAll(async () => {
     recursive: true,
   });
   await symlink(path.join(repo, 'node_modules'), path.join(dir, 'node_modules'));
+  await mkdir(path.join(dir, 'scripts'));
+  await cp(
+    path.join(repo, 'scripts', 'install-fallback.cjs'),
+    path.join(dir, 'scripts', 'install-fallback.cjs'),
+  );
   await cp(path.join(repo, 'test', 'fixtures', 'media', 'png-rgba.png'), path.join(dir, 'input.png'));
   await writeFile(
     path.join(dir, 'probe.mjs'),
@@ -109,5 +114,28 @@ describe.runIf(wasmFiles)('backend selection on a machine without a native binar
     );
     expect(stdout.trim()).toBe('native');
     expect(stderr).toBe('');
+  });
+});
+
+describe.runIf(wasmFiles)('the npm install step without a native build', () => {
+  it('succeeds with a note when the package carries the wasm build, and fails as before when it does not', async () => {
+    const ok = await run(process.execPath, [path.join(dir, 'scripts', 'install-fallback.cjs')]);
+    expect(ok.stderr).toContain('will be processed by the bundled WebAssembly build');
+    const bare = await mkdtemp(path.join(os.tmpdir(), 'panto-no-wasm-'));
+    try {
+      await mkdir(path.join(bare, 'scripts'));
+      await cp(
+        path.join(repo, 'scripts', 'install-fallback.cjs'),
+        path.join(bare, 'scripts', 'install-fallback.cjs'),
+      );
+      const failed = await run(process.execPath, [path.join(bare, 'scripts', 'install-fallback.cjs')]).then(
+        () => undefined,
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect(failed?.code).toBe(1);
+      expect(failed?.stderr).toContain('no WebAssembly build is bundled');
+    } finally {
+      await rm(bare, { recursive: true, force: true });
+    }
   });
 });
