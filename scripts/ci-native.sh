@@ -11,7 +11,7 @@
 #      any crash, sanitizer report, leak, timeout or OOM fails the script (the reproducer is kept, path printed)
 #   5. prints a summary
 # Environment: PANTO_FUZZ_SECONDS (default 60), PANTO_NATIVE_BUILD_DIR (default build-ci-native),
-#              PANTO_CDEPS_DIR (optional, see scripts/fetch-cdeps.mjs), JOBS (default: nproc).
+#              PANTO_CDEPS_SRC (optional, see scripts/fetch-cdeps.mjs), JOBS (default: nproc).
 # Cost on 2 cores: ~2-3 min build + ctest + 60 s fuzz.
 set -euo pipefail
 

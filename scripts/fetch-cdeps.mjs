@@ -1,21 +1,32 @@
 #!/usr/bin/env node
 /**
- * Materialises the addon's third-party C dependencies (nothing third-party is committed to this repo).
+ * Materialises the SOURCES of the addon's third-party C libraries (nothing third-party is committed to this repo).
  *
  * Contract:
- * - Fetches the pinned Debian packages below through a PRIVATE apt configuration (the system's apt setup is never
- *   touched): the archive URI is read at run time from the machine's own apt sources, so no registry host name lives
- *   in this repo. Each .deb's sha256 must equal the pinned value, else the script fails and extracts nothing.
- * - Extracts headers into `cdeps/.deps/include/` and static libraries into `cdeps/.deps/lib/` (git-ignored), then writes
- *   `cdeps/.deps/STAMP` naming the pinned hashes. Idempotent: when the stamp matches the pins, it does nothing.
- * - `PANTO_CDEPS_DIR=/path` skips fetching: the build uses `/path/include` (stb/stb_image.h, stb/stb_image_write.h,
- *   stb/stb_image_resize2.h, webp/*.h, libdeflate.h) and `/path/lib` (libwebp.a, libwebpdemux.a, libdeflate.a; PIC).
+ * - The one source of truth is the pinned Debian source packages in `PACKAGES` below: each package's `.dsc`,
+ *   `.orig.tar.*` and `.debian.tar.xz` have a pinned sha256. They are downloaded with `apt-get source --download-only`
+ *   through a PRIVATE apt configuration (a deb-src list in a temp dir; the system's apt setup is never touched; the
+ *   archive URI is read at run time from the machine's own apt sources, so no registry host name lives in this repo)
+ *   into the git-ignored `cdeps/.cache/`. A file whose sha256 differs from its pin is deleted and the script fails
+ *   without extracting anything.
+ * - Extraction is what `dpkg-source -x` does for a "3.0 (quilt)" package, done with `tar` and `patch` so that it runs
+ *   on any POSIX system: the orig tarball (top folder stripped), the debian tarball on top, then every patch named in
+ *   `debian/patches/series` in order (`patch -p1`, Debian's security fixes such as libwebp's CVE-2023-4863). Then OUR
+ *   patches: every `cdeps/patches/<key>/*.patch` in file-name order, also `patch -p1` from the package's source root.
+ *   Only the files the build needs (`keep`) are copied into `cdeps/src/<key>/`, plus Debian's copyright file.
+ * - `cdeps/src/STAMP` records the recipe: pins, patch series and the sha256 of each of our patch files. When the stamp
+ *   matches, nothing is fetched or extracted (this is the case inside the published npm tarball, which carries
+ *   `cdeps/src` and `cdeps/patches`, so `npm install` builds from source with only a C/C++ compiler: no apt, no
+ *   network). A stale or missing `cdeps/src` is rebuilt from `cdeps/.cache` when the archives are there (offline),
+ *   else fetched first (needs apt-get, i.e. a Debian-like machine).
+ * - The final folder is assembled next to `cdeps/src` and renamed into place, so a concurrent build (gyp and CMake
+ *   may both run this) never sees a half-written tree.
+ * - `PANTO_CDEPS_SRC=/path` uses an already extracted tree with the same layout (validated; nothing is fetched).
  *
  * Usage (stdout carries only the requested value, so build files can capture it; logs go to stderr):
- *   node scripts/fetch-cdeps.mjs                  fetch (if needed) and report
- *   node scripts/fetch-cdeps.mjs --print-include  fetch if needed, print the include directory
- *   node scripts/fetch-cdeps.mjs --print-libs     fetch if needed, print the static libraries (space separated)
- *   node scripts/fetch-cdeps.mjs --print-dir      fetch if needed, print the deps root (has include/ and lib/)
+ *   node scripts/fetch-cdeps.mjs               fetch/extract if needed and report
+ *   node scripts/fetch-cdeps.mjs --print-src   fetch/extract if needed, print the sources root (cdeps/src)
+ *   node scripts/fetch-cdeps.mjs --check       exit 0 when cdeps/src is current, 1 (naming why) otherwise; never fetches
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -28,6 +39,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,82 +47,118 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const DEPS = join(ROOT, 'cdeps', '.deps');
-const ENV_VAR = 'PANTO_CDEPS_DIR';
-
-/** Debian architecture per Node `process.arch` (pins below exist for these only). */
-const DEB_ARCH = { x64: 'amd64' };
+const CDEPS = join(ROOT, 'cdeps');
+const SRC = join(CDEPS, 'src');
+const CACHE = join(CDEPS, '.cache');
+const PATCHES = join(CDEPS, 'patches');
+const ENV_VAR = 'PANTO_CDEPS_SRC';
+/** Bump when the extraction itself changes (a different `keep`, a new step), so old trees are rebuilt. */
+const RECIPE = 2;
 
 /**
- * Pinned packages. stb from trixie (stb_image 2.30 with the 2.28+ fuzzing fixes, stb_image_write 1.16,
- * stb_image_resize2 2.12); libwebp 1.2.4 with the CVE-2023-4863 fix and libdeflate from bookworm (their .a are PIC).
+ * Pinned Debian source packages. `key` names the folder under cdeps/src/ and cdeps/patches/. `keep` lists what the
+ * build reads (relative to the package's source root). libwebp 1.2.4 and libdeflate 1.14 from bookworm (libwebp
+ * with Debian's CVE-2023-4863 fix); stb from trixie (stb_image 2.30, stb_image_write 1.16, stb_image_resize2 2.12).
  */
-const PINS = {
-  amd64: [
-    {
-      name: 'libstb-dev',
-      version: '0.0~git20241109.5c20573+ds-1',
-      suite: 'trixie',
-      sha256: '36fbe0c268c76daa655180ea3c9933afc41c6449ec5e53ef3d4907b516147650',
+const PACKAGES = [
+  {
+    key: 'libwebp',
+    source: 'libwebp',
+    version: '1.2.4-0.2+deb12u1',
+    suite: 'bookworm',
+    files: {
+      'libwebp_1.2.4-0.2+deb12u1.dsc': 'd9ed0b59e2010f255c28d0869fd15b31f9b08aed757bfc91862d43aa9ec1aa99',
+      'libwebp_1.2.4.orig.tar.gz': '7bf5a8a28cc69bcfa8cb214f2c3095703c6b73ac5fba4d5480c205331d9494df',
+      'libwebp_1.2.4-0.2+deb12u1.debian.tar.xz':
+        '69cdba4dfe2e1b34d55fa80c1b29c31cacd40dd183812d6bcca7e508a2f7afcd',
     },
-    {
-      name: 'libwebp-dev',
-      version: '1.2.4-0.2+deb12u1',
-      suite: 'bookworm',
-      sha256: 'a9d07a8423e462babc947dd5745875a58c450fd5ca5c4493dbabe17387f97d89',
+    keep: [
+      'src/dec',
+      'src/demux',
+      'src/dsp',
+      'src/enc',
+      'src/utils',
+      'src/webp',
+      'sharpyuv',
+      'COPYING',
+      'PATENTS',
+      'AUTHORS',
+    ],
+  },
+  {
+    key: 'libdeflate',
+    source: 'libdeflate',
+    version: '1.14-1',
+    suite: 'bookworm',
+    files: {
+      'libdeflate_1.14-1.dsc': '1f82791c5ac5623ed110e09cc991471deebfe4c419414392d1242e122c6f4c19',
+      'libdeflate_1.14.orig.tar.gz': '89e7df898c37c3427b0f39aadcf733731321a278771d20fc553f92da8d4808ac',
+      'libdeflate_1.14-1.debian.tar.xz': '4794c379cc4e77eaeb283620bd80a7ce57b858af508f80ba6d5efbc4bcb10434',
     },
-    {
-      name: 'libdeflate-dev',
-      version: '1.14-1',
-      suite: 'bookworm',
-      sha256: '8b3fd9dc5a942a8b4bf4f91e618575842a4e9112970eebfed3c4d8bfb40b1ef5',
+    keep: ['lib', 'libdeflate.h', 'common_defs.h', 'COPYING'],
+  },
+  {
+    key: 'stb',
+    source: 'libstb',
+    version: '0.0~git20241109.5c20573+ds-1',
+    suite: 'trixie',
+    files: {
+      'libstb_0.0~git20241109.5c20573+ds-1.dsc':
+        '4c6d2106dfb27c28550b5c4350e73253a8d538bc355102b6e330ee5dfd2d771c',
+      'libstb_0.0~git20241109.5c20573+ds.orig.tar.xz':
+        'a3a5820445a7dd063516bb542a5cd54ced8efc9c5a30bfbaae1bab6dec2c1a74',
+      'libstb_0.0~git20241109.5c20573+ds-1.debian.tar.xz':
+        '28b47defe66c67a121f2bcd8b73c662a6369d6006d007f54b8608b32f97292b9',
     },
-  ],
-};
-
-/** Files taken from the packages: headers (relative to usr/include) and static libraries (by file name). */
-const HEADERS = [
-  'stb/stb_image.h',
-  'stb/stb_image_write.h',
-  'stb/stb_image_resize2.h',
-  'webp',
-  'libdeflate.h',
+    keep: ['stb_image.h', 'stb_image_write.h', 'stb_image_resize2.h', 'LICENSE'],
+  },
 ];
-const LIBS = ['libwebpdemux.a', 'libwebp.a', 'libdeflate.a'];
 
 const log = (msg) => process.stderr.write(`fetch-cdeps: ${msg}\n`);
 
-function fail(msg) {
-  process.stderr.write(
-    `fetch-cdeps: ${msg}\n` +
-      `fetch-cdeps: to build without apt, set ${ENV_VAR}=/path where /path/include holds stb/stb_image.h, ` +
-      `stb/stb_image_write.h, stb/stb_image_resize2.h (stb_image >= 2.30), webp/*.h and libdeflate.h, and /path/lib ` +
-      `holds PIC static ${LIBS.join(', ')}.\n`,
-  );
-  process.exit(1);
-}
+/** Thrown for every expected failure; the CLI prints `message` and exits 1. */
+class FetchError extends Error {}
+const fail = (msg) => {
+  throw new FetchError(msg);
+};
 
-/** Our patches to stb (`cdeps/patches/stb/*.patch`, unified diffs against the stb tree, applied in name order). */
-const STB_PATCHES = join(ROOT, 'cdeps', 'patches', 'stb');
-function stbPatches() {
-  if (!existsSync(STB_PATCHES)) return [];
-  return readdirSync(STB_PATCHES)
+const sha256 = (file) => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+/** Our patches for one package, in application order: `cdeps/patches/<key>/*.patch` sorted by file name. */
+function ourPatches(key) {
+  const dir = join(PATCHES, key);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
     .filter((f) => f.endsWith('.patch'))
     .sort()
-    .map((f) => join(STB_PATCHES, f));
+    .map((f) => join(dir, f));
 }
 
-function stampText(pins) {
-  const patches = stbPatches().map((f) => `patch ${f.slice(ROOT.length + 1)} ${sha256(f)}`);
-  return `${[...pins.map((p) => `${p.name} ${p.version} ${p.sha256}`), ...patches].join('\n')}\n`;
+/** The stamp: everything that determines the extracted tree (pins, recipe, our patches' bytes). */
+function stampText() {
+  const lines = [`recipe ${RECIPE}`];
+  for (const p of PACKAGES) {
+    lines.push(`${p.key} ${p.source} ${p.version}`);
+    for (const [f, h] of Object.entries(p.files)) lines.push(`  ${h}  ${f}`);
+    for (const patch of ourPatches(p.key))
+      lines.push(`  patch ${sha256(patch)}  ${patch.slice(CDEPS.length + 1)}`);
+  }
+  return `${lines.join('\n')}\n`;
 }
 
-function checkLayout(dir) {
-  const missing = [
-    ...HEADERS.map((h) => join(dir, 'include', h)),
-    ...LIBS.map((l) => join(dir, 'lib', l)),
-  ].filter((p) => !existsSync(p));
-  return missing;
+/** Paths missing from a sources root (what the build needs), empty when complete. */
+function missingIn(dir) {
+  return PACKAGES.flatMap((p) => p.keep.map((k) => join(dir, p.key, k))).filter((f) => !existsSync(f));
+}
+
+/** Why `cdeps/src` is not current, or undefined when it is. */
+function staleReason() {
+  const stamp = join(SRC, 'STAMP');
+  if (!existsSync(stamp)) return `${SRC} has not been extracted yet`;
+  if (readFileSync(stamp, 'utf8') !== stampText()) return `${stamp} differs from the pins and patches`;
+  const missing = missingIn(SRC);
+  if (missing.length) return `${SRC} lacks ${missing.join(', ')}`;
+  return undefined;
 }
 
 /** The main Debian archive URI and its keyring, read from the system's apt sources (deb822 or one-line format). */
@@ -129,146 +177,223 @@ function systemArchive() {
   const list = '/etc/apt/sources.list';
   if (candidates.length === 0 && existsSync(list)) {
     for (const line of readFileSync(list, 'utf8').split('\n')) {
-      const m = line.match(/^\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)/);
+      const m = line.match(/^\s*deb(?:-src)?\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)/);
       if (m?.[1] && m[2] && !m[2].endsWith('-security')) candidates.push({ uri: m[1], signedBy: undefined });
     }
   }
   return candidates[0];
 }
 
-function sha256(file) {
-  return createHash('sha256').update(readFileSync(file)).digest('hex');
+/** Pinned files that are not in the cache with the right hash. Wrong-hash files are deleted. */
+function missingArchives() {
+  const missing = [];
+  for (const p of PACKAGES) {
+    for (const [f, want] of Object.entries(p.files)) {
+      const path = join(CACHE, f);
+      if (existsSync(path) && sha256(path) === want) continue;
+      missing.push(p);
+      break;
+    }
+  }
+  return missing;
 }
 
-function fetchDebs(pins, work) {
+/** Downloads the source packages into cdeps/.cache with a private apt configuration, then checks every pin. */
+function download(pkgs) {
   const archive = systemArchive();
   if (!archive)
-    fail('no Debian archive found in /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list');
-  const suites = [...new Set(pins.map((p) => p.suite))].join(' ');
-  const sources = join(work, 'panto.sources');
-  writeFileSync(
-    sources,
-    `Types: deb\nURIs: ${archive.uri}\nSuites: ${suites}\nComponents: main\n` +
-      `Signed-By: ${archive.signedBy ?? '/usr/share/keyrings/debian-archive-keyring.gpg'}\n`,
-  );
-  for (const d of ['lists/partial', 'cache/archives/partial', 'debs'])
-    mkdirSync(join(work, d), { recursive: true });
-  const opts = [
-    `-o=Dir::Etc::sourcelist=${sources}`,
-    '-o=Dir::Etc::sourceparts=-',
-    `-o=Dir::State::Lists=${join(work, 'lists')}`,
-    `-o=Dir::Cache=${join(work, 'cache')}`,
-    '-o=Debug::NoLocking=1',
-    '-o=APT::Get::List-Cleanup=0',
-  ];
-  if (process.getuid?.() === 0) opts.push('-o=APT::Sandbox::User=root');
-  const run = (args) => {
-    try {
-      execFileSync('apt-get', [...opts, ...args], {
-        cwd: join(work, 'debs'),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-    } catch (err) {
-      const e = /** @type {{code?: string, stderr?: Buffer}} */ (err);
-      if (e.code === 'ENOENT') fail('apt-get not found (this recipe needs a Debian-like system)');
-      fail(`apt-get ${args[0]} failed: ${e.stderr?.toString().trim() ?? String(err)}`);
+    fail(
+      'no Debian archive found in /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list ' +
+        '(fetching the C sources needs a Debian-like machine; the npm tarball already carries them)',
+    );
+  const work = mkdtempSync(join(tmpdir(), 'panto-cdeps-apt-'));
+  try {
+    const suites = [...new Set(pkgs.map((p) => p.suite))].join(' ');
+    const sources = join(work, 'panto.sources');
+    writeFileSync(
+      sources,
+      `Types: deb-src\nURIs: ${archive.uri}\nSuites: ${suites}\nComponents: main\n` +
+        `Signed-By: ${archive.signedBy ?? '/usr/share/keyrings/debian-archive-keyring.gpg'}\n`,
+    );
+    for (const d of ['lists/partial', 'cache/archives/partial'])
+      mkdirSync(join(work, d), { recursive: true });
+    mkdirSync(CACHE, { recursive: true });
+    const opts = [
+      `-o=Dir::Etc::sourcelist=${sources}`,
+      '-o=Dir::Etc::sourceparts=-',
+      `-o=Dir::State::Lists=${join(work, 'lists')}`,
+      `-o=Dir::Cache=${join(work, 'cache')}`,
+      '-o=Debug::NoLocking=1',
+      '-o=APT::Get::List-Cleanup=0',
+    ];
+    if (process.getuid?.() === 0) opts.push('-o=APT::Sandbox::User=root');
+    const run = (args) => {
+      try {
+        execFileSync('apt-get', [...opts, ...args], { cwd: CACHE, stdio: ['ignore', 'pipe', 'pipe'] });
+      } catch (err) {
+        const e = /** @type {{code?: string, stderr?: Buffer}} */ (err);
+        if (e.code === 'ENOENT')
+          fail(
+            'apt-get not found: fetching the C sources needs a Debian-like machine (the npm tarball carries them)',
+          );
+        fail(`apt-get ${args[1]} failed: ${e.stderr?.toString().trim() ?? String(err)}`);
+      }
+    };
+    log(`apt-get update (private deb-src lists: ${suites})`);
+    run(['-q', 'update']);
+    const wanted = pkgs.map((p) => `${p.source}=${p.version}`);
+    log(`apt-get source --download-only ${wanted.join(' ')}`);
+    run(['-q', 'source', '--download-only', ...wanted]);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  for (const p of pkgs) {
+    for (const [f, want] of Object.entries(p.files)) {
+      const path = join(CACHE, f);
+      if (!existsSync(path)) fail(`apt-get did not download ${f}`);
+      const got = sha256(path);
+      if (got !== want) {
+        rmSync(path);
+        fail(`sha256 mismatch for ${f}: expected ${want}, got ${got} (file deleted)`);
+      }
     }
-  };
-  log(`apt-get update (private lists: ${suites})`);
-  run(['-q', 'update']);
-  log(`apt-get download ${pins.map((p) => `${p.name}=${p.version}`).join(' ')}`);
-  run(['-q', 'download', ...pins.map((p) => `${p.name}=${p.version}`)]);
-  const files = readdirSync(join(work, 'debs')).filter((f) => f.endsWith('.deb'));
-  return pins.map((p) => {
-    const file = files.find((f) => f.startsWith(`${p.name}_`));
-    if (!file) fail(`apt-get did not download ${p.name}`);
-    const path = join(work, 'debs', file);
-    const got = sha256(path);
-    if (got !== p.sha256) fail(`sha256 mismatch for ${file}: expected ${p.sha256}, got ${got}`);
-    return path;
-  });
+  }
 }
 
+function tool(cmd, args, cwd) {
+  try {
+    return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    const e = /** @type {{code?: string, stdout?: string, stderr?: string}} */ (err);
+    if (e.code === 'ENOENT') fail(`${cmd} not found (extracting the C sources needs tar, xz and patch)`);
+    fail(`${cmd} ${args.join(' ')} failed in ${cwd}:\n${`${e.stdout ?? ''}${e.stderr ?? ''}`.trim()}`);
+  }
+}
+
+/** Applies one patch with `patch -p<level>` in `tree`; fails naming the patch when a hunk does not apply. */
+function applyPatch(tree, patchFile, level = 1) {
+  tool(
+    'patch',
+    [`-p${level}`, '--forward', '--batch', '--no-backup-if-mismatch', '-s', '-i', patchFile],
+    tree,
+  );
+}
+
+/** Extracts one package like `dpkg-source -x` (3.0 quilt), applies our patches, copies `keep` into `dest`. */
+function extractPackage(p, work, dest) {
+  const find = (re) => {
+    const f = Object.keys(p.files).find((n) => re.test(n));
+    if (!f) fail(`${p.key}: no file matching ${re} among the pins`);
+    return join(CACHE, f);
+  };
+  // Re-check the hashes right before use: the cache may have been touched since the download.
+  for (const [f, want] of Object.entries(p.files)) {
+    const got = sha256(join(CACHE, f));
+    if (got !== want) fail(`sha256 mismatch for ${f}: expected ${want}, got ${got}`);
+  }
+  const tree = join(work, p.key);
+  mkdirSync(tree, { recursive: true });
+  tool('tar', ['-xf', find(/\.orig\.tar\.[a-z0-9]+$/), '-C', tree, '--strip-components=1'], work);
+  tool('tar', ['-xf', find(/\.debian\.tar\.[a-z0-9]+$/), '-C', tree], work);
+  const format = readFileSync(join(tree, 'debian/source/format'), 'utf8').trim();
+  if (format !== '3.0 (quilt)') fail(`${p.key}: unsupported Debian source format "${format}"`);
+  const series = join(tree, 'debian/patches/series');
+  const applied = [];
+  if (existsSync(series)) {
+    for (const raw of readFileSync(series, 'utf8').split('\n')) {
+      const line = raw.replace(/(^|\s)#.*$/, '').trim();
+      if (!line) continue;
+      const [name, opt] = line.split(/\s+/);
+      const level = opt?.startsWith('-p') ? Number(opt.slice(2)) : 1;
+      applyPatch(tree, join(tree, 'debian/patches', name), level);
+      applied.push(name);
+    }
+  }
+  for (const patch of ourPatches(p.key)) {
+    applyPatch(tree, patch);
+    applied.push(`cdeps/patches/${p.key}/${patch.slice(patch.lastIndexOf('/') + 1)}`);
+  }
+  const out = join(dest, p.key);
+  for (const k of p.keep) {
+    const from = join(tree, k);
+    if (!existsSync(from)) fail(`${p.key}: ${k} is not in the extracted source`);
+    cpSync(from, join(out, k), { recursive: true });
+  }
+  cpSync(join(tree, 'debian/copyright'), join(out, 'debian-copyright'));
+  log(
+    `${p.key} ${p.version}: extracted, ${applied.length} patches applied (${applied.join(', ') || 'none'})`,
+  );
+}
+
+/** Brings cdeps/src up to date (fetching only when the cache lacks a pinned archive) and returns its path. */
 function materialise() {
   const env = process.env[ENV_VAR];
   if (env) {
     const dir = resolve(env);
-    const missing = checkLayout(dir);
+    const missing = missingIn(dir);
     if (missing.length) fail(`${ENV_VAR}=${env} lacks: ${missing.join(', ')}`);
     return dir;
   }
-  const debArch = DEB_ARCH[process.arch];
-  const pins = debArch ? PINS[debArch] : undefined;
-  if (!pins) fail(`no pinned packages for ${process.platform}/${process.arch}`);
-  const stamp = join(DEPS, 'STAMP');
-  if (
-    existsSync(stamp) &&
-    readFileSync(stamp, 'utf8') === stampText(pins) &&
-    checkLayout(DEPS).length === 0
-  ) {
-    return DEPS;
-  }
-  if (process.platform !== 'linux') fail('fetching needs Debian apt tools');
-  const work = mkdtempSync(join(tmpdir(), 'panto-cdeps-'));
+  const reason = staleReason();
+  if (!reason) return SRC;
+  log(reason);
+  const toFetch = missingArchives();
+  if (toFetch.length) download(toFetch);
+  const work = mkdtempSync(join(tmpdir(), 'panto-cdeps-x-'));
+  const staging = `${SRC}.tmp-${process.pid}`;
   try {
-    const debs = fetchDebs(pins, work);
-    const extracted = join(work, 'x');
-    for (const deb of debs) execFileSync('dpkg-deb', ['-x', deb, extracted]);
-    for (const patch of stbPatches()) {
-      execFileSync(
-        'patch',
-        [
-          '-p1',
-          '--forward',
-          '--no-backup-if-mismatch',
-          '-d',
-          join(extracted, 'usr/include/stb'),
-          '-i',
-          patch,
-        ],
-        {
-          stdio: ['ignore', 'ignore', 'inherit'],
-        },
-      );
-    }
-    // Assemble next to the final folder, then rename into place, so a concurrent build never sees a half-written
-    // tree (gyp and CMake may both run this script).
-    const staging = `${DEPS}.tmp-${process.pid}`;
     rmSync(staging, { recursive: true, force: true });
-    mkdirSync(join(staging, 'include'), { recursive: true });
-    mkdirSync(join(staging, 'lib'), { recursive: true });
-    for (const h of HEADERS) {
-      cpSync(join(extracted, 'usr/include', h), join(staging, 'include', h), { recursive: true });
-    }
-    const libDir = readdirSync(join(extracted, 'usr/lib'))
-      .map((d) => join(extracted, 'usr/lib', d))
-      .find((d) => existsSync(join(d, 'libwebp.a')));
-    if (!libDir) fail('libwebp.a not found in the extracted packages');
-    for (const l of LIBS) cpSync(join(libDir, l), join(staging, 'lib', l));
-    const missing = checkLayout(staging);
-    if (missing.length) fail(`extracted packages lack: ${missing.join(', ')}`);
-    writeFileSync(join(staging, 'STAMP'), stampText(pins));
-    if (
-      existsSync(stamp) &&
-      readFileSync(stamp, 'utf8') === stampText(pins) &&
-      checkLayout(DEPS).length === 0
-    ) {
+    mkdirSync(staging, { recursive: true });
+    for (const p of PACKAGES) extractPackage(p, work, staging);
+    const missing = missingIn(staging);
+    if (missing.length) fail(`extraction lacks: ${missing.join(', ')}`);
+    writeFileSync(join(staging, 'STAMP'), stampText());
+    if (staleReason() === undefined) {
       rmSync(staging, { recursive: true, force: true }); // another run finished first
     } else {
-      rmSync(DEPS, { recursive: true, force: true });
-      renameSync(staging, DEPS);
+      rmSync(SRC, { recursive: true, force: true });
+      renameSync(staging, SRC);
     }
-    log(`extracted into ${DEPS}`);
-    return DEPS;
+    log(`sources ready in ${SRC}`);
+    return SRC;
   } finally {
     rmSync(work, { recursive: true, force: true });
+    rmSync(staging, { recursive: true, force: true });
   }
 }
 
-const dir = materialise();
-const arg = process.argv[2];
-if (arg === '--print-include') process.stdout.write(`${join(dir, 'include')}\n`);
-else if (arg === '--print-libs') process.stdout.write(`${LIBS.map((l) => join(dir, 'lib', l)).join(' ')}\n`);
-else if (arg === '--print-dir') process.stdout.write(`${dir}\n`);
-else if (arg !== undefined) fail(`unknown argument ${arg}`);
-else log(`ready: ${dir}`);
+/** Total bytes under a folder (for the report). */
+function du(dir) {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    n += e.isDirectory() ? du(p) : statSync(p).size;
+  }
+  return n;
+}
+
+try {
+  const arg = process.argv[2];
+  if (arg === '--check') {
+    const reason = process.env[ENV_VAR] ? undefined : staleReason();
+    if (reason) {
+      process.stderr.write(`fetch-cdeps: not current: ${reason}\n`);
+      process.exit(1);
+    }
+  } else if (arg === '--print-src') {
+    process.stdout.write(`${materialise()}\n`);
+  } else if (arg === undefined) {
+    const dir = materialise();
+    log(`ready: ${dir} (${(du(dir) / 1024).toFixed(0)} KiB)`);
+  } else {
+    fail(`unknown argument ${arg} (use --print-src or --check)`);
+  }
+} catch (err) {
+  if (!(err instanceof FetchError)) throw err;
+  process.stderr.write(
+    `fetch-cdeps: ${err.message}\n` +
+      `fetch-cdeps: the C sources come from pinned Debian source packages (see cdeps/README.md); without apt, ` +
+      `set ${ENV_VAR}=/path to a tree laid out like cdeps/src (libwebp/, libdeflate/, stb/).\n`,
+  );
+  process.exit(1);
+}

@@ -1,31 +1,79 @@
 /**
- * The one source list of the native addon, read by binding.gyp (through `node -p`) and by CMakeLists.txt (through
- * `node -e`). Paths are relative to the repository root.
+ * The one source list of the native addon, read by binding.gyp (through `node -p`), by CMakeLists.txt (through
+ * `node -p`) and by the cross-build scripts (scripts/prebuild-*.mjs). Paths are relative to the repository root
+ * unless said otherwise.
  *
  * Shape (CommonJS so gyp and CMake can read it with plain `node`):
  *   core:      string[]  pure C++ core (no napi.h): sniff, probe, decode, orient, resize, encode, metadata strip.
  *                        Builds as a static library (CMake) or straight into the addon (gyp).
- *   cdeps:     string[]  the translation unit(s) that instantiate third-party header libraries (stb) with our
+ *   cdeps:     string[]  the C++ translation unit(s) that instantiate third-party header libraries (stb) with our
  *                        configuration; part of the core library.
  *   binding:   string[]  the thin Node-API layer (needs node-addon-api + NAPI_VERSION).
- *   coreIncludeDirs: string[]  include dirs the core needs besides the fetched deps (repo-relative).
- *   defines:   string[]  preprocessor definitions for core + cdeps + binding.
+ *   coreIncludeDirs: string[]  include dirs the core needs besides the C deps (repo-relative).
+ *   defines:   string[]  preprocessor definitions for core + cdeps + binding + the C libraries.
  *   bindingDefines: string[] extra definitions for the binding only.
- *   includeDirs(): string[]  absolute include dirs of the fetched C deps (runs scripts/fetch-cdeps.mjs, which fetches
- *                        on first use, honours PANTO_CDEPS_DIR).
- *   libs():    string[]  absolute paths of the static libraries to link, in link order (same fetch as above).
- *   cflags:    string[]  compile flags for core + cdeps + binding (C++17, -O3, hidden visibility).
- *   ldflags:   string[]  link flags of the addon.
+ *   cflags:    string[]  C++ compile flags for core + cdeps + binding (GCC/Clang syntax; C++17, -O3, hidden
+ *                        visibility). MSVC and Xcode equivalents live in binding.gyp.
+ *   ldflags:   string[]  extra link flags of the addon on every OS (the per-OS ones live in binding.gyp/CMake).
+ *   exportsMap: string    linker version script (ELF): only the two N-API entry points are exported.
+ *   exportsList: string   the same for Mach-O (`-exported_symbols_list`).
+ *
+ *   The C libraries, compiled from the pinned sources in cdeps/src (scripts/fetch-cdeps.mjs extracts them on first
+ *   use; the npm tarball ships them). Each function runs that script, which is a no-op when cdeps/src is current:
+ *   cdepsSrcDir():          string    the sources root (repo-relative when inside the repo, else absolute).
+ *   includeDirs():          string[]  public include dirs of the C deps for core/cdeps (<stb/..>, <webp/..>,
+ *                                     <libdeflate.h>).
+ *   libwebp.sources():      string[]  libwebp's decoder, encoder, demux and sharpyuv C files, WITHOUT the *_sse41.c
+ *   libwebp.sse41Sources(): string[]  the *_sse41.c files: compile with -msse4.1 on x86 (gcc/clang) only; on other
+ *                                     targets they compile to nothing. Every libwebp file gets WEBP_HAVE_SSE41 on
+ *                                     x86 so the SSE4.1 code is picked at run time by cpuid, as libwebp's own
+ *                                     builds do. NEON (aarch64) needs no flag.
+ *   libwebp.includeDirs():  string[]  include dirs for compiling libwebp itself.
+ *   libdeflate.sources():   string[]  libdeflate's portable C files (its SIMD paths use per-function target
+ *                                     attributes, so no flags are needed), plus per architecture:
+ *   libdeflate.x86Sources() / .armSources(): the CPU-feature detection file for x86 / arm (same basename, so a
+ *                                     build takes the one for its target; gyp refuses duplicate basenames).
+ *   libdeflate.includeDirs(): string[]
+ *   cdepsCflags:            string[]  C flags of the C libraries (GCC/Clang; -O2, hidden visibility, no warnings:
+ *                                     third-party code is not ours to fix).
  */
 const { execFileSync } = require('node:child_process');
+const { readdirSync } = require('node:fs');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-const fetchCdeps = (flag) =>
-  execFileSync(process.execPath, [path.join(root, 'scripts', 'fetch-cdeps.mjs'), flag], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim();
+let srcDirCache;
+/** Runs scripts/fetch-cdeps.mjs once per process; returns the sources root as the build files want it. */
+function cdepsSrcDir() {
+  if (srcDirCache === undefined) {
+    const abs = execFileSync(
+      process.execPath,
+      [path.join(root, 'scripts', 'fetch-cdeps.mjs'), '--print-src'],
+      {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    ).trim();
+    const rel = path.relative(root, abs);
+    // gyp and CMake both take repo-relative paths; forward slashes on every OS.
+    srcDirCache = rel.startsWith('..') || path.isAbsolute(rel) ? abs : rel.split(path.sep).join('/');
+  }
+  return srcDirCache;
+}
+/** `.c` files directly in `dir` (relative to the sources root), sorted for a stable order. */
+function cFiles(dir) {
+  const base = cdepsSrcDir();
+  const abs = path.isAbsolute(base) ? path.join(base, dir) : path.join(root, base, dir);
+  return readdirSync(abs)
+    .filter((f) => f.endsWith('.c'))
+    .sort()
+    .map((f) => `${base}/${dir}/${f}`);
+}
+const isSse41 = (f) => f.endsWith('_sse41.c');
+const webpAll = () => [
+  ...['src/dec', 'src/dsp', 'src/enc', 'src/utils', 'sharpyuv'].flatMap((d) => cFiles(`libwebp/${d}`)),
+  ...['demux.c', 'anim_decode.c'].map((f) => `${cdepsSrcDir()}/libwebp/src/demux/${f}`),
+];
 
 module.exports = {
   core: [
@@ -45,10 +93,28 @@ module.exports = {
   cdeps: ['cdeps/stb-impl.cpp'],
   binding: ['native/binding/addon.cpp'],
   coreIncludeDirs: ['native/core'],
-  defines: [],
+  // libwebp's public headers otherwise mark every API function visibility("default").
+  defines: ['WEBP_EXTERN=extern'],
   bindingDefines: ['NAPI_VERSION=8', 'NAPI_CPP_EXCEPTIONS', 'NODE_ADDON_API_DISABLE_DEPRECATED'],
-  includeDirs: () => [fetchCdeps('--print-include')],
-  libs: () => fetchCdeps('--print-libs').split(' '),
   cflags: ['-std=c++17', '-O3', '-fexceptions', '-fvisibility=hidden', '-fvisibility-inlines-hidden'],
-  ldflags: ['-Wl,--exclude-libs,ALL', '-lpthread', '-lm'],
+  ldflags: [],
+  exportsMap: 'cdeps/addon-exports.map',
+  exportsList: 'cdeps/addon-exports.txt',
+  cdepsSrcDir,
+  includeDirs: () => {
+    const s = cdepsSrcDir();
+    return [s, `${s}/libwebp/src`, `${s}/libdeflate`];
+  },
+  libwebp: {
+    sources: () => webpAll().filter((f) => !isSse41(f)),
+    sse41Sources: () => webpAll().filter(isSse41),
+    includeDirs: () => [`${cdepsSrcDir()}/libwebp`],
+  },
+  libdeflate: {
+    sources: () => cFiles('libdeflate/lib'),
+    x86Sources: () => cFiles('libdeflate/lib/x86'),
+    armSources: () => cFiles('libdeflate/lib/arm'),
+    includeDirs: () => [`${cdepsSrcDir()}/libdeflate`],
+  },
+  cdepsCflags: ['-O2', '-fvisibility=hidden', '-w'],
 };

@@ -128,6 +128,7 @@ export {
   serveMcpStdio,
 } from './mcp/index.js';
 // Media pipeline
+export type { MediaBackend } from './media/addon-types.js';
 export { MediaError } from './media/media-error.js';
 export { mediaMemoryInFlight, setMediaMemoryLimit } from './media/memory-limit.js';
 export {
@@ -138,6 +139,7 @@ export {
   type ResolvedProcessOptions,
   resolveProcessOptions,
 } from './media/policy.js';
+export { mediaBackend } from './media/native-addon.js';
 export { probeMedia } from './media/probe-media.js';
 export { processMedia } from './media/process-media.js';
 export { sniffMedia } from './media/sniff-media.js';

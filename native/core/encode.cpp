@@ -104,7 +104,10 @@ Status encode_jpeg(const PixelView& px, int quality, OwnedBytes* out) {
     sb = encode_jpeg_serial(bottom, quality, &b);
     t.join();
   } catch (const std::system_error&) {
-    return encode_jpeg_serial(px, quality, out);
+    // No threads here (the WebAssembly build): the same two halves one after the other, so the output bytes never
+    // depend on whether threads exist.
+    sa = encode_jpeg_serial(top, quality, &a);
+    sb = encode_jpeg_serial(bottom, quality, &b);
   }
   if (!sa.ok()) return sa;
   if (!sb.ok()) return sb;

@@ -7,6 +7,22 @@
 #include "internal.h"
 
 namespace panto {
+namespace {
+
+/** First occurrence of `needle` (n > 0 bytes) in [p, end), or nullptr. Portable stand-in for GNU memmem (absent from
+ * the Windows CRTs): memchr finds each candidate first byte, memcmp confirms. */
+const uint8_t* find_bytes(const uint8_t* p, const uint8_t* end, const char* needle, size_t n) {
+  while (size_t(end - p) >= n) {
+    const void* c = std::memchr(p, static_cast<unsigned char>(needle[0]), size_t(end - p) - n + 1);
+    if (!c) return nullptr;
+    const uint8_t* q = static_cast<const uint8_t*>(c);
+    if (std::memcmp(q, needle, n) == 0) return q;
+    p = q + 1;
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 Status pdf_check(const uint8_t* d, size_t len, uint32_t* pages) {
   const MediaType T = MediaType::Pdf;
@@ -24,9 +40,9 @@ Status pdf_check(const uint8_t* d, size_t len, uint32_t* pages) {
   const uint8_t* p = d;
   const uint8_t* end = d + len;
   while (p < end) {
-    const void* hit = memmem(p, size_t(end - p), "/Type", 5);
+    const uint8_t* hit = find_bytes(p, end, "/Type", 5);
     if (!hit) break;
-    const uint8_t* q = static_cast<const uint8_t*>(hit) + 5;
+    const uint8_t* q = hit + 5;
     while (q < end && (*q == ' ' || *q == '\r' || *q == '\n' || *q == '\t')) q++;
     if (end - q >= 5 && std::memcmp(q, "/Page", 5) == 0) {
       q += 5;

@@ -88,9 +88,7 @@ describe('prebuilt package installs without a compiler', () => {
     mkdirSync(staging);
     run('tar', ['-xzf', sourceTarball, '-C', staging, '--strip-components=1'], { cwd: WORK });
     symlinkSync(join(ROOT, 'node_modules'), join(staging, 'node_modules'));
-    const cdeps = join(ROOT, 'cdeps', '.deps');
-    const stagingEnv = { ...process.env, ...(existsSync(cdeps) ? { PANTO_CDEPS_DIR: cdeps } : {}) };
-    run('npm', ['run', 'prebuildify'], { cwd: staging, env: stagingEnv });
+    run('npm', ['run', 'prebuildify'], { cwd: staging });
     const prebuilds = readdirSync(join(staging, 'prebuilds', `${process.platform}-${process.arch}`));
     expect(prebuilds.some((f) => f.endsWith('.node'))).toBe(true);
     rmSync(join(staging, 'build'), { recursive: true, force: true });
@@ -102,10 +100,13 @@ describe('prebuilt package installs without a compiler', () => {
     expect(listing.some((f) => /^package\/prebuilds\/linux-x64\/.+\.node$/.test(f))).toBe(true);
     expect(listing.some((f) => f.startsWith('package/build/'))).toBe(false);
     expect(listing).toContain('package/dist/index.js');
-    // Nothing third-party ships (the fetched C deps), nor the dev-only native tests and fuzzer.
-    expect(listing.filter((f) => /^package\/(cdeps\/\.deps|native\/tests|native\/fuzz)\//.test(f))).toEqual(
-      [],
-    );
+    // The pinned C sources ship (a source build needs no network); the download cache and the dev-only native
+    // tests and fuzzer do not.
+    expect(listing).toContain('package/cdeps/src/STAMP');
+    expect(listing).toContain('package/cdeps/src/stb/stb_image.h');
+    expect(
+      listing.filter((f) => /^package\/(cdeps\/\.cache|cdeps\/\.deps|native\/tests|native\/fuzz)\//.test(f)),
+    ).toEqual([]);
 
     // 3. install with no build tools on PATH
     const bin = toolFreePath();

@@ -1,0 +1,244 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { NativeAddon } from '../../src/media/addon-types.js';
+import { mediaBackend } from '../../src/media/index.js';
+import { MediaError } from '../../src/media/media-error.js';
+import { loadNativeOnly, loadWasmOnly } from '../../src/media/native-addon.js';
+import { createWasmAddon } from '../../src/media/wasm-addon.js';
+import { byteFlips, truncations } from '../helpers/media-corruption.js';
+import { pngFile } from '../helpers/png-file.js';
+import { fixture, gradientPng, noisePng } from './pixel-helpers.js';
+import { ABSENT_NOTE, repo, wasmFiles, wasmRequired } from './wasm-build.js';
+
+describe('WebAssembly build presence', () => {
+  it(wasmFiles ? 'prebuilds/wasm32 is built' : ABSENT_NOTE, (ctx) => {
+    if (!wasmFiles && !wasmRequired) ctx.skip();
+    expect(wasmFiles, `PANTO_REQUIRE_WASM=1 but ${ABSENT_NOTE}`).toBeDefined();
+  });
+
+  it('the public media API in this process runs on the backend PANTO_MEDIA_BACKEND names', () => {
+    const wanted = process.env.PANTO_MEDIA_BACKEND;
+    if (wanted !== 'wasm' && wanted !== 'native') return; // auto: covered by wasm-selection.test.ts
+    expect(mediaBackend()).toBe(wanted);
+  });
+});
+
+function tryNative(): NativeAddon | undefined {
+  try {
+    return loadNativeOnly(repo);
+  } catch {
+    return undefined;
+  }
+}
+
+const native = wasmFiles ? tryNative() : undefined;
+const wasm = wasmFiles ? loadWasmOnly(repo) : undefined;
+const FIXTURES = readdirSync(path.join(repo, 'test', 'fixtures', 'media')).filter((f) => !f.endsWith('.md'));
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+async function settle(fn: () => unknown): Promise<Settled> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** Both backends settled the same way: equal results (byte-identical data) or equal MediaErrors. */
+function expectSame(a: Settled, b: Settled, label: string): void {
+  expect(
+    a.ok,
+    `${label}: native ${a.ok ? 'resolved' : 'rejected'}, wasm ${b.ok ? 'resolved' : 'rejected'}`,
+  ).toBe(b.ok);
+  if (a.ok && b.ok) {
+    expect(b.value, label).toEqual(a.value);
+    return;
+  }
+  if (!a.ok && !b.ok) {
+    expect(b.error, label).toBeInstanceOf(MediaError);
+    const shape = (e: unknown) => {
+      const m = e as MediaError;
+      return { name: m.name, code: m.code, message: m.message, mediaType: m.mediaType };
+    };
+    expect(shape(b.error), label).toEqual(shape(a.error));
+  }
+}
+
+const OPTION_SETS = [
+  {},
+  { maxDimension: 32 },
+  { format: 'jpeg', jpegQuality: 55 },
+  { format: 'webp' },
+  { format: 'png', keepMetadata: true },
+  { mediaTypeHint: 'image/gif', maxEncodedBytes: 2000 },
+  { maxPixels: 1000 },
+  { maxInputBytes: 100 },
+] as const;
+
+describe.runIf(wasmFiles && native)('the wasm backend gives the native addon’s results', () => {
+  const n = native as NativeAddon;
+  const w = wasm as NativeAddon;
+
+  it('sniff and probe: every fixture, its truncations, and junk', async () => {
+    const inputs: Array<[string, Buffer]> = [
+      ['empty', Buffer.alloc(0)],
+      ['junk', Buffer.from('hello world')],
+    ];
+    for (const f of FIXTURES) {
+      inputs.push([f, fixture(f)]);
+      for (const v of truncations(fixture(f))) inputs.push([`${f} ${v.name}`, v.bytes]);
+    }
+    for (const [label, bytes] of inputs) {
+      expect(w.sniff(bytes), `sniff ${label}`).toBe(n.sniff(bytes));
+      expectSame(await settle(() => n.probe(bytes)), await settle(() => w.probe(bytes)), `probe ${label}`);
+    }
+  });
+
+  it(`process: every fixture under ${OPTION_SETS.length} option sets -> identical bytes, fields and errors`, async () => {
+    for (const f of FIXTURES) {
+      const bytes = fixture(f);
+      for (const opts of OPTION_SETS) {
+        const label = `${f} ${JSON.stringify(opts)}`;
+        const [a, b] = await Promise.all([
+          settle(() => n.process(bytes, opts)),
+          settle(() => w.process(bytes, opts)),
+        ]);
+        expectSame(a, b, label);
+      }
+    }
+  });
+
+  it('process: truncated and byte-flipped inputs fail (or succeed) exactly alike', async () => {
+    for (const f of [
+      'jpeg-progressive.jpg',
+      'png-interlaced.png',
+      'webp-lossy-alpha.webp',
+      'gif-animated.gif',
+    ]) {
+      const variants = [
+        ...truncations(fixture(f)),
+        ...byteFlips(fixture(f), { seed: 7, count: 12, flips: 4, keepPrefix: 16 }),
+      ];
+      for (const v of variants) {
+        expectSame(
+          await settle(() => n.process(v.bytes, {})),
+          await settle(() => w.process(v.bytes, {})),
+          `${f} ${v.name}`,
+        );
+      }
+    }
+  });
+
+  it('a large JPEG (encoded as two spliced halves natively) is byte-identical without threads', async () => {
+    const big = noisePng(1400, 900, 3, 11);
+    const [a, b] = await Promise.all([
+      n.process(big, { format: 'jpeg' }),
+      w.process(big, { format: 'jpeg' }),
+    ]);
+    expect(a.data.includes(Buffer.from([0xff, 0xdd])), 'native output has a DRI segment').toBe(true);
+    expect(b.data.equals(a.data)).toBe(true);
+    const down = gradientPng(3000, 2000);
+    const [c, d] = await Promise.all([n.process(down, {}), w.process(down, {})]);
+    expect(d).toEqual(c);
+  });
+
+  it('decodeToRgba: same pixels and same cap errors', async () => {
+    for (const f of [
+      'png-16bit-rgba.png',
+      'jpeg-cmyk.jpg',
+      'webp-lossless-alpha.webp',
+      'bmp-4bit-palette.bmp',
+    ]) {
+      expect(w.decodeToRgba(fixture(f)), f).toEqual(n.decodeToRgba(fixture(f)));
+    }
+    const png = fixture('png-rgb.png');
+    for (const cap of [3071, 0, 1.5, Number.NaN]) {
+      expectSame(
+        await settle(() => n.decodeToRgba(png, cap)),
+        await settle(() => w.decodeToRgba(png, cap)),
+        `cap ${cap}`,
+      );
+    }
+  });
+
+  it('argument checks throw the same MediaError synchronously', async () => {
+    const png = fixture('png-rgb.png');
+    const bad: unknown[][] = [
+      [null],
+      ['png'],
+      [new Uint16Array(4)],
+      [png, 'options'],
+      [png, { maxDimension: 0 }],
+      [png, { maxDimension: 65536 }],
+      [png, { jpegQuality: '80' }],
+      [png, { maxPixels: 2 ** 53 }],
+      [png, { maxEncodedBytes: Number.POSITIVE_INFINITY }],
+      [png, { keepMetadata: 1 }],
+      [png, { mediaTypeHint: 5 }],
+      [png, { format: 'gif' }],
+    ];
+    for (const args of bad) {
+      const call = (addon: NativeAddon) => () => (addon.process as (...a: unknown[]) => unknown)(...args);
+      const a = await settle(() => {
+        call(n)(); // a synchronous throw, not a rejected promise
+        return 'returned';
+      });
+      const b = await settle(() => {
+        call(w)();
+        return 'returned';
+      });
+      expect(a.ok, JSON.stringify(args)).toBe(false);
+      expectSame(
+        a,
+        b,
+        `process(${String(args[1] !== undefined ? JSON.stringify(args[1]) : typeof args[0])})`,
+      );
+    }
+    for (const v of [undefined, 'x', [1, 2]]) {
+      expectSame(
+        await settle(() => n.sniff(v as unknown as Uint8Array)),
+        await settle(() => w.sniff(v as unknown as Uint8Array)),
+        `sniff(${String(v)})`,
+      );
+      expectSame(
+        await settle(() => n.probe(v as unknown as Uint8Array)),
+        await settle(() => w.probe(v as unknown as Uint8Array)),
+        `probe(${String(v)})`,
+      );
+    }
+  });
+});
+
+describe.runIf(wasmFiles)('the wasm backend keeps processMedia asynchronous', () => {
+  it('pixel work runs in a worker thread: the event loop turns while a large image is processed', async () => {
+    const addon = createWasmAddon(wasmFiles as NonNullable<typeof wasmFiles>);
+    const big = pngFile(4000, 3000, 2, Buffer.alloc((4000 * 3 + 1) * 3000)); // 12 MP, cheap to make
+    let settled = false;
+    const p = addon.process(big, { format: 'jpeg' }).finally(() => {
+      settled = true;
+    });
+    // One full macrotask turn later: work done on this thread (synchronously or in a callback) would have settled
+    // the promise before this immediate runs.
+    await new Promise((r) => setImmediate(r));
+    expect(settled).toBe(false);
+    const r = await p;
+    expect([r.width, r.height]).toEqual([2000, 1500]);
+  });
+
+  it('concurrent calls all complete, each with its own result; the input may be reused at once', async () => {
+    const addon = wasm as NativeAddon;
+    const inputs = [1, 2, 3, 4, 5, 6, 7, 8].map((seed) => noisePng(300 + seed * 10, 200, 3, seed));
+    const results = await Promise.all(inputs.map((b) => addon.process(b, { maxDimension: 100 })));
+    const sequential: unknown[] = [];
+    for (const b of inputs) sequential.push(await addon.process(b, { maxDimension: 100 }));
+    expect(results).toEqual(sequential);
+    // The input is copied when the call is made: scribbling over it afterwards changes nothing.
+    const input = fixture('png-rgba.png');
+    const expected = await addon.process(input, { format: 'webp' });
+    const pending = addon.process(input, { format: 'webp' });
+    input.fill(0);
+    expect((await pending).data.equals(expected.data)).toBe(true);
+  });
+});
