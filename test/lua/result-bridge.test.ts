@@ -144,7 +144,7 @@ describe('return shapes', () => {
     const r = await call({ kind: 'long-text' });
     const text = r.ok && r.parts[0]?.type === 'text' ? r.parts[0].text : '';
     expect(text.startsWith('é'.repeat(500))).toBe(true);
-    expect(text).toContain('[output truncated: 1200 bytes of text, the cap is 1000]');
+    expect(text).toContain('[output truncated: 1200 bytes, the cap is 1000]');
     expect(text).not.toContain('\uFFFD');
   });
 });
