@@ -8,6 +8,7 @@ import path from 'node:path';
 import { PantoError } from '../errors.js';
 import type { ToolDecl } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
+import { accountingAvailable } from './fengari-fixes.js';
 import type { LuaLogger } from './lua-log.js';
 import { type LoadedLuaTool, type LuaLoadError, LuaRuntime, type RunContext } from './lua-runtime.js';
 import type { ResolvedSourceOptions } from './lua-tool-source.js';
@@ -35,6 +36,14 @@ export async function loadToolsInThread(
     grant: opts.capabilities,
     maxConcurrentCalls: opts.maxConcurrentCalls,
   });
+  if (!accountingAvailable()) {
+    log({
+      level: 'warn',
+      message:
+        'fengari is not patched (patches/fengari+0.1.5.patch): the memory budget and maxBlockingMs are not enforced ' +
+        'inside library functions; use isolation: "worker" for untrusted tools',
+    });
+  }
   const tools = new Map<string, LoadedLuaTool>();
   const errors: LuaLoadError[] = [];
   for (const d of opts.dirs) {

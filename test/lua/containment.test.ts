@@ -1,6 +1,9 @@
 // Fast representative cases of Lua host containment (issue 13). The full hostile suite, each case in a child process
 // with time/RSS bounds and in both isolation modes, is scripts/test-hostile-lua.mjs (npm run test:hostile-lua).
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { ToolUpdate } from '../../src/tool.js';
 import { ctx, type Loaded, loadTools, tool } from './lua-test-helpers.js';
 
 const MiB = 1024 * 1024;
@@ -70,6 +73,23 @@ describe('memory budget', () => {
     expect(await run(e, 'fine')).toEqual(ok('1000'));
   });
 
+  it('bytes a host function hands to Lua count too (panto.read_file)', async () => {
+    const e = await loadTools(
+      {
+        'r.lua': tool(
+          'reads',
+          'local t = {}; for i = 1, 10 do t[i] = assert(panto.read_file("big.bin")) end; return "kept"',
+        ),
+      },
+      { budgets: { memoryBytes: 4 * MiB } },
+    );
+    await writeFile(path.join(e.workspace, 'big.bin'), Buffer.alloc(MiB));
+    expect(await run(e, 'reads')).toEqual({
+      ok: false,
+      error: expect.stringMatching(/^memory budget exceeded/),
+    });
+  });
+
   it('the default is 256 MiB and the option is validated', async () => {
     const { DEFAULT_BUDGETS } = await import('../../src/lua/index.js');
     expect(DEFAULT_BUDGETS.memoryBytes).toBe(256 * MiB);
@@ -123,6 +143,7 @@ describe('caps on everything that leaves Lua', () => {
         'b.lua': tool('nilbig', 'return nil, ("y"):rep(5000)'),
         'c.lua': tool('log', 'panto.log(("l"):rep(5000)); print(("p"):rep(5000)); return "logged"'),
         'd.lua': tool('meta', 'return { text = "t", meta = { blob = ("m"):rep(5000) } }'),
+        'e.lua': tool('progress', 'panto.progress(("g"):rep(5000)); return "p"'),
       },
       { budgets: { maxTextBytes: 100 } },
     );
@@ -139,6 +160,12 @@ describe('caps on everything that leaves Lua', () => {
     expect(lines).toEqual([
       `${'l'.repeat(100)}\n[log line truncated: 5000 bytes, the cap is 100]`,
       `${'p'.repeat(100)}\n[log line truncated: 5000 bytes, the cap is 100]`,
+    ]);
+    const updates: ToolUpdate[] = [];
+    const c = { ...ctx(e.workspace), update: (u: ToolUpdate) => updates.push(u) };
+    expect(await e.source.call('progress', {}, c)).toEqual(ok('p'));
+    expect(updates).toEqual([
+      { message: `${'g'.repeat(100)}\n[progress message truncated: 5000 bytes, the cap is 100]` },
     ]);
     expect(await run(e, 'meta')).toEqual({
       ok: true,

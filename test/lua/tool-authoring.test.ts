@@ -144,6 +144,16 @@ describe('capabilities', () => {
     expect(await run(e, 'all')).toEqual(ok('functionfunction'));
   });
 
+  it('no capability is available while the file loads (top-level code)', async () => {
+    const e = await loadTools({
+      'a.lua': `local data = panto.read_file("x")
+        return { name = "a", description = "d", capabilities = { "read_file" }, handler = function() end }`,
+    });
+    expect(e.source.loadErrors.map((l) => l.message)).toEqual([
+      expect.stringContaining('a.lua: error while loading: panto.read_file is not available to this tool'),
+    ]);
+  });
+
   it('a file asking for a capability the host does not grant, or an unknown one, does not load', async () => {
     const e = await loadTools(
       {
