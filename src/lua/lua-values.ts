@@ -101,11 +101,16 @@ export const JSON_NULL: object = Object.freeze({ jsonNull: true });
 /** Registry key (light userdata) of the metatable that marks a table as a JSON array (`panto.json.array`). */
 const ARRAY_MT_KEY: object = Object.freeze({ jsonArrayMetatable: true });
 
-/** Create the JSON-array marker metatable on `L` (once per state). Pushes nothing. */
+/**
+ * Create the JSON-array marker metatable on `L` (once per state). Pushes nothing. It is protected (`__metatable`), so
+ * no tool can change it (it is shared by every array of every tool) or swap it on a marked table.
+ */
 export function installJsonArrayMarker(L: LuaState): void {
   lua.lua_newtable(L);
   pushString(L, 'json.array');
   lua.lua_setfield(L, -2, '__name');
+  pushString(L, 'json.array');
+  lua.lua_setfield(L, -2, '__metatable');
   lua.lua_rawsetp(L, lua.LUA_REGISTRYINDEX, ARRAY_MT_KEY);
 }
 

@@ -67,6 +67,8 @@ export class WorkerBackend implements ToolBackend {
   readonly #maxOldMb: number;
   readonly #watchdogMs: number;
   readonly #pending = new Map<number, Pending>();
+  /** One abort listener per signal (many calls of one turn share a signal), fanning out to its calls. */
+  readonly #bySignal = new Map<AbortSignal, { ids: Set<number>; listener: () => void }>();
   #live: Live | null = null;
   #nextId = 1;
   #closed = false;
@@ -232,12 +234,10 @@ export class WorkerBackend implements ToolBackend {
     const id = this.#nextId++;
     const worker = live.worker;
     return new Promise<CallResult>((resolve) => {
-      const onAbort = () => worker.postMessage({ type: 'abort', id } satisfies ParentMessage);
-      ctx.signal?.addEventListener('abort', onAbort, { once: true });
       this.#pending.set(id, {
         resolve,
         update: ctx.update,
-        detach: () => ctx.signal?.removeEventListener('abort', onAbort),
+        detach: this.#watchAbort(ctx.signal, id, worker),
       });
       this.#refresh();
       live.lastBeat = Math.max(live.lastBeat, performance.now());
@@ -260,6 +260,30 @@ export class WorkerBackend implements ToolBackend {
         });
       }
     });
+  }
+
+  /** Forward an abort of `signal` to call `id`; returns the function that stops watching. */
+  #watchAbort(signal: AbortSignal | undefined, id: number, worker: Worker): () => void {
+    if (signal === undefined) return () => {};
+    let entry = this.#bySignal.get(signal);
+    if (entry === undefined) {
+      const ids = new Set<number>();
+      const listener = () => {
+        for (const i of ids) worker.postMessage({ type: 'abort', id: i } satisfies ParentMessage);
+      };
+      entry = { ids, listener };
+      this.#bySignal.set(signal, entry);
+      signal.addEventListener('abort', listener, { once: true });
+    }
+    const e = entry;
+    e.ids.add(id);
+    return () => {
+      e.ids.delete(id);
+      if (e.ids.size === 0) {
+        signal.removeEventListener('abort', e.listener);
+        this.#bySignal.delete(signal);
+      }
+    };
   }
 
   async close(): Promise<void> {

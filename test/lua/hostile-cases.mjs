@@ -4,6 +4,8 @@
 // wall time (`ms`), resident memory growth (`rssMb`) and the longest event-loop stall of the host (`stallMs`, measured
 // with a 10 ms timer; only checked in-thread, where the VM shares the loop; with worker isolation the host loop must
 // stay under HOST_STALL_MS always). After the case, the same source must still serve an honest call.
+// The stall bounds are several times the ~10-50 ms an idle machine shows (bench:lua prints the real numbers): CI
+// shares its cores. Cases about memory or caps get a long time budget, so that the budget under test decides.
 
 const MiB = 1024 * 1024;
 
@@ -11,7 +13,7 @@ const MiB = 1024 * 1024;
 export const BASE_BUDGETS = { wallClockMs: 2000, maxBlockingMs: 300, memoryBytes: 64 * MiB };
 
 /** The longest the HOST's event loop may stall in worker mode, whatever the tool does. */
-export const HOST_STALL_MS = 200;
+export const HOST_STALL_MS = 250;
 
 export const CASES = [
   // --- PANIC from metatables: every read of a Lua value by the host is raw -----------------------------------------
@@ -94,9 +96,9 @@ export const CASES = [
   {
     name: 'error-50mb-message',
     body: 'local t = {}; for i = 1, 50 do t[i] = ("x"):rep(1024 * 1024) end; error(table.concat(t))',
-    budgets: { memoryBytes: 512 * MiB, maxBlockingMs: 5000, maxTextBytes: 4096 },
+    budgets: { memoryBytes: 512 * MiB, wallClockMs: 30_000, maxBlockingMs: 20_000, maxTextBytes: 4096 },
     error: /^x{100}[\s\S]*\[message truncated: 524288\d\d bytes, the cap is 4096\] \(a_case\.lua:1\)$/,
-    ms: 15000,
+    ms: 40_000,
     rssMb: 900,
   },
   // --- Memory ------------------------------------------------------------------------------------------------------
@@ -108,19 +110,23 @@ export const CASES = [
   {
     name: 'table-growth',
     body: 'local t = {}; local i = 0; while true do i = i + 1; t[i] = { i } end',
-    budgets: { memoryBytes: 16 * MiB },
+    budgets: { memoryBytes: 16 * MiB, wallClockMs: 30_000 },
+    ms: 40_000,
     error: /memory budget exceeded/,
   },
   {
     name: 'big-concat-loop',
     body: 'local parts = {}; for i = 1, 1e9 do parts[#parts + 1] = ("z"):rep(1024) end',
-    budgets: { memoryBytes: 16 * MiB },
+    budgets: { memoryBytes: 16 * MiB, wallClockMs: 30_000 },
+    ms: 40_000,
     error: /memory budget exceeded/,
   },
   {
     name: 'memory-pcall-cannot-swallow',
     body: 'while true do pcall(function() local s = "x"; while true do s = s .. s end end) end',
+    budgets: { wallClockMs: 30_000, maxBlockingMs: 20_000 },
     error: /memory budget exceeded/,
+    ms: 40_000,
   },
   // --- Time: loops are sliced (the event loop keeps turning) and stop at the budget --------------------------------
   {
@@ -139,27 +145,27 @@ export const CASES = [
   {
     name: 'return-nil-50mb',
     body: 'local t = {}; for i = 1, 50 do t[i] = ("e"):rep(1024 * 1024) end; return nil, table.concat(t)',
-    budgets: { memoryBytes: 512 * MiB, maxBlockingMs: 5000, maxTextBytes: 1000 },
+    budgets: { memoryBytes: 512 * MiB, wallClockMs: 30_000, maxBlockingMs: 20_000, maxTextBytes: 1000 },
     error: /^e{900}[\s\S]*\[message truncated: 52428800 bytes, the cap is 1000\]$/,
-    ms: 15000,
+    ms: 40_000,
     rssMb: 900,
   },
   {
     name: 'log-50mb',
     body: 'local t = {}; for i = 1, 50 do t[i] = ("l"):rep(1024 * 1024) end; panto.log(table.concat(t)); return "logged"',
-    budgets: { memoryBytes: 512 * MiB, maxBlockingMs: 5000, maxTextBytes: 1000 },
+    budgets: { memoryBytes: 512 * MiB, wallClockMs: 30_000, maxBlockingMs: 20_000, maxTextBytes: 1000 },
     text: 'logged',
     maxLogChars: 1200,
-    ms: 15000,
+    ms: 40_000,
     rssMb: 900,
   },
   {
     name: 'meta-50mb-string',
     body: 'local t = {}; for i = 1, 50 do t[i] = ("m"):rep(1024 * 1024) end; return { text = "ok", meta = { blob = table.concat(t) } }',
-    budgets: { memoryBytes: 512 * MiB, maxBlockingMs: 5000, maxTextBytes: 1000 },
+    budgets: { memoryBytes: 512 * MiB, wallClockMs: 30_000, maxBlockingMs: 20_000, maxTextBytes: 1000 },
     text: 'ok',
     metaMaxChars: 1200,
-    ms: 15000,
+    ms: 40_000,
     rssMb: 900,
   },
 ];

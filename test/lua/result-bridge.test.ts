@@ -66,7 +66,11 @@ let env: Loaded;
 const call = (args: Record<string, unknown>) => env.source.call('shapes', args, ctx(env.workspace));
 
 beforeAll(async () => {
-  env = await loadTools(TOOLS, { budgets: { maxTextBytes: 1000 } });
+  // Building 15 MB in Lua is one long table.concat; on a busy shared machine it can take seconds of wall time, which
+  // is not what these tests are about (maxBlockingMs is tested in containment.test.ts).
+  env = await loadTools(TOOLS, {
+    budgets: { maxTextBytes: 1000, maxBlockingMs: 60_000, wallClockMs: 60_000 },
+  });
   expect(env.source.loadErrors).toEqual([]);
 });
 

@@ -53,6 +53,10 @@ describe('the JSON mapping', () => {
         'return panto.json_encode({ empty = panto.json.array(), obj = {}, seq = { 1, 2 } })',
       ),
       'e.lua': tool('argnull', 'return tostring(args.a) .. " " .. tostring(args.list[2] == panto.json.null)'),
+      'f.lua': tool(
+        'protected',
+        'local ok = pcall(setmetatable, panto.json.array(), {}); return getmetatable(args.list) .. " " .. tostring(ok)',
+      ),
     });
     for (const text of [
       '[1,null,3]',
@@ -72,6 +76,8 @@ describe('the JSON mapping', () => {
     expect(await run(e, 'arr')).toEqual(ok('{"empty":[],"obj":{},"seq":[1,2]}'));
     // Tool arguments: an object member that is null is absent (nil); null inside an array keeps its place.
     expect(await run(e, 'argnull', { a: null, list: [1, null, 3] })).toEqual(ok('nil true'));
+    // The array marker is shared by every tool, so it is protected.
+    expect(await run(e, 'protected', { list: [] })).toEqual(ok('json.array false'));
   });
 });
 
