@@ -27,7 +27,7 @@ import { LuaConversionError, luaToJson, pushJson, pushString, typeName } from '.
 import { readHandlerResult } from './result-bridge.js';
 import { Sandbox } from './sandbox.js';
 import { normalizeSchema } from './schema-arrays.js';
-import { beginSlice, currentBurstStart, endSlice, mayRunNow, nextTurn } from './slice-scheduler.js';
+import { beginSlice, currentBurstStart, mayRunNow, nextTurn } from './slice-scheduler.js';
 import { capString, capText } from './text-cap.js';
 import type { Denylist } from './workspace-paths.js';
 
@@ -480,7 +480,6 @@ export class LuaRuntime {
         this.#active = null;
         setMeter(null);
         setPatternWatch(null);
-        endSlice();
         call.ownMs += performance.now() - call.sliceStart;
       }
       if (status === lua.LUA_OK) return { ok: true, nresults: lua.lua_gettop(T) };

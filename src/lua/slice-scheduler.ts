@@ -9,16 +9,28 @@
 
 const waiting: Array<() => void> = [];
 let scheduled = false;
-/** When the current burst of Lua work began (a turn granted by the pump, or Lua starting after a pause). */
+/** When the current burst of Lua work began. */
 let burstStart = 0;
-/** When the last slice ended. */
-let lastEnd = 0;
-/** A pause longer than this between two slices means the event loop was free: a new burst begins. */
-const PAUSE_MS = 1;
+/**
+ * True from the start of a burst until the event loop reaches its next check phase (a `setImmediate` queued when the
+ * burst began). Lua work chained through promises never lets the loop turn, so "the loop was free" is only known
+ * from that immediate, never from the time between two slices.
+ */
+let inBurst = false;
+
+function startBurst(now: number): void {
+  burstStart = now;
+  if (!inBurst) {
+    inBurst = true;
+    setImmediate(() => {
+      inBurst = false;
+    });
+  }
+}
 
 function pump(): void {
   scheduled = false;
-  burstStart = performance.now();
+  startBurst(performance.now());
   const next = waiting.shift();
   if (waiting.length > 0) {
     scheduled = true;
@@ -39,24 +51,17 @@ export function nextTurn(): Promise<void> {
 }
 
 /**
- * True when Lua may run now without stalling the loop: nobody is waiting for a turn and the current burst of Lua work
- * is shorter than `sliceMs` (or Lua has been idle for a moment, so a new burst begins).
+ * True when Lua may run now without stalling the loop: nobody is waiting for a turn, and either the loop has turned
+ * since the last burst or the current burst is shorter than `sliceMs`.
  */
 export function mayRunNow(sliceMs: number): boolean {
   if (waiting.length > 0) return false;
-  const now = performance.now();
-  return now - lastEnd > PAUSE_MS || now - burstStart < sliceMs;
+  return !inBurst || performance.now() - burstStart < sliceMs;
 }
 
 /** Mark the start of a slice (before `lua_resume`). */
 export function beginSlice(): void {
-  const now = performance.now();
-  if (now - lastEnd > PAUSE_MS && now - burstStart > PAUSE_MS) burstStart = now;
-}
-
-/** Mark the end of a slice (after `lua_resume` returned). */
-export function endSlice(): void {
-  lastEnd = performance.now();
+  if (!inBurst) startBurst(performance.now());
 }
 
 /** When the current burst began: the time-slicing hook yields once `now - burstStart()` exceeds `sliceMs`. */
