@@ -7,6 +7,11 @@
 // 2. A 10 MB attachment from Lua (panto.read_file of a PDF-like file) to a stored part through dispatchToolCalls,
 //    vs the same tool in TypeScript (fs.readFile). Copies are counted from the growth of ArrayBuffer memory while
 //    the result is held: the file read itself allocates 1x the size; each copy adds another 1x.
+// 3. Isolation (issue 13): per-call overhead of the same trivial Lua tool in-thread vs `isolation: 'worker'`.
+// 4. Event-loop stall: the max delay of a 10 ms timer on the HOST while 50 hostile calls run (busy loops, sliced;
+//    and single uninterruptible-looking library calls, stopped at maxBlockingMs), in-thread vs worker.
+// 5. Fairness: 20 honest calls that each need 1.1 s of Lua time alone, all at once, under a 4 s time budget:
+//    how many finish, in-thread vs worker.
 
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -52,7 +57,7 @@ await writeFile(
 );
 await writeFile(
   path.join(toolDir, 'attach.lua'),
-  `return { name = "attach", description = "attach a file",
+  `return { name = "attach", description = "attach a file", capabilities = { "read_file" },
     parameters = { type = "object", properties = { path = { type = "string" } }, required = { "path" } },
     handler = function(args)
       local data, err = panto.read_file(args.path)
@@ -195,5 +200,114 @@ const luaMs = await timeIt(lua);
 console.log('   dispatchToolCalls -> stored document part (read + processMedia + base64), median ms:');
 console.log(`     TS tool ${fmt(tsMs, 1)} ms, Lua tool ${fmt(luaMs, 1)} ms, ratio ${fmt(luaMs / tsMs)}x`);
 console.log('   stored part is byte-exact: yes');
+
+// ---------------------------------------------------------------------------------------------------------------
+// 3. Isolation: per-call overhead in-thread vs worker
+// ---------------------------------------------------------------------------------------------------------------
+const luaWorker = await LuaToolSource.fromDir(toolDir, { workspaceRoot: ws, isolation: 'worker' });
+await writeFile(
+  path.join(toolDir, 'spin.lua'),
+  'return { name = "spin", description = "d", handler = function() while true do end end }',
+);
+await writeFile(
+  path.join(toolDir, 'blowup.lua'),
+  'return { name = "blowup", description = "d", handler = function() return tostring(("a"):rep(100000):find("a*a*a*b")) end }',
+);
+await writeFile(
+  path.join(toolDir, 'work.lua'),
+  'return { name = "work", description = "d", handler = function(args) local n = 0; for i = 1, args.n do n = n + i % 7 end; return "done" end }',
+);
+const ISO_N = 500;
+async function perCallIso(source) {
+  for (let i = 0; i < ISO_N; i++) await source.call('add', { a: 2, b: 3 }, ctx);
+  const samples = [];
+  for (let r = 0; r < 7; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < ISO_N; i++) await source.call('add', { a: 2, b: 3 }, ctx);
+    samples.push(((performance.now() - t0) * 1000) / ISO_N);
+  }
+  return median(samples);
+}
+const isoThread = await perCallIso(lua);
+const isoWorker = await perCallIso(luaWorker);
+await luaWorker.close();
+console.log(
+  '\n3. Isolation: per-call overhead of the trivial Lua tool (ToolSource.call, sequential), median µs',
+);
+console.log(
+  `   in-thread ${fmt(isoThread)} µs, worker ${fmt(isoWorker)} µs -> worker adds ${fmt(isoWorker - isoThread)} µs (${fmt(isoWorker / isoThread)}x)`,
+);
+
+// ---------------------------------------------------------------------------------------------------------------
+// 4. Event-loop stall while 50 hostile calls run
+// ---------------------------------------------------------------------------------------------------------------
+async function stallWhile(isolation, tool, budgets) {
+  const source = await LuaToolSource.fromDir(toolDir, {
+    workspaceRoot: ws,
+    isolation,
+    budgets,
+    maxConcurrentCalls: 50,
+  });
+  await new Promise((r) => setTimeout(r, 100));
+  let maxDelay = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    maxDelay = Math.max(maxDelay, now - last - 10);
+    last = now;
+  }, 10);
+  const t0 = performance.now();
+  const results = await Promise.all(Array.from({ length: 50 }, () => source.call(tool, {}, ctx)));
+  const ms = performance.now() - t0;
+  await new Promise((r) => setTimeout(r, 30));
+  clearInterval(timer);
+  await source.close();
+  const stopped = results.filter((r) => !r.ok).length;
+  return { maxDelay, ms, stopped };
+}
+console.log('\n4. Host event-loop stall (max extra delay of a 10 ms timer) while 50 hostile calls run');
+console.log(
+  '   hostile calls                                    in-thread          worker             ratio',
+);
+for (const [label, tool, budgets] of [
+  ['while true do end (time budget 300 ms)', 'spin', { wallClockMs: 300 }],
+  ['pattern blow-up (maxBlockingMs 100)', 'blowup', { maxBlockingMs: 100 }],
+]) {
+  const t = await stallWhile('thread', tool, budgets);
+  const w = await stallWhile('worker', tool, budgets);
+  console.log(
+    `   ${label.padEnd(48)} ${`${fmt(t.maxDelay, 0)} ms`.padStart(7)} (${t.stopped}/50)   ${`${fmt(w.maxDelay, 0)} ms`.padStart(7)} (${w.stopped}/50)   ${fmt(t.maxDelay / Math.max(1, w.maxDelay), 1)}x`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 5. Fairness: 20 x 1.1 s under a 4 s time budget
+// ---------------------------------------------------------------------------------------------------------------
+async function fairness(isolation) {
+  const source = await LuaToolSource.fromDir(toolDir, {
+    workspaceRoot: ws,
+    isolation,
+    budgets: { wallClockMs: 4000, instructions: 2e9 },
+  });
+  const probe = 2_000_000;
+  const times = [];
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    await source.call('work', { n: probe }, ctx);
+    times.push(performance.now() - t0);
+  }
+  const n = Math.round((probe * 1100) / median(times));
+  const t0 = performance.now();
+  const results = await Promise.all(Array.from({ length: 20 }, () => source.call('work', { n }, ctx)));
+  const ms = performance.now() - t0;
+  await source.close();
+  return { finished: results.filter((r) => r.ok).length, ms };
+}
+const fairT = await fairness('thread');
+const fairW = await fairness('worker');
+console.log('\n5. Fairness: 20 calls needing 1.1 s of Lua each, at once, 4 s time budget (own run time)');
+console.log(
+  `   in-thread: ${fairT.finished}/20 finished in ${fmt(fairT.ms / 1000, 1)} s; worker: ${fairW.finished}/20 finished in ${fmt(fairW.ms / 1000, 1)} s`,
+);
 
 await rm(work, { recursive: true, force: true });

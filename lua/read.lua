@@ -79,6 +79,7 @@ local function read_text(path, data, offset, limit)
 end
 
 return {
+  capabilities = { "read_file", "stat" },
   name = "read",
   description = "Read a file in the workspace. Text files come back as numbered lines (at most 2000 lines or 50 KB "
     .. "per call; use offset and limit to page through longer files). Images (PNG, JPEG, GIF, WebP, BMP) and PDFs "

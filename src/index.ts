@@ -100,9 +100,11 @@ export {
 export { isPantoError, PantoError, type PantoErrorCode } from './errors.js';
 // Lua tool host
 export { DEFAULT_BUDGETS, type LuaBudgets } from './lua/budget.js';
+export { CAPABILITIES, type Capability } from './lua/host-api.js';
 export type { LuaLogEntry, LuaLogger, LuaLogLevel } from './lua/lua-log.js';
 export type { LuaLoadError } from './lua/lua-runtime.js';
-export { LuaToolSource, type LuaToolSourceOptions } from './lua/lua-tool-source.js';
+export { type LuaRunOptions, LuaToolSource, type LuaToolSourceOptions } from './lua/lua-tool-source.js';
+export type { WorkerOptions as LuaWorkerOptions } from './lua/worker-backend.js';
 export { DEFAULT_DENYLIST } from './lua/workspace-paths.js';
 // MCP: servers as a tool source, tool sources as a server
 export {

@@ -1,7 +1,7 @@
 /**
  * Per-call budgets of the Lua tool host. Every limit applies to ONE call (and, separately, to running one tool file
- * at load time). Exceeding the instruction or wall-clock budget ends the call with a tool error; `pcall` cannot catch
- * it for good (after an overrun the hook fires on every instruction until the call has unwound).
+ * at load time). Exceeding the instruction, time or memory budget ends the call with a tool error; `pcall` cannot
+ * catch it for good (after an overrun the hook fires on every instruction until the call has unwound).
  */
 
 import { PantoError } from '../errors.js';
@@ -9,9 +9,29 @@ import { PantoError } from '../errors.js';
 export interface LuaBudgets {
   /** Lua VM instructions per call. Default 200,000,000 (several seconds of fengari time). */
   instructions?: number;
-  /** Wall-clock milliseconds per call, including time spent awaiting host functions. Default 30,000. */
+  /**
+   * Milliseconds of the call's OWN time: the time its Lua code runs plus the time it waits for its own host calls
+   * (`panto.read_file`, ...). Time spent queued behind other calls (`maxConcurrentCalls`) or while other calls run
+   * their time slices is not counted, so a busy host cannot make an honest call time out. Also checked inside long
+   * library functions (pattern matching, `string.rep`, `table.move`, `load`, ...). Default 30,000.
+   */
   wallClockMs?: number;
-  /** UTF-8 bytes of returned text; longer text is cut with a note. Default 1 MiB. */
+  /**
+   * Bytes a call may allocate in Lua strings, string buffers and tables, counted when allocated (fengari cannot tell
+   * when memory is freed, so this is the call's total allocation, not its peak). Checked BEFORE a big allocation, so
+   * `s = s .. s` or `string.pack("c2000000000", "")` stops without allocating. Default 256 MiB.
+   */
+  memoryBytes?: number;
+  /**
+   * The longest a call may hold the event loop in one go: one library function (a pattern match, `string.format`,
+   * `table.concat`, `load`, ...) or a stretch of Lua that cannot yield (a `table.sort` comparator, a `gsub`
+   * callback). Longer is a tool error. Lua code that CAN yield is sliced every `sliceMs` instead. Default 2,000.
+   */
+  maxBlockingMs?: number;
+  /**
+   * UTF-8 bytes of any text leaving Lua: returned text, error messages, `print`/`panto.log` lines, progress messages,
+   * strings in `meta`. Longer text is cut with a note. Default 1 MiB.
+   */
   maxTextBytes?: number;
   /** Total bytes of a result's attachments; more is a tool error. Default 64 MiB. */
   maxAttachmentBytes?: number;
@@ -24,7 +44,10 @@ export interface LuaBudgets {
   maxPatternSubjectBytes?: number;
   /** Largest file `panto.read_file` reads. Default 64 MiB. */
   maxReadBytes?: number;
-  /** A busy call yields to the event loop after this many ms of Lua time. Default 10. */
+  /**
+   * A busy call yields to the event loop after this many ms of Lua time, and the host runs one slice per event-loop
+   * turn, so the loop never waits longer than about one slice however many calls are busy. Default 10.
+   */
   sliceMs?: number;
 }
 
@@ -33,6 +56,8 @@ export type ResolvedBudgets = Required<LuaBudgets>;
 export const DEFAULT_BUDGETS: Readonly<ResolvedBudgets> = Object.freeze({
   instructions: 200_000_000,
   wallClockMs: 30_000,
+  memoryBytes: 256 * 1024 * 1024,
+  maxBlockingMs: 2000,
   maxTextBytes: 1024 * 1024,
   maxAttachmentBytes: 64 * 1024 * 1024,
   maxStringBytes: 64 * 1024 * 1024,

@@ -11,12 +11,20 @@
  * 2. A deadline inside pattern matching. A single `string.find/match/gmatch/gsub` runs inside one VM instruction,
  *    so the count hook cannot stop it. fengari's lstrlib calls `lualib.lua_assert` once per start position of a
  *    match (`reprepstate`); `installPatternWatch` replaces that no-op with a cheap check so an unanchored pattern
- *    blow-up over a long subject is interrupted at the next start position. An anchored match with nested
- *    quantifiers is still not interruptible (see docs/lua-tools.md, "What a budget cannot stop").
+ *    blow-up over a long subject is interrupted at the next start position. This is the fallback for an UNPATCHED
+ *    fengari; the patch (3) also checks inside a match, so anchored blow-ups stop too.
+ *
+ * 3. Resource accounting (patches/fengari+0.1.5.patch adds `llimits.luai_panto`): fengari calls `alloc(n, charge)`
+ *    before it allocates a Lua string, a string buffer, a table or a table entry, and `step()` every few thousand
+ *    units of work inside long-running library functions (pattern matching, string building, `table.move`,
+ *    `table.concat`, `table.sort`, `unpack`, the lexer). `setMeter` routes both to the running call, whose budgets
+ *    throw to stop it. `accountingAvailable()` says whether the patch is applied (it is in this repository; a consumer
+ *    whose install skipped patch-package gets the weaker checks of (2) and the sandbox's size caps).
  */
 
 import type { LuaJsFunction } from 'fengari';
 import fengari from 'fengari';
+import llimits from 'fengari/src/llimits.js';
 import lstate from 'fengari/src/lstate.js';
 
 const CIST_OAH = lstate.CIST_OAH;
@@ -55,4 +63,31 @@ export function setPatternWatch(fn: PatternWatch | null): void {
     };
   }
   watch = fn;
+}
+
+/** What the running call does with fengari's accounting hooks. Both may throw to stop the call. */
+export interface Meter {
+  /** `bytes` are about to be allocated; `charge` false: only check that they would fit. */
+  alloc(bytes: number, charge: boolean): void;
+  /** Called from long-running library functions every few thousand units of work. */
+  step(): void;
+}
+
+let meter: Meter | null = null;
+let accountingInstalled = false;
+
+/** True when fengari carries the accounting patch (patches/fengari+0.1.5.patch). */
+export function accountingAvailable(): boolean {
+  return llimits.luai_panto !== undefined && llimits.luai_panto.version === 1;
+}
+
+/** Route fengari's accounting hooks to `m` (the running call), or nowhere (`null`). Synchronous callers only. */
+export function setMeter(m: Meter | null): void {
+  const hooks = llimits.luai_panto;
+  if (!accountingInstalled && hooks !== undefined) {
+    accountingInstalled = true;
+    hooks.alloc = (bytes, charge) => meter?.alloc(bytes, charge);
+    hooks.step = () => meter?.step();
+  }
+  meter = m;
 }

@@ -72,6 +72,9 @@ declare module 'fengari' {
     lua_rawequal(L: LuaState, a: number, b: number): boolean;
     lua_rawget(L: LuaState, idx: number): number;
     lua_rawgeti(L: LuaState, idx: number, n: number): number;
+    lua_absindex(L: LuaState, idx: number): number;
+    lua_rawgetp(L: LuaState, idx: number, p: unknown): number;
+    lua_rawsetp(L: LuaState, idx: number, p: unknown): void;
     lua_rawlen(L: LuaState, idx: number): number;
     lua_rawset(L: LuaState, idx: number): void;
     lua_rawseti(L: LuaState, idx: number, n: number): void;
@@ -106,6 +109,7 @@ declare module 'fengari' {
     luaL_checklstring(L: LuaState, arg: number): LuaString;
     luaL_checkstack(L: LuaState, sz: number, msg: string | null): void;
     luaL_checktype(L: LuaState, arg: number, t: number): void;
+    luaL_where(L: LuaState, level: number): void;
     luaL_error(L: LuaState, fmt: LuaString | string, ...args: unknown[]): never;
     luaL_len(L: LuaState, idx: number): number;
     luaL_loadbufferx(
@@ -171,4 +175,16 @@ declare module 'fengari/src/lstate.js' {
     CIST_OAH: number;
   };
   export default lstate;
+}
+
+declare module 'fengari/src/llimits.js' {
+  /** The resource-accounting hooks added by patches/fengari+0.1.5.patch (absent in an unpatched fengari). */
+  export interface PantoAccounting {
+    alloc: ((bytes: number, charge: boolean) => void) | null;
+    step: (() => void) | null;
+    n: number;
+    version: number;
+  }
+  const llimits: { luai_panto?: PantoAccounting };
+  export default llimits;
 }

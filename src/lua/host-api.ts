@@ -7,6 +7,11 @@
  * error (a bug in the tool, not a runtime condition).
  *
  * All paths are confined to the call's workspace root (see workspace-paths.ts).
+ *
+ * Capabilities: the file functions (`read_file`, `stat`, `list_dir`) are present in a tool's `panto` table only when
+ * the tool file declares them (`capabilities = {"read_file"}`) and the host grants them; everything else (`sniff`,
+ * `json_*`, `json`, `log`, `progress`) is always there. Text a tool hands to the host (log lines, progress messages)
+ * is capped at `maxTextBytes`.
  */
 
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -17,7 +22,16 @@ import type { ToolUpdate } from '../tool.js';
 import type { ResolvedBudgets } from './budget.js';
 import { failure, type Pusher, yieldFor } from './host-yield.js';
 import type { LuaLogLevel } from './lua-log.js';
-import { LuaConversionError, luaToJson, pushBytesNoCopy, pushJson, pushString } from './lua-values.js';
+import {
+  JSON_NULL,
+  LuaConversionError,
+  luaToJson,
+  markJsonArray,
+  pushBytesNoCopy,
+  pushJson,
+  pushString,
+} from './lua-values.js';
+import { capText } from './text-cap.js';
 import { type Denylist, resolveInWorkspace } from './workspace-paths.js';
 
 const { lua, lauxlib } = fengari;
@@ -40,8 +54,18 @@ export interface HostApiOptions {
 
 const decoder = new TextDecoder();
 
+/** Host capabilities a tool file can declare. */
+export const CAPABILITIES = ['read_file', 'stat', 'list_dir'] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+/** The `panto` table's functions: `always` present, and one per capability. */
+export interface HostFunctions {
+  always: Record<string, LuaJsFunction>;
+  capabilities: Record<Capability, LuaJsFunction>;
+}
+
 /** The `panto` table's functions. */
-export function createHostFunctions(opts: HostApiOptions): Record<string, LuaJsFunction> {
+export function createHostFunctions(opts: HostApiOptions): HostFunctions {
   const { current, denylist, budgets } = opts;
 
   /** Resolve against the CURRENT call's root; must be called synchronously from the host function. */
@@ -135,6 +159,7 @@ export function createHostFunctions(opts: HostApiOptions): Record<string, LuaJsF
     let text: string;
     try {
       text = JSON.stringify(luaToJson(L, 1, 'value'));
+      if (text === undefined) throw new LuaConversionError('value has no JSON form');
     } catch (err) {
       if (!(err instanceof LuaConversionError)) throw err;
       lua.lua_pushnil(L);
@@ -156,7 +181,7 @@ export function createHostFunctions(opts: HostApiOptions): Record<string, LuaJsF
       return 2;
     }
     try {
-      pushJson(L, value);
+      pushJson(L, value, 'json');
     } catch (err) {
       // Nested deeper than pushJson goes: drop what was pushed so far, keep the argument.
       if (!(err instanceof LuaConversionError)) throw err;
@@ -169,19 +194,13 @@ export function createHostFunctions(opts: HostApiOptions): Record<string, LuaJsF
   };
 
   const logFn: LuaJsFunction = (L) => {
-    const n = lua.lua_gettop(L);
-    const pieces: string[] = [];
-    for (let i = 1; i <= n; i++) {
-      pieces.push(decoder.decode(lauxlib.luaL_tolstring(L, i)));
-      lua.lua_pop(L, 1);
-    }
-    current().log('info', pieces.join('\t'));
+    current().log('info', joinArgs(L, budgets.maxTextBytes));
     return 0;
   };
 
   /** `panto.progress(message [, fraction])`: progress for the host (never sent to a model). */
   const progressFn: LuaJsFunction = (L) => {
-    const message = decoder.decode(lauxlib.luaL_checklstring(L, 1));
+    const message = capText(lauxlib.luaL_checklstring(L, 1), budgets.maxTextBytes, 'progress message');
     const update: ToolUpdate = { message };
     if (lua.lua_type(L, 2) > lua.LUA_TNIL) {
       const fraction = lauxlib.luaL_checknumber(L, 2);
@@ -194,17 +213,75 @@ export function createHostFunctions(opts: HostApiOptions): Record<string, LuaJsF
   };
 
   return {
-    read_file: readFileFn,
-    stat: statFn,
-    list_dir: listDirFn,
-    sniff: sniffFn,
-    json_encode: jsonEncodeFn,
-    json_decode: jsonDecodeFn,
-    log: logFn,
-    progress: progressFn,
+    always: {
+      sniff: sniffFn,
+      json_encode: jsonEncodeFn,
+      json_decode: jsonDecodeFn,
+      log: logFn,
+      progress: progressFn,
+    },
+    capabilities: { read_file: readFileFn, stat: statFn, list_dir: listDirFn },
   };
 }
 
+/** Build `panto.json` = `{ null, array, encode, decode }` on top of `L`'s stack from the always-present functions. */
+export function pushJsonTable(L: LuaState, fns: HostFunctions): void {
+  lua.lua_createtable(L, 0, 4);
+  lua.lua_pushlightuserdata(L, JSON_NULL);
+  lua.lua_setfield(L, -2, 'null');
+  const encode = fns.always.json_encode;
+  const decode = fns.always.json_decode;
+  if (encode) {
+    lua.lua_pushjsfunction(L, encode);
+    lua.lua_setfield(L, -2, 'encode');
+  }
+  if (decode) {
+    lua.lua_pushjsfunction(L, decode);
+    lua.lua_setfield(L, -2, 'decode');
+  }
+  lua.lua_pushjsfunction(L, jsonArray);
+  lua.lua_setfield(L, -2, 'array');
+}
+
+const jsonArray: LuaJsFunction = (L) => {
+  if (lua.lua_type(L, 1) <= lua.LUA_TNIL) lua.lua_newtable(L);
+  else lauxlib.luaL_checktype(L, 1, lua.LUA_TTABLE);
+  lua.lua_settop(L, 1);
+  markJsonArray(L);
+  return 1;
+};
+
+/**
+ * `print`/`panto.log` arguments as one tab-separated line of at most `max` bytes (each through `tostring`; this runs
+ * inside the call, so a raising or looping `__tostring` is an error or a budget overrun of the call itself).
+ */
+export function joinArgs(L: LuaState, max: number): string {
+  const n = lua.lua_gettop(L);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let kept = 0;
+  const add = (bytes: Uint8Array) => {
+    total += bytes.byteLength;
+    if (kept <= max) {
+      const piece = bytes.subarray(0, max + 4 - kept);
+      chunks.push(piece);
+      kept += piece.byteLength;
+    }
+  };
+  for (let i = 1; i <= n; i++) {
+    if (i > 1) add(TAB);
+    if (lua.lua_type(L, i) === lua.LUA_TLIGHTUSERDATA && lua.lua_touserdata(L, i) === JSON_NULL)
+      add(JSON_NULL_TEXT);
+    else {
+      add(lauxlib.luaL_tolstring(L, i));
+      lua.lua_pop(L, 1);
+    }
+  }
+  return capText(Buffer.concat(chunks), max, 'log line', total);
+}
+
+const TAB = new Uint8Array([9]);
+const JSON_NULL_TEXT = new TextEncoder().encode('json.null');
 function checkPath(L: LuaState, fn: string): string {
   if (lua.lua_type(L, 1) !== lua.LUA_TSTRING) {
     return lauxlib.luaL_error(L, `${fn}: path must be a string`);

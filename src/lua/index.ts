@@ -1,7 +1,10 @@
 export type { LuaBudgets } from './budget.js';
 export { DEFAULT_BUDGETS } from './budget.js';
+export type { Capability } from './host-api.js';
+export { CAPABILITIES } from './host-api.js';
 export type { LuaLogEntry, LuaLogger, LuaLogLevel } from './lua-log.js';
 export type { LuaLoadError } from './lua-runtime.js';
-export type { LuaToolSourceOptions } from './lua-tool-source.js';
+export type { LuaRunOptions, LuaToolSourceOptions } from './lua-tool-source.js';
 export { LuaToolSource } from './lua-tool-source.js';
+export type { WorkerOptions as LuaWorkerOptions } from './worker-backend.js';
 export { DEFAULT_DENYLIST } from './workspace-paths.js';

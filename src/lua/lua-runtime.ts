@@ -19,13 +19,16 @@ import type { ToolUpdate } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
 import type { ResolvedBudgets } from './budget.js';
 import { HOOK_INTERVAL } from './budget.js';
-import { setPatternWatch } from './fengari-fixes.js';
-import { createHostFunctions, type HostCall } from './host-api.js';
+import { type Meter, setMeter, setPatternWatch } from './fengari-fixes.js';
+import { CAPABILITIES, type Capability, createHostFunctions, type HostCall } from './host-api.js';
 import { HOST_YIELD, type Pusher, sliceYields } from './host-yield.js';
 import type { LuaLogEntry, LuaLogger } from './lua-log.js';
-import { LuaConversionError, luaToJson, pushJson, pushString, toText, typeName } from './lua-values.js';
+import { LuaConversionError, luaToJson, pushJson, pushString, typeName } from './lua-values.js';
 import { readHandlerResult } from './result-bridge.js';
 import { Sandbox } from './sandbox.js';
+import { normalizeSchema } from './schema-arrays.js';
+import { beginSlice, currentBurstStart, mayRunNow, nextTurn } from './slice-scheduler.js';
+import { capString, capText } from './text-cap.js';
 import type { Denylist } from './workspace-paths.js';
 
 const { lua, lauxlib, to_luastring } = fengari;
@@ -39,6 +42,8 @@ export interface LoadedLuaTool {
   parameters: Record<string, unknown>;
   file: string;
   handlerRef: number;
+  /** The host capabilities the file declared (and the host granted). */
+  capabilities: readonly Capability[];
 }
 
 /** Why a tool file did not load. `line` is set when the error has a position. */
@@ -52,6 +57,10 @@ export interface LuaRuntimeOptions {
   budgets: ResolvedBudgets;
   denylist: Denylist;
   log: LuaLogger;
+  /** Host capabilities a tool file may declare (`capabilities = {...}`); a file asking for more does not load. */
+  grant: readonly Capability[];
+  /** Calls that run at once; more wait in a FIFO queue (their time budget does not run while they wait). */
+  maxConcurrentCalls: number;
 }
 
 /** What a call needs besides args. */
@@ -72,33 +81,46 @@ interface CallState {
   readonly toolCallId: string;
   readonly root: string;
   readonly update: ((update: ToolUpdate) => void) | undefined;
-  readonly deadline: number;
   readonly hook: LuaHook;
+  readonly meter: Meter;
   instructions: number;
+  /** The call's own time so far (ms): finished slices and waits for its own host calls. */
+  ownMs: number;
+  /** When the running slice (or host wait) began. */
   sliceStart: number;
+  /** Bytes allocated by the call (fengari accounting). */
+  allocated: number;
   /** Set once a budget is exceeded: the reason, reported instead of whatever error unwinds the thread. */
   exceeded: string | null;
 }
 
 type Outcome = { ok: true; nresults: number } | { ok: false; error: string };
 
-/** Thrown (as a JS error) from inside fengari to abort a pattern match; converted to a Lua error. */
+/** Thrown (as a JS error) from inside fengari to stop a library function; converted to a Lua error. */
 class BudgetExceeded extends Error {}
 
 const NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
-const POSITION_RE = /^([^\n:]+):(\d+): ([\s\S]*)$/;
+/** `chunk:line: rest` — the position Lua puts in front of an error message. */
+const POSITION_RE = /^([^\n:]{1,200}):(\d{1,9}): /;
+const MIB = 1024 * 1024;
 
 export class LuaRuntime {
   readonly #L: LuaState;
   readonly #sandbox: Sandbox;
   readonly #budgets: ResolvedBudgets;
   readonly #log: LuaLogger;
+  readonly #grant: ReadonlySet<Capability>;
+  readonly #maxConcurrent: number;
+  #running = 0;
+  readonly #queue: Array<() => void> = [];
   #active: CallState | null = null;
   #loadingFile: string | undefined;
 
   constructor(opts: LuaRuntimeOptions) {
     this.#budgets = opts.budgets;
     this.#log = opts.log;
+    this.#grant = new Set(opts.grant);
+    this.#maxConcurrent = opts.maxConcurrentCalls;
     const L = lauxlib.luaL_newstate();
     this.#L = L;
     lua.lua_atnativeerror(L, (T) => {
@@ -109,9 +131,11 @@ export class LuaRuntime {
         message =
           'stack overflow (JavaScript call stack exhausted: recursion through pcall, metamethods or callbacks)';
       } else {
-        message = `internal error in the Lua host: ${e instanceof Error ? e.message : String(e)}`;
+        // A fault inside a fengari library function (e.g. os.time{year=1e9}): a Lua error the tool can pcall.
+        const detail = e instanceof Error ? e.message : String(e);
+        message = `a Lua library function failed: ${capString(detail, 1000)}`;
         this.#log({
-          level: 'error',
+          level: 'warn',
           message: `${message}\n${e instanceof Error ? (e.stack ?? '') : ''}`,
           ...this.#attribution(),
         });
@@ -144,8 +168,9 @@ export class LuaRuntime {
   }
 
   /**
-   * Compile and run one tool file (text only) in a fresh sandbox env; validate the table it returns.
-   * `chunkname` is what error positions show (e.g. `read.lua`). Never throws for a broken file.
+   * Compile and run one tool file (text only) in a fresh sandbox env; validate the table it returns, reading it RAW
+   * (a metatable on it never runs). `chunkname` is what error positions show (e.g. `read.lua`). Never throws for a
+   * broken file.
    */
   async loadTool(
     file: string,
@@ -155,64 +180,69 @@ export class LuaRuntime {
   ): Promise<{ ok: true; tool: LoadedLuaTool } | { ok: false; error: LuaLoadError }> {
     const L = this.#L;
     const top = lua.lua_gettop(L);
+    const max = this.#budgets.maxTextBytes;
     const fail = (message: string, line?: number): { ok: false; error: LuaLoadError } => {
       lua.lua_settop(L, top);
-      return { ok: false, error: line === undefined ? { file, message } : { file, line, message } };
+      const text = capString(message, max, 'message');
+      return {
+        ok: false,
+        error: line === undefined ? { file, message: text } : { file, line, message: text },
+      };
     };
-    const status = lauxlib.luaL_loadbufferx(L, source, source.length, `@${chunkname}`, 't');
-    if (status !== lua.LUA_OK) {
-      const msg = toText(L, -1) ?? 'unknown load error';
-      const m = POSITION_RE.exec(msg);
-      return fail(msg, m ? Number(m[2]) : undefined);
-    }
-    this.#sandbox.pushEnv();
-    lua.lua_setupvalue(L, -2, 1);
-    const fnRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
-
     const call = this.#newCall('', file, { toolCallId: '', root });
-    lua.lua_rawgeti(call.thread, lua.LUA_REGISTRYINDEX, fnRef);
-    lauxlib.luaL_unref(L, lua.LUA_REGISTRYINDEX, fnRef);
     this.#loadingFile = file;
-    const outcome = await this.#drive(call, 0);
-    this.#loadingFile = undefined;
-    if (!outcome.ok) {
-      this.#release(call);
-      const m = POSITION_RE.exec(outcome.error) ?? /\((?:[^():]+):(\d+)\)$/.exec(outcome.error);
-      const line = m ? Number(m.length === 4 ? m[2] : m[1]) : undefined;
-      return fail(`${chunkname}: error while loading: ${outcome.error}`, line);
-    }
-    const T = call.thread;
     try {
+      // Compiling is budgeted too: a 16 MB chunk stops at the time or memory budget.
+      let status: number;
+      call.sliceStart = performance.now();
+      setMeter(call.meter);
+      try {
+        status = lauxlib.luaL_loadbufferx(L, source, source.length, `@${chunkname}`, 't');
+      } finally {
+        setMeter(null);
+        call.ownMs += performance.now() - call.sliceStart;
+      }
+      if (call.exceeded !== null) return fail(`${chunkname}: ${call.exceeded}`);
+      if (status !== lua.LUA_OK) {
+        const msg = capText(lua.lua_tolstring(L, -1) ?? new Uint8Array(0), max, 'message');
+        const m = POSITION_RE.exec(msg);
+        return fail(msg, m ? Number(m[2]) : undefined);
+      }
+      const pantoRef = this.#sandbox.pushEnv();
+      const envRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+      lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, envRef);
+      lua.lua_setupvalue(L, -2, 1);
+      lua.lua_xmove(L, call.thread, 1);
+      const outcome = await this.#drive(call, 0);
+      if (!outcome.ok) {
+        const m = /\((?:[^():]+):(\d+)\)$/.exec(outcome.error);
+        return fail(`${chunkname}: error while loading: ${outcome.error}`, m ? Number(m[1]) : undefined);
+      }
+      const T = call.thread;
       if (outcome.nresults < 1 || lua.lua_type(T, 1) !== lua.LUA_TTABLE) {
         const got = outcome.nresults < 1 ? 'nothing' : `a ${typeName(T, lua.lua_type(T, 1))}`;
         return fail(
           `${chunkname}: a tool file must return a table {name, description, parameters, handler}; it returned ${got}`,
         );
       }
-      lua.lua_getfield(T, 1, 'name');
-      const name = toText(T, -1);
-      lua.lua_getfield(T, 1, 'description');
-      const description = toText(T, -1);
-      lua.lua_getfield(T, 1, 'handler');
-      const handlerType = lua.lua_type(T, -1);
-      lua.lua_getfield(T, 1, 'parameters');
-      const paramsType = lua.lua_type(T, -1);
+      lua.lua_settop(T, 1);
+      const name = rawText(T, 'name', max);
+      const description = rawText(T, 'description', max);
       if (name === null || !NAME_RE.test(name)) {
         return fail(`${chunkname}: 'name' must be a string matching ^[a-zA-Z0-9_-]{1,64}$`);
       }
       if (description === null) return fail(`${chunkname}: tool '${name}' has no 'description' string`);
-      if (handlerType !== lua.LUA_TFUNCTION) {
-        return fail(
-          `${chunkname}: tool '${name}' has no 'handler' function (got ${typeName(T, handlerType)})`,
-        );
-      }
+      const capabilities = this.#readCapabilities(T, chunkname, name);
+      if (typeof capabilities === 'string') return fail(capabilities);
       let parameters: Record<string, unknown> = { type: 'object', properties: {} };
+      rawField(T, 1, 'parameters');
+      const paramsType = lua.lua_type(T, -1);
       if (paramsType === lua.LUA_TTABLE) {
-        const value = luaToJson(T, lua.lua_gettop(T), 'parameters');
+        const value = luaToJson(T, lua.lua_gettop(T), 'parameters', { maxStringBytes: max });
         if (Array.isArray(value) || value === null || typeof value !== 'object') {
           return fail(`${chunkname}: tool '${name}': 'parameters' must be a JSON Schema object`);
         }
-        parameters = value;
+        parameters = normalizeSchema(value) as Record<string, unknown>;
         if (parameters.type === undefined) parameters = { type: 'object', ...parameters };
         if (parameters.type !== 'object') {
           return fail(`${chunkname}: tool '${name}': 'parameters' must describe an object (type = "object")`);
@@ -223,26 +253,65 @@ export class LuaRuntime {
         );
       }
       lua.lua_pop(T, 1);
+      rawField(T, 1, 'handler');
+      const handlerType = lua.lua_type(T, -1);
+      if (handlerType !== lua.LUA_TFUNCTION) {
+        return fail(
+          `${chunkname}: tool '${name}' has no 'handler' function (got ${typeName(T, handlerType)})`,
+        );
+      }
       lua.lua_xmove(T, L, 1);
       const handlerRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+      this.#sandbox.grant(pantoRef, capabilities);
+      this.#sandbox.seal(envRef);
       lua.lua_settop(L, top);
-      return { ok: true, tool: { name, description, parameters, file, handlerRef } };
+      return { ok: true, tool: { name, description, parameters, file, handlerRef, capabilities } };
     } catch (err) {
       if (err instanceof LuaConversionError) return fail(`${chunkname}: ${err.message}`);
-      throw err;
+      return fail(`${chunkname}: internal error while loading: ${(err as Error).message}`);
     } finally {
+      this.#loadingFile = undefined;
       this.#release(call);
+    }
+  }
+
+  /** The file's `capabilities = {...}` (read raw), checked against the host's grant; a string is the load error. */
+  #readCapabilities(T: LuaState, chunkname: string, name: string): Capability[] | string {
+    rawField(T, 1, 'capabilities');
+    const t = lua.lua_type(T, -1);
+    try {
+      if (t === lua.LUA_TNIL) return [];
+      const where = `${chunkname}: tool '${name}': 'capabilities'`;
+      if (t !== lua.LUA_TTABLE) return `${where} must be a list of strings, got ${typeName(T, t)}`;
+      const value = luaToJson(T, lua.lua_gettop(T), 'capabilities', { maxStringBytes: 200 });
+      const list = Array.isArray(value) ? value : Object.keys(value as object).length === 0 ? [] : null;
+      if (list === null || list.some((c) => typeof c !== 'string'))
+        return `${where} must be a list of strings`;
+      const out: Capability[] = [];
+      for (const c of list as string[]) {
+        if (!(CAPABILITIES as readonly string[]).includes(c)) {
+          return `${where}: unknown capability '${c}' (known: ${CAPABILITIES.join(', ')})`;
+        }
+        if (!this.#grant.has(c as Capability)) {
+          return `${where}: the host does not grant '${c}' (granted: ${[...this.#grant].join(', ') || 'none'})`;
+        }
+        if (!out.includes(c as Capability)) out.push(c as Capability);
+      }
+      return out;
+    } finally {
+      lua.lua_pop(T, 1);
     }
   }
 
   /** Run a tool's handler with `args` and read its result. Never rejects for the tool's own failure. */
   async call(tool: LoadedLuaTool, args: Record<string, unknown>, ctx: RunContext): Promise<CallResult> {
     if (ctx.signal?.aborted) return { ok: false, error: 'aborted before the tool started' };
+    if (!(await this.#acquire(ctx.signal))) return { ok: false, error: 'aborted before the tool started' };
     const call = this.#newCall(tool.name, tool.file, ctx);
     const T = call.thread;
     try {
       lua.lua_rawgeti(T, lua.LUA_REGISTRYINDEX, tool.handlerRef);
-      pushJson(T, args);
+      pushJson(T, args, 'args');
       lua.lua_createtable(T, 0, 2);
       pushString(T, ctx.toolCallId);
       lua.lua_setfield(T, -2, K_TOOL_CALL_ID);
@@ -257,7 +326,7 @@ export class LuaRuntime {
         : { ok: true, parts: res.parts, meta: res.meta };
     } catch (err) {
       // A fault on the host side (e.g. arguments nested too deep to convert): an error result, never a rejection.
-      const message = err instanceof Error ? err.message : String(err);
+      const message = capString(err instanceof Error ? err.message : String(err), 1000);
       this.#log({
         level: 'error',
         message: `tool '${tool.name}' failed in the host: ${message}`,
@@ -266,7 +335,35 @@ export class LuaRuntime {
       return { ok: false, error: `internal error in the Lua host: ${message}` };
     } finally {
       this.#release(call);
+      this.#releaseSlot();
     }
+  }
+
+  /** Wait for a free call slot (FIFO). False when the signal aborted while waiting. */
+  #acquire(signal?: AbortSignal): Promise<boolean> {
+    if (this.#running < this.#maxConcurrent) {
+      this.#running++;
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const grant = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(true);
+      };
+      const onAbort = () => {
+        const i = this.#queue.indexOf(grant);
+        if (i >= 0) this.#queue.splice(i, 1);
+        resolve(false);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#queue.push(grant);
+    });
+  }
+
+  #releaseSlot(): void {
+    const next = this.#queue.shift();
+    if (next) next();
+    else this.#running--;
   }
 
   #newCall(tool: string, file: string, ctx: RunContext): CallState {
@@ -275,6 +372,7 @@ export class LuaRuntime {
     const threadRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
     const budgets = this.#budgets;
     const now = performance.now();
+    const timeExceeded = (t: number): boolean => call.ownMs + (t - call.sliceStart) > budgets.wallClockMs;
     const call: CallState = {
       thread,
       threadRef,
@@ -283,9 +381,10 @@ export class LuaRuntime {
       toolCallId: ctx.toolCallId,
       root: ctx.root,
       update: ctx.update,
-      deadline: now + budgets.wallClockMs,
       instructions: 0,
+      ownMs: 0,
       sliceStart: now,
+      allocated: 0,
       exceeded: null,
       hook: (T) => {
         if (call.exceeded !== null) raiseFromHook(T, call.exceeded);
@@ -294,17 +393,54 @@ export class LuaRuntime {
           this.#exceed(call, T, `instruction budget exceeded (${budgets.instructions} Lua instructions)`);
         }
         const t = performance.now();
-        if (t > call.deadline)
-          this.#exceed(call, T, `wall-clock budget exceeded (${budgets.wallClockMs} ms)`);
-        if (t - call.sliceStart > budgets.sliceMs && lua.lua_isyieldable(T)) {
-          sliceYields.add(T);
-          lua.lua_yield(T, 0);
+        if (timeExceeded(t)) this.#exceed(call, T, `time budget exceeded (${budgets.wallClockMs} ms)`);
+        if (t - currentBurstStart() > budgets.sliceMs) {
+          if (lua.lua_isyieldable(T)) {
+            sliceYields.add(T);
+            lua.lua_yield(T, 0);
+          } else if (t - call.sliceStart > budgets.maxBlockingMs) {
+            this.#exceed(call, T, blockingMessage(budgets.maxBlockingMs, 'Lua code that cannot yield'));
+          }
         }
+      },
+      meter: {
+        alloc: (bytes, charge) => {
+          if (call.exceeded !== null) return;
+          const total = call.allocated + bytes;
+          if (total > budgets.memoryBytes) {
+            this.#overrun(
+              call,
+              `memory budget exceeded (${budgets.memoryBytes} bytes: this call allocated ${mib(call.allocated)} ` +
+                `and asked for ${mib(bytes)} more)`,
+            );
+          }
+          if (charge) call.allocated = total;
+        },
+        step: () => {
+          if (call.exceeded !== null) return;
+          const t = performance.now();
+          if (timeExceeded(t)) {
+            this.#overrun(
+              call,
+              `time budget exceeded (${budgets.wallClockMs} ms, inside a library function)`,
+            );
+          }
+          if (t - call.sliceStart > budgets.maxBlockingMs) {
+            this.#overrun(call, blockingMessage(budgets.maxBlockingMs, 'one library function'));
+          }
+        },
       },
     };
     lua.lua_sethook(thread, call.hook, lua.LUA_MASKCOUNT, HOOK_INTERVAL);
     this.#sandbox.claimThread(thread, call);
     return call;
+  }
+
+  /** A budget ran out inside a library function: mark the call and throw out of fengari (becomes a Lua error). */
+  #overrun(call: CallState, reason: string): never {
+    call.exceeded = reason;
+    lua.lua_sethook(call.thread, call.hook, lua.LUA_MASKCOUNT, 1);
+    throw new BudgetExceeded(reason);
   }
 
   #exceed(call: CallState, T: LuaState, reason: string): never {
@@ -317,34 +453,39 @@ export class LuaRuntime {
 
   #release(call: CallState): void {
     lua.lua_sethook(call.thread, null, 0, 0);
+    lua.lua_settop(call.thread, 0);
     lauxlib.luaL_unref(this.#L, lua.LUA_REGISTRYINDEX, call.threadRef);
   }
 
-  /** Run `call.thread` (function + `nargs` arguments on its stack) to completion. */
+  /** Run `call.thread` (function + `nargs` arguments on its stack) to completion, one fair slice at a time. */
   async #drive(call: CallState, nargs: number, signal?: AbortSignal): Promise<Outcome> {
     const T = call.thread;
+    const budgets = this.#budgets;
     let n = nargs;
     for (;;) {
+      if (!mayRunNow(budgets.sliceMs)) {
+        await nextTurn();
+        const stop = this.#stopReason(call, signal);
+        if (stop !== null) return { ok: false, error: stop };
+      }
+      beginSlice();
       call.sliceStart = performance.now();
       this.#active = call;
-      setPatternWatch(() => {
-        if (performance.now() > call.deadline) {
-          call.exceeded ??= `wall-clock budget exceeded (${this.#budgets.wallClockMs} ms, inside a pattern match)`;
-          throw new BudgetExceeded(call.exceeded);
-        }
-      });
+      setMeter(call.meter);
+      setPatternWatch(call.meter.step);
       let status: number;
       try {
         status = lua.lua_resume(T, null, n);
       } finally {
         this.#active = null;
+        setMeter(null);
         setPatternWatch(null);
+        call.ownMs += performance.now() - call.sliceStart;
       }
       if (status === lua.LUA_OK) return { ok: true, nresults: lua.lua_gettop(T) };
       if (status !== lua.LUA_YIELD) return { ok: false, error: this.#errorOf(call, status) };
 
       if (sliceYields.delete(T)) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
         const stop = this.#stopReason(call, signal);
         if (stop !== null) return { ok: false, error: stop };
         n = 0;
@@ -358,10 +499,17 @@ export class LuaRuntime {
         if (typeof pusher === 'string') return { ok: false, error: pusher };
         const stop = this.#stopReason(call, signal);
         if (stop !== null) return { ok: false, error: stop };
+        // The answer is pushed under the call's memory meter (a 64 MB read counts against its budget).
+        this.#active = call;
+        setMeter(call.meter);
         try {
           n = pusher(T);
         } catch (err) {
+          if (err instanceof BudgetExceeded) return { ok: false, error: err.message };
           return { ok: false, error: `internal error in the Lua host: ${(err as Error).message}` };
+        } finally {
+          this.#active = null;
+          setMeter(null);
         }
         continue;
       }
@@ -373,15 +521,19 @@ export class LuaRuntime {
     }
   }
 
-  /** Await a host promise, bounded by the call's deadline and the abort signal. A string is the stop reason. */
-  #await(call: CallState, pending: Promise<Pusher>, signal?: AbortSignal): Promise<Pusher | string> {
-    const remaining = call.deadline - performance.now();
-    if (remaining <= 0)
-      return Promise.resolve(`wall-clock budget exceeded (${this.#budgets.wallClockMs} ms)`);
-    return new Promise((resolve) => {
+  /**
+   * Await a host promise; the wait counts as the call's own time and is bounded by what is left of its time budget
+   * and by the abort signal. A string is the stop reason.
+   */
+  async #await(call: CallState, pending: Promise<Pusher>, signal?: AbortSignal): Promise<Pusher | string> {
+    const budgets = this.#budgets;
+    const started = performance.now();
+    const remaining = budgets.wallClockMs - call.ownMs;
+    if (remaining <= 0) return `time budget exceeded (${budgets.wallClockMs} ms)`;
+    const result = await new Promise<Pusher | string>((resolve) => {
       const timer = setTimeout(() => {
         cleanup();
-        resolve(`wall-clock budget exceeded (${this.#budgets.wallClockMs} ms, waiting for a host call)`);
+        resolve(`time budget exceeded (${budgets.wallClockMs} ms, waiting for a host call)`);
       }, remaining);
       const onAbort = () => {
         cleanup();
@@ -397,41 +549,40 @@ export class LuaRuntime {
         resolve(p);
       });
     });
+    call.ownMs += performance.now() - started;
+    return result;
   }
 
   #stopReason(call: CallState, signal?: AbortSignal): string | null {
     if (signal?.aborted) return 'aborted';
-    if (performance.now() > call.deadline)
-      return `wall-clock budget exceeded (${this.#budgets.wallClockMs} ms)`;
+    if (call.exceeded !== null) return call.exceeded;
+    if (call.ownMs > this.#budgets.wallClockMs)
+      return `time budget exceeded (${this.#budgets.wallClockMs} ms)`;
     return null;
   }
 
-  /** The tool error for a failed thread: `message (file:line)`; the traceback goes to the host log. */
+  /**
+   * The tool error for a failed thread: `message (file:line)`, capped at `maxTextBytes`, with nested positions
+   * (`a.lua:3: a.lua:3: boom`, from re-raised errors) collapsed to the innermost. The error value is read raw (a
+   * `__tostring` never runs here). The traceback goes to the host log.
+   */
   #errorOf(call: CallState, status: number): string {
     const T = call.thread;
     const L = this.#L;
-    let raw: string;
-    const et = lua.lua_type(T, -1);
-    if (et === lua.LUA_TSTRING) raw = toText(T, -1) ?? '';
-    else if (et === lua.LUA_TTABLE || et === lua.LUA_TUSERDATA) {
-      // error({...}): use __tostring when there is one, else name the type.
-      try {
-        const v = luaToJson(T, lua.lua_gettop(T), 'error');
-        raw = `error object: ${JSON.stringify(v)}`;
-      } catch {
-        raw = `error object is a ${typeName(T, et)} value`;
-      }
-    } else if (et === lua.LUA_TNIL) raw = 'error called with nil';
-    else
-      raw = `error object is a ${typeName(T, et)} value (${decoder.decode(lauxlib.luaL_tolstring(T, -1))})`;
+    const max = this.#budgets.maxTextBytes;
+    let raw = describeErrorValue(T, max);
     if (status === lua.LUA_ERRMEM) raw = `out of memory: ${raw}`;
     if (status === lua.LUA_ERRERR) raw = `error in error handling: ${raw}`;
     let message = raw;
-    const m = POSITION_RE.exec(raw);
-    if (m) message = `${m[3]} (${m[1]}:${m[2]})`;
+    let position: string | null = null;
+    for (let m = POSITION_RE.exec(message); m !== null; m = POSITION_RE.exec(message)) {
+      position = `${m[1]}:${m[2]}`;
+      message = message.slice(m[0].length);
+    }
+    if (position !== null) message = `${message} (${position})`;
     if (call.exceeded !== null) message = call.exceeded;
-    lauxlib.luaL_traceback(L, T, raw, 0);
-    const traceback = toText(L, -1) ?? raw;
+    lauxlib.luaL_traceback(L, T, null, 0);
+    const traceback = capText(lua.lua_tolstring(L, -1) ?? new Uint8Array(0), 64 * 1024, 'traceback');
     lua.lua_pop(L, 1);
     this.#log({
       level: 'error',
@@ -439,7 +590,7 @@ export class LuaRuntime {
         call.tool === ''
           ? `loading ${call.file} failed: ${message}`
           : `tool '${call.tool}' failed: ${message}`,
-      traceback,
+      traceback: `${raw.length > 4096 ? `${raw.slice(0, 4096)}...` : raw}\n${traceback}`,
       file: call.file,
       ...(call.tool === '' ? {} : { tool: call.tool, toolCallId: call.toolCallId }),
     });
@@ -447,7 +598,52 @@ export class LuaRuntime {
   }
 }
 
-const decoder = new TextDecoder();
+/** The error value on top of `T`'s stack as text, read raw and capped. */
+function describeErrorValue(T: LuaState, max: number): string {
+  const et = lua.lua_type(T, -1);
+  if (et === lua.LUA_TSTRING) return capText(lua.lua_tolstring(T, -1) ?? new Uint8Array(0), max, 'message');
+  if (et === lua.LUA_TNUMBER) return String(lua.lua_tonumber(T, -1));
+  if (et === lua.LUA_TNIL) return 'error called with nil';
+  if (et === lua.LUA_TBOOLEAN) return `error object is a boolean value (${lua.lua_toboolean(T, -1)})`;
+  if (et === lua.LUA_TTABLE) {
+    try {
+      const v = luaToJson(T, lua.lua_gettop(T), 'error', { maxStringBytes: max });
+      return capString(`error object: ${JSON.stringify(v)}`, max, 'message');
+    } catch {
+      return 'error object is a table value';
+    }
+  }
+  return `error object is a ${typeName(T, et)} value`;
+}
+
+/** Push `t[key]` (raw) for the table at `idx`. */
+function rawField(T: LuaState, idx: number, key: string): void {
+  const abs = lua.lua_absindex(T, idx);
+  pushString(T, key);
+  lua.lua_rawget(T, abs);
+}
+
+/** `t[key]` of the table at index 1, read raw, as capped text; null when it is not a string. */
+function rawText(T: LuaState, key: string, max: number): string | null {
+  rawField(T, 1, key);
+  const out =
+    lua.lua_type(T, -1) === lua.LUA_TSTRING
+      ? capText(lua.lua_tolstring(T, -1) ?? new Uint8Array(0), max)
+      : null;
+  lua.lua_pop(T, 1);
+  return out;
+}
+
+function blockingMessage(ms: number, what: string): string {
+  return (
+    `${what} ran for more than ${ms} ms without giving the host a turn (maxBlockingMs); ` +
+    'split the work into smaller pieces'
+  );
+}
+
+function mib(bytes: number): string {
+  return bytes >= MIB ? `${(bytes / MIB).toFixed(1)} MiB` : `${bytes} bytes`;
+}
 
 /**
  * Raise a Lua error from inside the count hook. fengari (like Lua) runs a hook with `allowhook = 0` and sets it back

@@ -1,22 +1,29 @@
 /**
  * `LuaToolSource`: tools written in Lua, loaded from `.lua` files (docs/lua-tools.md).
  *
- * A tool file returns `{ name, description, parameters, handler }`. Every `*.lua` file directly inside each
- * directory is loaded (sorted by name; the package's own `lua/` first when `includeBuiltins` is set). A file that
+ * A tool file returns `{ name, description, parameters, handler, capabilities? }`. Every `*.lua` file directly inside
+ * each directory is loaded (sorted by name; the package's own `lua/` first when `includeBuiltins` is set). A file that
  * fails to compile, raises while loading or returns a bad table is reported in `loadErrors` (file + line) and to the
  * log; the other files still load.
+ *
+ * Isolation: by default the Lua VM runs on the caller's thread (`isolation: 'thread'`), bounded by the budgets. With
+ * `isolation: 'worker'` it runs in a `worker_threads` Worker with V8 `resourceLimits` and a watchdog that terminates
+ * a worker whose event loop stops answering (and restarts it; the calls in flight fail with a clear error, later
+ * calls are served by the new worker). Results, logs and progress cross as messages.
  */
 
-import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PantoError } from '../errors.js';
 import type { ToolContext, ToolDecl } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
-import { type LuaBudgets, resolveBudgets } from './budget.js';
+import { type LuaBudgets, type ResolvedBudgets, resolveBudgets } from './budget.js';
+import { CAPABILITIES, type Capability } from './host-api.js';
 import type { LuaLogger } from './lua-log.js';
-import { type LoadedLuaTool, type LuaLoadError, LuaRuntime } from './lua-runtime.js';
-import { DEFAULT_DENYLIST, Denylist, realRoot } from './workspace-paths.js';
+import type { LuaLoadError } from './lua-runtime.js';
+import { loadToolsInThread, type ToolBackend } from './thread-backend.js';
+import { WorkerBackend, type WorkerOptions } from './worker-backend.js';
+import { DEFAULT_DENYLIST, realRoot } from './workspace-paths.js';
 
 export interface LuaToolSourceOptions {
   /**
@@ -36,36 +43,71 @@ export interface LuaToolSourceOptions {
   ignoreMissing?: boolean;
   /** Source name used in error messages. Default `lua:<the last directory>`. */
   name?: string;
+  /**
+   * Host capabilities a tool file may declare with `capabilities = {...}`: `read_file`, `stat`, `list_dir`. A file
+   * declaring one that is not granted does not load (see `loadErrors`). Default: all of them.
+   */
+  capabilities?: readonly Capability[];
+  /** Calls that run at once; more wait in a FIFO queue without using their time budget. Default 8. */
+  maxConcurrentCalls?: number;
+  /** Where the Lua VM runs: `'thread'` (default, the caller's thread) or `'worker'` (a worker thread, see above). */
+  isolation?: 'thread' | 'worker';
+  /** Settings of `isolation: 'worker'`. */
+  worker?: WorkerOptions;
 }
+
+/** Options of `LuaToolSource.run`. */
+export interface LuaRunOptions {
+  /** Workspace root of this call (default: the source's `workspaceRoot`, else the current directory). */
+  workspaceRoot?: string;
+  signal?: AbortSignal;
+  /** Default: a fresh `run-<n>` id. */
+  toolCallId?: string;
+  /** Progress callback (`panto.progress`). */
+  update?: ToolContext['update'];
+}
+
+/** Options that cross to a worker (plain data). */
+export interface ResolvedSourceOptions {
+  dirs: string[];
+  budgets: ResolvedBudgets;
+  denylist: readonly string[];
+  capabilities: readonly Capability[];
+  maxConcurrentCalls: number;
+  fixedRoot: string | undefined;
+  loadRoot: string;
+  /** A directory that does not exist gives no tools (`LuaToolSourceOptions.ignoreMissing`). */
+  ignoreMissing: boolean;
+}
+
+let runCounter = 0;
 
 export class LuaToolSource implements ToolSource {
   readonly name: string;
   /** Files that did not load, with the reason (and line when known). */
   readonly loadErrors: readonly LuaLoadError[];
-  readonly #runtime: LuaRuntime;
-  readonly #tools: ReadonlyMap<string, LoadedLuaTool>;
+  /** Where the VM runs. */
+  readonly isolation: 'thread' | 'worker';
+  readonly #backend: ToolBackend;
   readonly #decls: readonly ToolDecl[];
+  readonly #names: ReadonlySet<string>;
   readonly #fixedRoot: string | undefined;
 
   private constructor(
     name: string,
-    runtime: LuaRuntime,
-    tools: Map<string, LoadedLuaTool>,
+    backend: ToolBackend,
+    decls: ToolDecl[],
     loadErrors: LuaLoadError[],
     fixedRoot: string | undefined,
+    isolation: 'thread' | 'worker',
   ) {
     this.name = name;
-    this.#runtime = runtime;
-    this.#tools = tools;
+    this.#backend = backend;
     this.loadErrors = Object.freeze(loadErrors);
     this.#fixedRoot = fixedRoot;
-    this.#decls = Object.freeze(
-      [...tools.values()].map((t) => ({
-        name: t.name,
-        description: t.description,
-        inputSchema: t.parameters,
-      })),
-    );
+    this.isolation = isolation;
+    this.#decls = Object.freeze(decls);
+    this.#names = new Set(decls.map((d) => d.name));
   }
 
   /** The directory of the Lua tools shipped with the package. */
@@ -76,7 +118,8 @@ export class LuaToolSource implements ToolSource {
 
   /**
    * Load every `*.lua` tool in `dir` (or each of `dirs`). Throws `ERR_INVALID_ARGUMENT` for bad options and
-   * `ERR_TOOL_LOAD` when a directory cannot be read; a broken tool FILE never throws (see `loadErrors`).
+   * `ERR_TOOL_LOAD` when a directory cannot be read (or the worker cannot start); a broken tool FILE never throws
+   * (see `loadErrors`).
    */
   static async fromDir(
     dir: string | readonly string[],
@@ -92,7 +135,26 @@ export class LuaToolSource implements ToolSource {
     if (options.includeBuiltins) dirs.unshift(LuaToolSource.builtinDir());
     const budgets = resolveBudgets(options.budgets);
     const log: LuaLogger = options.log ?? (() => {});
-    const denylist = new Denylist(options.denylist ?? DEFAULT_DENYLIST);
+    const isolation = options.isolation ?? 'thread';
+    if (isolation !== 'thread' && isolation !== 'worker') {
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        `isolation must be 'thread' or 'worker', got ${String(isolation)}`,
+      );
+    }
+    const capabilities = [...(options.capabilities ?? CAPABILITIES)];
+    for (const c of capabilities) {
+      if (!(CAPABILITIES as readonly string[]).includes(c)) {
+        throw new PantoError(
+          'ERR_INVALID_ARGUMENT',
+          `unknown capability '${String(c)}' (known: ${CAPABILITIES.join(', ')})`,
+        );
+      }
+    }
+    const maxConcurrentCalls = options.maxConcurrentCalls ?? 8;
+    if (!Number.isInteger(maxConcurrentCalls) || maxConcurrentCalls < 1) {
+      throw new PantoError('ERR_INVALID_ARGUMENT', 'maxConcurrentCalls must be a positive integer');
+    }
     let fixedRoot: string | undefined;
     if (options.workspaceRoot !== undefined) {
       try {
@@ -107,76 +169,68 @@ export class LuaToolSource implements ToolSource {
         );
       }
     }
-    const loadRoot = fixedRoot ?? (await realRoot(process.cwd()));
-    const runtime = new LuaRuntime({ budgets, denylist, log });
-    const tools = new Map<string, LoadedLuaTool>();
-    const errors: LuaLoadError[] = [];
-
-    for (const d of dirs) {
-      let names: string[];
-      try {
-        names = (await readdir(d, { withFileTypes: true }))
-          .filter((e) => (e.isFile() || e.isSymbolicLink()) && e.name.endsWith('.lua'))
-          .map((e) => e.name)
-          .sort();
-      } catch (err) {
-        if (options.ignoreMissing && (err as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw new PantoError(
-          'ERR_TOOL_LOAD',
-          `cannot read Lua tool directory ${d}: ${(err as Error).message}`,
-          {
-            cause: err,
-          },
-        );
-      }
-      for (const fileName of names) {
-        const file = path.resolve(d, fileName);
-        const report = (e: LuaLoadError) => {
-          errors.push(e);
-          log({ level: 'error', message: `Lua tool ${e.file} did not load: ${e.message}`, file: e.file });
-        };
-        let source: Buffer;
-        try {
-          source = await readFile(file);
-        } catch (err) {
-          report({ file, message: `cannot read: ${(err as Error).message}` });
-          continue;
-        }
-        const res = await runtime.loadTool(file, fileName, source, loadRoot);
-        if (!res.ok) {
-          report(res.error);
-          continue;
-        }
-        const existing = tools.get(res.tool.name);
-        if (existing) {
-          report({ file, message: `tool '${res.tool.name}' is already defined by ${existing.file}` });
-          continue;
-        }
-        tools.set(res.tool.name, res.tool);
-      }
-    }
+    const resolved: ResolvedSourceOptions = {
+      dirs: dirs.map((d) => path.resolve(d)),
+      budgets,
+      denylist: [...(options.denylist ?? DEFAULT_DENYLIST)],
+      capabilities,
+      maxConcurrentCalls,
+      fixedRoot,
+      loadRoot: fixedRoot ?? (await realRoot(process.cwd())),
+      ignoreMissing: options.ignoreMissing === true,
+    };
     const name = options.name ?? `lua:${dirs[dirs.length - 1] ?? ''}`;
-    return new LuaToolSource(name, runtime, tools, errors, fixedRoot);
+    if (isolation === 'worker') {
+      const { backend, decls, loadErrors } = await WorkerBackend.start(resolved, log, options.worker ?? {});
+      return new LuaToolSource(name, backend, decls, loadErrors, fixedRoot, 'worker');
+    }
+    const { backend, decls, loadErrors } = await loadToolsInThread(resolved, log);
+    return new LuaToolSource(name, backend, decls, loadErrors, fixedRoot, 'thread');
   }
 
   list(): ToolDecl[] {
     return [...this.#decls];
   }
 
+  /**
+   * Call a tool (the `ToolSource` contract: `args` are already validated against its schema). Never rejects for the
+   * tool's own failure; rejects with `ERR_UNKNOWN_TOOL` for a name this source does not have.
+   */
   async call(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<CallResult> {
-    const tool = this.#tools.get(name);
-    if (!tool) throw new PantoError('ERR_UNKNOWN_TOOL', `source '${this.name}' has no tool '${name}'`);
+    if (!this.#names.has(name)) {
+      throw new PantoError('ERR_UNKNOWN_TOOL', `source '${this.name}' has no tool '${name}'`);
+    }
     let root: string;
     try {
       root = this.#fixedRoot ?? (await realRoot(ctx.workspaceRoot));
     } catch {
       return { ok: false, error: `workspace root ${ctx.workspaceRoot} does not exist` };
     }
-    return this.#runtime.call(tool, args, {
+    return this.#backend.call(name, args, {
       toolCallId: ctx.toolCallId,
       root,
       signal: ctx.signal,
       update: ctx.update,
     });
+  }
+
+  /**
+   * Convenience for a host calling a tool directly (no agent): builds the `ToolContext` (`workspaceRoot` defaults to
+   * the source's root, else the current directory). Arguments are NOT validated against the schema here (use
+   * `dispatchToolCalls` for that).
+   */
+  run(name: string, args: Record<string, unknown> = {}, options: LuaRunOptions = {}): Promise<CallResult> {
+    const ctx: ToolContext = {
+      signal: options.signal ?? new AbortController().signal,
+      workspaceRoot: options.workspaceRoot ?? this.#fixedRoot ?? process.cwd(),
+      toolCallId: options.toolCallId ?? `run-${++runCounter}`,
+      update: options.update ?? (() => {}),
+    };
+    return this.call(name, args, ctx);
+  }
+
+  /** Stop the worker (with `isolation: 'worker'`); later calls fail. A no-op for `'thread'`. Idempotent. */
+  close(): Promise<void> {
+    return this.#backend.close();
   }
 }

@@ -2,10 +2,12 @@
  * Values across the JS <-> Lua boundary: JSON-like values to Lua tables and back, and bytes without copies.
  *
  * Conventions (documented in docs/lua-tools.md):
- * - JS `null`/`undefined` become `nil` (so a JSON `null` inside an array leaves a hole).
+ * - `null` is `panto.json.null` inside arrays and in `panto.json_decode` results; an object member that is `null` in
+ *   tool arguments is left out (`nil`). `panto.json.null` converts back to `null`.
  * - JS numbers that are integers within fengari's 32-bit integer range become Lua integers, others Lua floats.
- * - Arrays become sequences (1-based). A Lua table converts back to an array when its keys are exactly 1..n (n >= 1);
- *   any other table (including an empty one) converts to an object with string keys.
+ * - Arrays become sequences (1-based) marked as JSON arrays. A Lua table converts back to an array when it is marked
+ *   (`panto.json.array(t)`) or its keys are exactly 1..n (n >= 1); any other table (including an unmarked empty one)
+ *   converts to an object with string keys (`__proto__` is kept as a key; `1` and `"1"` together are an error).
  * - Lua strings convert to JS strings by UTF-8 decoding (invalid sequences become U+FFFD).
  */
 
@@ -13,6 +15,7 @@ import type { LuaState } from 'fengari';
 import fengari from 'fengari';
 import lobject from 'fengari/src/lobject.js';
 import lstring from 'fengari/src/lstring.js';
+import { capText } from './text-cap.js';
 
 const { lua } = fengari;
 
@@ -93,11 +96,45 @@ function pushKey(L: LuaState, k: string): void {
   pushBytesNoCopy(L, bytes);
 }
 
-/** Push a JSON-like JS value. Uint8Array values become Lua strings holding the same bytes (copied). */
-export function pushJson(L: LuaState, value: unknown, depth = 0): void {
+/** The private identity of `panto.json.null` (a light userdata in Lua). */
+export const JSON_NULL: object = Object.freeze({ jsonNull: true });
+/** Registry key (light userdata) of the metatable that marks a table as a JSON array (`panto.json.array`). */
+const ARRAY_MT_KEY: object = Object.freeze({ jsonArrayMetatable: true });
+
+/**
+ * Create the JSON-array marker metatable on `L` (once per state). Pushes nothing. It is protected (`__metatable`), so
+ * no tool can change it (it is shared by every array of every tool) or swap it on a marked table.
+ */
+export function installJsonArrayMarker(L: LuaState): void {
+  lua.lua_newtable(L);
+  pushString(L, 'json.array');
+  lua.lua_setfield(L, -2, '__name');
+  pushString(L, 'json.array');
+  lua.lua_setfield(L, -2, '__metatable');
+  lua.lua_rawsetp(L, lua.LUA_REGISTRYINDEX, ARRAY_MT_KEY);
+}
+
+/** Set the JSON-array marker metatable on the table at the top of the stack. */
+export function markJsonArray(L: LuaState): void {
+  if (lua.lua_rawgetp(L, lua.LUA_REGISTRYINDEX, ARRAY_MT_KEY) === lua.LUA_TTABLE) lua.lua_setmetatable(L, -2);
+  else lua.lua_pop(L, 1);
+}
+
+/** How `null` enters Lua: as `nil` (object members of tool arguments) or as `panto.json.null`. */
+export type NullMode = 'args' | 'json';
+
+/**
+ * Push a JSON-like JS value. The mapping (docs/lua-tools.md "JSON mapping"):
+ * - `null` inside an array becomes `panto.json.null` (positions are kept); as an object member it becomes `nil` in
+ *   `'args'` mode (an absent optional argument) and `panto.json.null` in `'json'` mode (`panto.json_decode`, lossless).
+ * - Arrays become sequences marked as JSON arrays (so `[]` round-trips as `[]`); objects become tables with string keys.
+ * - Uint8Array values become Lua strings holding the same bytes (copied).
+ */
+export function pushJson(L: LuaState, value: unknown, mode: NullMode = 'args', depth = 0): void {
   if (!lua.lua_checkstack(L, 3)) throw new Error('Lua stack overflow');
   if (value === null || value === undefined) {
-    lua.lua_pushnil(L);
+    if (mode === 'json' && value === null) lua.lua_pushlightuserdata(L, JSON_NULL);
+    else lua.lua_pushnil(L);
   } else if (typeof value === 'boolean') {
     lua.lua_pushboolean(L, value);
   } else if (typeof value === 'number') {
@@ -114,15 +151,19 @@ export function pushJson(L: LuaState, value: unknown, depth = 0): void {
   } else if (Array.isArray(value)) {
     lua.lua_createtable(L, value.length, 0);
     for (let i = 0; i < value.length; i++) {
-      pushJson(L, value[i], depth + 1);
+      const v: unknown = value[i];
+      if (v === null || v === undefined) lua.lua_pushlightuserdata(L, JSON_NULL);
+      else pushJson(L, v, mode, depth + 1);
       lua.lua_rawseti(L, -2, i + 1);
     }
+    markJsonArray(L);
   } else if (typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>);
     lua.lua_createtable(L, 0, entries.length);
     for (const [k, v] of entries) {
+      if (v === undefined || (v === null && mode === 'args')) continue;
       pushKey(L, k);
-      pushJson(L, v, depth + 1);
+      pushJson(L, v, mode, depth + 1);
       lua.lua_rawset(L, -3);
     }
   } else {
@@ -130,16 +171,32 @@ export function pushJson(L: LuaState, value: unknown, depth = 0): void {
   }
 }
 
-/**
- * Convert the Lua value at `idx` to a JSON-able JS value. Throws `LuaConversionError` naming the path for functions,
- * threads, userdata, NaN/infinite numbers, cycles and nesting deeper than 64 levels.
- */
-export function luaToJson(L: LuaState, idx: number, path = 'value'): JsonValue {
-  const abs = idx < 0 && idx > lua.LUA_REGISTRYINDEX ? lua.lua_gettop(L) + idx + 1 : idx;
-  return convert(L, abs, path, new Set(), 0);
+/** Options of `luaToJson`. */
+export interface ToJsonOptions {
+  /** Cut strings longer than this many UTF-8 bytes (with a note). Default: no cap. */
+  maxStringBytes?: number;
 }
 
-function convert(L: LuaState, idx: number, path: string, seen: Set<unknown>, depth: number): JsonValue {
+/**
+ * Convert the Lua value at `idx` to a JSON-able JS value. Reads tables RAW (no metamethod ever runs, so a hostile
+ * `__index`/`__pairs`/`__len` cannot raise or loop in the host). `panto.json.null` becomes `null`; a table marked with
+ * `panto.json.array` or whose keys are exactly `1..n` (n >= 1) becomes an array (holes filled with `null` in a marked
+ * one); any other table becomes an object. Throws `LuaConversionError` naming the path for functions, threads,
+ * userdata, NaN/infinite numbers, cycles, nesting deeper than 64 levels, and a table holding both `1` and `"1"`.
+ */
+export function luaToJson(L: LuaState, idx: number, path = 'value', options: ToJsonOptions = {}): JsonValue {
+  const abs = idx < 0 && idx > lua.LUA_REGISTRYINDEX ? lua.lua_gettop(L) + idx + 1 : idx;
+  return convert(L, abs, path, new Set(), 0, options.maxStringBytes ?? Number.POSITIVE_INFINITY);
+}
+
+function convert(
+  L: LuaState,
+  idx: number,
+  path: string,
+  seen: Set<unknown>,
+  depth: number,
+  maxStr: number,
+): JsonValue {
   const t = lua.lua_type(L, idx);
   switch (t) {
     case lua.LUA_TNIL:
@@ -152,49 +209,82 @@ function convert(L: LuaState, idx: number, path: string, seen: Set<unknown>, dep
       if (!Number.isFinite(n)) throw new LuaConversionError(`${path} is ${n}, which has no JSON form`);
       return n;
     }
-    case lua.LUA_TSTRING:
-      return toText(L, idx) ?? '';
+    case lua.LUA_TSTRING: {
+      const bytes = lua.lua_tolstring(L, idx);
+      if (bytes === null) return '';
+      return bytes.byteLength > maxStr ? capText(bytes, maxStr, `${path}`) : decoder.decode(bytes);
+    }
     case lua.LUA_TTABLE:
-      return convertTable(L, idx, path, seen, depth);
+      return convertTable(L, idx, path, seen, depth, maxStr);
+    case lua.LUA_TLIGHTUSERDATA:
+      if (lua.lua_touserdata(L, idx) === JSON_NULL) return null;
+      throw new LuaConversionError(`${path} is a userdata, which has no JSON form`);
     default:
       throw new LuaConversionError(`${path} is a ${typeName(L, t)}, which has no JSON form`);
   }
 }
 
-function convertTable(L: LuaState, idx: number, path: string, seen: Set<unknown>, depth: number): JsonValue {
+/** True when the table at `idx` carries the JSON-array marker metatable (read raw). */
+function isMarkedArray(L: LuaState, idx: number): boolean {
+  if (!lua.lua_getmetatable(L, idx)) return false;
+  lua.lua_rawgetp(L, lua.LUA_REGISTRYINDEX, ARRAY_MT_KEY);
+  const marked = lua.lua_rawequal(L, -1, -2);
+  lua.lua_pop(L, 2);
+  return marked;
+}
+
+function convertTable(
+  L: LuaState,
+  idx: number,
+  path: string,
+  seen: Set<unknown>,
+  depth: number,
+  maxStr: number,
+): JsonValue {
   if (depth >= MAX_DEPTH) throw new LuaConversionError(`${path} is nested deeper than ${MAX_DEPTH} levels`);
   const ptr = lua.lua_topointer(L, idx);
   if (seen.has(ptr)) throw new LuaConversionError(`${path} refers back to itself (a cycle)`);
   seen.add(ptr);
   if (!lua.lua_checkstack(L, 4)) throw new LuaConversionError(`${path}: Lua stack overflow`);
-  const n = lua.lua_rawlen(L, idx);
+  const marked = isMarkedArray(L, idx);
   let count = 0;
-  let sequence = n > 0;
+  let maxKey = 0;
+  let allPositiveInts = true;
   lua.lua_pushnil(L);
   while (lua.lua_next(L, idx)) {
     count++;
-    if (sequence) {
+    if (allPositiveInts) {
       const kt = lua.lua_type(L, -2);
-      if (kt !== lua.LUA_TNUMBER || !lua.lua_isinteger(L, -2)) sequence = false;
+      if (kt !== lua.LUA_TNUMBER || !lua.lua_isinteger(L, -2)) allPositiveInts = false;
       else {
         const k = lua.lua_tointeger(L, -2);
-        if (k < 1 || k > n) sequence = false;
+        if (k < 1) allPositiveInts = false;
+        else if (k > maxKey) maxKey = k;
       }
     }
     lua.lua_pop(L, 1);
   }
-  if (sequence && count !== n) sequence = false;
+  if (marked && !allPositiveInts) {
+    throw new LuaConversionError(`${path} is marked as a JSON array but has keys other than 1, 2, 3, ...`);
+  }
+  if (marked && maxKey > count * 2 + 16) {
+    throw new LuaConversionError(
+      `${path} is a JSON array with too many holes (${count} values up to [${maxKey}])`,
+    );
+  }
+  const sequence = marked || (allPositiveInts && count > 0 && maxKey === count);
   let out: JsonValue;
   if (sequence) {
-    const arr: JsonValue[] = new Array(n);
-    for (let i = 1; i <= n; i++) {
+    const arr: JsonValue[] = new Array(maxKey);
+    for (let i = 1; i <= maxKey; i++) {
       lua.lua_rawgeti(L, idx, i);
-      arr[i - 1] = convert(L, lua.lua_gettop(L), `${path}[${i}]`, seen, depth + 1);
+      arr[i - 1] = convert(L, lua.lua_gettop(L), `${path}[${i}]`, seen, depth + 1, maxStr);
       lua.lua_pop(L, 1);
     }
     out = arr;
   } else {
     const obj: { [key: string]: JsonValue } = {};
+    const numericKeys = new Set<string>();
     lua.lua_pushnil(L);
     while (lua.lua_next(L, idx)) {
       const kt = lua.lua_type(L, -2);
@@ -202,18 +292,28 @@ function convertTable(L: LuaState, idx: number, path: string, seen: Set<unknown>
       if (kt === lua.LUA_TSTRING) key = toText(L, -2) ?? '';
       else if (kt === lua.LUA_TNUMBER) {
         key = String(lua.lua_isinteger(L, -2) ? lua.lua_tointeger(L, -2) : lua.lua_tonumber(L, -2));
+        numericKeys.add(key);
       } else {
         lua.lua_pop(L, 2);
         throw new LuaConversionError(
           `${path} has a ${typeName(L, kt)} key; only string and number keys convert`,
         );
       }
+      if (Object.hasOwn(obj, key)) {
+        lua.lua_pop(L, 2);
+        throw new LuaConversionError(
+          `${path} has both the number key ${key} and the string key "${key}"; they would be one JSON key`,
+        );
+      }
+      let v: JsonValue;
       try {
-        obj[key] = convert(L, lua.lua_gettop(L), `${path}.${key}`, seen, depth + 1);
+        v = convert(L, lua.lua_gettop(L), `${path}.${key}`, seen, depth + 1, maxStr);
       } catch (err) {
         lua.lua_pop(L, 2);
         throw err;
       }
+      // A plain assignment of "__proto__" would set the prototype and lose the key.
+      Object.defineProperty(obj, key, { value: v, enumerable: true, writable: true, configurable: true });
       lua.lua_pop(L, 1);
     }
     out = obj;

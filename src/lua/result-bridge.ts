@@ -5,7 +5,11 @@
  * - a string -> one text part;
  * - a table `{ text = string?, attachments = { {data = string, media_type = string?, name = string?}, ... }?,
  *   meta = table? }` -> a text part (when `text` is given) followed by one media part per attachment, in order;
- * - `nil, "message"` (the Lua failure convention) -> a tool error with that message.
+ * - `nil, "message"` (the Lua failure convention) -> a tool error with that message; `nil, {code = 1}` -> a tool
+ *   error `error object: {"code":1}` (any JSON-able value; others are named by type).
+ *
+ * Tables are read RAW: a metatable on a result (`__index`, `__pairs`, `__len`) never runs in the host. All text is
+ * capped at `maxTextBytes` (error messages and strings in `meta` too).
  *
  * Attachment bytes cross WITHOUT copying: `data` of a media part is a Buffer view of the Lua string's bytes. Lua
  * strings are immutable, so the view stays valid and unchanged; consumers must treat it as read-only.
@@ -14,9 +18,21 @@
 import type { LuaState } from 'fengari';
 import fengari from 'fengari';
 import type { MediaResultPart, ResultPart } from '../tool.js';
-import { LuaConversionError, luaToJson, toText, typeName, viewBytes } from './lua-values.js';
+import { LuaConversionError, luaToJson, typeName, viewBytes } from './lua-values.js';
+import { capText } from './text-cap.js';
 
 const { lua, to_luastring } = fengari;
+
+/** Push `t[key]` (raw: no `__index`) of the table at absolute index `idx`. */
+function rawGetField(L: LuaState, idx: number, key: Uint8Array): void {
+  lua.lua_pushlstring(L, key, key.length);
+  lua.lua_rawget(L, idx);
+}
+
+/** The string at `idx` as text capped at `max` bytes. */
+function cappedText(L: LuaState, idx: number, max: number, what?: string): string {
+  return capText(lua.lua_tolstring(L, idx) ?? new Uint8Array(0), max, what);
+}
 
 /** Field names, encoded once (fengari would encode a JS string key on every access). */
 const K = {
@@ -71,9 +87,7 @@ function read(L: LuaState, base: number, nresults: number, caps: ResultCaps): Ha
     return { ok: true, parts: [textPart(viewBytes(L, base) ?? Buffer.alloc(0), caps)] };
   }
   if (t === lua.LUA_TNIL) {
-    if (nresults >= 2 && lua.lua_type(L, base + 1) === lua.LUA_TSTRING) {
-      return { ok: false, error: toText(L, base + 1) ?? '' };
-    }
+    if (nresults >= 2) return { ok: false, error: failureMessage(L, base + 1, caps.maxTextBytes) };
     return { ok: false, error: `handler returned nothing (nil); ${SHAPE_HINT}` };
   }
   if (t !== lua.LUA_TTABLE) {
@@ -88,7 +102,7 @@ function read(L: LuaState, base: number, nresults: number, caps: ResultCaps): Ha
   }
 
   const parts: ResultPart[] = [];
-  lua.lua_getfield(L, base, K.text);
+  rawGetField(L, base, K.text);
   const textType = lua.lua_type(L, -1);
   if (textType === lua.LUA_TSTRING) parts.push(textPart(viewBytes(L, -1) ?? Buffer.alloc(0), caps));
   else if (textType !== lua.LUA_TNIL) {
@@ -96,7 +110,7 @@ function read(L: LuaState, base: number, nresults: number, caps: ResultCaps): Ha
   }
   lua.lua_pop(L, 1);
 
-  lua.lua_getfield(L, base, K.attachments);
+  rawGetField(L, base, K.attachments);
   const attType = lua.lua_type(L, -1);
   if (attType === lua.LUA_TTABLE) {
     const attIdx = lua.lua_gettop(L);
@@ -115,11 +129,11 @@ function read(L: LuaState, base: number, nresults: number, caps: ResultCaps): Ha
     return { ok: false, error: `result table has neither 'text' nor 'attachments'; ${SHAPE_HINT}` };
   }
 
-  lua.lua_getfield(L, base, K.meta);
+  rawGetField(L, base, K.meta);
   const metaType = lua.lua_type(L, -1);
   let meta: Record<string, unknown> | undefined;
   if (metaType === lua.LUA_TTABLE) {
-    const value = luaToJson(L, lua.lua_gettop(L), 'meta');
+    const value = luaToJson(L, lua.lua_gettop(L), 'meta', { maxStringBytes: caps.maxTextBytes });
     // An empty table or a sequence is not a record: keep records only, wrap anything else.
     meta = Array.isArray(value) ? { items: value } : (value as Record<string, unknown>);
   } else if (metaType !== lua.LUA_TNIL) {
@@ -153,7 +167,7 @@ function readAttachments(L: LuaState, attIdx: number, caps: ResultCaps): MediaRe
     const unknown = unknownKeys(L, idx, ATTACHMENT_KEYS);
     if (unknown) return `${where} has unknown field '${unknown}' (expected data, media_type, name)`;
 
-    lua.lua_getfield(L, idx, K.data);
+    rawGetField(L, idx, K.data);
     const data = viewBytes(L, -1);
     if (data === null) return `${where} has no 'data' string`;
     lua.lua_pop(L, 1);
@@ -163,15 +177,15 @@ function readAttachments(L: LuaState, attIdx: number, caps: ResultCaps): MediaRe
     }
     const part: MediaResultPart = { type: 'media', data };
 
-    lua.lua_getfield(L, idx, K.media_type);
+    rawGetField(L, idx, K.media_type);
     const mt = lua.lua_type(L, -1);
-    if (mt === lua.LUA_TSTRING) part.mediaType = toText(L, -1) ?? '';
+    if (mt === lua.LUA_TSTRING) part.mediaType = cappedText(L, -1, 256);
     else if (mt !== lua.LUA_TNIL) return `${where}.media_type must be a string, got ${typeName(L, mt)}`;
     lua.lua_pop(L, 1);
 
-    lua.lua_getfield(L, idx, K.name);
+    rawGetField(L, idx, K.name);
     const nt = lua.lua_type(L, -1);
-    if (nt === lua.LUA_TSTRING) part.name = toText(L, -1) ?? '';
+    if (nt === lua.LUA_TSTRING) part.name = cappedText(L, -1, 1024);
     else if (nt !== lua.LUA_TNIL) return `${where}.name must be a string, got ${typeName(L, nt)}`;
     lua.lua_pop(L, 2);
 
@@ -185,7 +199,7 @@ function unknownKeys(L: LuaState, idx: number, allowed: Set<string>): string | n
   lua.lua_pushnil(L);
   while (lua.lua_next(L, idx)) {
     const kt = lua.lua_type(L, -2);
-    const key = kt === lua.LUA_TSTRING ? (toText(L, -2) ?? '') : null;
+    const key = kt === lua.LUA_TSTRING ? cappedText(L, -2, 200, 'key') : null;
     if (key === null || !allowed.has(key)) {
       const shown =
         key ?? (kt === lua.LUA_TNUMBER ? `[${lua.lua_tonumber(L, -2)}]` : `<${typeName(L, kt)} key>`);
@@ -198,15 +212,22 @@ function unknownKeys(L: LuaState, idx: number, allowed: Set<string>): string | n
 }
 
 function textPart(bytes: Uint8Array, caps: ResultCaps): ResultPart {
-  if (bytes.byteLength <= caps.maxTextBytes) return { type: 'text', text: decoder.decode(bytes) };
-  // Cut on a UTF-8 character boundary so no replacement character is produced by the cut itself.
-  let end = caps.maxTextBytes;
-  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
-  const kept = decoder.decode(bytes.subarray(0, end));
-  return {
-    type: 'text',
-    text: `${kept}\n[output truncated: ${bytes.byteLength} bytes of text, the cap is ${caps.maxTextBytes}]`,
-  };
+  return { type: 'text', text: capText(bytes, caps.maxTextBytes, 'output') };
 }
 
-const decoder = new TextDecoder('utf-8');
+/** The message of `return nil, <value>`: a string as is, a number as text, a table as JSON; all capped. */
+function failureMessage(L: LuaState, idx: number, max: number): string {
+  const t = lua.lua_type(L, idx);
+  if (t === lua.LUA_TSTRING) return cappedText(L, idx, max, 'message');
+  if (t === lua.LUA_TNUMBER || t === lua.LUA_TBOOLEAN || t === lua.LUA_TTABLE) {
+    try {
+      const text = JSON.stringify(luaToJson(L, idx, 'error', { maxStringBytes: max }));
+      return capText(Buffer.from(t === lua.LUA_TTABLE ? `error object: ${text}` : text), max, 'message');
+    } catch (err) {
+      if (err instanceof LuaConversionError) return `handler failed with an error object (${err.message})`;
+      throw err;
+    }
+  }
+  if (t === lua.LUA_TNIL) return `handler returned nothing (nil); ${SHAPE_HINT}`;
+  return `handler failed with a ${typeName(L, t)} value`;
+}

@@ -18,8 +18,9 @@ import type { LuaJsFunction, LuaState } from 'fengari';
 import fengari from 'fengari';
 import type { ResolvedBudgets } from './budget.js';
 import { fixPcall } from './fengari-fixes.js';
+import { type Capability, type HostFunctions, joinArgs, pushJsonTable } from './host-api.js';
 import { HOST_YIELD, sliceYield, takeSlice } from './host-yield.js';
-import { pushString } from './lua-values.js';
+import { installJsonArrayMarker, pushString } from './lua-values.js';
 
 const { lua, lauxlib, lualib } = fengari;
 
@@ -111,10 +112,10 @@ return resume, wrap, create
 /** What the sandbox needs from its owner. */
 export interface SandboxHost {
   budgets: ResolvedBudgets;
-  /** `print(...)`: receives the line (arguments through `tostring`, tab-separated). */
+  /** `print(...)`: receives the line (arguments through `tostring`, tab-separated, capped at `maxTextBytes`). */
   print: (line: string) => void;
   /** The `panto.*` functions. */
-  hostFunctions: Record<string, LuaJsFunction>;
+  hostFunctions: HostFunctions;
   /** The running call (an object identifying it), or null between calls. A coroutine belongs to its creating call. */
   currentCall: () => object | null;
 }
@@ -127,6 +128,11 @@ export class Sandbox {
   /** Registry ref of a table of the base functions. */
   readonly #baseRef: number;
   readonly #loadFn: LuaJsFunction;
+  readonly #capabilities: HostFunctions['capabilities'];
+  /** Registry ref of the metatable of a tool's `panto` table (a clear error for an undeclared capability). */
+  readonly #pantoMetaRef: number;
+  /** Registry ref of the metatable sealing a tool's globals after load (strict globals). */
+  readonly #sealRef: number;
   /** The call each thread belongs to (call threads and the coroutines created in them). */
   readonly #owners = new WeakMap<LuaState, object>();
 
@@ -156,7 +162,7 @@ export class Sandbox {
       lua.lua_pushjsfunction(L, fixPcall(original));
       lua.lua_setfield(L, -2, name);
     }
-    lua.lua_pushjsfunction(L, makePrint(host.print));
+    lua.lua_pushjsfunction(L, makePrint(host.print, host.budgets.maxTextBytes));
     lua.lua_setfield(L, -2, 'print');
     this.#baseRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
 
@@ -210,12 +216,30 @@ export class Sandbox {
     };
     this.#templates.set('coroutine', buildCoroutineLib(L, claim, mine));
 
+    installJsonArrayMarker(L);
+    this.#capabilities = host.hostFunctions.capabilities;
     lua.lua_newtable(L);
-    for (const [name, fn] of Object.entries(host.hostFunctions)) {
+    for (const [name, fn] of Object.entries(host.hostFunctions.always)) {
       lua.lua_pushjsfunction(L, fn);
       lua.lua_setfield(L, -2, name);
     }
     this.#templates.set('panto', lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX));
+    pushJsonTable(L, host.hostFunctions);
+    this.#templates.set('panto.json', lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX));
+
+    lua.lua_newtable(L);
+    lua.lua_pushjsfunction(L, undeclaredCapability);
+    lua.lua_setfield(L, -2, '__index');
+    lua.lua_pushboolean(L, false);
+    lua.lua_setfield(L, -2, '__metatable');
+    this.#pantoMetaRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+
+    lua.lua_newtable(L);
+    lua.lua_pushjsfunction(L, undeclaredGlobal);
+    lua.lua_setfield(L, -2, '__newindex');
+    lua.lua_pushboolean(L, false);
+    lua.lua_setfield(L, -2, '__metatable');
+    this.#sealRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
 
     this.#loadFn = sandboxLoad;
     lua.lua_settop(L, top);
@@ -226,26 +250,98 @@ export class Sandbox {
     this.#owners.set(thread, call);
   }
 
-  /** Push a fresh environment table for one tool file onto the main state's stack. */
-  pushEnv(): void {
+  /**
+   * Push a fresh environment table for one tool file onto the main state's stack. Returns a registry ref of its
+   * `panto` table, to which `grant` adds the capabilities the file declares once it has loaded.
+   */
+  pushEnv(): number {
     const L = this.#L;
     lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, this.#baseRef);
     copyTable(L, lua.lua_gettop(L));
     lua.lua_remove(L, -2);
     const env = lua.lua_gettop(L);
     for (const [name, ref] of this.#templates) {
+      if (name === 'panto.json') continue;
       lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, ref);
       copyTable(L, lua.lua_gettop(L));
       lua.lua_remove(L, -2);
       lua.lua_setfield(L, env, name);
     }
+    lua.lua_getfield(L, env, 'panto');
+    const jsonRef = this.#templates.get('panto.json');
+    if (jsonRef !== undefined) {
+      lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, jsonRef);
+      copyTable(L, lua.lua_gettop(L));
+      lua.lua_remove(L, -2);
+      lua.lua_setfield(L, -2, 'json');
+    }
+    lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, this.#pantoMetaRef);
+    lua.lua_setmetatable(L, -2);
+    const pantoRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
     lua.lua_pushvalue(L, env);
     lua.lua_pushcclosure(L, this.#loadFn, 1);
     lua.lua_setfield(L, env, 'load');
     lua.lua_pushvalue(L, env);
     lua.lua_setfield(L, env, '_G');
+    return pantoRef;
+  }
+
+  /** Add the capability functions in `names` to the `panto` table `pantoRef` (from `pushEnv`); drops the ref. */
+  grant(pantoRef: number, names: readonly Capability[]): void {
+    const L = this.#L;
+    lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, pantoRef);
+    for (const name of names) {
+      lua.lua_pushjsfunction(L, this.#capabilities[name]);
+      lua.lua_setfield(L, -2, name);
+    }
+    lua.lua_pop(L, 1);
+    lauxlib.luaL_unref(L, lua.LUA_REGISTRYINDEX, pantoRef);
+  }
+
+  /**
+   * Strict globals: after a tool file has loaded, assigning a global it did not define is an error, so a forgotten
+   * `local` in a handler cannot leak one call's data into a concurrent call. Drops the ref.
+   */
+  seal(envRef: number): void {
+    const L = this.#L;
+    lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, envRef);
+    lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, this.#sealRef);
+    lua.lua_setmetatable(L, -2);
+    lua.lua_pop(L, 1);
+    lauxlib.luaL_unref(L, lua.LUA_REGISTRYINDEX, envRef);
   }
 }
+
+const CAPABILITY_NAMES = new Set(['read_file', 'stat', 'list_dir']);
+
+/** `__index` of a tool's `panto` table: a clear error for a capability the tool did not declare. */
+const undeclaredCapability: LuaJsFunction = (L) => {
+  if (lua.lua_type(L, 2) === lua.LUA_TSTRING) {
+    const key = new TextDecoder().decode(lua.lua_tolstring(L, 2) ?? new Uint8Array(0));
+    if (CAPABILITY_NAMES.has(key)) {
+      return lauxlib.luaL_error(
+        L,
+        `panto.${key} is not available to this tool: declare capabilities = { "${key}" } in the tool file ` +
+          '(the host must grant it)',
+      );
+    }
+  }
+  lua.lua_pushnil(L);
+  return 1;
+};
+
+/** `__newindex` of a loaded tool's globals. */
+const undeclaredGlobal: LuaJsFunction = (L) => {
+  const key =
+    lua.lua_type(L, 2) === lua.LUA_TSTRING
+      ? new TextDecoder().decode((lua.lua_tolstring(L, 2) ?? new Uint8Array(0)).subarray(0, 100))
+      : '?';
+  return lauxlib.luaL_error(
+    L,
+    `assignment to undeclared global '${key}' (use a local; globals are shared by all calls of a tool, so only ` +
+      'the tool file itself may define them)',
+  );
+};
 
 /** `load(chunk [, chunkname [, mode [, env]]])`: string chunks, text mode only; default env = the tool's env. */
 const sandboxLoad: LuaJsFunction = (L) => {
@@ -269,16 +365,9 @@ const sandboxLoad: LuaJsFunction = (L) => {
   return 1;
 };
 
-function makePrint(sink: (line: string) => void): LuaJsFunction {
-  const decoder = new TextDecoder();
+function makePrint(sink: (line: string) => void, max: number): LuaJsFunction {
   return (L) => {
-    const n = lua.lua_gettop(L);
-    const pieces: string[] = [];
-    for (let i = 1; i <= n; i++) {
-      pieces.push(decoder.decode(lauxlib.luaL_tolstring(L, i)));
-      lua.lua_pop(L, 1);
-    }
-    sink(pieces.join('\t'));
+    sink(joinArgs(L, max));
     return 0;
   };
 }

@@ -18,7 +18,7 @@ beforeAll(async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'panto-lua-e2e-tools-'));
   await writeFile(
     path.join(dir, 'attach.lua'),
-    `return { name = "attach", description = "attach a file",
+    `return { name = "attach", description = "attach a file", capabilities = { "read_file" },
       parameters = { type = "object", properties = { path = { type = "string" } }, required = { "path" } },
       handler = function(args)
         local data, err = panto.read_file(args.path)

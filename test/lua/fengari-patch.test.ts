@@ -12,3 +12,12 @@ describe('patches/fengari+0.1.5.patch', () => {
     expect(lapi).not.toContain('ci.callstatus &= ~lstate.CIST_OAH | L.allowhook;');
   });
 });
+
+describe('the resource-accounting part of the patch', () => {
+  it('is applied: fengari exposes luai_panto, and the runtime sees it', async () => {
+    const { accountingAvailable } = await import('../../src/lua/fengari-fixes.js');
+    expect(accountingAvailable()).toBe(true);
+    const lstrlib = readFileSync(createRequire(import.meta.url).resolve('fengari/src/lstrlib.js'), 'utf8');
+    expect(lstrlib).toContain('luai_pantostep(1);');
+  });
+});

@@ -31,9 +31,12 @@ export async function loadTools(
   return { source, dir, workspace, logs };
 }
 
-/** A tool file whose handler body is `body` (args in `args`). */
+/** Every host capability, as a Lua list (what the test tools declare). */
+export const ALL_CAPABILITIES = '{ "read_file", "stat", "list_dir" }';
+
+/** A tool file whose handler body is `body` (args in `args`); it declares every capability. */
 export function tool(name: string, body: string, extra = ''): string {
-  return `${extra}\nreturn { name = ${JSON.stringify(name)}, description = "test tool", handler = function(args, ctx)\n${body}\nend }\n`;
+  return `${extra}\nreturn { name = ${JSON.stringify(name)}, description = "test tool", capabilities = ${ALL_CAPABILITIES}, handler = function(args, ctx)\n${body}\nend }\n`;
 }
 
 export function ctx(

@@ -66,7 +66,11 @@ let env: Loaded;
 const call = (args: Record<string, unknown>) => env.source.call('shapes', args, ctx(env.workspace));
 
 beforeAll(async () => {
-  env = await loadTools(TOOLS, { budgets: { maxTextBytes: 1000 } });
+  // Building 15 MB in Lua is one long table.concat; on a busy shared machine it can take seconds of wall time, which
+  // is not what these tests are about (maxBlockingMs is tested in containment.test.ts).
+  env = await loadTools(TOOLS, {
+    budgets: { maxTextBytes: 1000, maxBlockingMs: 60_000, wallClockMs: 60_000 },
+  });
   expect(env.source.loadErrors).toEqual([]);
 });
 
@@ -144,7 +148,7 @@ describe('return shapes', () => {
     const r = await call({ kind: 'long-text' });
     const text = r.ok && r.parts[0]?.type === 'text' ? r.parts[0].text : '';
     expect(text.startsWith('é'.repeat(500))).toBe(true);
-    expect(text).toContain('[output truncated: 1200 bytes of text, the cap is 1000]');
+    expect(text).toContain('[output truncated: 1200 bytes, the cap is 1000]');
     expect(text).not.toContain('\uFFFD');
   });
 });

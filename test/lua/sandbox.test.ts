@@ -137,6 +137,7 @@ describe('sandbox escapes fail as tool errors and the host keeps running', () =>
     expect(meta.string).not.toContain('dump');
     expect(meta.coroutine).toEqual(['create', 'isyieldable', 'resume', 'running', 'status', 'wrap', 'yield']);
     expect(meta.panto).toEqual([
+      'json',
       'json_decode',
       'json_encode',
       'list_dir',

@@ -57,7 +57,7 @@ const TOOLS: Record<string, string> = {
   // A file-level local shared by all calls: the waiting call parks its thread (or a coroutine of its own) there.
   'steal.lua': `
 local parked
-return { name = "steal", description = "test tool", handler = function(args)
+return { name = "steal", description = "test tool", capabilities = { "stat" }, handler = function(args)
   if args.park == "thread" then parked = coroutine.running() end
   if args.park == "coroutine" then
     parked = coroutine.create(function() return assert(panto.stat(args.path)).size end)

@@ -1,0 +1,37 @@
+/**
+ * The text cap: every piece of text that leaves Lua for the host (results, error messages, log lines, progress
+ * messages, strings inside `meta`) is at most `maxTextBytes` UTF-8 bytes. Longer text is cut on a character boundary
+ * and a note saying so is appended, so neither the model nor a host log can be flooded by one call.
+ */
+
+const decoder = new TextDecoder('utf-8');
+
+/**
+ * Decode `bytes` as UTF-8, cut to `max` bytes with a note naming the original size (`total`, when `bytes` is already
+ * a prefix of a longer text). Never copies the input.
+ */
+export function capText(bytes: Uint8Array, max: number, what = 'text', total = bytes.byteLength): string {
+  if (total <= max) return decoder.decode(bytes);
+  // Cut on a UTF-8 character boundary so no replacement character is produced by the cut itself.
+  let end = max;
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  const kept = decoder.decode(bytes.subarray(0, end));
+  return `${kept}\n[${what} truncated: ${total} bytes, the cap is ${max}]`;
+}
+
+const encoder = new TextEncoder();
+
+/** `capText` for a JS string (measured in UTF-8 bytes). Cheap when the string is clearly short. */
+export function capString(s: string, max: number, what = 'text'): string {
+  // A UTF-16 unit encodes to at most 3 UTF-8 bytes.
+  if (s.length * 3 <= max) return s;
+  // Encode at most a little more than the cap (plus one unit per 3 bytes).
+  const head = s.length > max + 1 ? s.slice(0, max + 1) : s;
+  const bytes = encoder.encode(head);
+  if (bytes.byteLength <= max && head.length === s.length) return s;
+  const total = head.length === s.length ? bytes.byteLength : Buffer.byteLength(s);
+  if (total <= max) return s;
+  let end = Math.min(max, bytes.byteLength);
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  return `${decoder.decode(bytes.subarray(0, end))}\n[${what} truncated: ${total} bytes, the cap is ${max}]`;
+}

@@ -1,0 +1,113 @@
+/**
+ * Loading tool files into a `LuaRuntime` on the current thread, and the backend that calls them. Used directly by
+ * `LuaToolSource` (`isolation: 'thread'`) and inside the worker (`isolation: 'worker'`).
+ */
+
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PantoError } from '../errors.js';
+import type { ToolDecl } from '../tool.js';
+import type { CallResult } from '../tool-source.js';
+import { accountingAvailable } from './fengari-fixes.js';
+import type { LuaLogger } from './lua-log.js';
+import { type LoadedLuaTool, type LuaLoadError, LuaRuntime, type RunContext } from './lua-runtime.js';
+import type { ResolvedSourceOptions } from './lua-tool-source.js';
+import { Denylist } from './workspace-paths.js';
+
+/** What `LuaToolSource` calls: one implementation per isolation mode. */
+export interface ToolBackend {
+  /** Run a tool that exists (the source checked the name). Never rejects. */
+  call(name: string, args: Record<string, unknown>, ctx: RunContext): Promise<CallResult>;
+  close(): Promise<void>;
+}
+
+/** Tool files larger than this are not read (a tool file is source code, not data). */
+const MAX_TOOL_FILE_BYTES = 4 * 1024 * 1024;
+
+/** Load every `*.lua` file of `opts.dirs` into a fresh runtime. Throws `ERR_TOOL_LOAD` for an unreadable dir. */
+export async function loadToolsInThread(
+  opts: ResolvedSourceOptions,
+  log: LuaLogger,
+): Promise<{ backend: ToolBackend; decls: ToolDecl[]; loadErrors: LuaLoadError[] }> {
+  const runtime = new LuaRuntime({
+    budgets: opts.budgets,
+    denylist: new Denylist(opts.denylist),
+    log,
+    grant: opts.capabilities,
+    maxConcurrentCalls: opts.maxConcurrentCalls,
+  });
+  if (!accountingAvailable()) {
+    log({
+      level: 'warn',
+      message:
+        'fengari is not patched (patches/fengari+0.1.5.patch): the memory budget and maxBlockingMs are not enforced ' +
+        'inside library functions; use isolation: "worker" for untrusted tools',
+    });
+  }
+  const tools = new Map<string, LoadedLuaTool>();
+  const errors: LuaLoadError[] = [];
+  for (const d of opts.dirs) {
+    let names: string[];
+    try {
+      names = (await readdir(d, { withFileTypes: true }))
+        .filter((e) => (e.isFile() || e.isSymbolicLink()) && e.name.endsWith('.lua'))
+        .map((e) => e.name)
+        .sort();
+    } catch (err) {
+      if (opts.ignoreMissing && (err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw new PantoError(
+        'ERR_TOOL_LOAD',
+        `cannot read Lua tool directory ${d}: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
+    }
+    for (const fileName of names) {
+      const file = path.resolve(d, fileName);
+      const report = (e: LuaLoadError) => {
+        errors.push(e);
+        log({ level: 'error', message: `Lua tool ${e.file} did not load: ${e.message}`, file: e.file });
+      };
+      let source: Buffer;
+      try {
+        source = await readFile(file);
+      } catch (err) {
+        report({ file, message: `cannot read: ${(err as Error).message}` });
+        continue;
+      }
+      if (source.byteLength > MAX_TOOL_FILE_BYTES) {
+        report({
+          file,
+          message: `${fileName}: ${source.byteLength} bytes, over the ${MAX_TOOL_FILE_BYTES}-byte cap of a tool file`,
+        });
+        continue;
+      }
+      const res = await runtime.loadTool(file, fileName, source, opts.loadRoot);
+      if (!res.ok) {
+        report(res.error);
+        continue;
+      }
+      const existing = tools.get(res.tool.name);
+      if (existing) {
+        report({ file, message: `tool '${res.tool.name}' is already defined by ${existing.file}` });
+        continue;
+      }
+      tools.set(res.tool.name, res.tool);
+    }
+  }
+  const decls = [...tools.values()].map((t) => ({
+    name: t.name,
+    description: t.description,
+    inputSchema: t.parameters,
+  }));
+  const backend: ToolBackend = {
+    call: (name, args, ctx) => {
+      const tool = tools.get(name);
+      if (!tool) return Promise.resolve({ ok: false, error: `no tool '${name}'` });
+      return runtime.call(tool, args, ctx);
+    },
+    close: () => Promise.resolve(),
+  };
+  return { backend, decls, loadErrors: errors };
+}

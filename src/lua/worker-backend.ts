@@ -1,0 +1,301 @@
+/**
+ * `isolation: 'worker'`: the Lua VM in a `worker_threads` Worker.
+ *
+ * - `resourceLimits` bound the worker's V8 heap; fengari's own accounting (`memoryBytes`) bounds what Lua allocates,
+ *   including string bytes, which live in ArrayBuffers that V8's heap limit does not count.
+ * - A watchdog: the worker sends a heartbeat every `heartbeatMs`. When calls are in flight and no heartbeat came for
+ *   `watchdogMs`, the worker's event loop is stuck (a library function the budgets could not interrupt): the worker is
+ *   terminated, every call in flight resolves to a tool error saying so, and the next call starts a fresh worker
+ *   (which loads the tools again). The same happens when the worker dies (e.g. its heap limit was reached).
+ * - Calls, aborts, progress updates and log entries cross as messages (worker-protocol.ts); media bytes are
+ *   transferred, not copied a second time.
+ */
+
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { PantoError } from '../errors.js';
+import type { ToolDecl } from '../tool.js';
+import type { CallResult } from '../tool-source.js';
+import type { LuaLogger } from './lua-log.js';
+import type { LuaLoadError, RunContext } from './lua-runtime.js';
+import type { ResolvedSourceOptions } from './lua-tool-source.js';
+import type { ToolBackend } from './thread-backend.js';
+import type { ParentMessage, WorkerMessage } from './worker-protocol.js';
+
+/** Settings of `isolation: 'worker'`. */
+export interface WorkerOptions {
+  /** V8 old-generation heap limit of the worker, in MB. Default 512. */
+  maxOldGenerationSizeMb?: number;
+  /**
+   * Terminate the worker when its event loop has not answered for this long while calls run. Default: the larger of
+   * 5,000 ms and twice `budgets.maxBlockingMs` (a library function may legitimately block that long).
+   */
+  watchdogMs?: number;
+}
+
+interface Pending {
+  resolve: (r: CallResult) => void;
+  update: RunContext['update'];
+  detach: () => void;
+}
+
+interface Live {
+  worker: Worker;
+  ready: Promise<{ decls: ToolDecl[]; loadErrors: LuaLoadError[] }>;
+  lastBeat: number;
+  dead: string | null;
+}
+
+const HEARTBEAT_MS = 50;
+
+function workerScript(): URL {
+  const here = new URL('./lua-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(here))) return here;
+  // Running from the TypeScript sources (tests): use the built worker.
+  const built = new URL('../../dist/lua/lua-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(built))) return built;
+  throw new PantoError(
+    'ERR_TOOL_LOAD',
+    'the Lua worker script is missing (build the package: npm run build:ts)',
+  );
+}
+
+export class WorkerBackend implements ToolBackend {
+  readonly #opts: ResolvedSourceOptions;
+  readonly #log: LuaLogger;
+  readonly #maxOldMb: number;
+  readonly #watchdogMs: number;
+  readonly #pending = new Map<number, Pending>();
+  /** One abort listener per signal (many calls of one turn share a signal), fanning out to its calls. */
+  readonly #bySignal = new Map<AbortSignal, { ids: Set<number>; listener: () => void }>();
+  #live: Live | null = null;
+  #nextId = 1;
+  #closed = false;
+  /** Times the worker was replaced after a failure (for tests and monitoring). */
+  restarts = 0;
+  readonly #watchdog: NodeJS.Timeout;
+
+  private constructor(opts: ResolvedSourceOptions, log: LuaLogger, options: WorkerOptions) {
+    this.#opts = opts;
+    this.#log = log;
+    this.#maxOldMb = options.maxOldGenerationSizeMb ?? 512;
+    this.#watchdogMs = options.watchdogMs ?? Math.max(5000, 2 * opts.budgets.maxBlockingMs);
+    for (const [k, v] of Object.entries({
+      maxOldGenerationSizeMb: this.#maxOldMb,
+      watchdogMs: this.#watchdogMs,
+    })) {
+      if (!Number.isFinite(v) || v <= 0) {
+        throw new PantoError(
+          'ERR_INVALID_ARGUMENT',
+          `worker.${k} must be a positive number, got ${String(v)}`,
+        );
+      }
+    }
+    this.#watchdog = setInterval(() => this.#checkWatchdog(), Math.min(100, this.#watchdogMs / 2));
+    this.#watchdog.unref();
+  }
+
+  /** Start the worker and load the tools in it. Throws `ERR_TOOL_LOAD` when the worker cannot start. */
+  static async start(
+    opts: ResolvedSourceOptions,
+    log: LuaLogger,
+    options: WorkerOptions,
+  ): Promise<{ backend: WorkerBackend; decls: ToolDecl[]; loadErrors: LuaLoadError[] }> {
+    const backend = new WorkerBackend(opts, log, options);
+    try {
+      const live = backend.#spawn();
+      const { decls, loadErrors } = await live.ready;
+      return { backend, decls, loadErrors };
+    } catch (err) {
+      await backend.close();
+      throw err instanceof PantoError
+        ? err
+        : new PantoError('ERR_TOOL_LOAD', `the Lua worker did not start: ${(err as Error).message}`, {
+            cause: err,
+          });
+    }
+  }
+
+  #spawn(): Live {
+    const worker = new Worker(workerScript(), {
+      workerData: { opts: this.#opts, heartbeatMs: HEARTBEAT_MS },
+      resourceLimits: { maxOldGenerationSizeMb: this.#maxOldMb },
+      stdout: true,
+      stderr: true,
+    });
+    worker.unref();
+    let settle: {
+      resolve: (v: { decls: ToolDecl[]; loadErrors: LuaLoadError[] }) => void;
+      reject: (e: Error) => void;
+    };
+    const ready = new Promise<{ decls: ToolDecl[]; loadErrors: LuaLoadError[] }>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    ready.catch(() => {});
+    const live: Live = { worker, ready, lastBeat: performance.now(), dead: null };
+    worker.on('message', (m: WorkerMessage) => {
+      live.lastBeat = performance.now();
+      switch (m.type) {
+        case 'ready':
+          settle.resolve({ decls: m.decls, loadErrors: m.loadErrors });
+          break;
+        case 'fatal':
+          settle.reject(new PantoError('ERR_TOOL_LOAD', m.message));
+          break;
+        case 'log':
+          this.#log(m.entry);
+          break;
+        case 'update':
+          this.#pending.get(m.id)?.update?.(m.update);
+          break;
+        case 'result': {
+          const p = this.#pending.get(m.id);
+          if (p) {
+            this.#pending.delete(m.id);
+            p.detach();
+            this.#refresh();
+            p.resolve(m.result);
+          }
+          break;
+        }
+        case 'beat':
+          break;
+      }
+    });
+    const die = (reason: string) => {
+      if (live.dead !== null) return;
+      live.dead = reason;
+      settle.reject(new PantoError('ERR_TOOL_LOAD', reason));
+      if (this.#live === live) this.#live = null;
+      this.#failAll(reason);
+    };
+    worker.on('error', (err: Error & { code?: string }) => {
+      die(
+        err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? `the Lua worker ran out of memory (its V8 heap limit is ${this.#maxOldMb} MB) and was restarted`
+          : `the Lua worker failed: ${err.message}`,
+      );
+    });
+    worker.on('exit', (code) => die(`the Lua worker exited (code ${code})`));
+    this.#live = live;
+    return live;
+  }
+
+  #failAll(reason: string): void {
+    const all = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const p of all) {
+      p.detach();
+      p.resolve({ ok: false, error: reason });
+    }
+    this.#refresh();
+  }
+
+  /** Keep the process alive while calls are in flight; let it exit when idle. */
+  #refresh(): void {
+    const w = this.#live?.worker;
+    if (!w) return;
+    if (this.#pending.size > 0) w.ref();
+    else w.unref();
+  }
+
+  #checkWatchdog(): void {
+    const live = this.#live;
+    if (live === null || live.dead !== null || this.#pending.size === 0) return;
+    const silent = performance.now() - live.lastBeat;
+    if (silent > this.#watchdogMs) {
+      const reason =
+        `the Lua worker stopped answering for ${Math.round(silent)} ms (a tool ran a library function that the ` +
+        'budgets could not interrupt); it was terminated and will be restarted';
+      this.#log({ level: 'error', message: reason });
+      this.restarts++;
+      live.dead = reason;
+      this.#live = null;
+      this.#failAll(reason);
+      void live.worker.terminate();
+    }
+  }
+
+  async call(name: string, args: Record<string, unknown>, ctx: RunContext): Promise<CallResult> {
+    if (this.#closed) return { ok: false, error: 'the Lua tool source was closed' };
+    if (ctx.signal?.aborted) return { ok: false, error: 'aborted before the tool started' };
+    let live = this.#live;
+    if (live === null) {
+      this.restarts++;
+      live = this.#spawn();
+    }
+    try {
+      await live.ready;
+    } catch (err) {
+      return { ok: false, error: `the Lua worker could not start: ${(err as Error).message}` };
+    }
+    if (live.dead !== null) return { ok: false, error: live.dead };
+    const id = this.#nextId++;
+    const worker = live.worker;
+    return new Promise<CallResult>((resolve) => {
+      this.#pending.set(id, {
+        resolve,
+        update: ctx.update,
+        detach: this.#watchAbort(ctx.signal, id, worker),
+      });
+      this.#refresh();
+      live.lastBeat = Math.max(live.lastBeat, performance.now());
+      const msg: ParentMessage = {
+        type: 'call',
+        id,
+        name,
+        args,
+        toolCallId: ctx.toolCallId,
+        root: ctx.root,
+        wantsUpdates: ctx.update !== undefined,
+      };
+      try {
+        worker.postMessage(msg);
+      } catch (err) {
+        this.#pending.delete(id);
+        resolve({
+          ok: false,
+          error: `arguments cannot be sent to the Lua worker: ${(err as Error).message}`,
+        });
+      }
+    });
+  }
+
+  /** Forward an abort of `signal` to call `id`; returns the function that stops watching. */
+  #watchAbort(signal: AbortSignal | undefined, id: number, worker: Worker): () => void {
+    if (signal === undefined) return () => {};
+    let entry = this.#bySignal.get(signal);
+    if (entry === undefined) {
+      const ids = new Set<number>();
+      const listener = () => {
+        for (const i of ids) worker.postMessage({ type: 'abort', id: i } satisfies ParentMessage);
+      };
+      entry = { ids, listener };
+      this.#bySignal.set(signal, entry);
+      signal.addEventListener('abort', listener, { once: true });
+    }
+    const e = entry;
+    e.ids.add(id);
+    return () => {
+      e.ids.delete(id);
+      if (e.ids.size === 0) {
+        signal.removeEventListener('abort', e.listener);
+        this.#bySignal.delete(signal);
+      }
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#watchdog);
+    const live = this.#live;
+    this.#live = null;
+    this.#failAll('the Lua tool source was closed');
+    if (live) {
+      live.dead ??= 'the Lua tool source was closed';
+      await live.worker.terminate();
+    }
+  }
+}
