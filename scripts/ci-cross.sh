@@ -15,7 +15,7 @@ cd "$ROOT"
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 missing=()
-for p in qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross wine64 musl debootstrap binutils; do
+for p in qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross wine64 musl musl-tools debootstrap binutils; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then

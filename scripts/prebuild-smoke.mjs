@@ -93,8 +93,18 @@ const fx = join(root, 'test/fixtures/media');
 for (const f of readdirSync(fx).sort()) {
   if (f.endsWith('.md')) continue;
   const bytes = readFileSync(join(fx, f));
-  cases.push({ name: `sniff ${f}`, outcome: String(sniffMedia(bytes)) });
-  cases.push({ name: `probe ${f}`, outcome: JSON.stringify(probeMedia(bytes)) });
+  for (const [what, fn] of [
+    ['sniff', sniffMedia],
+    ['probe', probeMedia],
+  ]) {
+    let outcome;
+    try {
+      outcome = JSON.stringify(fn(bytes));
+    } catch (e) {
+      outcome = `error ${e?.code ?? e?.name ?? String(e)}`;
+    }
+    cases.push({ name: `${what} ${f}`, outcome });
+  }
   await run(f, bytes);
   await run(`${f} max32`, bytes, { maxDimension: 32 });
 }
