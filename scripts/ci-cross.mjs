@@ -380,15 +380,20 @@ await step('bullseye', () => {
 await step('pack', () => {
   const tmp = mkdtempSync(join(tmpdir(), 'panto-pack-'));
   try {
-    const packed = JSON.parse(
-      sh('npm', ['pack', '--json', '--pack-destination', tmp], { stdio: ['ignore', 'pipe', 'ignore'] }),
-    );
+    // prepack (fetch-cdeps --print-src) prints a path before npm's JSON.
+    const packOut = sh('npm', ['pack', '--json', '--pack-destination', tmp], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const packed = JSON.parse(packOut.slice(packOut.indexOf('[')));
     const info = packed[0];
     const tarball = join(tmp, info.filename);
     const files = info.files.map((f) => f.path);
+    const built = readdirSync(join(ROOT, 'prebuilds')).flatMap((d) =>
+      readdirSync(join(ROOT, 'prebuilds', d)).map((f) => `prebuilds/${d}/${f}`),
+    );
     for (const need of [
       'prebuilds/linux-x64/libpanto.glibc.node',
-      'prebuilds/win32-x64/libpanto.node',
+      ...built,
       'cdeps/src/STAMP',
       'dist/cli/main.js',
     ])
@@ -431,7 +436,7 @@ await step('pack', () => {
       cwd: project,
       env,
     });
-    const r = JSON.parse(cli);
+    const r = JSON.parse(cli.slice(cli.indexOf('{')));
     if (!JSON.stringify(r).includes('oriented'))
       throw new Error(`CLI output lacks "oriented": ${cli.slice(0, 400)}`);
     const mb = (n) => `${(n / 1e6).toFixed(2)} MB`;
