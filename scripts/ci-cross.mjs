@@ -103,7 +103,9 @@ function stagePackage(dir, { copy = false } = {}) {
   writeFileSync(join(dir, 'package.json'), readFileSync(join(ROOT, 'package.json')));
   const put = (from, to) =>
     copy ? cpSync(from, to, { recursive: true, dereference: true }) : symlinkSync(from, to);
-  put(join(ROOT, 'dist'), join(dir, 'dist'));
+  // dist/ is COPIED: Node resolves an ESM module's symlinked path to its real path, and from the repository's dist/
+  // the loader would find the repository root and its build/Release instead of this root's prebuilds/.
+  cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
   put(join(ROOT, 'prebuilds'), join(dir, 'prebuilds'));
   put(join(ROOT, 'test/fixtures'), join(dir, 'test/fixtures'));
   put(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
