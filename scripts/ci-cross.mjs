@@ -132,7 +132,9 @@ const pkgDir = join(WORK, 'pkg');
 const refJson = join(WORK, 'smoke-linux-x64.json');
 
 await step('build', () => {
-  const out = sh(process.execPath, [join(ROOT, 'scripts/prebuild-all.mjs')], {
+  // PANTO_CROSS_TARGETS=a,b builds only those targets (CI builds the ones whose checks run here; see .ci/run).
+  const targets = process.env.PANTO_CROSS_TARGETS ? ['--targets', process.env.PANTO_CROSS_TARGETS] : [];
+  const out = sh(process.execPath, [join(ROOT, 'scripts/prebuild-all.mjs'), ...targets], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   process.stdout.write(out);
@@ -424,12 +426,19 @@ await step('pack', () => {
       npm_config_update_notifier: 'false',
       npm_config_fund: 'false',
       npm_config_audit: 'false',
+      // The native prebuild must load: no silent WebAssembly fallback in this check.
+      PANTO_MEDIA_BACKEND: 'native',
     };
     const t0 = Date.now();
     sh('npm', ['install', '--prefer-offline', '--foreground-scripts', tarball], { cwd: project, env });
     const installSeconds = (Date.now() - t0) / 1000;
     const installed = join(project, 'node_modules/libpanto');
     if (existsSync(join(installed, 'build'))) throw new Error('install compiled the addon (build/ exists)');
+    // fengari is a bundled dependency: the consumer gets OUR patched copy (memory budget, blocking-time checks,
+    // the pcall hook fix), which patch-package alone could never give an npm consumer.
+    const fengariFrom = createRequire(join(installed, 'package.json')).resolve('fengari/src/llimits.js');
+    if (!readFileSync(fengariFrom, 'utf8').includes('luai_pantoalloc'))
+      throw new Error(`the installed fengari (${fengariFrom}) lacks patches/fengari+0.1.5.patch`);
     writeFileSync(
       join(project, 'photo.jpg'),
       readFileSync(join(ROOT, 'test/fixtures/media/jpeg-orient-6.jpg')),

@@ -24,4 +24,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 [ -f dist/index.js ] || npm run build:ts
+# Every smoke must run on the native prebuild it checks, never on the WebAssembly fallback.
+export PANTO_MEDIA_BACKEND=native
 exec node scripts/ci-cross.mjs "$@"

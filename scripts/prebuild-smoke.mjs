@@ -20,9 +20,14 @@ if (!root || !outFile) {
   process.stderr.write('usage: node prebuild-smoke.mjs PACKAGE_ROOT OUT_JSON\n');
   process.exit(2);
 }
-const { processMedia, sniffMedia, probeMedia } = await import(
+const { processMedia, sniffMedia, probeMedia, mediaBackend } = await import(
   pathToFileURL(join(root, 'dist/index.js')).href
 );
+// This smoke checks a native prebuild: the WebAssembly fallback giving the same bytes must not pass for it.
+if (mediaBackend() !== 'native') {
+  process.stderr.write(`prebuild-smoke: the native addon did not load (backend: ${mediaBackend()})\n`);
+  process.exit(1);
+}
 
 /** A truecolour (RGB or RGBA) PNG from a pixel function, deterministic. */
 function png(width, height, channels, pixel) {
