@@ -1,5 +1,6 @@
 /**
- * Load-time fixes for fengari 0.1.5, effective for every consumer (patch-package only runs in this repository).
+ * Load-time fixes for fengari 0.1.5, effective even where the patched copy is not the one loaded (the package bundles
+ * the patched fengari; a bundler could still swap in an unpatched one).
  *
  * 1. The pcall hook bug. `lua_pcallk` (lapi.js) does `ci.callstatus &= ~CIST_OAH | L.allowhook`, which (by operator
  *    precedence) never SETS the CIST_OAH bit. When a pcall inside a coroutine recovers from an error, ldo.js restores
@@ -19,7 +20,7 @@
  *    units of work inside long-running library functions (pattern matching, string building, `table.move`,
  *    `table.concat`, `table.sort`, `unpack`, the lexer). `setMeter` routes both to the running call, whose budgets
  *    throw to stop it. `accountingAvailable()` says whether the patch is applied (it is in this repository; a consumer
- *    whose install skipped patch-package gets the weaker checks of (2) and the sandbox's size caps).
+ *    that loads an unpatched fengari gets the weaker checks of (2) and the sandbox's size caps).
  */
 
 import type { LuaJsFunction } from 'fengari';
