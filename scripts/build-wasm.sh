@@ -42,7 +42,8 @@ SOURCES="$(node -e '
   const I = (dirs) => dirs.map((d) => `-I${d}`).join(" ");
   const D = s.defines.map((d) => `-D${d}`).join(" ");
   const c = (files, inc) => files.map((f) => ["emcc", f, `${s.cdepsCflags.join(" ")} ${D} ${I(inc)}`].join("\t"));
-  const cxxFlags = `${s.cflags.join(" ")} ${D} ${I([...s.coreIncludeDirs, ...s.includeDirs()])}`;
+  // PANTO_HOST_MEMORY_POOL: the process-wide memory pool and the abort flag live with the JS host (budget.h).
+  const cxxFlags = `${s.cflags.join(" ")} ${D} -DPANTO_HOST_MEMORY_POOL=1 ${I([...s.coreIncludeDirs, ...s.includeDirs()])}`;
   console.log([
     ...c(s.libwebp.sources(), s.libwebp.includeDirs()),
     ...c(s.libdeflate.sources(), s.libdeflate.includeDirs()),
@@ -84,7 +85,7 @@ LDFLAGS=(-O3 $SIMD -fexceptions
   -sMODULARIZE=1 -sEXPORT_NAME=pantoMedia -sENVIRONMENT=node -sWASM_ASYNC_COMPILATION=0
   -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sABORTING_MALLOC=0 -sFILESYSTEM=0
   -sNODEJS_CATCH_EXIT=0 -sNODEJS_CATCH_REJECTION=0 -sINVOKE_RUN=0
-  -sEXPORTED_FUNCTIONS=_pw_alloc,_pw_free,_pw_result_free,_pw_sniff,_pw_probe,_pw_process,_pw_decode_to_rgba
+  -sEXPORTED_FUNCTIONS=_pw_alloc,_pw_free,_pw_result_free,_pw_sniff,_pw_probe,_pw_process,_pw_decode_to_rgba,_pw_default_memory_cap
   -sEXPORTED_RUNTIME_METHODS=HEAPU8,HEAPU32,UTF8ToString,stringToUTF8,lengthBytesUTF8)
 # Relink only when an object is newer than the last link (the link runs wasm-opt: the slow part of a no-op build).
 if [ -f "$OBJ/panto-media.wasm" ] && [ "$(cat "$OBJ/ldflags" 2>/dev/null)" = "${LDFLAGS[*]}" ] &&

@@ -133,6 +133,7 @@ export {
 export type { MediaBackend } from './media/addon-types.js';
 export { MediaError } from './media/media-error.js';
 export { mediaMemoryInFlight, setMediaMemoryLimit } from './media/memory-limit.js';
+export { mediaBackend } from './media/native-addon.js';
 export {
   checkProcessOptions,
   DEFAULT_MEDIA_MEMORY_LIMIT,
@@ -141,7 +142,6 @@ export {
   type ResolvedProcessOptions,
   resolveProcessOptions,
 } from './media/policy.js';
-export { mediaBackend } from './media/native-addon.js';
 export { probeMedia } from './media/probe-media.js';
 export { processMedia } from './media/process-media.js';
 export { sniffMedia } from './media/sniff-media.js';

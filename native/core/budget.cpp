@@ -82,13 +82,36 @@ void uncharge(uint64_t budget_id, size_t size) {
   }
 }
 
-std::atomic<uint64_t> g_cap{1ull << 30};
+std::atomic<uint64_t> g_cap{kDefaultMemoryCap};
 std::atomic<uint64_t> g_in_flight{0};
 
 }  // namespace
 
 Budget::Budget(uint64_t limit_bytes, const std::atomic<int>* abort)
     : id(next_id.fetch_add(1)), limit(limit_bytes), abort_flag(abort) {}
+#if PANTO_HOST_MEMORY_POOL
+// The host (the WebAssembly build: native/wasm/panto-wasm.cpp) keeps the pool and the abort flag outside this
+// instance's memory, so one pool spans every instance of the process (see budget.h, panto_host_*).
+bool should_abort() {
+  const Budget* b = tls_budget;
+  return b && b->abort_flag && (b->abort_flag->load(std::memory_order_relaxed) != 0 || panto_host_should_abort());
+}
+uint64_t set_memory_cap(uint64_t bytes) { return static_cast<uint64_t>(panto_host_set_memory_cap(double(bytes))); }
+uint64_t memory_cap() { return static_cast<uint64_t>(panto_host_memory_cap()); }
+uint64_t memory_in_flight() { return static_cast<uint64_t>(panto_host_memory_in_flight()); }
+
+bool MemoryReservation::try_reserve(uint64_t bytes) {
+  release();
+  if (!panto_host_try_reserve(double(bytes))) return false;
+  bytes_ = bytes;
+  return true;
+}
+
+void MemoryReservation::release() {
+  if (bytes_) panto_host_release(double(bytes_));
+  bytes_ = 0;
+}
+#else
 bool should_abort() {
   const Budget* b = tls_budget;
   return b && b->abort_flag && b->abort_flag->load(std::memory_order_relaxed) != 0;
@@ -112,6 +135,7 @@ void MemoryReservation::release() {
   if (bytes_) g_in_flight.fetch_sub(bytes_);
   bytes_ = 0;
 }
+#endif
 BudgetScope::BudgetScope(Budget* budget) : previous_(tls_budget) { tls_budget = budget; }
 BudgetScope::~BudgetScope() { tls_budget = previous_; }
 Budget* current_budget() { return tls_budget; }

@@ -33,6 +33,20 @@ void panto_budget_zero_fresh(void* ptr, size_t n);
 /** 1 when the active budget's abort flag is set (polled by the decoders between rows), else 0. */
 int panto_should_abort(void);
 
+#if PANTO_HOST_MEMORY_POOL
+/* Defined by the host when the core is built with PANTO_HOST_MEMORY_POOL=1 (the WebAssembly build, whose instances
+ * share no memory): the process-wide pool and the abort flag live with the host. Byte counts are integers <= 2^53
+ * carried as doubles. try_reserve: all or nothing, never blocks, 0 when `bytes` does not fit next to the calls in
+ * flight; should_abort: 1 when the running call's token was aborted (consulted only when the call carries a token,
+ * i.e. ProcessOptions::abort_flag is set). */
+int panto_host_try_reserve(double bytes);
+void panto_host_release(double bytes);
+double panto_host_set_memory_cap(double bytes);
+double panto_host_memory_cap(void);
+double panto_host_memory_in_flight(void);
+int panto_host_should_abort(void);
+#endif
+
 #ifdef __cplusplus
 }
 
@@ -71,6 +85,8 @@ bool should_abort();
 /** Releases a block from panto_budget_malloc (usable as OwnedBytes::release). */
 void budget_release(uint8_t* p);
 
+/** The process-wide cap until set_memory_cap changes it: 1 GiB. */
+constexpr uint64_t kDefaultMemoryCap = 1ull << 30;
 /** Sets the process-wide cap on reserved (decoded) bytes in flight; returns the previous cap. */
 uint64_t set_memory_cap(uint64_t bytes);
 /** The process-wide cap. */

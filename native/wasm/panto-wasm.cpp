@@ -8,11 +8,24 @@
 // Never throws across the ABI: the core reports failures as Status, and anything else is caught here (ERR_INTERNAL,
 // or ERR_MEDIA_TOO_LARGE for std::bad_alloc, as in the core). A null PwResult* means the result itself could not be
 // allocated.
+//
+// Process-wide memory pool and abort (the core is built with PANTO_HOST_MEMORY_POOL=1, budget.h): every instance
+// of the core — the main thread's and each media worker's — gets `Module.pantoHost` from its creator
+// (native/wasm/wasm-core.cjs): `pool`, a BigInt64Array [cap, inFlight] on a SharedArrayBuffer shared by every
+// instance of one backend, updated with Atomics (the same all-or-nothing compare-and-swap as the native
+// MemoryReservation); `reserved`, this instance's share of inFlight (a BigInt64Array word the pool reads back when it
+// discards a worker mid-call, so a trapped or terminated call never leaks its reservation); `abort`, an Int32Array
+// word the main thread sets (Atomics.store) when the running call's token is aborted. The core polls it through
+// panto_host_should_abort between rows, scans and stages, like the native AbortFlag.
+#include <emscripten/emscripten.h>
+
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <string>
 
+#include "budget.h"
 #include "media-core.h"
 
 #define PW_EXPORT extern "C" __attribute__((used, visibility("default")))
@@ -91,7 +104,47 @@ PwResult* guarded(Fn fn) {
   return finish(r);
 }
 
+/** Non-null for a call that carries an abort token: should_abort() then asks the host (budget.cpp). */
+const std::atomic<int> kHostAbortFlag{0};
+
 }  // namespace
+
+// Host side of budget.h's panto_host_* (JS, run in this instance's thread). Byte counts are doubles <= 2^53.
+EM_JS(int, pw_host_try_reserve, (double bytes), {
+  const h = Module['pantoHost'];
+  const p = h.pool;
+  const b = BigInt(bytes);
+  for (;;) {
+    const cap = Atomics.load(p, 0);
+    const cur = Atomics.load(p, 1);
+    if (b > cap || cur > cap - b) return 0;
+    if (Atomics.compareExchange(p, 1, cur, cur + b) === cur) break;
+  }
+  Atomics.add(h.reserved, 0, b);
+  return 1;
+});
+EM_JS(void, pw_host_release, (double bytes), {
+  const h = Module['pantoHost'];
+  const b = BigInt(bytes);
+  Atomics.sub(h.reserved, 0, b);
+  Atomics.sub(h.pool, 1, b);
+});
+EM_JS(double, pw_host_set_memory_cap, (double bytes), {
+  return Number(Atomics.exchange(Module['pantoHost'].pool, 0, BigInt(bytes)));
+});
+EM_JS(double, pw_host_memory_cap, (), { return Number(Atomics.load(Module['pantoHost'].pool, 0)); });
+EM_JS(double, pw_host_memory_in_flight, (), { return Number(Atomics.load(Module['pantoHost'].pool, 1)); });
+EM_JS(int, pw_host_should_abort, (), { return Atomics.load(Module['pantoHost'].abort, 0) !== 0 ? 1 : 0; });
+
+extern "C" int panto_host_try_reserve(double bytes) { return pw_host_try_reserve(bytes); }
+extern "C" void panto_host_release(double bytes) { pw_host_release(bytes); }
+extern "C" double panto_host_set_memory_cap(double bytes) { return pw_host_set_memory_cap(bytes); }
+extern "C" double panto_host_memory_cap(void) { return pw_host_memory_cap(); }
+extern "C" double panto_host_memory_in_flight(void) { return pw_host_memory_in_flight(); }
+extern "C" int panto_host_should_abort(void) { return pw_host_should_abort(); }
+
+/** The core's default process-wide cap (budget.h), so the host's pool starts where the native one does. */
+PW_EXPORT double pw_default_memory_cap() { return static_cast<double>(panto::kDefaultMemoryCap); }
 
 PW_EXPORT void* pw_alloc(uint32_t n) { return std::malloc(n ? n : 1); }
 PW_EXPORT void pw_free(void* p) { std::free(p); }
@@ -119,24 +172,26 @@ PW_EXPORT PwResult* pw_probe(const uint8_t* d, uint32_t len) {
   });
 }
 
-/** processMedia's core. Every option is either a value the JS side range-checked (integers <= 2^53 arrive as
- *  doubles) or negative for "the core's default" (panto::ProcessOptions is the one source of the defaults, as in the
- *  Node binding). format: 0 auto, 1 jpeg, 2 png, 3 webp; hint may be null. On kind 0 the output is data/size unless
- *  `unchanged` (then the caller reuses its input). */
+/** processMedia's core on RESOLVED options (src/media/policy.ts), already asserted by the JS side exactly as the
+ *  Node binding's parse_options asserts them (native/wasm/wasm-core.cjs): integers <= 2^53 arrive as doubles;
+ *  format: 0 auto, 1 jpeg, 2 png, 3 webp; hint may be null (none); has_abort: the call carries an abort token (the
+ *  host's abort word is then polled). On kind 0 the output is data/size unless `unchanged` (then the caller reuses
+ *  its input). */
 PW_EXPORT PwResult* pw_process(const uint8_t* d, uint32_t len, double max_dimension, double max_encoded_bytes,
                                double max_pixels, double max_input_bytes, double max_pdf_bytes, int jpeg_quality,
-                               int keep_metadata, int format, const char* hint) {
+                               int keep_metadata, int format, const char* hint, int has_abort) {
   return guarded([&](PwResult* r) {
     panto::ProcessOptions o;
-    if (max_dimension >= 0) o.max_dimension = static_cast<uint32_t>(max_dimension);
-    if (max_encoded_bytes >= 0) o.max_encoded_bytes = static_cast<uint64_t>(max_encoded_bytes);
-    if (max_pixels >= 0) o.max_pixels = static_cast<uint64_t>(max_pixels);
-    if (max_input_bytes >= 0) o.max_input_bytes = static_cast<uint64_t>(max_input_bytes);
-    if (max_pdf_bytes >= 0) o.max_pdf_bytes = static_cast<uint64_t>(max_pdf_bytes);
-    if (jpeg_quality >= 0) o.jpeg_quality = jpeg_quality;
-    if (keep_metadata >= 0) o.keep_metadata = keep_metadata != 0;
-    if (format >= 0) o.format = static_cast<panto::OutputFormat>(format);
+    o.max_dimension = static_cast<uint32_t>(max_dimension);
+    o.max_encoded_bytes = static_cast<uint64_t>(max_encoded_bytes);
+    o.max_pixels = static_cast<uint64_t>(max_pixels);
+    o.max_input_bytes = static_cast<uint64_t>(max_input_bytes);
+    o.max_pdf_bytes = static_cast<uint64_t>(max_pdf_bytes);
+    o.jpeg_quality = jpeg_quality;
+    o.keep_metadata = keep_metadata != 0;
+    o.format = static_cast<panto::OutputFormat>(format);
     if (hint) o.media_type_hint = hint;
+    if (has_abort) o.abort_flag = &kHostAbortFlag;
     panto::ProcessResult pr;
     panto::Status s = panto::process(d, len, o, &pr);
     if (!s.ok()) return set_error(r, s);

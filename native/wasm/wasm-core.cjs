@@ -5,15 +5,18 @@
  * the media workers (native/wasm/wasm-worker.cjs), from the TypeScript sources and from dist alike.
  *
  * Contract:
- * - `createCore(gluePath, wasmModule)` instantiates synchronously (the glue is built with WASM_ASYNC_COMPILATION=0)
+ * - `createCore(gluePath, wasmModule, host)` instantiates synchronously (the glue is built with WASM_ASYNC_COMPILATION=0)
  *   from an already compiled `WebAssembly.Module`, so many instances share one compilation.
  * - Every call copies its input into linear memory and copies its output out into a fresh ArrayBuffer owned by the
  *   caller; nothing returned aliases wasm memory (which moves when it grows).
  * - Failures of the core come back as `{kind: 'error', code, message, mediaType}` (never thrown). A trap of the
  *   instance itself (a bug, or a stack overflow) throws a `WebAssembly.RuntimeError`; the instance must then be
  *   discarded (`core.broken` is true).
- * - Options handed to `process` are range-checked by the caller (src/media/wasm-addon.ts); an option left undefined
- *   takes the core's default (panto::ProcessOptions, the one source of the defaults, as in the Node binding).
+ * - Options handed to `process` are RESOLVED (src/media/policy.ts: every field present) and asserted by the caller
+ *   (src/media/wasm-addon.ts) exactly as the Node binding asserts them.
+ * - `host` (see native/wasm/panto-wasm.cpp) carries the process-wide memory pool and this instance's abort word and
+ *   reservation word, all on SharedArrayBuffers: `{ pool: BigInt64Array [cap, inFlight], reserved: BigInt64Array [1],
+ *   abort: Int32Array [1] }`. The core reads and updates them with Atomics.
  */
 
 /** Word offsets of `PwView` in panto-wasm.cpp (17 little-endian 32-bit words). */
@@ -45,22 +48,25 @@ const FORMAT = { auto: 0, jpeg: 1, png: 2, webp: 3 };
  * @typedef {{ kind: 'error', code: string, message: string, mediaType: string | undefined }} RawError
  * @typedef {{ kind: 'ok', unchanged: boolean, data: ArrayBuffer | null, mediaType: string, width: number,
  *   height: number, original: RawInfo, changes: string[] }} RawProcessed
- * @typedef {{ maxDimension?: number, maxEncodedBytes?: number, maxPixels?: number, maxInputBytes?: number,
- *   maxPdfBytes?: number, jpegQuality?: number, keepMetadata?: boolean, format?: 'auto' | 'jpeg' | 'png' | 'webp',
+ * @typedef {{ maxDimension: number, maxEncodedBytes: number, maxPixels: number, maxInputBytes: number,
+ *   maxPdfBytes: number, jpegQuality: number, keepMetadata: boolean, format: 'auto' | 'jpeg' | 'png' | 'webp',
  *   mediaTypeHint?: string }} ResolvedOptions
+ * @typedef {{ pool: BigInt64Array, reserved: BigInt64Array, abort: Int32Array }} Host
  */
 
 /**
  * @param {string} gluePath absolute path of prebuilds/wasm32/panto-media.cjs
  * @param {WebAssembly.Module} wasmModule the compiled panto-media.wasm
+ * @param {Host} host the shared memory pool and this instance's words
  */
-function createCore(gluePath, wasmModule) {
+function createCore(gluePath, wasmModule, host) {
   /** @type {(m: object) => Promise<unknown>} */
   const factory = require(gluePath);
   /** @type {string[]} */
   const stderr = [];
   /** @type {any} */
   const M = {
+    pantoHost: host,
     instantiateWasm(/** @type {WebAssembly.Imports} */ imports, /** @type {Function} */ receive) {
       const instance = new WebAssembly.Instance(wasmModule, imports);
       receive(instance, wasmModule);
@@ -82,6 +88,9 @@ function createCore(gluePath, wasmModule) {
   const core = {
     broken: false,
 
+    /** The core's default process-wide memory cap (budget.h kDefaultMemoryCap). */
+    defaultMemoryCap: () => /** @type {number} */ (M._pw_default_memory_cap()),
+
     /** Current size of linear memory (it only grows). */
     heapBytes: () => /** @type {Uint8Array} */ (M.HEAPU8).length,
 
@@ -101,9 +110,10 @@ function createCore(gluePath, wasmModule) {
     /**
      * @param {Uint8Array} bytes
      * @param {ResolvedOptions} o
+     * @param {boolean} hasAbort the call carries an abort token (the core polls `host.abort`)
      * @returns {RawProcessed | RawError}
      */
-    process(bytes, o) {
+    process(bytes, o, hasAbort) {
       let hint = 0;
       if (o.mediaTypeHint !== undefined) {
         const n = M.lengthBytesUTF8(o.mediaTypeHint) + 1;
@@ -119,15 +129,16 @@ function createCore(gluePath, wasmModule) {
               M._pw_process(
                 ptr,
                 len,
-                o.maxDimension ?? -1,
-                o.maxEncodedBytes ?? -1,
-                o.maxPixels ?? -1,
-                o.maxInputBytes ?? -1,
-                o.maxPdfBytes ?? -1,
-                o.jpegQuality ?? -1,
-                o.keepMetadata === undefined ? -1 : o.keepMetadata ? 1 : 0,
-                o.format === undefined ? -1 : FORMAT[o.format],
+                o.maxDimension,
+                o.maxEncodedBytes,
+                o.maxPixels,
+                o.maxInputBytes,
+                o.maxPdfBytes,
+                o.jpegQuality,
+                o.keepMetadata ? 1 : 0,
+                FORMAT[o.format],
                 hint,
+                hasAbort ? 1 : 0,
               ),
             (w) => {
               const unchanged = w(V.unchanged) === 1;

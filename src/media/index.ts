@@ -1,6 +1,7 @@
 export type { MediaBackend } from './addon-types.js';
 export { MediaError } from './media-error.js';
 export { mediaMemoryInFlight, setMediaMemoryLimit } from './memory-limit.js';
+export { mediaBackend } from './native-addon.js';
 export {
   checkProcessOptions,
   DEFAULT_MEDIA_MEMORY_LIMIT,
@@ -9,7 +10,6 @@ export {
   type ResolvedProcessOptions,
   resolveProcessOptions,
 } from './policy.js';
-export { mediaBackend } from './native-addon.js';
 export { probeMedia } from './probe-media.js';
 export { processMedia } from './process-media.js';
 export { sniffMedia } from './sniff-media.js';

@@ -10,6 +10,9 @@ import type {
 import { MediaError } from './media-error.js';
 import {
   type CompiledWasm,
+  createMemoryPool,
+  createSlotWords,
+  WasmAbortToken,
   WasmPool,
   type WasmProcessOutcome,
   type WasmRawFailure,
@@ -33,6 +36,7 @@ export function wasmBuildFiles(
 
 /** The synchronous face of native/wasm/wasm-core.cjs (one instance on the calling thread). */
 interface WasmCore {
+  defaultMemoryCap(): number;
   sniff(bytes: Uint8Array): string | null;
   probe(bytes: Uint8Array): { kind: 'ok'; info: WasmRawInfo } | WasmRawFailure | { kind: 'null' };
   decodeToRgba(
@@ -51,7 +55,7 @@ const WasmApi = (
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
-/** Integer options and their ranges, exactly as native/binding/addon.cpp checks them (same messages). */
+/** Integer options and their ranges, in the order native/binding/addon.cpp's parse_options asserts them. */
 const INTEGER_OPTIONS = [
   ['maxDimension', 1, 65535],
   ['maxEncodedBytes', 1, MAX_SAFE],
@@ -69,7 +73,17 @@ const INTEGER_OPTIONS = [
  *   test-only), on one instance created here.
  * - `process` runs in a pool of worker threads (src/media/wasm-pool.ts), so pixel work never blocks the event loop;
  *   the input is copied when the call is made (the caller may reuse its buffer at once). Workers whose memory grew
- *   past 256 MiB are retired after their job.
+ *   past 256 MiB are retired after their job. Options are RESOLVED ones (src/media/policy.ts), asserted here with
+ *   the binding's messages.
+ * - Memory: one process-wide pool per backend (a SharedArrayBuffer [cap, inFlight], default cap the core's 1 GiB)
+ *   that every instance of the core reserves its header-derived estimate from, with the native semantics: a call
+ *   whose estimate alone exceeds the cap fails with ERR_MEDIA_TOO_LARGE, one that does not fit next to the calls in
+ *   flight with ERR_MEDIA_BUSY (processMedia retries). `setMemoryCap`/`memoryInFlight` read and write that pool.
+ *   "Process-wide" here means every call through this backend object (the native pool also spans worker_threads
+ *   that load the addon; a worker_thread that loads the wasm backend has its own pool).
+ * - Abort: `abortToken()` returns a WasmAbortToken; `abort(token)` raises a shared abort word of each worker running
+ *   a job holding it, which the core polls between rows, scans and stages (like the native flag): the call rejects
+ *   with ERR_ABORTED. Workers are not terminated (their instance stays warm); a queued job starts aborted.
  * - A trap of the wasm instance (a bug in the core) rejects that call with `MediaError` ERR_INTERNAL, and the
  *   instance is replaced; it never takes the process down.
  * Throws (from the factory) when the build cannot be compiled or instantiated on this Node.
@@ -82,14 +96,24 @@ export function createWasmAddon(files: {
 }): NativeAddon {
   const module = new WasmApi.Module(readFileSync(files.wasmPath));
   const { createCore } = createRequire(import.meta.url)(files.corePath) as {
-    createCore(gluePath: string, module: CompiledWasm): WasmCore & { broken: boolean };
+    createCore(
+      gluePath: string,
+      module: CompiledWasm,
+      host: { pool: BigInt64Array; reserved: BigInt64Array; abort: Int32Array },
+    ): WasmCore & { broken: boolean };
   };
-  let core = createCore(files.gluePath, module);
-  const pool = new WasmPool(files.workerPath, files.gluePath, module);
+  // The pool starts with a placeholder cap, set to the core's own default as soon as the first instance exists.
+  const memory = createMemoryPool(1);
+  const poolWords = new BigInt64Array(memory);
+  const own = createSlotWords();
+  const host = { pool: poolWords, reserved: own.reserved, abort: own.abort };
+  let core = createCore(files.gluePath, module, host);
+  Atomics.store(poolWords, 0, BigInt(core.defaultMemoryCap()));
+  const pool = new WasmPool(files.workerPath, files.gluePath, module, memory);
 
   /** The main-thread instance; replaced after a trap. */
   const live = () => {
-    if (core.broken) core = createCore(files.gluePath, module);
+    if (core.broken) core = createCore(files.gluePath, module, host);
     return core;
   };
 
@@ -118,16 +142,45 @@ export function createWasmAddon(files: {
       return r.info satisfies NativeMediaInfo;
     },
 
-    process(bytes, options) {
+    process(bytes, options, token) {
       checkBytes(bytes);
       const resolved = checkOptions(options);
+      const abortable = token === undefined ? undefined : checkToken(token);
+      // Refuse an oversized input before copying it, as the binding does (same message, same sniffed type).
+      const limit = Math.max(resolved.maxInputBytes, resolved.maxPdfBytes);
+      if (bytes.length > limit) {
+        const t = sync((c) => c.sniff(bytes)) ?? undefined;
+        const cap = t === 'application/pdf' ? resolved.maxPdfBytes : resolved.maxInputBytes;
+        throw new MediaError(
+          'ERR_MEDIA_TOO_LARGE',
+          `input is ${bytes.length} bytes; the limit is ${cap} bytes`,
+          t,
+        );
+      }
       const byteLength = bytes.length;
-      return pool.run(bytes, resolved).then((r) => toProcessResult(r, byteLength));
+      return pool.run(bytes, resolved, abortable).then((r) => toProcessResult(r, byteLength));
+    },
+
+    abortToken() {
+      return new WasmAbortToken();
+    },
+
+    abort(token) {
+      pool.abort(checkToken(token));
+    },
+
+    setMemoryCap(bytes) {
+      const cap = integerArg(bytes, 'bytes', 1, MAX_SAFE);
+      return Number(Atomics.exchange(poolWords, 0, BigInt(cap)));
+    },
+
+    memoryInFlight() {
+      return Number(Atomics.load(poolWords, 1));
     },
 
     decodeToRgba(bytes, maxPixels) {
       checkBytes(bytes);
-      const cap = checkInteger(maxPixels, 'maxPixels', 1, MAX_SAFE);
+      const cap = maxPixels === undefined ? undefined : integerArg(maxPixels, 'maxPixels', 1, MAX_SAFE);
       const r = sync((c) => c.decodeToRgba(bytes, cap));
       if (r.kind !== 'ok') throw toError(r);
       return { width: r.width, height: r.height, data: Buffer.from(r.data) };
@@ -162,40 +215,51 @@ function checkBytes(bytes: unknown): asserts bytes is Uint8Array {
   if (!(bytes instanceof Uint8Array)) throw invalid('bytes must be a Buffer or Uint8Array');
 }
 
-function checkInteger(v: unknown, key: string, min: number, max: number): number | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'number') throw invalid(`${key} must be a number`);
-  if (!(v >= min && v <= max) || !Number.isInteger(v))
-    throw invalid(`${key} must be an integer in [${min}, ${max}]`);
+/** The binding's describe(): how an asserted value is named in ERR_INVALID_ARGUMENT messages. */
+function describe(v: unknown): string {
+  if (v === undefined) return 'undefined';
+  if (v === null) return 'null';
+  if (typeof v === 'number') {
+    if (Number.isInteger(v) && Math.abs(v) <= MAX_SAFE) return String(v);
+    if (Number.isNaN(v)) return 'nan';
+    if (!Number.isFinite(v)) return v > 0 ? 'inf' : '-inf';
+    return v.toFixed(6); // std::to_string(double) prints %f
+  }
+  if (typeof v === 'string') return `'${v}'`;
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  return 'a non-primitive value';
+}
+
+/** The binding's integer_arg: an integer in [min, max], else ERR_INVALID_ARGUMENT naming key, range and value. */
+function integerArg(v: unknown, key: string, min: number, max: number): number {
+  if (typeof v !== 'number' || !(v >= min && v <= max) || !Number.isInteger(v))
+    throw invalid(`${key}: expected an integer in [${min}, ${max}], got ${describe(v)}`);
   return v;
 }
 
-/** The binding's parse_options in JS: undefined keys keep the core's defaults. */
+function checkToken(token: unknown): WasmAbortToken {
+  if (!(token instanceof WasmAbortToken))
+    throw invalid(`token: expected a value from abortToken(), got ${describe(token)}`);
+  return token;
+}
+
+/** The binding's parse_options in JS: every field of the resolved options asserted, in the binding's order. */
 function checkOptions(options: unknown): NativeProcessOptions {
-  const out: NativeProcessOptions = {};
-  if (options === undefined || options === null) return out;
-  if (typeof options !== 'object' && typeof options !== 'function')
-    throw invalid('options must be an object');
+  if ((typeof options !== 'object' && typeof options !== 'function') || options === null)
+    throw invalid(`options: expected resolved processing options (an object), got ${describe(options)}`);
   const o = options as Record<string, unknown>;
-  for (const [key, min, max] of INTEGER_OPTIONS) {
-    const v = checkInteger(o[key], key, min, max);
-    if (v !== undefined) out[key] = v;
-  }
-  const keep = o.keepMetadata;
-  if (keep !== undefined) {
-    if (typeof keep !== 'boolean') throw invalid('keepMetadata must be a boolean');
-    out.keepMetadata = keep;
-  }
+  const ints = {} as Record<(typeof INTEGER_OPTIONS)[number][0], number>;
+  for (const [key, min, max] of INTEGER_OPTIONS) ints[key] = integerArg(o[key], key, min, max);
+  const keepMetadata = o.keepMetadata;
+  if (typeof keepMetadata !== 'boolean')
+    throw invalid(`keepMetadata: expected a boolean, got ${describe(keepMetadata)}`);
   const hint = o.mediaTypeHint;
-  if (hint !== undefined) {
-    if (typeof hint !== 'string') throw invalid('mediaTypeHint must be a string');
-    out.mediaTypeHint = hint;
-  }
+  if (hint !== undefined && typeof hint !== 'string')
+    throw invalid(`mediaTypeHint: expected a string, got ${describe(hint)}`);
   const format = o.format;
-  if (format !== undefined) {
-    if (format !== 'auto' && format !== 'jpeg' && format !== 'png' && format !== 'webp')
-      throw invalid("format must be 'auto', 'jpeg', 'png' or 'webp'");
-    out.format = format;
-  }
+  if (format !== 'auto' && format !== 'jpeg' && format !== 'png' && format !== 'webp')
+    throw invalid(`format: expected 'auto', 'jpeg', 'png' or 'webp', got ${describe(format)}`);
+  const out: NativeProcessOptions = { ...ints, keepMetadata, format };
+  if (hint !== undefined) out.mediaTypeHint = hint;
   return out;
 }

@@ -34,16 +34,50 @@ export type WasmProcessOutcome =
     }
   | WasmRawFailure;
 
+/**
+ * A cancellation token of the wasm backend (what its `abortToken()` returns). `abort` marks it and raises the abort
+ * word of every worker running a job that holds it; a job dispatched later starts with its word already raised.
+ */
+export class WasmAbortToken {
+  aborted = false;
+}
+
 interface Job {
   id: number;
   bytes: Uint8Array;
   options: NativeProcessOptions;
+  token: WasmAbortToken | undefined;
   resolve: (outcome: WasmProcessOutcome) => void;
 }
 
 interface Slot {
   worker: Worker;
   job: Job | undefined;
+  /** Raised (1) while the running job's token is aborted; the core polls it between rows/scans/stages. */
+  abortWord: Int32Array;
+  /** Bytes this worker holds reserved in the memory pool right now (given back if the worker dies mid-call). */
+  reserved: BigInt64Array;
+}
+
+/**
+ * The process-wide memory pool of one wasm backend: a SharedArrayBuffer holding BigInt64Array [cap, inFlight],
+ * shared by every instance of the core (main thread and workers), which reserve from it with the native
+ * MemoryReservation's all-or-nothing compare-and-swap (native/wasm/panto-wasm.cpp).
+ */
+export function createMemoryPool(cap: number): SharedArrayBuffer {
+  const sab = new SharedArrayBuffer(16);
+  new BigInt64Array(sab)[0] = BigInt(cap);
+  return sab;
+}
+
+/** A worker's (or the main thread's) own shared words: the abort word at byte 0, the reservation word at byte 8. */
+export function createSlotWords(): {
+  sab: SharedArrayBuffer;
+  abort: Int32Array;
+  reserved: BigInt64Array;
+} {
+  const sab = new SharedArrayBuffer(16);
+  return { sab, abort: new Int32Array(sab, 0, 1), reserved: new BigInt64Array(sab, 8, 1) };
 }
 
 /**
@@ -75,6 +109,8 @@ export class WasmPool {
   readonly #module: CompiledWasm;
   readonly #size: number;
   readonly #retireHeapBytes: number;
+  readonly #pool: SharedArrayBuffer;
+  readonly #poolWords: BigInt64Array;
   readonly #slots = new Set<Slot>();
   readonly #queue: Job[] = [];
   #nextId = 1;
@@ -84,6 +120,7 @@ export class WasmPool {
    * @param workerPath native/wasm/wasm-worker.cjs
    * @param gluePath prebuilds/wasm32/panto-media.cjs
    * @param module the compiled panto-media.wasm, shared by every worker
+   * @param pool the backend's memory pool (createMemoryPool), shared with every worker
    * @param options `size`: most workers at once (default `defaultPoolSize()`); `retireHeapBytes`: retire a worker
    *   whose wasm memory grew past this after its job (default RETIRE_HEAP_BYTES)
    */
@@ -91,22 +128,39 @@ export class WasmPool {
     workerPath: string,
     gluePath: string,
     module: CompiledWasm,
+    pool: SharedArrayBuffer,
     options: { size?: number; retireHeapBytes?: number } = {},
   ) {
     this.#workerPath = workerPath;
     this.#gluePath = gluePath;
     this.#module = module;
+    this.#pool = pool;
+    this.#poolWords = new BigInt64Array(pool);
     this.#size = options.size ?? defaultPoolSize();
     this.#retireHeapBytes = options.retireHeapBytes ?? RETIRE_HEAP_BYTES;
   }
 
-  /** Processes `bytes` (copied now: the caller may reuse its buffer at once) in a worker. */
-  run(bytes: Uint8Array, options: NativeProcessOptions): Promise<WasmProcessOutcome> {
+  /**
+   * Processes `bytes` (copied now: the caller may reuse its buffer at once) in a worker. `options` are resolved and
+   * asserted by the caller; `token` makes the job abortable (`abort`).
+   */
+  run(bytes: Uint8Array, options: NativeProcessOptions, token?: WasmAbortToken): Promise<WasmProcessOutcome> {
     return new Promise((resolve) => {
       // A copy with its own exact-size buffer (Buffer#slice would alias, and may share Node's pool buffer).
-      this.#queue.push({ id: this.#nextId++, bytes: new Uint8Array(bytes), options, resolve });
+      this.#queue.push({ id: this.#nextId++, bytes: new Uint8Array(bytes), options, token, resolve });
       this.#pump();
     });
+  }
+
+  /**
+   * Aborts every job holding `token`: running ones stop at the core's next poll (ERR_ABORTED), queued ones start
+   * aborted — exactly as a native call whose flag is set before or while it runs.
+   */
+  abort(token: WasmAbortToken): void {
+    token.aborted = true;
+    for (const slot of this.#slots) {
+      if (slot.job?.token === token) Atomics.store(slot.abortWord, 0, 1);
+    }
   }
 
   /** Number of live workers (for tests and diagnostics). */
@@ -135,21 +189,27 @@ export class WasmPool {
       }
       const job = this.#queue.shift() as Job;
       slot.job = job;
+      Atomics.store(slot.abortWord, 0, job.token?.aborted ? 1 : 0);
       slot.worker.ref();
-      slot.worker.postMessage({ id: job.id, bytes: job.bytes, options: job.options }, [
-        job.bytes.buffer as ArrayBuffer,
-      ]);
+      const msg = { id: job.id, bytes: job.bytes, options: job.options, hasAbort: job.token !== undefined };
+      slot.worker.postMessage(msg, [job.bytes.buffer as ArrayBuffer]);
     }
   }
 
   #spawn(): Slot {
+    const words = createSlotWords();
     const worker = new Worker(this.#workerPath, {
-      workerData: { gluePath: this.#gluePath, wasmModule: this.#module },
+      workerData: {
+        gluePath: this.#gluePath,
+        wasmModule: this.#module,
+        pool: this.#pool,
+        slot: words.sab,
+      },
       stdout: false,
       stderr: false,
     });
     this.#spawned++;
-    const slot: Slot = { worker, job: undefined };
+    const slot: Slot = { worker, job: undefined, abortWord: words.abort, reserved: words.reserved };
     this.#slots.add(slot);
     worker.unref();
     worker.on('message', (msg: { id: number; outcome: WasmProcessOutcome; heapBytes: number }) => {
@@ -166,6 +226,7 @@ export class WasmPool {
     const fail = (why: string) => {
       if (!this.#slots.has(slot)) return;
       this.#slots.delete(slot);
+      this.#giveBack(slot);
       const job = slot.job;
       slot.job = undefined;
       job?.resolve(trap(`the WebAssembly media worker failed: ${why}`));
@@ -181,6 +242,13 @@ export class WasmPool {
     slot.job?.resolve(trap(why));
     slot.job = undefined;
     await slot.worker.terminate();
+    this.#giveBack(slot);
+  }
+
+  /** Returns what a discarded worker still held reserved (a trap or termination skips the core's destructors). */
+  #giveBack(slot: Slot): void {
+    const held = Atomics.exchange(slot.reserved, 0, 0n);
+    if (held !== 0n) Atomics.sub(this.#poolWords, 1, held);
   }
 }
 

@@ -5,6 +5,7 @@ import type { NativeAddon } from '../../src/media/addon-types.js';
 import { mediaBackend } from '../../src/media/index.js';
 import { MediaError } from '../../src/media/media-error.js';
 import { loadNativeOnly, loadWasmOnly } from '../../src/media/native-addon.js';
+import { DEFAULT_MEDIA_MEMORY_LIMIT, resolveProcessOptions } from '../../src/media/policy.js';
 import { createWasmAddon } from '../../src/media/wasm-addon.js';
 import { byteFlips, truncations } from '../helpers/media-corruption.js';
 import { pngFile } from '../helpers/png-file.js';
@@ -75,7 +76,10 @@ const OPTION_SETS = [
   { mediaTypeHint: 'image/gif', maxEncodedBytes: 2000 },
   { maxPixels: 1000 },
   { maxInputBytes: 100 },
-] as const;
+  { maxPdfBytes: 100 },
+].map((o) => resolveProcessOptions(o));
+const DEFAULTS = resolveProcessOptions({});
+const opts = (o: object) => resolveProcessOptions(o);
 
 describe.runIf(wasmFiles && native)('the wasm backend gives the native addon’s results', () => {
   const n = native as NativeAddon;
@@ -123,8 +127,8 @@ describe.runIf(wasmFiles && native)('the wasm backend gives the native addon’s
       ];
       for (const v of variants) {
         expectSame(
-          await settle(() => n.process(v.bytes, {})),
-          await settle(() => w.process(v.bytes, {})),
+          await settle(() => n.process(v.bytes, DEFAULTS)),
+          await settle(() => w.process(v.bytes, DEFAULTS)),
           `${f} ${v.name}`,
         );
       }
@@ -134,13 +138,13 @@ describe.runIf(wasmFiles && native)('the wasm backend gives the native addon’s
   it('a large JPEG (encoded as two spliced halves natively) is byte-identical without threads', async () => {
     const big = noisePng(1400, 900, 3, 11);
     const [a, b] = await Promise.all([
-      n.process(big, { format: 'jpeg' }),
-      w.process(big, { format: 'jpeg' }),
+      n.process(big, opts({ format: 'jpeg' })),
+      w.process(big, opts({ format: 'jpeg' })),
     ]);
     expect(a.data.includes(Buffer.from([0xff, 0xdd])), 'native output has a DRI segment').toBe(true);
     expect(b.data.equals(a.data)).toBe(true);
     const down = gradientPng(3000, 2000);
-    const [c, d] = await Promise.all([n.process(down, {}), w.process(down, {})]);
+    const [c, d] = await Promise.all([n.process(down, DEFAULTS), w.process(down, DEFAULTS)]);
     expect(d).toEqual(c);
   });
 
@@ -169,15 +173,26 @@ describe.runIf(wasmFiles && native)('the wasm backend gives the native addon’s
       [null],
       ['png'],
       [new Uint16Array(4)],
+      [png],
       [png, 'options'],
-      [png, { maxDimension: 0 }],
-      [png, { maxDimension: 65536 }],
-      [png, { jpegQuality: '80' }],
-      [png, { maxPixels: 2 ** 53 }],
-      [png, { maxEncodedBytes: Number.POSITIVE_INFINITY }],
-      [png, { keepMetadata: 1 }],
-      [png, { mediaTypeHint: 5 }],
-      [png, { format: 'gif' }],
+      [png, {}],
+      [png, [1, 2]],
+      [png, { ...DEFAULTS, maxDimension: 0 }],
+      [png, { ...DEFAULTS, maxDimension: 65536 }],
+      [png, { ...DEFAULTS, maxDimension: 1.5 }],
+      [png, { ...DEFAULTS, jpegQuality: '80' }],
+      [png, { ...DEFAULTS, maxPixels: 2 ** 53 }],
+      [png, { ...DEFAULTS, maxPixels: Number.NaN }],
+      [png, { ...DEFAULTS, maxEncodedBytes: Number.POSITIVE_INFINITY }],
+      [png, { ...DEFAULTS, keepMetadata: 1 }],
+      [png, { ...DEFAULTS, keepMetadata: undefined }],
+      [png, { ...DEFAULTS, mediaTypeHint: 5 }],
+      [png, { ...DEFAULTS, format: 'gif' }],
+      [png, { ...DEFAULTS, format: undefined }],
+      [png, DEFAULTS, 'token'],
+      [png, DEFAULTS, {}],
+      [png, { ...DEFAULTS, maxInputBytes: 10, maxPdfBytes: 20 }],
+      [fixture('pdf-2page.pdf'), { ...DEFAULTS, maxInputBytes: 10, maxPdfBytes: 20 }],
     ];
     for (const args of bad) {
       const call = (addon: NativeAddon) => () => (addon.process as (...a: unknown[]) => unknown)(...args);
@@ -216,7 +231,7 @@ describe.runIf(wasmFiles)('the wasm backend keeps processMedia asynchronous', ()
     const addon = createWasmAddon(wasmFiles as NonNullable<typeof wasmFiles>);
     const big = pngFile(4000, 3000, 2, Buffer.alloc((4000 * 3 + 1) * 3000)); // 12 MP, cheap to make
     let settled = false;
-    const p = addon.process(big, { format: 'jpeg' }).finally(() => {
+    const p = addon.process(big, opts({ format: 'jpeg' })).finally(() => {
       settled = true;
     });
     // One full macrotask turn later: work done on this thread (synchronously or in a callback) would have settled
@@ -230,15 +245,94 @@ describe.runIf(wasmFiles)('the wasm backend keeps processMedia asynchronous', ()
   it('concurrent calls all complete, each with its own result; the input may be reused at once', async () => {
     const addon = wasm as NativeAddon;
     const inputs = [1, 2, 3, 4, 5, 6, 7, 8].map((seed) => noisePng(300 + seed * 10, 200, 3, seed));
-    const results = await Promise.all(inputs.map((b) => addon.process(b, { maxDimension: 100 })));
+    const results = await Promise.all(inputs.map((b) => addon.process(b, opts({ maxDimension: 100 }))));
     const sequential: unknown[] = [];
-    for (const b of inputs) sequential.push(await addon.process(b, { maxDimension: 100 }));
+    for (const b of inputs) sequential.push(await addon.process(b, opts({ maxDimension: 100 })));
     expect(results).toEqual(sequential);
     // The input is copied when the call is made: scribbling over it afterwards changes nothing.
     const input = fixture('png-rgba.png');
-    const expected = await addon.process(input, { format: 'webp' });
-    const pending = addon.process(input, { format: 'webp' });
+    const expected = await addon.process(input, opts({ format: 'webp' }));
+    const pending = addon.process(input, opts({ format: 'webp' }));
     input.fill(0);
     expect((await pending).data.equals(expected.data)).toBe(true);
   });
 });
+
+describe.runIf(wasmFiles && native)(
+  'the wasm backend’s abort tokens and memory pool behave like the native ones',
+  () => {
+    const n = native as NativeAddon;
+    const w = wasm as NativeAddon;
+
+    it('an aborted token: ERR_ABORTED for work that decodes, a pass-through still passes; bad tokens alike', async () => {
+      const inputs: Array<[string, Buffer, ReturnType<typeof opts>]> = [
+        ['resize', gradientPng(600, 400), opts({ maxDimension: 100 })],
+        ['re-encode', fixture('gif-still.gif'), DEFAULTS],
+        ['pass-through', fixture('png-rgb.png'), DEFAULTS],
+        ['pdf', fixture('pdf-2page.pdf'), DEFAULTS],
+      ];
+      for (const [label, bytes, o] of inputs) {
+        const tn = n.abortToken();
+        const tw = w.abortToken();
+        n.abort(tn);
+        w.abort(tw);
+        expectSame(
+          await settle(() => n.process(bytes, o, tn)),
+          await settle(() => w.process(bytes, o, tw)),
+          label,
+        );
+      }
+      for (const v of [undefined, 'x', {}, 5]) {
+        expectSame(await settle(() => n.abort(v)), await settle(() => w.abort(v)), `abort(${String(v)})`);
+      }
+    });
+
+    it('aborting a running call stops it with ERR_ABORTED; its memory goes back to the pool', async () => {
+      const big = pngFile(4000, 3000, 2, Buffer.alloc((4000 * 3 + 1) * 3000));
+      const token = w.abortToken();
+      const p = settle(() => w.process(big, opts({ format: 'webp' }), token));
+      while (w.memoryInFlight() === 0) await new Promise((r) => setTimeout(r, 2));
+      w.abort(token);
+      const r = await p;
+      expect(r.ok).toBe(false);
+      expect((r as { error: MediaError }).error.code).toBe('ERR_ABORTED');
+      expect(w.memoryInFlight()).toBe(0);
+    });
+
+    it('the memory cap: same refusal when the estimate alone is over it, ERR_MEDIA_BUSY next to a call in flight', async () => {
+      const big = gradientPng(3000, 2000);
+      try {
+        // Default cap: the core's own.
+        expect(w.setMemoryCap(8 * 1024 * 1024)).toBe(DEFAULT_MEDIA_MEMORY_LIMIT);
+        expect(n.setMemoryCap(8 * 1024 * 1024)).toBe(DEFAULT_MEDIA_MEMORY_LIMIT);
+        expectSame(
+          await settle(() => n.process(big, DEFAULTS)),
+          await settle(() => w.process(big, DEFAULTS)),
+          'over the cap',
+        );
+        for (const v of [0, 1.5, Number.NaN, '1', undefined]) {
+          expectSame(
+            await settle(() => n.setMemoryCap(v as number)),
+            await settle(() => w.setMemoryCap(v as number)),
+            `setMemoryCap(${String(v)})`,
+          );
+        }
+        // Room for one such call: a second one started while the first holds the pool is told to come back later.
+        for (const addon of [n, w]) {
+          addon.setMemoryCap(DEFAULT_MEDIA_MEMORY_LIMIT);
+          const first = addon.process(big, opts({ format: 'webp' }));
+          while (addon.memoryInFlight() === 0) await new Promise((r) => setTimeout(r, 2));
+          addon.setMemoryCap(addon.memoryInFlight() + 1024 * 1024);
+          const second = await settle(() => addon.process(big, opts({ format: 'webp' })));
+          expect(second.ok).toBe(false);
+          expect((second as { error: MediaError }).error.code).toBe('ERR_MEDIA_BUSY');
+          await first;
+          expect(addon.memoryInFlight()).toBe(0);
+        }
+      } finally {
+        n.setMemoryCap(DEFAULT_MEDIA_MEMORY_LIMIT);
+        w.setMemoryCap(DEFAULT_MEDIA_MEMORY_LIMIT);
+      }
+    });
+  },
+);
