@@ -8,10 +8,10 @@
  * Usage: LD_PRELOAD=<asan runtime> ASAN_OPTIONS=detect_leaks=0 node scripts/native-asan-smoke.mjs <addon.node>
  * Exit 0 when every call behaved; 1 with a list of the offending cases otherwise.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'media');
@@ -33,17 +33,14 @@ const addon = createRequire(import.meta.url)(resolve(addonPath));
 addon.init(MediaError);
 
 const OK_CODES = new Set(['ERR_CORRUPT_MEDIA', 'ERR_UNSUPPORTED_MEDIA', 'ERR_MEDIA_TOO_LARGE']);
-/** The policy defaults (src/media/policy.ts): the addon takes resolved options only. */
-const DEFAULTS = {
-  maxDimension: 2000,
-  maxEncodedBytes: 3_932_160,
-  maxPixels: 100_000_000,
-  maxInputBytes: 64 * 1024 * 1024,
-  maxPdfBytes: 32 * 1024 * 1024,
-  jpegQuality: 80,
-  keepMetadata: false,
-  format: 'auto',
-};
+// The addon takes resolved options only: the defaults come from their one home, src/media/policy.ts (built to dist/
+// by `npm run build:ts`; importing it loads no addon).
+const policyJs = join(ROOT, 'dist', 'media', 'policy.js');
+if (!existsSync(policyJs)) {
+  console.error(`native-asan-smoke: ${policyJs} is missing; run \`npm run build:ts\` first`);
+  process.exit(2);
+}
+const { DEFAULT_PROCESS_OPTIONS: DEFAULTS } = await import(pathToFileURL(policyJs).href);
 const OPTION_SETS = [
   {},
   { maxDimension: 16 },
