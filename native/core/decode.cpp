@@ -87,6 +87,15 @@ Status decode_stb(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* o
  * (stb decodes them). Data that does not inflate to exactly the image, or an unknown filter, is Corrupt (libpng
  * refuses them too; stb is never retried on them, so the estimate of cost.cpp holds).
  */
+/**
+ * Moves `n` bytes from `src` down to `dst` (dst < src, the regions may overlap): forward, in chunks no longer than the
+ * distance, so every chunk is a non-overlapping memcpy (an overlapping memmove by a few bytes is many times slower).
+ */
+inline void compact_row(uint8_t* dst, const uint8_t* src, size_t n) {
+  const size_t step = size_t(src - dst);
+  for (size_t o = 0; o < n; o += step) std::memcpy(dst + o, src + o, step < n - o ? step : n - o);
+}
+
 enum class FastPng { Decoded, NotHandled, Corrupt, OutOfMemory, Aborted };
 
 FastPng decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
@@ -145,15 +154,15 @@ FastPng decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pix
     const uint8_t* src = base + size_t(y) * (row + 1) + 1;
     uint8_t* dst = base + size_t(y) * row;  // dst <= src: forward in-place compaction is safe
     switch (f) {
-      case 0: std::memmove(dst, src, row); break;
+      case 0: compact_row(dst, src, row); break;
       case 1:
-        std::memmove(dst, src, row);
+        compact_row(dst, src, row);
         for (size_t i = bpp; i < row; i++) dst[i] = uint8_t(dst[i] + dst[i - bpp]);
         break;
       case 2:
         if (prev)
           for (size_t i = 0; i < row; i++) dst[i] = uint8_t(src[i] + prev[i]);
-        else std::memmove(dst, src, row);
+        else compact_row(dst, src, row);
         break;
       case 3:
         for (size_t i = 0; i < row; i++) {

@@ -12,7 +12,9 @@
 namespace panto {
 namespace {
 
-constexpr int kDeflateLevel = 5;
+// libdeflate level 4 (greedy with a deeper search): measured on a 2880x1800 UI screenshot -> 2000 px, about 15% less
+// CPU than level 5 (lazy) for 1.7% more bytes, still ~14% smaller than sharp's PNG (zlib level 6, no filtering).
+constexpr int kDeflateLevel = 4;
 
 /** Sum of |residual| with residuals read as signed bytes (libpng's filter heuristic). */
 inline uint32_t cost_sum(const uint8_t* __restrict r, size_t n) {
