@@ -69,8 +69,16 @@
       ]
     },
     {
+      "target_name": "panto_zlib",
+      "type": "static_library",
+      "sources": ["<!@(node -p \"require('./scripts/native-sources.cjs').zlib.sources().join(' ')\")"],
+      "defines": ["<!@(node -p \"require('./scripts/native-sources.cjs').zlib.defines.join(' ')\")"],
+      "cflags": ["<!@(node -p \"require('./scripts/native-sources.cjs').cdepsCflags.join(' ')\")"],
+      "msvs_settings": { "VCCLCompilerTool": { "WarningLevel": 0 } }
+    },
+    {
       "target_name": "panto_media",
-      "dependencies": ["panto_webp", "panto_webp_sse41", "panto_deflate"],
+      "dependencies": ["panto_webp", "panto_webp_sse41", "panto_deflate", "panto_zlib"],
       "sources": [
         "<!@(node -p \"require('./scripts/native-sources.cjs').core.join(' ')\")",
         "<!@(node -p \"require('./scripts/native-sources.cjs').cdeps.join(' ')\")",

@@ -47,6 +47,7 @@ SOURCES="$(node -e '
   console.log([
     ...c(s.libwebp.sources(), s.libwebp.includeDirs()),
     ...c(s.libdeflate.sources(), s.libdeflate.includeDirs()),
+    ...s.zlib.sources().map((f) => ["emcc", f, `${s.cdepsCflags.join(" ")} ${D} ${s.zlib.defines.map((d) => `-D${d}`).join(" ")}`].join("\t")),
     ...[...s.core, ...s.cdeps, "native/wasm/panto-wasm.cpp"].map((f) => ["em++", f, cxxFlags].join("\t")),
   ].join("\n"));')"
 

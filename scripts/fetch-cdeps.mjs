@@ -112,6 +112,36 @@ const PACKAGES = [
     },
     keep: ['stb_image.h', 'stb_image_write.h', 'stb_image_resize2.h', 'LICENSE'],
   },
+  // zlib 1.2.13 from bookworm: only its streaming INFLATE (PNG decoding row by row, native/core/png-decode.cpp);
+  // deflate stays with libdeflate. The epoch (1:) is part of the apt version, not of the file names.
+  {
+    key: 'zlib',
+    source: 'zlib',
+    version: '1:1.2.13.dfsg-1',
+    suite: 'bookworm',
+    files: {
+      'zlib_1.2.13.dfsg-1.dsc': '3fa1e6b2fc525062aa88207dda52fed8e045373c809d362fe8a2bfbf7cf515a8',
+      'zlib_1.2.13.dfsg.orig.tar.bz2': '71feb7947e3c00ef125f83b79a4e529bde31171e5babe48b391f06758d1ab0a1',
+      'zlib_1.2.13.dfsg-1.debian.tar.xz': 'f66cf3d4f2d7defcd4d1fd1fb0a11ee39f1e01b42ec7d059c9dc5c1695133c44',
+    },
+    keep: [
+      'zlib.h',
+      'zconf.h',
+      'zutil.h',
+      'zutil.c',
+      'adler32.c',
+      'crc32.c',
+      'crc32.h',
+      'inflate.c',
+      'inflate.h',
+      'inffast.c',
+      'inffast.h',
+      'inffixed.h',
+      'inftrees.c',
+      'inftrees.h',
+      'README',
+    ],
+  },
 ];
 
 const log = (msg) => process.stderr.write(`fetch-cdeps: ${msg}\n`);
@@ -393,7 +423,7 @@ try {
   process.stderr.write(
     `fetch-cdeps: ${err.message}\n` +
       `fetch-cdeps: the C sources come from pinned Debian source packages (see cdeps/README.md); without apt, ` +
-      `set ${ENV_VAR}=/path to a tree laid out like cdeps/src (libwebp/, libdeflate/, stb/).\n`,
+      `set ${ENV_VAR}=/path to a tree laid out like cdeps/src (libwebp/, libdeflate/, stb/, zlib/).\n`,
   );
   process.exit(1);
 }

@@ -34,6 +34,12 @@
  *   libdeflate.x86Sources() / .armSources(): the CPU-feature detection file for x86 / arm (same basename, so a
  *                                     build takes the one for its target; gyp refuses duplicate basenames).
  *   libdeflate.includeDirs(): string[]
+ *   zlib.sources():         string[]  zlib's inflate (plus adler32/crc32/zutil), portable C, no per-CPU files; the
+ *                                     core includes it as <zlib/zlib.h>. Deflate is libdeflate's job.
+ *   zlib.defines:           string[]  definitions for compiling zlib: Z_PREFIX renames its API (z_inflate, ...) so it
+ *                                     never meets the host's own zlib (Node exports one); Z_SOLO leaves out file I/O
+ *                                     and the default allocator (ours goes through the call's budget).
+ *                                     native/core/png-decode.cpp defines both before including zlib.h.
  *   cdepsCflags:            string[]  C flags of the C libraries (GCC/Clang; -O2, hidden visibility, no warnings:
  *                                     third-party code is not ours to fix).
  */
@@ -84,6 +90,7 @@ module.exports = {
     'native/core/metadata-strip.cpp',
     'native/core/pixels.cpp',
     'native/core/decode.cpp',
+    'native/core/png-decode.cpp',
     'native/core/jpeg-half.cpp',
     'native/core/encode.cpp',
     'native/core/png-encode.cpp',
@@ -115,6 +122,13 @@ module.exports = {
     x86Sources: () => cFiles('libdeflate/lib/x86'),
     armSources: () => cFiles('libdeflate/lib/arm'),
     includeDirs: () => [`${cdepsSrcDir()}/libdeflate`],
+  },
+  zlib: {
+    sources: () =>
+      ['adler32.c', 'crc32.c', 'inffast.c', 'inflate.c', 'inftrees.c', 'zutil.c'].map(
+        (f) => `${cdepsSrcDir()}/zlib/${f}`,
+      ),
+    defines: ['Z_PREFIX', 'Z_SOLO'],
   },
   cdepsCflags: ['-O2', '-fvisibility=hidden', '-w'],
 };

@@ -150,6 +150,7 @@ async function buildTarget(zig, t, opts, env) {
     ...(t.x86 ? ['-DWEBP_HAVE_SSE41'] : []),
   ];
   const deflateFlags = [...cFlags, ...S.libdeflate.includeDirs().map((d) => `-I${d}`)];
+  const zlibFlags = [...cFlags, ...S.zlib.defines.map((d) => `-D${d}`)];
   const cxxFlags = [
     ...common,
     ...S.cflags,
@@ -168,6 +169,7 @@ async function buildTarget(zig, t, opts, env) {
     ...S.libwebp.sse41Sources().map((f) => ['cc', f, t.x86 ? [...webpFlags, '-msse4.1'] : webpFlags]),
     ...S.libdeflate.sources().map((f) => ['cc', f, deflateFlags]),
     ...(t.x86 ? S.libdeflate.x86Sources() : S.libdeflate.armSources()).map((f) => ['cc', f, deflateFlags]),
+    ...S.zlib.sources().map((f) => ['cc', f, zlibFlags]),
     ...[...S.core, ...S.cdeps].map((f) => ['c++', f, cxxFlags]),
     ...S.binding.map((f) => ['c++', f, bindingFlags]),
   ];

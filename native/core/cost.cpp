@@ -4,24 +4,31 @@
 #include <algorithm>
 
 #include "internal.h"
+#include "png-decode.h"
 
 namespace panto {
 namespace {
 
 constexpr uint64_t kFixedAllowance = 48ull << 20;  // codec tables, stbir scratch, encoder state, small buffers
 
-uint64_t png_bytes(const uint8_t* d, size_t len, const MediaInfo& info) {
+uint64_t png_bytes(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t shrink) {
   const uint64_t w = info.width, h = info.height, P = w * h;
   if (len < 29) return P * 8;
+  // png-decode.cpp's own paths (the plan is made from the same header, so the estimate follows the path taken).
+  const PngPlan plan = png_plan(d, len, info, shrink);
+  const uint64_t out_px = uint64_t(plan.out_w) * plan.out_h * plan.channels;
+  // Whole buffer: the exact filtered buffer (it becomes the pixels) + the joined IDAT data (<= the file).
+  if (plan.path == PngPath::WholeBuffer) return plan.raw_bytes + len;
+  // Streaming: the (shrunk) pixels, two filtered rows, the converted line and the block sums when shrinking, zlib's
+  // state and 32 KiB window (64 KiB allowed).
+  if (plan.path == PngPath::Streaming)
+    return out_px + 2 * (plan.rowbytes + 1) + w * 4 + uint64_t(plan.out_w) * 16 + (64u << 10);
   const unsigned depth = d[24], ct = d[25], interlace = d[28];
   const unsigned n = ct == 0 ? 1 : ct == 2 ? 3 : ct == 3 ? 1 : ct == 4 ? 2 : 4;
   const uint64_t rowbytes = (w * n * depth + 7) / 8;
   // Filtered data: one filter byte per row (per pass and rounded per pass when interlaced: at most 4 more per row).
   const uint64_t raw = interlace ? rowbytes * h + 4 * h + 64 : (rowbytes + 1) * h;
   const unsigned req = info.has_alpha ? 4 : 3;
-  // decode.cpp's fast path (8/16-bit RGB(A), not interlaced): the exact filtered buffer (+ joined IDAT); it never
-  // falls back to stb.
-  if ((depth == 8 || depth == 16) && !interlace && (ct == 6 || (ct == 2 && !info.has_alpha))) return raw + len;
   // stb: inflate (raw) -> unfilter into out (img_out_n channels at the file's depth) -> palette expand -> 16->8 ->
   // channel conversion; each step frees its input after allocating its output.
   const uint64_t bd = depth == 16 ? 2 : 1;
@@ -51,10 +58,10 @@ uint64_t jpeg_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool ha
 
 }  // namespace
 
-uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half_jpeg) {
+uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half_jpeg, uint32_t png_shrink) {
   const uint64_t P = uint64_t(info.width) * info.height;
   switch (info.type) {
-    case MediaType::Png: return png_bytes(d, len, info);
+    case MediaType::Png: return png_bytes(d, len, info, png_shrink);
     case MediaType::Jpeg: return jpeg_bytes(d, len, info, half_jpeg);
     case MediaType::Gif: return P * 9 + (64u << 10);  // canvas, background, per-pixel history (stb)
     case MediaType::Bmp: return P * 8;                // decoded, then channel conversion
@@ -64,8 +71,8 @@ uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& in
 }
 
 uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half_jpeg, uint32_t tw,
-                                uint32_t th) {
-  const uint64_t decode = estimate_decode_bytes(d, len, info, half_jpeg);
+                                uint32_t th, uint32_t png_shrink) {
+  const uint64_t decode = estimate_decode_bytes(d, len, info, half_jpeg, png_shrink);
   // The decoded image stays alive while it is resized; then resized + oriented + the encoder's growing output and
   // the ladder's next attempt (each <= 4 bytes per output pixel, doubled for growth).
   const uint64_t out = uint64_t(tw) * th * 4;

@@ -1,6 +1,5 @@
-// First-frame decode of PNG/JPEG/GIF/BMP (stb_image 2.30, budgeted allocations) and WebP (libwebp; animated WebP
+// First-frame decode of PNG (png-decode.cpp, stb for the rest), JPEG/GIF/BMP (stb_image 2.30, budgeted allocations) and WebP (libwebp; animated WebP
 // through the demux animation decoder). Callers check the pixel cap from the header first.
-#include <libdeflate.h>
 #include <stb/stb_image.h>
 #include <webp/decode.h>
 #include <webp/demux.h>
@@ -17,6 +16,7 @@
 #include "codec-handles.h"
 #include "internal.h"
 #include "jpeg-half.h"
+#include "png-decode.h"
 
 
 namespace panto {
@@ -88,112 +88,6 @@ Status decode_stb(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* o
  * refuses them too; stb is never retried on them, so the estimate of cost.cpp holds).
  */
 /**
- * Moves `n` bytes from `src` down to `dst` (dst < src, the regions may overlap): forward, in chunks no longer than the
- * distance, so every chunk is a non-overlapping memcpy (an overlapping memmove by a few bytes is many times slower).
- */
-inline void compact_row(uint8_t* dst, const uint8_t* src, size_t n) {
-  const size_t step = size_t(src - dst);
-  for (size_t o = 0; o < n; o += step) std::memcpy(dst + o, src + o, step < n - o ? step : n - o);
-}
-
-enum class FastPng { Decoded, NotHandled, Corrupt, OutOfMemory, Aborted };
-
-FastPng decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
-  if (len < 33 || (d[24] != 8 && d[24] != 16) || d[28] != 0) return FastPng::NotHandled;
-  const uint8_t ct = d[25];
-  const int bytes_per_sample = d[24] / 8;
-  int channels;
-  if (ct == 6) channels = 4;
-  else if (ct == 2 && !info.has_alpha) channels = 3;
-  else return FastPng::NotHandled;
-  const int bpp = channels * bytes_per_sample;  // filter unit: bytes per pixel
-  // Gather the IDAT payload (one chunk is used in place; several are concatenated).
-  std::vector<std::pair<size_t, size_t>> idats;
-  size_t total = 0;
-  for (size_t i = 8; i + 12 <= len;) {
-    uint32_t n = be32(d + i);
-    if (n > len - i - 12) return FastPng::NotHandled;
-    if (!std::memcmp(d + i + 4, "IDAT", 4)) {
-      idats.emplace_back(i + 8, n);
-      total += n;
-    } else if (!std::memcmp(d + i + 4, "IEND", 4)) {
-      break;
-    }
-    i += 12 + size_t(n);
-  }
-  if (idats.empty()) return FastPng::NotHandled;
-  const size_t row = size_t(info.width) * bpp;
-  const size_t raw_size = (row + 1) * info.height;
-  OwnedBytes joined;
-  const uint8_t* z = d + idats[0].first;
-  if (idats.size() > 1) {
-    if (!alloc_owned(total, &joined)) return FastPng::OutOfMemory;
-    size_t o = 0;
-    for (auto& [off, n] : idats) {
-      std::memcpy(joined.data + o, d + off, n);
-      o += n;
-    }
-    z = joined.data;
-  }
-  OwnedBytes raw;
-  if (!alloc_owned(raw_size, &raw)) return FastPng::OutOfMemory;
-  DeflateDecompressor dec(libdeflate_alloc_decompressor());
-  if (!dec) return FastPng::OutOfMemory;
-  size_t got = 0;
-  libdeflate_result rc = libdeflate_zlib_decompress(dec.get(), z, total, raw.data, raw_size, &got);
-  dec.reset();
-  joined.reset();
-  // A stream that produces more than the image needs is corrupt (never a reason to allocate more); one that is short
-  // or damaged goes to stb, which reports its own reason.
-  if (rc != LIBDEFLATE_SUCCESS || got != raw_size) return FastPng::Corrupt;
-  uint8_t* base = raw.data;
-  const uint8_t* prev = nullptr;  // previous unfiltered row (already compacted)
-  for (uint32_t y = 0; y < info.height; y++) {
-    if ((y & 63) == 0 && should_abort()) return FastPng::Aborted;
-    const uint8_t f = base[size_t(y) * (row + 1)];
-    const uint8_t* src = base + size_t(y) * (row + 1) + 1;
-    uint8_t* dst = base + size_t(y) * row;  // dst <= src: forward in-place compaction is safe
-    switch (f) {
-      case 0: compact_row(dst, src, row); break;
-      case 1:
-        compact_row(dst, src, row);
-        for (size_t i = bpp; i < row; i++) dst[i] = uint8_t(dst[i] + dst[i - bpp]);
-        break;
-      case 2:
-        if (prev)
-          for (size_t i = 0; i < row; i++) dst[i] = uint8_t(src[i] + prev[i]);
-        else compact_row(dst, src, row);
-        break;
-      case 3:
-        for (size_t i = 0; i < row; i++) {
-          int a = i >= size_t(bpp) ? dst[i - bpp] : 0, b = prev ? prev[i] : 0;
-          dst[i] = uint8_t(src[i] + ((a + b) >> 1));
-        }
-        break;
-      case 4:
-        for (size_t i = 0; i < row; i++) {
-          int a = i >= size_t(bpp) ? dst[i - bpp] : 0, b = prev ? prev[i] : 0;
-          int c = prev && i >= size_t(bpp) ? prev[i - bpp] : 0;
-          int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
-          dst[i] = uint8_t(src[i] + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c));
-        }
-        break;
-      default: return FastPng::Corrupt;
-    }
-    prev = dst;
-  }
-  const size_t samples = size_t(info.width) * info.height * channels;
-  if (bytes_per_sample == 2)
-    for (size_t i = 0; i < samples; i++) base[i] = base[2 * i];  // big-endian: keep the high byte (forward-safe)
-  raw.size = samples;
-  out->data = std::move(raw);
-  out->width = info.width;
-  out->height = info.height;
-  out->channels = channels;
-  return FastPng::Decoded;
-}
-
-/**
  * First frame of an animated WebP, decoded straight into a transparent canvas-sized buffer at the frame's offset
  * (the frame is blended onto a transparent canvas, so blending is a copy). Only the canvas is allocated — never the
  * animation decoder's two canvases and per-frame buffers.
@@ -263,26 +157,20 @@ Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* 
 
 }  // namespace
 
-Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool half) {
+Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool half, uint32_t png_shrink) {
   if (half && info.type == MediaType::Jpeg) {
     bool unsupported = false;
     Status s = decode_jpeg_half(d, len, info, out, &unsupported);
     if (!unsupported) return s;
   }
   switch (info.type) {
-    case MediaType::Png:
-      switch (decode_png_fast(d, len, info, out)) {
-        case FastPng::Decoded: return Status::Ok();
-        case FastPng::Corrupt:
-          out->data.reset();
-          return corrupt(info.type, "image data does not inflate to exactly the image (zlib stream or filters)");
-        case FastPng::OutOfMemory: out->data.reset(); return oom(info.type);
-        case FastPng::Aborted: out->data.reset(); return Status::Err("ERR_ABORTED", "processing was aborted", info.type);
-        case FastPng::NotHandled: break;
-      }
-      out->data.reset();
+    case MediaType::Png: {
+      bool not_handled = false;
+      Status s = decode_png(d, len, info, png_shrink, out, &not_handled);
+      if (!not_handled) return s;
       if (should_abort()) return Status::Err("ERR_ABORTED", "processing was aborted", info.type);
       return decode_stb(d, len, info, out);
+    }
     case MediaType::Jpeg:
     case MediaType::Gif:
     case MediaType::Bmp: return decode_stb(d, len, info, out);

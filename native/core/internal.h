@@ -101,9 +101,12 @@ bool strip_metadata(MediaType t, const uint8_t* d, size_t len, OwnedBytes* out, 
 
 /**
  * Decodes the first frame of a supported raster image into `out`. Caller has checked the pixel cap. With `half`, a
- * JPEG may come back at ceil(w/2) x ceil(h/2) (DCT-block averaging; callers check out->width).
+ * JPEG may come back at ceil(w/2) x ceil(h/2) (DCT-block averaging); with `png_shrink` k >= 2, a PNG the streaming
+ * path handles comes back at ceil(w/k) x ceil(h/k) (box-averaged while decoding, png-decode.h). Callers check
+ * out->width/height.
  */
-Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool half = false);
+Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool half = false,
+                    uint32_t png_shrink = 1);
 
 /** True when any alpha byte is below 255. */
 bool has_transparency(const Pixels& px);

@@ -15,6 +15,7 @@
 #include "budget.h"
 #include "cost.h"
 #include "internal.h"
+#include "png-decode.h"
 
 namespace panto {
 
@@ -185,7 +186,11 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   const bool half = t == MediaType::Jpeg && uint64_t(tw) * 2 <= ow && uint64_t(th) * 2 <= oh;
   // Decode under a budget estimated from the header for this format and decoder path, reserved up front from the
   // process-wide pool: all calls in flight together never hold more than the cap.
-  const uint64_t estimate = estimate_process_bytes(d, len, info, half, tw, th);
+  const uint32_t sw = swap ? th : tw, sh = swap ? tw : th;  // target in stored orientation
+  // A PNG shrinking at least 2x in both dimensions is box-averaged by an integer factor while it decodes (the full
+  // size never exists) and resized from there to the exact target.
+  const uint32_t png_shrink = t == MediaType::Png ? png_shrink_factor(info.width, info.height, sw, sh) : 1;
+  const uint64_t estimate = estimate_process_bytes(d, len, info, half, tw, th, png_shrink);
   if (estimate > memory_cap())
     return Status::Err("ERR_MEDIA_TOO_LARGE",
                        std::string(mime_of(t)) + " " + num(info.width) + "x" + num(info.height) + " needs about " +
@@ -200,12 +205,11 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   if (should_abort()) return aborted(t);
 
   Pixels px;
-  s = decode_image(d, len, info, &px, half);
+  s = decode_image(d, len, info, &px, half, png_shrink);
   if (!s.ok()) return s;
   if (should_abort()) return aborted(t);
   if (px.channels == 4 && !has_transparency(px)) drop_alpha(&px);
 
-  const uint32_t sw = swap ? th : tw, sh = swap ? tw : th;  // target in stored orientation
   if (px.width != sw || px.height != sh) {
     Pixels small;
     s = resize_pixels(px, sw, sh, &small);

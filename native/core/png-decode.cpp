@@ -1,0 +1,478 @@
+// PNG decoding paths (see png-decode.h): whole-buffer libdeflate for small 8-bit RGB(A), streaming zlib row by row
+// (with shrink-on-load) for the rest of the handled layouts.
+#include "png-decode.h"
+
+#include <libdeflate.h>
+
+// zlib is compiled with Z_PREFIX and Z_SOLO (scripts/native-sources.cjs): its API is z_inflate, ... so it never meets
+// the host's own zlib, and it has no allocator of its own (ours charges the call's budget).
+#define Z_PREFIX 1
+#define Z_SOLO 1
+#include <zlib/zlib.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "budget.h"
+#include "codec-handles.h"
+
+namespace panto {
+namespace {
+
+constexpr MediaType T = MediaType::Png;
+
+Status corrupt(const std::string& why) { return Status::Err("ERR_CORRUPT_MEDIA", "image/png is corrupt: " + why, T); }
+Status oom() {
+  return Status::Err("ERR_MEDIA_TOO_LARGE", "image/png needs more memory to decode than its header implies (budget "
+                     "exceeded)", T);
+}
+Status aborted() { return Status::Err("ERR_ABORTED", "processing was aborted", T); }
+Status bad_data() { return corrupt("image data does not inflate to exactly the image (zlib stream or filters)"); }
+
+/**
+ * Moves `n` bytes from `src` down to `dst` (dst < src, the regions may overlap): forward, in chunks no longer than the
+ * distance, so every chunk is a non-overlapping memcpy (an overlapping memmove by a few bytes is many times slower).
+ */
+inline void compact_row(uint8_t* dst, const uint8_t* src, size_t n) {
+  const size_t step = size_t(src - dst);
+  for (size_t o = 0; o < n; o += step) std::memcpy(dst + o, src + o, step < n - o ? step : n - o);
+}
+
+inline int paeth(int a, int b, int c) {
+  const int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+}
+
+/**
+ * Unfilters one row in place: `cur` and `prev` are `n` bytes without the filter byte (`prev` is the previous
+ * unfiltered row, all zeros for the first). False for an unknown filter type.
+ */
+bool unfilter(uint8_t f, uint8_t* __restrict cur, const uint8_t* __restrict prev, size_t n, size_t bpp) {
+  switch (f) {
+    case 0: return true;
+    case 1:
+      for (size_t i = bpp; i < n; i++) cur[i] = uint8_t(cur[i] + cur[i - bpp]);
+      return true;
+    case 2:
+      for (size_t i = 0; i < n; i++) cur[i] = uint8_t(cur[i] + prev[i]);
+      return true;
+    case 3:
+      for (size_t i = 0; i < bpp && i < n; i++) cur[i] = uint8_t(cur[i] + (prev[i] >> 1));
+      for (size_t i = bpp; i < n; i++) cur[i] = uint8_t(cur[i] + ((cur[i - bpp] + prev[i]) >> 1));
+      return true;
+    case 4:
+      for (size_t i = 0; i < bpp && i < n; i++) cur[i] = uint8_t(cur[i] + prev[i]);  // a = c = 0: predicts b
+      for (size_t i = bpp; i < n; i++) cur[i] = uint8_t(cur[i] + paeth(cur[i - bpp], prev[i], prev[i - bpp]));
+      return true;
+    default: return false;
+  }
+}
+
+/** The file's layout from IHDR (checked by probe). */
+struct Layout {
+  uint32_t w = 0, h = 0;
+  unsigned depth = 0, ct = 0, interlace = 0;
+  unsigned samples = 0;  // per pixel in the file
+  size_t bpp = 1;        // filter unit in bytes
+};
+
+Layout layout_of(const uint8_t* d, const MediaInfo& info) {
+  Layout l;
+  l.w = info.width;
+  l.h = info.height;
+  l.depth = d[24];
+  l.ct = d[25];
+  l.interlace = d[28];
+  l.samples = l.ct == 0 ? 1 : l.ct == 2 ? 3 : l.ct == 3 ? 1 : l.ct == 4 ? 2 : 4;
+  l.bpp = std::max<size_t>(1, size_t(l.samples) * l.depth / 8);
+  return l;
+}
+
+/** Walks the chunks before IEND: each IDAT's payload to `idat`, PLTE/tRNS to the palette table. */
+struct Chunks {
+  std::vector<std::pair<size_t, size_t>> idat;  // offset, length
+  const uint8_t* plte = nullptr;
+  size_t plte_len = 0;
+  const uint8_t* trns = nullptr;
+  size_t trns_len = 0;
+  bool ok = false;
+};
+
+Chunks walk_chunks(const uint8_t* d, size_t len) {
+  Chunks c;
+  for (size_t i = 8; i + 12 <= len;) {
+    const uint32_t n = be32(d + i);
+    if (n > len - i - 12) return c;
+    const uint8_t* type = d + i + 4;
+    if (!std::memcmp(type, "IDAT", 4)) c.idat.emplace_back(i + 8, n);
+    else if (!std::memcmp(type, "PLTE", 4)) c.plte = d + i + 8, c.plte_len = n;
+    else if (!std::memcmp(type, "tRNS", 4)) c.trns = d + i + 8, c.trns_len = n;
+    else if (!std::memcmp(type, "IEND", 4)) break;
+    i += 12 + size_t(n);
+  }
+  c.ok = !c.idat.empty();
+  return c;
+}
+
+/** Turns unfiltered rows of the file's layout into 8-bit RGB/RGBA rows. */
+struct RowConverter {
+  Layout l;
+  int channels = 3;
+  uint8_t palette[256 * 4];
+
+  void init_palette(const Chunks& c) {
+    for (int k = 0; k < 256; k++) {  // indices past PLTE: opaque black (libpng)
+      palette[k * 4] = palette[k * 4 + 1] = palette[k * 4 + 2] = 0;
+      palette[k * 4 + 3] = 255;
+    }
+    const size_t n = std::min<size_t>(256, c.plte_len / 3);
+    for (size_t k = 0; k < n; k++) std::memcpy(palette + k * 4, c.plte + k * 3, 3);
+    const size_t t = std::min<size_t>(n, c.trns_len);
+    for (size_t k = 0; k < t; k++) palette[k * 4 + 3] = c.trns[k];
+  }
+
+  void convert(const uint8_t* __restrict src, uint8_t* __restrict dst) const {
+    const uint32_t w = l.w;
+    const bool wide = l.depth == 16;
+    switch (l.ct) {
+      case 0:
+        for (uint32_t x = 0; x < w; x++) dst[x * 3] = dst[x * 3 + 1] = dst[x * 3 + 2] = src[wide ? x * 2 : x];
+        break;
+      case 2:
+        if (!wide) std::memcpy(dst, src, size_t(w) * 3);
+        else
+          for (size_t i = 0; i < size_t(w) * 3; i++) dst[i] = src[i * 2];
+        break;
+      case 4:
+        for (uint32_t x = 0; x < w; x++) {
+          const uint8_t v = src[wide ? x * 4 : x * 2], a = src[wide ? x * 4 + 2 : x * 2 + 1];
+          dst[x * 4] = dst[x * 4 + 1] = dst[x * 4 + 2] = v;
+          dst[x * 4 + 3] = a;
+        }
+        break;
+      case 6:
+        if (!wide) std::memcpy(dst, src, size_t(w) * 4);
+        else
+          for (size_t i = 0; i < size_t(w) * 4; i++) dst[i] = src[i * 2];
+        break;
+      case 3: {
+        const unsigned b = l.depth, mask = (1u << b) - 1;
+        for (uint32_t x = 0; x < w; x++) {
+          unsigned idx;
+          if (b == 8) idx = src[x];
+          else {
+            const size_t bit = size_t(x) * b;
+            idx = (src[bit >> 3] >> (8 - b - (bit & 7))) & mask;
+          }
+          std::memcpy(dst + size_t(x) * channels, palette + idx * 4, size_t(channels));
+        }
+        break;
+      }
+    }
+  }
+};
+
+/**
+ * Box-averages k x k blocks of 8-bit rows into `out` (ceil(w/k) x ceil(h/k); edge blocks average the pixels they
+ * have). RGBA is averaged alpha-weighted, so transparent pixels lend no colour.
+ */
+struct BoxShrinker {
+  uint32_t w = 0, h = 0, k = 1, ow = 0;
+  int c = 3;
+  uint32_t* sums = nullptr;  // ow * c, owned by the caller's buffer
+  uint32_t rows = 0;         // rows accumulated in the current block row
+
+  void add(const uint8_t* __restrict px) {
+    uint32_t* __restrict s = sums;
+    for (uint32_t ox = 0, x0 = 0; ox < ow; ox++, x0 += k) {
+      const uint32_t x1 = std::min(w, x0 + k);
+      uint32_t* t = s + size_t(ox) * c;
+      if (c == 3) {
+        uint32_t r = 0, g = 0, b = 0;
+        for (uint32_t x = x0; x < x1; x++) r += px[x * 3], g += px[x * 3 + 1], b += px[x * 3 + 2];
+        t[0] += r, t[1] += g, t[2] += b;
+      } else {
+        uint32_t r = 0, g = 0, b = 0, a = 0;
+        for (uint32_t x = x0; x < x1; x++) {
+          const uint32_t al = px[x * 4 + 3];
+          r += px[x * 4] * al, g += px[x * 4 + 1] * al, b += px[x * 4 + 2] * al, a += al;
+        }
+        t[0] += r, t[1] += g, t[2] += b, t[3] += a;
+      }
+    }
+    rows++;
+  }
+
+  /** Writes the finished block row to `dst` and clears the sums. */
+  void flush(uint8_t* __restrict dst) {
+    for (uint32_t ox = 0, x0 = 0; ox < ow; ox++, x0 += k) {
+      const uint32_t n = (std::min(w, x0 + k) - x0) * rows;
+      uint32_t* t = sums + size_t(ox) * c;
+      uint8_t* o = dst + size_t(ox) * c;
+      if (c == 3) {
+        for (int i = 0; i < 3; i++) o[i] = uint8_t((t[i] + n / 2) / n);
+      } else {
+        const uint32_t a = t[3];
+        o[3] = uint8_t((a + n / 2) / n);
+        for (int i = 0; i < 3; i++) o[i] = a ? uint8_t(std::min<uint32_t>(255, (t[i] + a / 2) / a)) : 0;
+      }
+      std::memset(t, 0, sizeof(uint32_t) * size_t(c));
+    }
+    rows = 0;
+  }
+};
+
+voidpf z_budget_alloc(voidpf, uInt items, uInt size) {
+  if (size && items > SIZE_MAX / size) return Z_NULL;
+  return panto_budget_malloc(size_t(items) * size);
+}
+void z_budget_free(voidpf, voidpf p) { panto_budget_free(p); }
+
+/** zlib's inflate state, ended on destruction. */
+struct Inflater {
+  z_stream zs{};
+  bool live = false;
+  ~Inflater() {
+    if (live) inflateEnd(&zs);
+  }
+};
+
+Status decode_streaming(const uint8_t* d, const Chunks& chunks, const PngPlan& plan, const Layout& l, Pixels* out) {
+  RowConverter conv;
+  conv.l = l;
+  conv.channels = plan.channels;
+  if (l.ct == 3) conv.init_palette(chunks);
+  const size_t rb = size_t(plan.rowbytes);
+  const uint32_t k = plan.shrink;
+  const size_t line_bytes = size_t(l.w) * plan.channels;
+  // One block: two filtered rows (current, previous), the converted line when shrinking, the block sums.
+  const size_t sums_bytes = k > 1 ? size_t(plan.out_w) * plan.channels * sizeof(uint32_t) : 0;
+  OwnedBytes work;
+  if (!alloc_owned(2 * (rb + 1) + (k > 1 ? line_bytes : 0) + sums_bytes + 16, &work)) return oom();
+  uint8_t* cur = work.data;
+  uint8_t* prev = cur + rb + 1;
+  uint8_t* line = prev + rb + 1;
+  BoxShrinker box;
+  if (k > 1) {
+    std::memset(work.data, 0, work.size);
+    box.w = l.w, box.h = l.h, box.k = k, box.ow = plan.out_w, box.c = plan.channels;
+    // 4-byte aligned: the block is 16-byte aligned and the offset is rounded up.
+    const size_t off = (2 * (rb + 1) + line_bytes + 3) & ~size_t(3);
+    box.sums = reinterpret_cast<uint32_t*>(work.data + off);
+  } else {
+    std::memset(prev, 0, rb + 1);
+  }
+  if (!alloc_owned(size_t(plan.out_w) * plan.out_h * plan.channels, &out->data)) return oom();
+
+  Inflater inf;
+  inf.zs.zalloc = z_budget_alloc;
+  inf.zs.zfree = z_budget_free;
+  inf.zs.opaque = Z_NULL;
+  if (inflateInit(&inf.zs) != Z_OK) return inf.zs.msg ? bad_data() : oom();
+  inf.live = true;
+  size_t next_chunk = 0;
+  bool ended = false;
+  /** Inflates exactly `n` bytes into `dst`; false when the stream ends early or is damaged (`*st` says why). */
+  auto fill = [&](uint8_t* dst, size_t n, Status* st) {
+    inf.zs.next_out = dst;
+    inf.zs.avail_out = uInt(n);
+    while (inf.zs.avail_out > 0) {
+      if (inf.zs.avail_in == 0) {
+        if (next_chunk == chunks.idat.size()) {
+          *st = corrupt("truncated image data");
+          return false;
+        }
+        const auto& [off, len] = chunks.idat[next_chunk++];
+        inf.zs.next_in = const_cast<Bytef*>(d + off);
+        inf.zs.avail_in = uInt(len);
+        continue;
+      }
+      const int rc = inflate(&inf.zs, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        ended = true;
+        if (inf.zs.avail_out > 0) {
+          *st = bad_data();
+          return false;
+        }
+        return true;
+      }
+      if (rc == Z_MEM_ERROR) {
+        *st = oom();
+        return false;
+      }
+      if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        *st = bad_data();
+        return false;
+      }
+    }
+    return true;
+  };
+
+  Status st;
+  uint8_t* dst_row = out->data.data;
+  for (uint32_t y = 0; y < l.h; y++) {
+    if ((y & 15) == 0 && should_abort()) return aborted();
+    if (ended || !fill(cur, rb + 1, &st)) return ended && st.ok() ? bad_data() : st;
+    if (!unfilter(cur[0], cur + 1, prev + 1, rb, l.bpp)) return bad_data();
+    if (k == 1) {
+      conv.convert(cur + 1, dst_row);
+      dst_row += line_bytes;
+    } else {
+      conv.convert(cur + 1, line);
+      box.add(line);
+      if (box.rows == k || y + 1 == l.h) {
+        box.flush(dst_row);
+        dst_row += size_t(plan.out_w) * plan.channels;
+      }
+    }
+    std::swap(cur, prev);
+  }
+  // The image is complete: the stream must end here. One more byte of image data means it overruns (corrupt, and no
+  // reason to inflate the rest); an end that needs input nobody has is a truncated checksum (also corrupt).
+  if (!ended) {
+    uint8_t extra;
+    for (;;) {
+      inf.zs.next_out = &extra;
+      inf.zs.avail_out = 1;
+      if (inf.zs.avail_in == 0) {
+        if (next_chunk == chunks.idat.size()) return corrupt("truncated image data (zlib stream does not end)");
+        const auto& [off, len] = chunks.idat[next_chunk++];
+        inf.zs.next_in = const_cast<Bytef*>(d + off);
+        inf.zs.avail_in = uInt(len);
+        continue;
+      }
+      const int rc = inflate(&inf.zs, Z_NO_FLUSH);
+      if (inf.zs.avail_out == 0) return corrupt("zlib stream overruns the image");
+      if (rc == Z_STREAM_END) break;
+      if (rc == Z_MEM_ERROR) return oom();
+      if (rc != Z_OK && rc != Z_BUF_ERROR) return bad_data();
+    }
+  }
+  out->width = plan.out_w;
+  out->height = plan.out_h;
+  out->channels = plan.channels;
+  return Status::Ok();
+}
+
+/** libdeflate into an exact-size buffer, unfilter and compact in place (8-bit RGB/RGBA, no shrink). */
+Status decode_whole_buffer(const uint8_t* d, const Chunks& chunks, const PngPlan& plan, const Layout& l,
+                           Pixels* out) {
+  size_t total = 0;
+  for (auto& [off, n] : chunks.idat) total += n;
+  OwnedBytes joined;
+  const uint8_t* z = d + chunks.idat[0].first;
+  if (chunks.idat.size() > 1) {
+    if (!alloc_owned(total, &joined)) return oom();
+    size_t o = 0;
+    for (auto& [off, n] : chunks.idat) {
+      std::memcpy(joined.data + o, d + off, n);
+      o += n;
+    }
+    z = joined.data;
+  }
+  const size_t row = size_t(plan.rowbytes);
+  const size_t raw_size = size_t(plan.raw_bytes);
+  OwnedBytes raw;
+  if (!alloc_owned(raw_size, &raw)) return oom();
+  DeflateDecompressor dec(libdeflate_alloc_decompressor());
+  if (!dec) return oom();
+  size_t got = 0;
+  const libdeflate_result rc = libdeflate_zlib_decompress(dec.get(), z, total, raw.data, raw_size, &got);
+  dec.reset();
+  joined.reset();
+  // A stream that produces more than the image needs is corrupt (libdeflate stops at the buffer's end).
+  if (rc != LIBDEFLATE_SUCCESS || got != raw_size) return bad_data();
+  uint8_t* base = raw.data;
+  const uint8_t* prev = nullptr;  // previous unfiltered row (already compacted)
+  for (uint32_t y = 0; y < l.h; y++) {
+    if ((y & 63) == 0 && should_abort()) return aborted();
+    const uint8_t f = base[size_t(y) * (row + 1)];
+    uint8_t* src = base + size_t(y) * (row + 1) + 1;
+    uint8_t* dst = base + size_t(y) * row;  // dst <= src: forward in-place compaction is safe
+    if (f > 4) return bad_data();
+    if (prev) {
+      // Unfilter where the row lies (prev is compacted already and lies before it), then compact.
+      if (!unfilter(f, src, prev, row, l.bpp)) return bad_data();
+    } else if (f == 1 || f == 3 || f == 4) {
+      // First row: prev is all zeros. Sub is Sub; Average and Paeth reduce to Sub-like left predictions.
+      for (size_t i = l.bpp; i < row; i++)
+        src[i] = uint8_t(src[i] + (f == 3 ? src[i - l.bpp] >> 1 : src[i - l.bpp]));
+    }
+    if (dst != src) compact_row(dst, src, row);
+    prev = dst;
+  }
+  raw.size = size_t(l.w) * l.h * plan.channels;
+  out->data = std::move(raw);
+  out->width = l.w;
+  out->height = l.h;
+  out->channels = plan.channels;
+  return Status::Ok();
+}
+
+}  // namespace
+
+uint32_t png_shrink_factor(uint32_t w, uint32_t h, uint32_t tw, uint32_t th) {
+  if (!tw || !th) return 1;
+  const uint32_t k = std::min(w / tw, h / th);
+  return k < 2 ? 1 : std::min(k, kPngMaxShrink);
+}
+
+PngPlan png_plan(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t shrink) {
+  PngPlan p;
+  if (len < 33 || info.type != MediaType::Png || !info.width || !info.height) return p;
+  const Layout l = layout_of(d, info);
+  if (l.interlace) return p;
+  const bool wide_ok = l.depth == 8 || l.depth == 16;
+  switch (l.ct) {
+    case 0:
+    case 2:
+      if (!wide_ok || info.has_alpha) return p;  // tRNS colour key: stb
+      p.channels = 3;
+      break;
+    case 3:
+      if (l.depth > 8) return p;
+      p.channels = info.has_alpha ? 4 : 3;
+      break;
+    case 4:
+    case 6:
+      if (!wide_ok) return p;
+      p.channels = 4;
+      break;
+    default: return p;
+  }
+  p.rowbytes = (uint64_t(l.w) * l.samples * l.depth + 7) / 8;
+  p.raw_bytes = (p.rowbytes + 1) * l.h;
+  p.shrink = shrink < 2 ? 1 : std::min(shrink, kPngMaxShrink);
+  if (p.shrink == 1 && l.depth == 8 && (l.ct == 2 || l.ct == 6) && p.raw_bytes <= kPngWholeBufferMax) {
+    p.path = PngPath::WholeBuffer;
+  } else {
+    p.path = PngPath::Streaming;
+  }
+  p.out_w = uint32_t((uint64_t(l.w) + p.shrink - 1) / p.shrink);
+  p.out_h = uint32_t((uint64_t(l.h) + p.shrink - 1) / p.shrink);
+  return p;
+}
+
+Status decode_png(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t shrink, Pixels* out,
+                  bool* not_handled) {
+  *not_handled = false;
+  const PngPlan plan = png_plan(d, len, info, shrink);
+  if (plan.path == PngPath::Stb) {
+    *not_handled = true;
+    return Status::Ok();
+  }
+  const Chunks chunks = walk_chunks(d, len);
+  if (!chunks.ok) return corrupt("no image data");
+  if (plan.channels && d[25] == 3 && !chunks.plte) return corrupt("palette image without PLTE");
+  const Layout l = layout_of(d, info);
+  Status s = plan.path == PngPath::WholeBuffer ? decode_whole_buffer(d, chunks, plan, l, out)
+                                               : decode_streaming(d, chunks, plan, l, out);
+  if (!s.ok()) out->data.reset();
+  return s;
+}
+
+}  // namespace panto
