@@ -272,7 +272,9 @@ Status decode_streaming(const uint8_t* d, const Chunks& chunks, const PngPlan& p
   inf.zs.zalloc = z_budget_alloc;
   inf.zs.zfree = z_budget_free;
   inf.zs.opaque = Z_NULL;
-  if (inflateInit(&inf.zs) != Z_OK) return inf.zs.msg ? bad_data() : oom();
+  const int init = inflateInit(&inf.zs);
+  if (init == Z_MEM_ERROR) return oom();
+  if (init != Z_OK) return Status::Err("ERR_INTERNAL", "zlib inflateInit failed", T);
   inf.live = true;
   size_t next_chunk = 0;
   bool ended = false;

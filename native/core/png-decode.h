@@ -25,7 +25,11 @@
 
 namespace panto {
 
-/** Largest filtered image (bytes) the WholeBuffer path takes; above it the Streaming path bounds memory. */
+/**
+ * Largest filtered image (bytes) the WholeBuffer path takes; above it the Streaming path bounds memory. Measured on a
+ * 2880x1800 RGB screenshot -> 2000 px (no shrink): libdeflate whole-buffer ~15% less CPU for the whole call than zlib
+ * streaming, at the price of holding the filtered image (15 MB there); past 64 MiB the memory matters more.
+ */
 constexpr uint64_t kPngWholeBufferMax = 64ull << 20;
 /** Largest shrink-on-load factor (keeps the block sums in 32 bits; the resize does the rest). */
 constexpr uint32_t kPngMaxShrink = 64;

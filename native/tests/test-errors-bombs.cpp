@@ -2,6 +2,7 @@
 #include <chrono>
 
 #include "budget.h"
+#include "cost.h"
 #include "internal.h"
 #include "test-util.h"
 
@@ -273,6 +274,39 @@ PANTO_TEST(budget, running_out_of_memory_is_too_large_never_corrupt) {
     panto::Pixels px;
     const auto st = panto::decode_image(in.data(), in.size(), info, &px);
     if (st.code != "ERR_MEDIA_TOO_LARGE") record_failure(__FILE__, __LINE__, std::string(name) + ": '" + st.code + "'");
+  }
+}
+
+PANTO_TEST(budget, png_decode_peak_stays_within_the_header_estimate) {
+  // cost.cpp plans the PNG decode from the header exactly as png-decode.cpp does (whole buffer, streaming, shrink on
+  // load, stb): the estimate is the call's budget and pool reservation, so the real peak must never exceed it. Small
+  // fixed codec state (stb's decoder structs, a few KiB) is covered by the process estimate's fixed allowance, hence
+  // the 64 KiB of slack here on fixtures this small.
+  for (const char* name : {"png-rgb.png", "png-rgba.png", "png-16bit.png", "png-16bit-rgba.png", "png-gray.png",
+                           "png-palette-trns.png", "png-interlaced.png"}) {
+    const auto in = fixture(name);
+    panto::MediaInfo info;
+    PANTO_REQUIRE(panto::probe(in.data(), in.size(), &info).ok());
+    for (uint32_t shrink : {1u, 2u, 3u}) {
+      const uint64_t estimate = panto::estimate_decode_bytes(in.data(), in.size(), info, false, shrink);
+      panto::Budget b(1ull << 30);
+      panto::Pixels px;
+      {
+        panto::BudgetScope scope(&b);
+        const auto st = panto::decode_image(in.data(), in.size(), info, &px, false, shrink);
+        if (!st.ok()) record_failure(__FILE__, __LINE__, std::string(name) + ": " + st.message);
+      }
+      if (b.peak.load() > estimate + (64u << 10))
+        record_failure(__FILE__, __LINE__,
+                       std::string(name) + " shrink " + std::to_string(shrink) + ": peak " +
+                           std::to_string(b.peak.load()) + " > estimate " + std::to_string(estimate));
+      // Shrunk on load: ceil(w/k) x ceil(h/k) (stb's paths ignore the factor).
+      const bool shrunk = px.width != info.width;
+      if (shrunk) {
+        PANTO_CHECK_EQ(px.width, (info.width + shrink - 1) / shrink);
+        PANTO_CHECK_EQ(px.height, (info.height + shrink - 1) / shrink);
+      }
+    }
   }
 }
 
