@@ -233,8 +233,11 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
 
   const bool lossless = codec == MediaType::Webp && t == MediaType::Webp && webp_is_lossless(d, len);
   const int q = std::clamp(opts.jpeg_quality, 1, 100);
-  // A PNG predicted well over the cap goes straight to the ladder (unless the caller forced PNG).
+  // A PNG predicted well over the cap goes straight to the ladder (unless the caller forced PNG). A PNG input already
+  // under half the cap (screenshots) is not predicted: its re-encoded pixels nearly always fit, and a miss costs only
+  // the full encode the prediction would have skipped.
   const bool doomed_png = codec == MediaType::Png && opts.format != OutputFormat::Png &&
+                          !(t == MediaType::Png && len <= opts.max_encoded_bytes / 2) &&
                           uint64_t(px.width) * px.height >= (1u << 20) &&
                           estimate_png_size(px) > opts.max_encoded_bytes + opts.max_encoded_bytes / 4;
   if (!doomed_png) {
