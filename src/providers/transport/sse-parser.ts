@@ -26,6 +26,8 @@ export class SseParser {
   /** The previous chunk ended with CR: a LF at the start of the next chunk belongs to it. */
   #pendingCr = false;
   #eventType = '';
+  /** The last `event:` value read (interned across events). */
+  #lastEventType = '';
   #data = '';
   #hasData = false;
   #lastId = '';
@@ -102,8 +104,12 @@ export class SseParser {
       return;
     }
     if (first === 101 /* e */ && input.startsWith('event:', start)) {
-      const v = start + 6;
-      this.#eventType = input.slice(v < end && input.charCodeAt(v) === 32 ? v + 1 : v, end);
+      let v = start + 6;
+      if (v < end && input.charCodeAt(v) === 32) v++;
+      // Streams repeat a handful of event names: reuse the last one instead of slicing a new string per event.
+      const last = this.#lastEventType;
+      if (end - v !== last.length || !input.startsWith(last, v)) this.#lastEventType = input.slice(v, end);
+      this.#eventType = this.#lastEventType;
       return;
     }
     const colon = input.indexOf(':', start);
