@@ -14,10 +14,6 @@
  * never accept what `JSON.parse` would reject nor read a different field.
  */
 
-/** A string that needs `JSON.parse` to decode (or to be rejected): a quote, a backslash or a raw control character. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: JSON forbids raw control characters inside strings.
-const NEEDS_DECODE = /["\\\u0000-\u001f]/;
-
 const PROBE = 'panto\u0001probe';
 const PROBE_LITERAL = JSON.stringify(PROBE);
 
@@ -79,15 +75,24 @@ export class DeltaTemplate<Tag> {
     const start = this.prefix.length;
     const end = len - this.suffix.length; // one past the closing quote
     if (data.charCodeAt(start) !== 34 || data.charCodeAt(end - 1) !== 34) return undefined;
-    if (!data.startsWith(this.prefix) || !data.endsWith(this.suffix)) return undefined;
-    const inner = data.slice(start + 1, end - 1);
-    if (!NEEDS_DECODE.test(inner)) return inner;
-    try {
-      const value: unknown = JSON.parse(data.slice(start, end));
-      return typeof value === 'string' ? value : undefined;
-    } catch {
-      return undefined;
+    // `slice(...) ===` compares with a native memory compare; `startsWith` walks the prefix far more slowly in V8.
+    if (data.slice(0, start) !== this.prefix || data.slice(end) !== this.suffix) return undefined;
+    // Plain text (no quote, backslash or control character) is the literal's content as is; anything else is decoded
+    // (or rejected) by JSON.parse of the literal alone.
+    for (let i = start + 1; i < end - 1; i++) {
+      const c = data.charCodeAt(i);
+      if (c === 34 || c === 92 || c < 32) return decodeLiteral(data.slice(start, end));
     }
+    return data.slice(start + 1, end - 1);
+  }
+}
+
+function decodeLiteral(literal: string): string | undefined {
+  try {
+    const value: unknown = JSON.parse(literal);
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined;
   }
 }
 
