@@ -227,10 +227,17 @@ function joinRun(open: { pending: string[]; runs: string[] }): void {
   open.pending.length = 0;
 }
 
-/** Move the collected runs and deltas of a text/thinking block into its text. */
+/**
+ * Move the collected runs and deltas of a text/thinking block into its text. The runs are appended as a rope (one
+ * string node per run, built in well under a millisecond): joining a long block into one fresh flat string costs a
+ * multi-megabyte allocation that V8 makes anyway, once, when something first needs the text flat (e.g. JSON.stringify).
+ */
 function joinPending(open: { block: TextBlock | ThinkingBlock; pending: string[]; runs: string[] }): void {
   if (open.pending.length > 0) joinRun(open);
-  if (open.runs.length === 0) return;
-  open.block.text += open.runs.length === 1 ? (open.runs[0] as string) : open.runs.join('');
-  open.runs.length = 0;
+  const runs = open.runs;
+  if (runs.length === 0) return;
+  let text = open.block.text;
+  for (let i = 0; i < runs.length; i++) text += runs[i] as string;
+  open.block.text = text;
+  runs.length = 0;
 }
