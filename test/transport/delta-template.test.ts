@@ -60,6 +60,31 @@ describe('DeltaTemplate', () => {
     expect(t?.match(JSON.stringify({ meta: { text: 'other' }, delta: { text: 'same' } }))).toBeUndefined();
   });
 
+  it('accepts any plain obfuscation string and any integer sequence number, nothing else, in those holes', () => {
+    const event = (delta: string, seq: string, obf: string) =>
+      `{"type":"response.output_text.delta","sequence_number":${seq},"item_id":"msg_1","output_index":0,"delta":${JSON.stringify(delta)},"logprobs":[],"obfuscation":${obf}}`;
+    const read = (p: Record<string, unknown>) => p.delta;
+    const t = DeltaTemplate.learn(event('seed', '4', '"VLMd"'), 'delta', read, 0);
+    expect(t?.match(event('Hello', '5', '"abc"'))).toBe('Hello');
+    expect(t?.match(event('a\"b', '1234', '""'))).toBe('a\"b');
+    expect(t?.match(event('x', '0', '"q"'))).toBe('x');
+    for (const bad of [
+      event('x', '05', '"q"'),
+      event('x', '-1', '"q"'),
+      event('x', '1.5', '"q"'),
+      event('x', '', '"q"'),
+      event('x', '5', '"a\\nb"'),
+      event('x', '5', '"a\tb"'.replace('\\t', '\t')),
+      event('x', '5', '5'),
+      event('x', '5', '"unterminated'),
+    ]) {
+      expect(t?.match(bad), bad).toBeUndefined();
+    }
+    // The probe proves the position whatever the holes hold; JSON.parse agrees on every accepted event.
+    const ok = event('Hi there', '987', '"zz"');
+    expect(t?.match(ok)).toBe(JSON.parse(ok).delta);
+  });
+
   it('does not learn a shape whose field it cannot find', () => {
     expect(DeltaTemplate.learn('{"delta":{"text":5}}', 'text', readText, 0)).toBeUndefined();
     expect(DeltaTemplate.learn('{"delta":{}}', 'text', readText, 0)).toBeUndefined();
@@ -152,6 +177,7 @@ describe('stream parsers with learned delta shapes', () => {
   });
 
   it('OpenAI Chat: plain text chunks read as the full parse reads them; other chunks still take effect', () => {
+    let n = 0;
     const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
       JSON.stringify({
         id: 'c1',
@@ -159,7 +185,9 @@ describe('stream parsers with learned delta shapes', () => {
         created: 1,
         model: 'gpt-x',
         choices: [{ index: 0, delta, logprobs: null, finish_reason: null }],
+        usage: null,
         ...extra,
+        obfuscation: 'pad'.repeat(++n % 4),
       });
     const texts = HARD_TEXTS.concat(HARD_TEXTS);
     const events: Array<[string, string]> = [
@@ -189,5 +217,55 @@ describe('stream parsers with learned delta shapes', () => {
       { type: 'text', text: `${texts.join('')}after usage` },
       { type: 'thinking', text: 'think' },
     ]);
+  });
+});
+
+describe('OpenAI Responses with learned delta shapes', () => {
+  it('reads text, reasoning and argument deltas as the full parse does, whatever the sequence numbers', () => {
+    let seq = 0;
+    const ev = (o: Record<string, unknown>) =>
+      JSON.stringify({ type: o.type, sequence_number: seq++, ...o, obfuscation: 'o'.repeat(seq % 5) });
+    const texts = HARD_TEXTS.concat(HARD_TEXTS);
+    const events: Array<[string, string]> = [
+      ['response.created', ev({ type: 'response.created', response: { model: 'gpt-x' } })],
+      ...texts.map((t): [string, string] => [
+        'x',
+        ev({ type: 'response.reasoning_summary_text.delta', item_id: 'rs_1', delta: t }),
+      ]),
+      [
+        'x',
+        ev({
+          type: 'response.output_item.added',
+          item: { id: 'msg_1', type: 'message', role: 'assistant', content: [] },
+        }),
+      ],
+      ...texts.map((t): [string, string] => [
+        'x',
+        ev({ type: 'response.output_text.delta', item_id: 'msg_1', delta: t }),
+      ]),
+      [
+        'x',
+        ev({
+          type: 'response.output_item.added',
+          item: { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'f', arguments: '' },
+        }),
+      ],
+      ...['{"a":', '"x\\"y"', '}'].map((t): [string, string] => [
+        'x',
+        ev({ type: 'response.function_call_arguments.delta', item_id: 'fc_1', delta: t }),
+      ]),
+      ['x', ev({ type: 'response.refusal.delta', item_id: 'msg_1', delta: ' no' })],
+      ['x', ev({ type: 'response.completed', response: { status: 'completed', usage: {} } })],
+    ];
+    const { parser, out } = run('openai-responses', events);
+    const message = parser.result();
+    const thinking = message.content.find((b) => b.type === 'thinking');
+    const text = message.content.find((b) => b.type === 'text');
+    const call = message.content.find((b) => b.type === 'tool_call');
+    expect(thinking?.text).toBe(texts.join(''));
+    expect(text?.text).toBe(`${texts.join('')} no`);
+    expect(call?.input).toEqual({ a: 'x"y' });
+    expect(message.stopReason).toBe('refusal');
+    expect(out.filter((e) => e.type === 'text_delta').length).toBe(texts.filter((t) => t !== '').length + 1);
   });
 });
