@@ -66,7 +66,7 @@ describe('DeltaTemplate', () => {
     const read = (p: Record<string, unknown>) => p.delta;
     const t = DeltaTemplate.learn(event('seed', '4', '"VLMd"'), 'delta', read, 0);
     expect(t?.match(event('Hello', '5', '"abc"'))).toBe('Hello');
-    expect(t?.match(event('a\"b', '1234', '""'))).toBe('a\"b');
+    expect(t?.match(event('a\\"b', '1234', '""'))).toBe('a\\"b');
     expect(t?.match(event('x', '0', '"q"'))).toBe('x');
     for (const bad of [
       event('x', '05', '"q"'),
