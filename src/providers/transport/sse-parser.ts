@@ -9,7 +9,21 @@
  * - `end()` flushes: unlike the spec (which discards an unterminated last event), a final event that was not followed
  *   by a blank line is still delivered, because several OpenAI-compatible servers close the stream without one.
  * - Events are delivered synchronously to the callback given to the constructor, in stream order.
+ * - Memory is bounded: a line, or an event's joined data, longer than `maxLineChars` (default 128 Mi characters)
+ *   throws a non-retryable `ProviderError` (`ERR_PROVIDER`) instead of growing until V8's string limit.
  */
+
+import { ProviderError } from './provider-error.js';
+
+/** Default bound on one line / one event's data, in UTF-16 code units (V8's own string limit is ~512 Mi). */
+export const SSE_MAX_LINE_CHARS = 128 * 1024 * 1024;
+
+export interface SseParserOptions {
+  /** Longest line (and longest joined `data` of one event) accepted, in characters. */
+  maxLineChars?: number;
+  /** The wire API named in the error for an over-long line. */
+  api?: string;
+}
 
 /** One dispatched event. `event` is `'message'` when the stream gave no `event:` field. */
 export interface SseEvent {
@@ -33,8 +47,13 @@ export class SseParser {
   #lastId = '';
   #retry: number | undefined;
 
-  constructor(onEvent: (event: SseEvent) => void) {
+  readonly #maxLineChars: number;
+  readonly #api: string;
+
+  constructor(onEvent: (event: SseEvent) => void, options: SseParserOptions = {}) {
     this.#onEvent = onEvent;
+    this.#maxLineChars = options.maxLineChars ?? SSE_MAX_LINE_CHARS;
+    this.#api = options.api ?? 'sse';
   }
 
   /** Reconnection time the stream asked for with a `retry:` field, if any (ms). */
@@ -76,6 +95,17 @@ export class SseParser {
       if (nextCr !== -1 && nextCr < start) nextCr = input.indexOf('\r', start);
     }
     this.#buffer = start === 0 ? input : input.slice(start);
+    if (this.#buffer.length > this.#maxLineChars) this.#tooLong('line');
+  }
+
+  #tooLong(what: string): never {
+    this.#buffer = '';
+    this.#data = '';
+    throw new ProviderError({
+      api: this.#api,
+      providerMessage: `stream ${what} longer than ${this.#maxLineChars} characters; refusing to buffer it`,
+      retryable: false,
+    });
   }
 
   /** The stream ended: flush a trailing partial line and an unterminated event. */
@@ -142,6 +172,7 @@ export class SseParser {
   }
 
   #addData(value: string): void {
+    if (this.#hasData && this.#data.length + value.length >= this.#maxLineChars) this.#tooLong('event data');
     if (this.#hasData) this.#data += `\n${value}`;
     else {
       this.#data = value;
