@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readSseEvents, type SseEvent, SseParser } from '../../src/providers/transport/sse-parser.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
+import { readSseEvents, type SseEvent, SseParser } from '../../src/providers/transport/sse-parser.js';
 
 function parseAll(chunks: Array<string | Uint8Array>): SseEvent[] {
   const out: SseEvent[] = [];
