@@ -176,7 +176,7 @@ function median(xs) {
   return s[Math.floor(s.length / 2)];
 }
 
-function compareThroughput(label, path, runs) {
+function compareThroughput(label, path, runs, target) {
   const size = statSync(path).size;
   const wall = { loadSession: [], readline: [] };
   const cpu = { loadSession: [], readline: [] };
@@ -198,8 +198,12 @@ function compareThroughput(label, path, runs) {
   console.log(row('readline+JSON.parse', 'readline'));
   const ratio = (m) => (median(m.loadSession) / median(m.readline)).toFixed(2);
   console.log(
-    `  ratio loadSession/readline: ${ratio(wall)}x wall, ${ratio(cpu)}x CPU time  (target >= 0.80x)`,
+    `  ratio loadSession/readline: ${ratio(wall)}x wall, ${ratio(cpu)}x CPU time  (target >= ${target.speed.toFixed(2)}x)`,
   );
+  if (target.rss !== undefined)
+    console.log(
+      `  loadSession peak RSS ${(rss.loadSession / size).toFixed(2)}x file (target <= ${target.rss.toFixed(2)}x)`,
+    );
 }
 
 async function main() {
@@ -216,17 +220,19 @@ async function main() {
   }
   const imageMb = Number(args.mb ?? 300);
   const textMb = Number(args['text-mb'] ?? 200);
-  const runs = Number(args.runs ?? 5);
+  const runs = Number(args.runs ?? process.env.BENCH_RUNS ?? 5);
   const dir = mkdtempSync(join(tmpdir(), 'panto-bench-session-'));
   try {
     console.log(`node ${process.version}; session files in ${dir}`);
     const images = join(dir, 'images.jsonl');
     writeImageSession(images, imageMb * MB);
-    compareThroughput('image-heavy session (~3.2 MB base64 image per tool result)', images, runs);
+    compareThroughput('image-heavy session (~3.2 MB base64 image per tool result)', images, runs, {
+      speed: 0.8,
+    });
     rmSync(images);
     const text = join(dir, 'text.jsonl');
     writeTextSession(text, textMb * MB);
-    compareThroughput('text-heavy session (~1 KB entries)', text, runs);
+    compareThroughput('text-heavy session (~1 KB entries)', text, runs, { speed: 1.2, rss: 1.5 });
     rmSync(text);
 
     if (args.gb) {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ProviderError } from '../../src/providers/transport/provider-error.js';
 import { readSseEvents, type SseEvent, SseParser } from '../../src/providers/transport/sse-parser.js';
 
 function parseAll(chunks: Array<string | Uint8Array>): SseEvent[] {
@@ -97,5 +98,30 @@ describe('readSseEvents: a byte stream as events', () => {
     }
     expect(seen).toEqual(['1']);
     expect(cancelled).toBe(true);
+  });
+});
+
+describe('SseParser memory bound', () => {
+  it('refuses to buffer a line or an event longer than maxLineChars, with a typed error', () => {
+    const events: string[] = [];
+    const parser = new SseParser((e) => events.push(e.data), { maxLineChars: 64, api: 'openai-chat' });
+    parser.push(`data: ${'a'.repeat(50)}\n\n`);
+    expect(events).toEqual(['a'.repeat(50)]);
+    parser.push('data: ');
+    let error: unknown;
+    try {
+      for (let i = 0; i < 10; i++) parser.push('b'.repeat(10));
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).code).toBe('ERR_PROVIDER');
+    expect((error as ProviderError).retryable).toBe(false);
+    expect((error as ProviderError).api).toBe('openai-chat');
+
+    const joined = new SseParser(() => {}, { maxLineChars: 64 });
+    expect(() => {
+      for (let i = 0; i < 10; i++) joined.push(`data: ${'c'.repeat(20)}\n`);
+    }).toThrow(ProviderError);
   });
 });

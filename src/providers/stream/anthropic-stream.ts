@@ -13,6 +13,7 @@ import { mapAnthropicStopReason } from '../anthropic-messages.js';
 import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
+import { DeltaTemplateSet } from './delta-template.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
 import { isDoneSentinel, parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
@@ -20,6 +21,27 @@ import { isDoneSentinel, parseJsonData, type SurfaceStreamParser } from './surfa
 const API = 'anthropic-messages';
 
 type Json = Record<string, unknown>;
+
+/** The string member each delta type carries, or `undefined` for a delta type we do not read. */
+function deltaField(type: unknown): string | undefined {
+  switch (type) {
+    case 'text_delta':
+      return 'text';
+    case 'thinking_delta':
+      return 'thinking';
+    case 'signature_delta':
+      return 'signature';
+    case 'input_json_delta':
+      return 'partial_json';
+    default:
+      return undefined;
+  }
+}
+
+interface DeltaTag {
+  index: number;
+  type: string;
+}
 
 export class AnthropicStreamParser implements SurfaceStreamParser {
   readonly builder: MessageBuilder;
@@ -30,6 +52,8 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
   readonly #kinds = new Map<number, 'text' | 'thinking' | 'tool'>();
   /** Block index → key string, so a delta does not build a string. */
   readonly #keys: string[] = [];
+  /** Learned shapes of `content_block_delta` events (most events of a stream), applied without a full parse. */
+  readonly #templates = new DeltaTemplateSet<DeltaTag>();
 
   constructor(emit: (event: StreamEvent) => void) {
     this.builder = new MessageBuilder(emit);
@@ -40,7 +64,14 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
   }
 
   accept(event: SseEvent): void {
-    if (event.event === 'ping' || isDoneSentinel(event.data)) return;
+    if (event.event === 'ping') return;
+    const templates = this.#templates;
+    if (templates.match(event.data)) {
+      const tag = templates.tag as DeltaTag;
+      this.#delta(tag.index, tag.type, templates.value);
+      return;
+    }
+    if (isDoneSentinel(event.data)) return;
     const data = parseJsonData(API, event.data);
     const type = typeof data.type === 'string' ? data.type : event.event;
     switch (type) {
@@ -54,7 +85,7 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
       }
       case 'content_block_delta': {
         const delta = asObject(data.delta);
-        if (delta) this.#blockDelta(data.index as number, delta);
+        if (delta) this.#blockDelta(data.index as number, delta, event.data);
         break;
       }
       case 'content_block_stop': {
@@ -134,20 +165,38 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
     }
   }
 
-  #blockDelta(index: number, delta: Json): void {
+  #blockDelta(index: number, delta: Json, raw: string): void {
+    const field = deltaField(delta.type);
+    if (field === undefined) return;
+    const type = delta.type as string;
+    const value = delta[field];
+    this.#delta(index, type, String(value ?? ''));
+    // Learn this shape so the next deltas of the block skip the full parse (see delta-template.ts).
+    if (typeof value === 'string' && typeof index === 'number') {
+      this.#templates.learn(
+        raw,
+        field,
+        (p) =>
+          p.type === 'content_block_delta' && p.index === index ? asObject(p.delta)?.[field] : undefined,
+        { index, type },
+      );
+    }
+  }
+
+  #delta(index: number, type: string, value: string): void {
     const key = this.#key(index);
-    switch (delta.type) {
+    switch (type) {
       case 'text_delta':
-        if (this.#kinds.get(index) === 'text') this.builder.text(key, String(delta.text ?? ''));
+        if (this.#kinds.get(index) === 'text') this.builder.text(key, value);
         break;
       case 'thinking_delta':
-        this.builder.thinking(key, String(delta.thinking ?? ''));
+        this.builder.thinking(key, value);
         break;
       case 'signature_delta':
-        this.builder.thinkingSignature(key, String(delta.signature ?? ''), true);
+        this.builder.thinkingSignature(key, value, true);
         break;
       case 'input_json_delta':
-        this.builder.toolArgs(key, String(delta.partial_json ?? ''));
+        this.builder.toolArgs(key, value);
         break;
       default:
         break;

@@ -16,6 +16,7 @@ import { mapOpenAIChatFinishReason, openAIChatUsage } from '../openai-chat.js';
 import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
+import { DeltaTemplateSet } from './delta-template.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
 import { isDoneSentinel, parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
@@ -32,6 +33,8 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
   #refused = false;
   #callSeq = 0;
   #lastToolKey: string | undefined;
+  /** Learned shapes of plain text chunks (most chunks of a stream), applied without a full parse. */
+  readonly #templates = new DeltaTemplateSet<true>();
 
   constructor(emit: (event: StreamEvent) => void) {
     this.builder = new MessageBuilder(emit);
@@ -48,6 +51,11 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
       this.#done = true;
       return;
     }
+    if (this.#templates.match(raw)) {
+      // Same chunk as a learned plain-text one but for the text: the same model, no usage, no finish reason.
+      this.#content(this.#templates.value);
+      return;
+    }
     const chunk = parseJsonData(API, raw);
     if (chunk.error !== undefined && chunk.error !== null) throw chatStreamError(chunk.error);
     // The first chunk of some compatible servers says `model: ""`; a later chunk names the model.
@@ -57,6 +65,10 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     if (choice) this.#choice(choice);
     const usage = chunk.usage as Json | null | undefined;
     if (usage && typeof usage === 'object') this.builder.setUsage(openAIChatUsage(usage));
+    else if (choice && isPlainText(chunk, choice)) {
+      // Learn this shape so the next text chunks skip the full parse (see delta-template.ts).
+      this.#templates.learn(raw, 'content', plainTextOf, true);
+    }
   }
 
   result(): AssistantMessage {
@@ -77,10 +89,7 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
       const reasoning = delta.reasoning_content ?? delta.reasoning;
       if (typeof reasoning === 'string' && reasoning.length > 0)
         this.builder.thinking('reasoning', reasoning);
-      if (typeof delta.content === 'string' && delta.content.length > 0) {
-        this.builder.close('reasoning');
-        this.builder.text('text', delta.content);
-      }
+      if (typeof delta.content === 'string') this.#content(delta.content);
       if (typeof delta.refusal === 'string' && delta.refusal.length > 0) {
         this.#refused = true;
         this.builder.text('text', delta.refusal);
@@ -99,6 +108,12 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
       this.#finished = true;
       this.#stopReason = mapOpenAIChatFinishReason(reason);
     }
+  }
+
+  #content(text: string): void {
+    if (text.length === 0) return;
+    this.builder.close('reasoning');
+    this.builder.text('text', text);
   }
 
   #toolCall(call: Json, position: number): void {
@@ -126,6 +141,30 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
       this.builder.toolArgs(key, JSON.stringify(fn.arguments));
     }
   }
+}
+
+/**
+ * True for a chunk that only carries text: one choice whose delta has string `content` and no reasoning, refusal or
+ * tool calls, no finish reason, no usage, no error. A chunk that differs from it only in that text has the same effect
+ * apart from the text, which is what lets `DeltaTemplate` skip parsing the rest.
+ */
+function isPlainText(chunk: Json, choice: Json): boolean {
+  if (!Array.isArray(chunk.choices) || chunk.choices.length !== 1) return false;
+  if (typeof choice.finish_reason === 'string') return false;
+  const delta = asObject(choice.delta);
+  if (delta === undefined || typeof delta.content !== 'string') return false;
+  return (
+    typeof (delta.reasoning_content ?? delta.reasoning) !== 'string' &&
+    typeof delta.refusal !== 'string' &&
+    !Array.isArray(delta.tool_calls)
+  );
+}
+
+/** The text of a plain-text chunk (see `isPlainText`), else `undefined`. */
+function plainTextOf(chunk: Json): unknown {
+  const choice = Array.isArray(chunk.choices) ? asObject(chunk.choices[0]) : undefined;
+  if (choice === undefined || !isPlainText(chunk, choice)) return undefined;
+  return asObject(choice.delta)?.content;
 }
 
 function chatStreamError(error: unknown): ProviderError {

@@ -21,6 +21,7 @@ import {
 import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
+import { DeltaTemplateSet } from './delta-template.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
 import { isDoneSentinel, parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
@@ -29,6 +30,12 @@ const API = 'openai-responses';
 
 type Json = Record<string, unknown>;
 
+/** A learned delta shape: which builder call applies it, under which key. */
+interface DeltaTag {
+  kind: 'text' | 'thinking' | 'args';
+  key: string;
+}
+
 export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
   readonly builder: MessageBuilder;
   #complete = false;
@@ -36,6 +43,8 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
   #refused = false;
   /** Function-call items already closed by `function_call_arguments.done`. */
   readonly #endedCalls = new Set<string>();
+  /** Learned shapes of text/reasoning/argument delta events, applied without a full parse. */
+  readonly #templates = new DeltaTemplateSet<DeltaTag>();
 
   constructor(emit: (event: StreamEvent) => void) {
     this.builder = new MessageBuilder(emit);
@@ -47,8 +56,17 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
 
   accept(event: SseEvent): void {
     if (isDoneSentinel(event.data)) return;
+    const templates = this.#templates;
+    if (templates.match(event.data)) {
+      const tag = templates.tag as DeltaTag;
+      if (tag.kind === 'text') this.builder.text(tag.key, templates.value);
+      else if (tag.kind === 'thinking') this.builder.thinking(tag.key, templates.value);
+      else this.builder.toolArgs(tag.key, templates.value);
+      return;
+    }
     const data = parseJsonData(API, event.data);
     const type = typeof data.type === 'string' ? data.type : event.event;
+    this.#learn(event.data, data, type);
     switch (type) {
       case 'response.created':
       case 'response.in_progress': {
@@ -105,6 +123,25 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
       default:
         break;
     }
+  }
+
+  /** Learn the shape of a delta event (see delta-template.ts) so the next ones of its item skip the full parse. */
+  #learn(raw: string, data: Json, type: string): void {
+    if (typeof data.delta !== 'string' || data.type !== type) return;
+    let tag: DeltaTag;
+    if (type === 'response.output_text.delta') tag = { kind: 'text', key: `msg:${String(data.item_id)}` };
+    else if (type === 'response.reasoning_summary_text.delta' || type === 'response.reasoning_text.delta')
+      tag = { kind: 'thinking', key: `rs:${String(data.item_id)}` };
+    else if (type === 'response.function_call_arguments.delta')
+      tag = { kind: 'args', key: `fc:${String(data.item_id)}` };
+    else return;
+    const itemId = data.item_id;
+    this.#templates.learn(
+      raw,
+      'delta',
+      (p) => (p.type === type && p.item_id === itemId ? p.delta : undefined),
+      tag,
+    );
   }
 
   result(): AssistantMessage {

@@ -9,7 +9,21 @@
  * - `end()` flushes: unlike the spec (which discards an unterminated last event), a final event that was not followed
  *   by a blank line is still delivered, because several OpenAI-compatible servers close the stream without one.
  * - Events are delivered synchronously to the callback given to the constructor, in stream order.
+ * - Memory is bounded: a line, or an event's joined data, longer than `maxLineChars` (default 128 Mi characters)
+ *   throws a non-retryable `ProviderError` (`ERR_PROVIDER`) instead of growing until V8's string limit.
  */
+
+import { ProviderError } from './provider-error.js';
+
+/** Default bound on one line / one event's data, in UTF-16 code units (V8's own string limit is ~512 Mi). */
+export const SSE_MAX_LINE_CHARS = 128 * 1024 * 1024;
+
+export interface SseParserOptions {
+  /** Longest line (and longest joined `data` of one event) accepted, in characters. */
+  maxLineChars?: number;
+  /** The wire API named in the error for an over-long line. */
+  api?: string;
+}
 
 /** One dispatched event. `event` is `'message'` when the stream gave no `event:` field. */
 export interface SseEvent {
@@ -26,13 +40,20 @@ export class SseParser {
   /** The previous chunk ended with CR: a LF at the start of the next chunk belongs to it. */
   #pendingCr = false;
   #eventType = '';
+  /** The last `event:` value read (interned across events). */
+  #lastEventType = '';
   #data = '';
   #hasData = false;
   #lastId = '';
   #retry: number | undefined;
 
-  constructor(onEvent: (event: SseEvent) => void) {
+  readonly #maxLineChars: number;
+  readonly #api: string;
+
+  constructor(onEvent: (event: SseEvent) => void, options: SseParserOptions = {}) {
     this.#onEvent = onEvent;
+    this.#maxLineChars = options.maxLineChars ?? SSE_MAX_LINE_CHARS;
+    this.#api = options.api ?? 'sse';
   }
 
   /** Reconnection time the stream asked for with a `retry:` field, if any (ms). */
@@ -74,6 +95,17 @@ export class SseParser {
       if (nextCr !== -1 && nextCr < start) nextCr = input.indexOf('\r', start);
     }
     this.#buffer = start === 0 ? input : input.slice(start);
+    if (this.#buffer.length > this.#maxLineChars) this.#tooLong('line');
+  }
+
+  #tooLong(what: string): never {
+    this.#buffer = '';
+    this.#data = '';
+    throw new ProviderError({
+      api: this.#api,
+      providerMessage: `stream ${what} longer than ${this.#maxLineChars} characters; refusing to buffer it`,
+      retryable: false,
+    });
   }
 
   /** The stream ended: flush a trailing partial line and an unterminated event. */
@@ -96,14 +128,18 @@ export class SseParser {
     const first = input.charCodeAt(start);
     if (first === 58 /* : */) return;
     // Fast path for the line almost every event has: `data:` (no field-name allocation).
-    if (first === 100 /* d */ && input.startsWith('data:', start)) {
+    if (first === 100 /* d */ && isField(input, start, end, 'data')) {
       const v = start + 5;
       this.#addData(input.slice(v < end && input.charCodeAt(v) === 32 ? v + 1 : v, end));
       return;
     }
-    if (first === 101 /* e */ && input.startsWith('event:', start)) {
-      const v = start + 6;
-      this.#eventType = input.slice(v < end && input.charCodeAt(v) === 32 ? v + 1 : v, end);
+    if (first === 101 /* e */ && isField(input, start, end, 'event')) {
+      let v = start + 6;
+      if (v < end && input.charCodeAt(v) === 32) v++;
+      // Streams repeat a handful of event names: reuse the last one instead of slicing a new string per event.
+      const last = this.#lastEventType;
+      if (end - v !== last.length || input.slice(v, end) !== last) this.#lastEventType = input.slice(v, end);
+      this.#eventType = this.#lastEventType;
       return;
     }
     const colon = input.indexOf(':', start);
@@ -136,6 +172,7 @@ export class SseParser {
   }
 
   #addData(value: string): void {
+    if (this.#hasData && this.#data.length + value.length >= this.#maxLineChars) this.#tooLong('event data');
     if (this.#hasData) this.#data += `\n${value}`;
     else {
       this.#data = value;
@@ -154,6 +191,14 @@ export class SseParser {
     this.#eventType = '';
     this.#onEvent(event);
   }
+}
+
+/** True when the line `[start, end)` of `input` begins with `name:` (charCode compares: `startsWith` at an offset is slow). */
+function isField(input: string, start: number, end: number, name: string): boolean {
+  const n = name.length;
+  if (end - start <= n || input.charCodeAt(start + n) !== 58 /* : */) return false;
+  for (let i = 1; i < n; i++) if (input.charCodeAt(start + i) !== name.charCodeAt(i)) return false;
+  return true;
 }
 
 /**
