@@ -3,6 +3,7 @@
 #pragma once
 
 #include <libdeflate.h>
+#include <webp/decode.h>
 #include <webp/demux.h>
 #include <webp/encode.h>
 
@@ -20,12 +21,18 @@ struct WebPDemuxerFree {
   void operator()(WebPDemuxer* d) const { WebPDemuxDelete(d); }
 };
 
+struct WebPIDecoderFree {
+  void operator()(WebPIDecoder* d) const { WebPIDelete(d); }
+};
+
 /** A libdeflate compressor (nullptr when allocation failed). */
 using DeflateCompressor = std::unique_ptr<libdeflate_compressor, DeflateCompressorFree>;
 /** A libdeflate decompressor (nullptr when allocation failed). */
 using DeflateDecompressor = std::unique_ptr<libdeflate_decompressor, DeflateDecompressorFree>;
 /** A libwebp demuxer over borrowed bytes (which must outlive it). */
 using WebPDemuxerHandle = std::unique_ptr<WebPDemuxer, WebPDemuxerFree>;
+/** A libwebp incremental decoder (nullptr when allocation failed or the header is unreadable). */
+using WebPIDecoderHandle = std::unique_ptr<WebPIDecoder, WebPIDecoderFree>;
 
 /** A WebPPicture that is freed (WebPPictureFree) when the scope ends. */
 class WebPPictureHandle {

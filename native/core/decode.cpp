@@ -1,10 +1,11 @@
 // First-frame decode of PNG/JPEG/GIF/BMP (stb_image 2.30, budgeted allocations) and WebP (libwebp; animated WebP
-// through the demux animation decoder). Callers check the pixel cap from the header first.
+// through the demux for its first frame; both through the incremental decoder so that abort reaches them). Callers check the pixel cap from the header first.
 #include <libdeflate.h>
 #include <stb/stb_image.h>
 #include <webp/decode.h>
 #include <webp/demux.h>
 
+#include <algorithm>
 #include <climits>
 #include <memory>
 #include <cstdlib>
@@ -184,6 +185,41 @@ FastPng decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pix
   return FastPng::Decoded;
 }
 
+/** Input fed to libwebp's incremental decoder per step: at least 256 KiB (a lossless decoder that runs out of data
+ *  mid-way re-decodes from its last 8-row checkpoint, so small steps would cost repeated work), else 1/64 of the
+ *  input, so the abort flag is polled ~64 times over a large image. */
+size_t webp_step(size_t len) { return std::max<size_t>(size_t(256) << 10, len / 64); }
+
+/**
+ * Decodes one WebP bitstream (a still image or one animation frame) into config->output (external memory) with
+ * libwebp's incremental decoder fed from `d` in place (WebPIUpdate: no copy), polling the abort flag between steps of
+ * webp_step(len) bytes. Returns VP8_STATUS_USER_ABORT when aborted, VP8_STATUS_NOT_ENOUGH_DATA when the data ends
+ * before the image does, else libwebp's status. Bound: the work between two polls is what one step of input decodes
+ * (for a degenerate, highly compressible image up to the whole image, which the pixel cap bounds).
+ */
+VP8StatusCode webp_decode_abortable(const uint8_t* d, size_t len, WebPDecoderConfig* config) {
+  if (should_abort()) return VP8_STATUS_USER_ABORT;
+  WebPIDecoderHandle idec(WebPIDecode(nullptr, 0, config));
+  if (!idec) return VP8_STATUS_OUT_OF_MEMORY;
+  const size_t step = webp_step(len);
+  VP8StatusCode rc = VP8_STATUS_SUSPENDED;
+  for (size_t fed = 0; rc == VP8_STATUS_SUSPENDED && fed < len;) {
+    if (should_abort()) return VP8_STATUS_USER_ABORT;
+    fed = std::min(len, fed + step);
+    rc = WebPIUpdate(idec.get(), d, fed);
+  }
+  if (rc == VP8_STATUS_SUSPENDED) rc = VP8_STATUS_NOT_ENOUGH_DATA;
+  return rc;
+}
+
+/** The error for a failed libwebp decode. */
+Status webp_failure(VP8StatusCode rc, const char* what) {
+  const MediaType T = MediaType::Webp;
+  if (rc == VP8_STATUS_USER_ABORT) return Status::Err("ERR_ABORTED", "processing was aborted", T);
+  if (rc == VP8_STATUS_OUT_OF_MEMORY) return oom(T);
+  return corrupt(T, std::string(what) + webp_reason(rc));
+}
+
 /**
  * First frame of an animated WebP, decoded straight into a transparent canvas-sized buffer at the frame's offset
  * (the frame is blended onto a transparent canvas, so blending is a copy). Only the canvas is allocated — never the
@@ -213,11 +249,10 @@ Status decode_webp_animated(const uint8_t* d, size_t len, const MediaInfo& info,
   config.output.u.RGBA.rgba = out->data.data + size_t(it.y_offset) * stride + size_t(it.x_offset) * 4;
   config.output.u.RGBA.stride = int(stride);
   config.output.u.RGBA.size = stride * size_t(it.height - 1) + size_t(it.width) * 4;
-  VP8StatusCode rc = WebPDecode(it.fragment.bytes, it.fragment.size, &config);
-  WebPFreeDecBuffer(&config.output);
+  VP8StatusCode rc = webp_decode_abortable(it.fragment.bytes, it.fragment.size, &config);
   if (rc != VP8_STATUS_OK) {
     out->data.reset();
-    return rc == VP8_STATUS_OUT_OF_MEMORY ? oom(T) : corrupt(T, std::string("first frame: ") + webp_reason(rc));
+    return webp_failure(rc, "first frame: ");
   }
   out->width = info.width;
   out->height = info.height;
@@ -240,11 +275,10 @@ Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* 
   config.output.u.RGBA.rgba = out->data.data;
   config.output.u.RGBA.stride = int(info.width) * c;
   config.output.u.RGBA.size = out->data.size;
-  rc = WebPDecode(d, len, &config);
-  WebPFreeDecBuffer(&config.output);
+  rc = webp_decode_abortable(d, len, &config);
   if (rc != VP8_STATUS_OK) {
     out->data.reset();
-    return rc == VP8_STATUS_OUT_OF_MEMORY ? oom(T) : corrupt(T, webp_reason(rc));
+    return webp_failure(rc, "");
   }
   out->width = info.width;
   out->height = info.height;

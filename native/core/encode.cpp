@@ -165,10 +165,16 @@ Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* 
   WebPMemoryWriterHandle w;
   pic.get()->writer = WebPMemoryWrite;
   pic.get()->custom_ptr = w.get();
+  // libwebp calls the hook each time its progress percentage changes (at most ~100 times, on this thread: no
+  // thread_level is set); returning 0 stops the encode with VP8_ENC_ERROR_USER_ABORT.
+  pic.get()->progress_hook = [](int, const WebPPicture*) -> int { return should_abort() ? 0 : 1; };
+  if (should_abort()) return Status::Err("ERR_ABORTED", "processing was aborted");
   if (!WebPEncode(&config, pic.get())) {
-    return pic.get()->error_code == VP8_ENC_ERROR_OUT_OF_MEMORY
-               ? Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding WebP")
-               : Status::Err("ERR_INTERNAL", "WebP encoding failed");
+    switch (pic.get()->error_code) {
+      case VP8_ENC_ERROR_USER_ABORT: return Status::Err("ERR_ABORTED", "processing was aborted");
+      case VP8_ENC_ERROR_OUT_OF_MEMORY: return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding WebP");
+      default: return Status::Err("ERR_INTERNAL", "WebP encoding failed");
+    }
   }
   size_t size = 0;
   uint8_t* mem = w.release(&size);
