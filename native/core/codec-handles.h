@@ -9,6 +9,8 @@
 
 #include <memory>
 
+#include "media-core.h"
+
 namespace panto {
 
 struct DeflateCompressorFree {
@@ -49,7 +51,10 @@ class WebPPictureHandle {
   bool ok_;
 };
 
-/** A WebPMemoryWriter whose buffer is freed when the scope ends unless `release()`d to a new owner. */
+/** Releases bytes libwebp allocated (WebPFree). */
+inline void webp_release(uint8_t* p) { WebPFree(p); }
+
+/** A WebPMemoryWriter whose buffer is freed when the scope ends unless taken by a new owner. */
 class WebPMemoryWriterHandle {
  public:
   WebPMemoryWriterHandle() { WebPMemoryWriterInit(&w_); }
@@ -57,13 +62,11 @@ class WebPMemoryWriterHandle {
   WebPMemoryWriterHandle(const WebPMemoryWriterHandle&) = delete;
   WebPMemoryWriterHandle& operator=(const WebPMemoryWriterHandle&) = delete;
   WebPMemoryWriter* get() { return &w_; }
-  /** Gives up the written bytes (free with WebPFree); the writer is left empty. */
-  uint8_t* release(size_t* size) {
-    uint8_t* m = w_.mem;
-    *size = w_.size;
-    w_.mem = nullptr;
-    w_.size = w_.max_size = 0;
-    return m;
+  /** Hands the written bytes to an owner (released with WebPFree); the writer is left empty. */
+  OwnedBytes take() {
+    OwnedBytes b = OwnedBytes::adopt(w_.mem, w_.size, webp_release);
+    WebPMemoryWriterInit(&w_);  // forgets the buffer it no longer owns
+    return b;
   }
 
  private:

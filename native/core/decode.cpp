@@ -60,10 +60,7 @@ Status stb_failure(MediaType t) {
 /** Takes ownership of a w x h x `channels` stb result (budget memory) and checks it has the expected size. */
 Status adopt_stb_pixels(MediaType t, stbi_uc* p, int w, int h, int channels, uint32_t want_w, uint32_t want_h,
                         Pixels* out) {
-  out->data.reset();
-  out->data.data = p;
-  out->data.size = size_t(w) * size_t(h) * size_t(channels);
-  out->data.release = budget_release;
+  out->data = OwnedBytes::adopt(p, size_t(w) * size_t(h) * size_t(channels), budget_release);
   if (uint32_t(w) != want_w || uint32_t(h) != want_h) return corrupt(t, "decoded size differs from the header");
   out->width = uint32_t(w);
   out->height = uint32_t(h);
@@ -177,7 +174,7 @@ FastPng decode_png_fast(const uint8_t* d, size_t len, const MediaInfo& info, Pix
   const size_t samples = size_t(info.width) * info.height * channels;
   if (bytes_per_sample == 2)
     for (size_t i = 0; i < samples; i++) base[i] = base[2 * i];  // big-endian: keep the high byte (forward-safe)
-  raw.size = samples;
+  raw.shrink_to(samples);
   out->data = std::move(raw);
   out->width = info.width;
   out->height = info.height;

@@ -124,7 +124,7 @@ Status encode_png(const PixelView& px, OwnedBytes* out) {
   put32(t + 4, 0);
   std::memcpy(t + 8, "IEND", 4);
   put32(t + 12, libdeflate_crc32(0, t + 8, 4));
-  out->size = kHead + z + kTail;
+  out->shrink_to(kHead + z + kTail);
   return Status::Ok();
 }
 

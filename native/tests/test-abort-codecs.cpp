@@ -29,14 +29,14 @@ std::vector<uint8_t> noise(uint32_t w, uint32_t h, int channels) {
   return v;
 }
 
-std::vector<uint8_t> to_vector(const panto::OwnedBytes& b) { return {b.data, b.data + b.size}; }
+std::vector<uint8_t> to_vector(panto::ByteView b) { return {b.data, b.data + b.size}; }
 
 /** Encodes noise with our own encoders (no budget scope: unlimited, never aborted). */
 std::vector<uint8_t> noise_webp(uint32_t w, uint32_t h, bool lossless) {
   const auto px = noise(w, h, 3);
   panto::OwnedBytes out;
   if (!panto::encode_webp({w, h, 3, px.data()}, lossless, 90, &out).ok()) std::abort();
-  return to_vector(out);
+  return to_vector(out.view());
 }
 
 /**
