@@ -190,9 +190,10 @@ size_t webp_step(size_t len) { return std::max<size_t>(size_t(256) << 10, len / 
 /**
  * Decodes one WebP bitstream (a still image or one animation frame) into config->output (external memory) with
  * libwebp's incremental decoder fed from `d` in place (WebPIUpdate: no copy), polling the abort flag between steps of
- * webp_step(len) bytes. Returns VP8_STATUS_USER_ABORT when aborted, VP8_STATUS_NOT_ENOUGH_DATA when the data ends
- * before the image does, else libwebp's status. Bound: the work between two polls is what one step of input decodes
- * (for a degenerate, highly compressible image up to the whole image, which the pixel cap bounds).
+ * webp_step(len) bytes. Inside a step libwebp itself polls it (cdeps/patches/libwebp/0001: every macroblock row of
+ * VP8, every 16 rows of VP8L), so a highly compressible image whose whole data fits one step stops too. Returns
+ * VP8_STATUS_USER_ABORT when aborted, VP8_STATUS_NOT_ENOUGH_DATA when the data ends before the image does, else
+ * libwebp's status.
  */
 VP8StatusCode webp_decode_abortable(const uint8_t* d, size_t len, WebPDecoderConfig* config) {
   if (should_abort()) return VP8_STATUS_USER_ABORT;
@@ -209,10 +210,11 @@ VP8StatusCode webp_decode_abortable(const uint8_t* d, size_t len, WebPDecoderCon
   return rc;
 }
 
-/** The error for a failed libwebp decode. */
+/** The error for a failed libwebp decode (an abort inside an alpha or transform sub-image may surface as another
+ *  status, so the flag itself decides). */
 Status webp_failure(VP8StatusCode rc, const char* what) {
   const MediaType T = MediaType::Webp;
-  if (rc == VP8_STATUS_USER_ABORT) return Status::Err("ERR_ABORTED", "processing was aborted", T);
+  if (rc == VP8_STATUS_USER_ABORT || should_abort()) return Status::Err("ERR_ABORTED", "processing was aborted", T);
   if (rc == VP8_STATUS_OUT_OF_MEMORY) return oom(T);
   return corrupt(T, std::string(what) + webp_reason(rc));
 }

@@ -39,6 +39,22 @@ std::vector<uint8_t> noise_webp(uint32_t w, uint32_t h, bool lossless) {
   return to_vector(out.view());
 }
 
+/** A smooth gradient (a few KB as WebP: the whole image decodes from one step of input, so only libwebp's own row
+ *  polling can stop it). */
+std::vector<uint8_t> gradient_webp(uint32_t w, uint32_t h, bool lossless) {
+  std::vector<uint8_t> px(size_t(w) * h * 3);
+  for (uint32_t y = 0; y < h; y++)
+    for (uint32_t x = 0; x < w; x++) {
+      uint8_t* p = &px[(size_t(y) * w + x) * 3];
+      p[0] = uint8_t(x * 255 / w);
+      p[1] = uint8_t(y * 255 / h);
+      p[2] = uint8_t((x + y) * 255 / (w + h));
+    }
+  panto::OwnedBytes out;
+  if (!panto::encode_webp({w, h, 3, px.data()}, lossless, 80, &out).ok()) std::abort();
+  return to_vector(out.view());
+}
+
 /**
  * A GIF of w x h noise (256 grey levels): 9-bit LZW codes, a clear code before every 254 literals so the code size
  * never grows (an "uncompressed" LZW stream, ~1.1 bytes per pixel), in 255-byte sub-blocks.
@@ -148,6 +164,9 @@ PANTO_TEST(budget, abort_mid_decode_stops_webp_and_gif) {
       {"lossy webp", noise_webp(W, H, false), uint64_t(W) * H * 3},
       {"lossless webp", noise_webp(W, H, true), uint64_t(W) * H * 3},
       {"gif", noise_gif(W, H), uint64_t(W) * H * 4},
+      // One step of input holds the whole image: libwebp's row polling (cdeps/patches/libwebp/0001) stops these.
+      {"lossy gradient webp", gradient_webp(3000, 3000, false), uint64_t(3000) * 3000 * 3},
+      {"lossless gradient webp", gradient_webp(3000, 3000, true), uint64_t(3000) * 3000 * 3},
   };
   for (const auto& c : cases) {
     std::atomic<int> flag{0};
