@@ -210,11 +210,12 @@ VP8StatusCode webp_decode_abortable(const uint8_t* d, size_t len, WebPDecoderCon
   return rc;
 }
 
-/** The error for a failed libwebp decode (an abort inside an alpha or transform sub-image may surface as another
- *  status, so the flag itself decides). */
+/** The error for a failed libwebp decode. The abort flag alone decides ERR_ABORTED: libwebp also reports damaged
+ *  alpha data as VP8_STATUS_USER_ABORT (its output callback fails), and an abort inside an alpha or transform
+ *  sub-image may surface as another status. */
 Status webp_failure(VP8StatusCode rc, const char* what) {
   const MediaType T = MediaType::Webp;
-  if (rc == VP8_STATUS_USER_ABORT || should_abort()) return Status::Err("ERR_ABORTED", "processing was aborted", T);
+  if (should_abort()) return Status::Err("ERR_ABORTED", "processing was aborted", T);
   if (rc == VP8_STATUS_OUT_OF_MEMORY) return oom(T);
   return corrupt(T, std::string(what) + webp_reason(rc));
 }

@@ -210,3 +210,18 @@ PANTO_TEST(budget, abort_stops_webp_and_png_encoders) {
     }
   }
 }
+
+PANTO_TEST(budget, damaged_webp_alpha_is_corrupt_not_aborted) {
+  // libwebp reports alpha data it cannot decode as VP8_STATUS_USER_ABORT (its row output fails): without an abort
+  // flag that is a corrupt file, never ERR_ABORTED. Two flipped bytes, one in ALPH and one in VP8 (found by
+  // scripts/native-asan-smoke.mjs, "flipped#9").
+  auto in = fixture("webp-lossy-alpha.webp");
+  PANTO_REQUIRE(in.size() == 238 && std::equal(in.begin() + 30, in.begin() + 34, "ALPH"));
+  in[71] ^= 104;
+  in[191] ^= 99;
+  panto::DecodedImage img;
+  const auto st = panto::decode_to_rgba(in.data(), in.size(), 100000000, &img);
+  PANTO_CHECK_EQ(st.code, std::string("ERR_CORRUPT_MEDIA"));
+  std::atomic<int> flag{0};
+  PANTO_CHECK_EQ(decode(in, &flag).code, std::string("ERR_CORRUPT_MEDIA"));  // a flag that is not raised: the same
+}
