@@ -11,7 +11,7 @@
 //   lives in native/core.
 // - stb_image.h is patched at fetch time (cdeps/patches/stb/*.patch): out-of-range palette indices are black, PNG
 //   inflates into an exact-size buffer (overrun = corrupt), GIF LZW without an initial clear code, BMP V3 bitfield
-//   masks, and an abort hook between rows.
+//   masks, and an abort hook between rows (JPEG, PNG) and GIF LZW data sub-blocks.
 #include <libdeflate.h>
 
 #include "budget.h"
@@ -33,7 +33,8 @@
 #define STBI_MALLOC(sz) panto_budget_malloc(sz)
 #define STBI_REALLOC(p, newsz) panto_budget_realloc(p, newsz)
 #define STBI_FREE(p) panto_budget_free(p)
-// Polled between JPEG MCU rows and PNG rows (cdeps/patches/stb/0005): an aborted call stops there.
+// Polled between JPEG MCU rows, PNG rows (cdeps/patches/stb/0005) and GIF LZW sub-blocks (0007): an aborted call
+// stops there.
 #define STBI_SHOULD_ABORT() panto_should_abort()
 // Fresh mmapped blocks are already zero: a huge declared GIF canvas costs address space, not resident memory.
 #define STBI_ZERO_FRESH(p, n) panto_budget_zero_fresh((p), (n))

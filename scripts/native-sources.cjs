@@ -100,8 +100,9 @@ module.exports = {
   cdeps: ['cdeps/stb-impl.cpp'],
   binding: ['native/binding/addon.cpp'],
   coreIncludeDirs: ['native/core'],
-  // libwebp's public headers otherwise mark every API function visibility("default").
-  defines: ['WEBP_EXTERN=extern'],
+  // libwebp's public headers otherwise mark every API function visibility("default"). PANTO_WEBP_SHOULD_ABORT names
+  // the abort poll (native/core/budget.h) that cdeps/patches/libwebp/0001 calls between decoded rows.
+  defines: ['WEBP_EXTERN=extern', 'PANTO_WEBP_SHOULD_ABORT=panto_should_abort'],
   bindingDefines: ['NAPI_VERSION=8', 'NAPI_CPP_EXCEPTIONS', 'NODE_ADDON_API_DISABLE_DEPRECATED'],
   cflags: ['-std=c++17', '-O3', '-fexceptions', '-fvisibility=hidden', '-fvisibility-inlines-hidden'],
   ldflags: [],

@@ -95,11 +95,8 @@ void free_release(uint8_t* p) { std::free(p); }
 /** A copy of `b` the call owns (malloc'd; ERR_MEDIA_TOO_LARGE when it cannot be allocated). */
 panto::OwnedBytes copy_input(Napi::Env env, const Napi::Uint8Array& b) {
   const size_t n = b.ByteLength();
-  panto::OwnedBytes out;
-  out.data = static_cast<uint8_t*>(std::malloc(n ? n : 1));
+  panto::OwnedBytes out = panto::OwnedBytes::adopt(static_cast<uint8_t*>(std::malloc(n ? n : 1)), n, free_release);
   if (!out.data) throw_status(env, panto::Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory copying the input"));
-  out.release = free_release;
-  out.size = n;
   if (n) std::memcpy(out.data, b.Data(), n);
   return out;
 }
@@ -272,7 +269,8 @@ class ProcessWorker : public Napi::AsyncWorker {
  protected:
   void Execute() override {
     try {
-      status_ = panto::process(input_.data, input_.size, opts_, &result_);
+      const panto::ByteView in = input_.view();
+      status_ = panto::process(in.data, in.size, opts_, &result_);
     } catch (...) {
       status_ = panto::Status::Err("ERR_INTERNAL", "unexpected exception in the media worker");
     }

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <libdeflate.h>
+#include <webp/decode.h>
 #include <webp/demux.h>
 #include <webp/encode.h>
 
 #include <memory>
+
+#include "media-core.h"
 
 namespace panto {
 
@@ -20,12 +23,18 @@ struct WebPDemuxerFree {
   void operator()(WebPDemuxer* d) const { WebPDemuxDelete(d); }
 };
 
+struct WebPIDecoderFree {
+  void operator()(WebPIDecoder* d) const { WebPIDelete(d); }
+};
+
 /** A libdeflate compressor (nullptr when allocation failed). */
 using DeflateCompressor = std::unique_ptr<libdeflate_compressor, DeflateCompressorFree>;
 /** A libdeflate decompressor (nullptr when allocation failed). */
 using DeflateDecompressor = std::unique_ptr<libdeflate_decompressor, DeflateDecompressorFree>;
 /** A libwebp demuxer over borrowed bytes (which must outlive it). */
 using WebPDemuxerHandle = std::unique_ptr<WebPDemuxer, WebPDemuxerFree>;
+/** A libwebp incremental decoder (nullptr when allocation failed or the header is unreadable). */
+using WebPIDecoderHandle = std::unique_ptr<WebPIDecoder, WebPIDecoderFree>;
 
 /** A WebPPicture that is freed (WebPPictureFree) when the scope ends. */
 class WebPPictureHandle {
@@ -42,7 +51,10 @@ class WebPPictureHandle {
   bool ok_;
 };
 
-/** A WebPMemoryWriter whose buffer is freed when the scope ends unless `release()`d to a new owner. */
+/** Releases bytes libwebp allocated (WebPFree). */
+inline void webp_release(uint8_t* p) { WebPFree(p); }
+
+/** A WebPMemoryWriter whose buffer is freed when the scope ends unless taken by a new owner. */
 class WebPMemoryWriterHandle {
  public:
   WebPMemoryWriterHandle() { WebPMemoryWriterInit(&w_); }
@@ -50,13 +62,11 @@ class WebPMemoryWriterHandle {
   WebPMemoryWriterHandle(const WebPMemoryWriterHandle&) = delete;
   WebPMemoryWriterHandle& operator=(const WebPMemoryWriterHandle&) = delete;
   WebPMemoryWriter* get() { return &w_; }
-  /** Gives up the written bytes (free with WebPFree); the writer is left empty. */
-  uint8_t* release(size_t* size) {
-    uint8_t* m = w_.mem;
-    *size = w_.size;
-    w_.mem = nullptr;
-    w_.size = w_.max_size = 0;
-    return m;
+  /** Hands the written bytes to an owner (released with WebPFree); the writer is left empty. */
+  OwnedBytes take() {
+    OwnedBytes b = OwnedBytes::adopt(w_.mem, w_.size, webp_release);
+    WebPMemoryWriterInit(&w_);  // forgets the buffer it no longer owns
+    return b;
   }
 
  private:

@@ -1,9 +1,11 @@
-// First-frame decode of PNG (png-decode.cpp, stb for the rest), JPEG/GIF/BMP (stb_image 2.30, budgeted allocations) and WebP (libwebp; animated WebP
-// through the demux animation decoder). Callers check the pixel cap from the header first.
+// First-frame decode of PNG (png-decode.cpp, stb for the layouts it does not take), JPEG/GIF/BMP (stb_image 2.30,
+// budgeted allocations) and WebP (libwebp; animated WebP through the demux for its first frame; both through the
+// incremental decoder so that abort reaches them). Callers check the pixel cap from the header first.
 #include <stb/stb_image.h>
 #include <webp/decode.h>
 #include <webp/demux.h>
 
+#include <algorithm>
 #include <climits>
 #include <memory>
 #include <cstdlib>
@@ -59,10 +61,7 @@ Status stb_failure(MediaType t) {
 /** Takes ownership of a w x h x `channels` stb result (budget memory) and checks it has the expected size. */
 Status adopt_stb_pixels(MediaType t, stbi_uc* p, int w, int h, int channels, uint32_t want_w, uint32_t want_h,
                         Pixels* out) {
-  out->data.reset();
-  out->data.data = p;
-  out->data.size = size_t(w) * size_t(h) * size_t(channels);
-  out->data.release = budget_release;
+  out->data = OwnedBytes::adopt(p, size_t(w) * size_t(h) * size_t(channels), budget_release);
   if (uint32_t(w) != want_w || uint32_t(h) != want_h) return corrupt(t, "decoded size differs from the header");
   out->width = uint32_t(w);
   out->height = uint32_t(h);
@@ -80,13 +79,44 @@ Status decode_stb(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* o
   return adopt_stb_pixels(info.type, p, w, h, req, info.width, info.height, out);
 }
 
+/** Input fed to libwebp's incremental decoder per step: at least 256 KiB (a lossless decoder that runs out of data
+ *  mid-way re-decodes from its last 8-row checkpoint, so small steps would cost repeated work), else 1/64 of the
+ *  input, so the abort flag is polled ~64 times over a large image. */
+size_t webp_step(size_t len) { return std::max<size_t>(size_t(256) << 10, len / 64); }
+
 /**
- * Fast path for the common PNG (8- or 16-bit RGB without tRNS, or RGBA; not interlaced): libdeflate inflates all
- * IDAT data in one call into a buffer of exactly the expected size (the only pixel allocation), rows are unfiltered
- * and compacted in place, 16-bit samples then narrowed to their high byte in place. Other layouts are NotHandled
- * (stb decodes them). Data that does not inflate to exactly the image, or an unknown filter, is Corrupt (libpng
- * refuses them too; stb is never retried on them, so the estimate of cost.cpp holds).
+ * Decodes one WebP bitstream (a still image or one animation frame) into config->output (external memory) with
+ * libwebp's incremental decoder fed from `d` in place (WebPIUpdate: no copy), polling the abort flag between steps of
+ * webp_step(len) bytes. Inside a step libwebp itself polls it (cdeps/patches/libwebp/0001: every macroblock row of
+ * VP8, every 16 rows of VP8L), so a highly compressible image whose whole data fits one step stops too. Returns
+ * VP8_STATUS_USER_ABORT when aborted, VP8_STATUS_NOT_ENOUGH_DATA when the data ends before the image does, else
+ * libwebp's status.
  */
+VP8StatusCode webp_decode_abortable(const uint8_t* d, size_t len, WebPDecoderConfig* config) {
+  if (should_abort()) return VP8_STATUS_USER_ABORT;
+  WebPIDecoderHandle idec(WebPIDecode(nullptr, 0, config));
+  if (!idec) return VP8_STATUS_OUT_OF_MEMORY;
+  const size_t step = webp_step(len);
+  VP8StatusCode rc = VP8_STATUS_SUSPENDED;
+  for (size_t fed = 0; rc == VP8_STATUS_SUSPENDED && fed < len;) {
+    if (should_abort()) return VP8_STATUS_USER_ABORT;
+    fed = std::min(len, fed + step);
+    rc = WebPIUpdate(idec.get(), d, fed);
+  }
+  if (rc == VP8_STATUS_SUSPENDED) rc = VP8_STATUS_NOT_ENOUGH_DATA;
+  return rc;
+}
+
+/** The error for a failed libwebp decode. The abort flag alone decides ERR_ABORTED: libwebp also reports damaged
+ *  alpha data as VP8_STATUS_USER_ABORT (its output callback fails), and an abort inside an alpha or transform
+ *  sub-image may surface as another status. */
+Status webp_failure(VP8StatusCode rc, const char* what) {
+  const MediaType T = MediaType::Webp;
+  if (should_abort()) return Status::Err("ERR_ABORTED", "processing was aborted", T);
+  if (rc == VP8_STATUS_OUT_OF_MEMORY) return oom(T);
+  return corrupt(T, std::string(what) + webp_reason(rc));
+}
+
 /**
  * First frame of an animated WebP, decoded straight into a transparent canvas-sized buffer at the frame's offset
  * (the frame is blended onto a transparent canvas, so blending is a copy). Only the canvas is allocated — never the
@@ -116,11 +146,10 @@ Status decode_webp_animated(const uint8_t* d, size_t len, const MediaInfo& info,
   config.output.u.RGBA.rgba = out->data.data + size_t(it.y_offset) * stride + size_t(it.x_offset) * 4;
   config.output.u.RGBA.stride = int(stride);
   config.output.u.RGBA.size = stride * size_t(it.height - 1) + size_t(it.width) * 4;
-  VP8StatusCode rc = WebPDecode(it.fragment.bytes, it.fragment.size, &config);
-  WebPFreeDecBuffer(&config.output);
+  VP8StatusCode rc = webp_decode_abortable(it.fragment.bytes, it.fragment.size, &config);
   if (rc != VP8_STATUS_OK) {
     out->data.reset();
-    return rc == VP8_STATUS_OUT_OF_MEMORY ? oom(T) : corrupt(T, std::string("first frame: ") + webp_reason(rc));
+    return webp_failure(rc, "first frame: ");
   }
   out->width = info.width;
   out->height = info.height;
@@ -143,11 +172,10 @@ Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* 
   config.output.u.RGBA.rgba = out->data.data;
   config.output.u.RGBA.stride = int(info.width) * c;
   config.output.u.RGBA.size = out->data.size;
-  rc = WebPDecode(d, len, &config);
-  WebPFreeDecBuffer(&config.output);
+  rc = webp_decode_abortable(d, len, &config);
   if (rc != VP8_STATUS_OK) {
     out->data.reset();
-    return rc == VP8_STATUS_OUT_OF_MEMORY ? oom(T) : corrupt(T, webp_reason(rc));
+    return webp_failure(rc, "");
   }
   out->width = info.width;
   out->height = info.height;

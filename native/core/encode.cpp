@@ -6,6 +6,7 @@
 #include <cstring>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "budget.h"
 #include "codec-handles.h"
@@ -14,39 +15,26 @@
 namespace panto {
 namespace {
 
+/** stb_image_write's output: budget memory that doubles when full (`buf.size` is the capacity, `used` the bytes). */
 struct GrowBuf {
-  uint8_t* data = nullptr;
-  size_t size = 0;
-  size_t cap = 0;
+  OwnedBytes buf;
+  size_t used = 0;
   bool failed = false;
 };
 
 void grow_write(void* ctx, void* src, int n) {
   auto* b = static_cast<GrowBuf*>(ctx);
   if (b->failed || n <= 0) return;
-  if (b->size + size_t(n) > b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 65536;
-    while (cap < b->size + size_t(n)) cap *= 2;
-    void* p = panto_budget_realloc(b->data, cap);
-    if (!p) {
+  if (b->used + size_t(n) > b->buf.size) {
+    size_t cap = b->buf.size ? b->buf.size * 2 : 65536;
+    while (cap < b->used + size_t(n)) cap *= 2;
+    if (!b->buf.realloc_owned(cap)) {
       b->failed = true;
       return;
     }
-    b->data = static_cast<uint8_t*>(p);
-    b->cap = cap;
   }
-  std::memcpy(b->data + b->size, src, size_t(n));
-  b->size += size_t(n);
-}
-
-void webp_release(uint8_t* p) { WebPFree(p); }
-
-/** Hands an encoder's buffer to `out` (which releases it with `release`). */
-void give(OwnedBytes* out, uint8_t* data, size_t size, void (*release)(uint8_t*)) {
-  out->reset();
-  out->data = data;
-  out->size = size;
-  out->release = release;
+  std::memcpy(b->buf.data + b->used, src, size_t(n));
+  b->used += size_t(n);
 }
 
 /** Offset just past the SOS segment of a JPEG written by stb_image_write (its header layout is fixed). */
@@ -63,15 +51,12 @@ size_t stb_jpeg_scan_start(const OwnedBytes& j) {
 /** One stb_image_write JPEG of the whole of `px`, written into a growing budget buffer. */
 Status encode_jpeg_serial(const PixelView& px, int quality, OwnedBytes* out) {
   GrowBuf b;
-  b.cap = size_t(px.width) * px.height / 4 + 65536;
-  b.data = static_cast<uint8_t*>(panto_budget_malloc(b.cap));
-  if (!b.data) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding JPEG");
+  if (!alloc_owned(size_t(px.width) * px.height / 4 + 65536, &b.buf))
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding JPEG");
   int ok = stbi_write_jpg_to_func(grow_write, &b, int(px.width), int(px.height), px.channels, px.data, quality);
-  if (!ok || b.failed) {
-    panto_budget_free(b.data);
-    return Status::Err("ERR_MEDIA_TOO_LARGE", "JPEG encoding failed (out of memory budget)");
-  }
-  give(out, b.data, b.size, budget_release);
+  if (!ok || b.failed) return Status::Err("ERR_MEDIA_TOO_LARGE", "JPEG encoding failed (out of memory budget)");
+  b.buf.shrink_to(b.used);
+  *out = std::move(b.buf);
   return Status::Ok();
 }
 
@@ -165,14 +150,18 @@ Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* 
   WebPMemoryWriterHandle w;
   pic.get()->writer = WebPMemoryWrite;
   pic.get()->custom_ptr = w.get();
+  // libwebp calls the hook each time its progress percentage changes (at most ~100 times, on this thread: no
+  // thread_level is set); returning 0 stops the encode with VP8_ENC_ERROR_USER_ABORT.
+  pic.get()->progress_hook = [](int, const WebPPicture*) -> int { return should_abort() ? 0 : 1; };
+  if (should_abort()) return Status::Err("ERR_ABORTED", "processing was aborted");
   if (!WebPEncode(&config, pic.get())) {
-    return pic.get()->error_code == VP8_ENC_ERROR_OUT_OF_MEMORY
-               ? Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding WebP")
-               : Status::Err("ERR_INTERNAL", "WebP encoding failed");
+    switch (pic.get()->error_code) {
+      case VP8_ENC_ERROR_USER_ABORT: return Status::Err("ERR_ABORTED", "processing was aborted");
+      case VP8_ENC_ERROR_OUT_OF_MEMORY: return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding WebP");
+      default: return Status::Err("ERR_INTERNAL", "WebP encoding failed");
+    }
   }
-  size_t size = 0;
-  uint8_t* mem = w.release(&size);
-  give(out, mem, size, webp_release);
+  *out = w.take();
   return Status::Ok();
 }
 

@@ -119,11 +119,31 @@ uint64_t set_memory_cap(uint64_t bytes);
 /** Bytes currently reserved by calls in flight. */
 uint64_t memory_in_flight();
 
-/** Bytes owned by a result. Release with `release(data)` exactly once (the Node binding does it in a finalizer). */
-struct OwnedBytes {
-  uint8_t* data = nullptr;
+/** A borrowed, read-only byte range: never frees; must not outlive the owner of the bytes. */
+struct ByteView {
+  const uint8_t* data = nullptr;
   size_t size = 0;
-  void (*release)(uint8_t*) = nullptr;
+};
+
+/**
+ * Bytes owned by a result (or a stage of the pipeline). Move-only; the release function runs exactly once, when the
+ * owner is reset, assigned to or destroyed (the Node binding keeps the owner alive in a Buffer finalizer). Built empty,
+ * by alloc_owned (budget memory), or by adopt() (an allocation handed over together with its release function).
+ *
+ * `data` and `size` are read-only: they are references to the private state, so assigning them does not compile —
+ * ownership changes only through adopt / reset / move, the size only through shrink_to / realloc_owned. A borrowed
+ * range is a ByteView (`view()`), pixels borrowed are a PixelView: neither can free.
+ */
+class OwnedBytes {
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  void (*release_)(uint8_t*) = nullptr;
+
+ public:
+  /** The bytes (nullptr when empty); the pointer is read-only, the bytes are writable by the owner. */
+  uint8_t* const& data = data_;
+  /** The number of valid bytes (may be less than the allocation after shrink_to). */
+  const size_t& size = size_;
 
   OwnedBytes() = default;
   OwnedBytes(const OwnedBytes&) = delete;
@@ -131,14 +151,21 @@ struct OwnedBytes {
   OwnedBytes(OwnedBytes&& o) noexcept { *this = std::move(o); }
   OwnedBytes& operator=(OwnedBytes&& o) noexcept;
   ~OwnedBytes() { reset(); }
-  void reset();
-  /** Gives up ownership (the caller must call `release`). */
-  uint8_t* take() {
-    uint8_t* d = data;
-    data = nullptr;
-    size = 0;
-    return d;
+
+  /** Takes ownership of `p` (`size` valid bytes), released with `release(p)`. A null `p` gives an empty owner. */
+  static OwnedBytes adopt(uint8_t* p, size_t size, void (*release)(uint8_t*)) noexcept;
+  /** Releases the bytes (if any); the owner is empty afterwards. */
+  void reset() noexcept;
+  /** Keeps only the first `n` bytes as valid (no reallocation); no effect when `n >= size`. */
+  void shrink_to(size_t n) noexcept {
+    if (n < size_) size_ = n;
   }
+  /**
+   * Budget memory only (from alloc_owned): reallocates to `n` bytes through the active budget, keeping the first
+   * min(n, size) bytes. False (and unchanged) when the budget refuses or the bytes are not budget memory.
+   */
+  bool realloc_owned(size_t n) noexcept;
+  ByteView view() const noexcept { return {data_, size_}; }
 };
 
 struct ProcessResult {

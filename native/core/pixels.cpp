@@ -2,6 +2,7 @@
 #include <stb/stb_image_resize2.h>
 
 #include <cstring>
+#include <utility>
 
 #include "budget.h"
 #include "internal.h"
@@ -11,29 +12,44 @@ namespace panto {
 OwnedBytes& OwnedBytes::operator=(OwnedBytes&& o) noexcept {
   if (this != &o) {
     reset();
-    data = o.data;
-    size = o.size;
-    release = o.release;
-    o.data = nullptr;
-    o.size = 0;
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    release_ = std::exchange(o.release_, nullptr);
   }
   return *this;
 }
 
-void OwnedBytes::reset() {
-  if (data && release) release(data);
-  data = nullptr;
-  size = 0;
+OwnedBytes OwnedBytes::adopt(uint8_t* p, size_t size, void (*release)(uint8_t*)) noexcept {
+  OwnedBytes b;
+  if (p) {
+    b.data_ = p;
+    b.size_ = size;
+    b.release_ = release;
+  }
+  return b;
+}
+
+void OwnedBytes::reset() noexcept {
+  if (data_ && release_) release_(data_);
+  data_ = nullptr;
+  size_ = 0;
+  release_ = nullptr;
+}
+
+bool OwnedBytes::realloc_owned(size_t n) noexcept {
+  if (data_ && release_ != budget_release) return false;
+  void* p = panto_budget_realloc(data_, n ? n : 1);
+  if (!p) return false;
+  data_ = static_cast<uint8_t*>(p);
+  size_ = n;
+  release_ = budget_release;
+  return true;
 }
 
 bool alloc_owned(size_t size, OwnedBytes* out) {
   out->reset();
-  auto* p = static_cast<uint8_t*>(panto_budget_malloc(size ? size : 1));
-  if (!p) return false;
-  out->data = p;
-  out->size = size;
-  out->release = budget_release;
-  return true;
+  *out = OwnedBytes::adopt(static_cast<uint8_t*>(panto_budget_malloc(size ? size : 1)), size, budget_release);
+  return out->data != nullptr;
 }
 
 bool has_transparency(const Pixels& px) {
@@ -55,7 +71,7 @@ void drop_alpha(Pixels* px) {
     p[i * 3 + 2] = p[i * 4 + 2];
   }
   px->channels = 3;
-  px->data.size = n * 3;
+  px->data.shrink_to(n * 3);
 }
 
 void flatten_on_white(Pixels* px) {
@@ -70,7 +86,7 @@ void flatten_on_white(Pixels* px) {
     }
   }
   px->channels = 3;
-  px->data.size = n * 3;
+  px->data.shrink_to(n * 3);
 }
 
 Status resize_pixels(const Pixels& in, uint32_t w, uint32_t h, Pixels* out) {

@@ -407,7 +407,7 @@ Status decode_whole_buffer(const uint8_t* d, const Chunks& chunks, const PngPlan
     if (dst != src) compact_row(dst, src, row);
     prev = dst;
   }
-  raw.size = size_t(l.w) * l.h * plan.channels;
+  raw.shrink_to(size_t(l.w) * l.h * plan.channels);
   out->data = std::move(raw);
   out->width = l.w;
   out->height = l.h;

@@ -1,5 +1,10 @@
 // PNG encoder: adaptive per-row filter (None/Sub/Up/Paeth by minimum sum of absolute signed residuals, libpng's
 // heuristic) + one zlib stream from libdeflate, written straight into the final buffer (no copy of the IDAT data).
+//
+// Abort: the flag is polled every 64 filtered rows and before and after compression. The compression itself is one
+// libdeflate call and cannot be stopped: libdeflate has no streaming interface, and independently compressed pieces
+// do not concatenate into one valid zlib stream (each ends with a final block), which PNG requires across its IDAT
+// chunks. That step is bounded by the output size, i.e. by the output dimension cap (max_dimension^2 pixels).
 #include <libdeflate.h>
 
 #include <cstdlib>
@@ -70,6 +75,8 @@ void put32(uint8_t* p, uint32_t v) {
   p[3] = uint8_t(v);
 }
 
+Status aborted() { return Status::Err("ERR_ABORTED", "processing was aborted", MediaType::Png); }
+
 }  // namespace
 
 Status encode_png(const PixelView& px, OwnedBytes* out) {
@@ -81,11 +88,13 @@ Status encode_png(const PixelView& px, OwnedBytes* out) {
     return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
   std::memset(zeros.data, 0, n);
   for (uint32_t y = 0; y < px.height; y++) {
+    if ((y & 63) == 0 && should_abort()) return aborted();
     const uint8_t* row = px.data + size_t(y) * n;
     const uint8_t* prev = y ? row - n : zeros.data;
     filter_row(row, prev, n, bpp, filtered.data + size_t(y) * (n + 1));
   }
   zeros.reset();
+  if (should_abort()) return aborted();
   DeflateCompressor c(libdeflate_alloc_compressor(kDeflateLevel));
   if (!c) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding PNG");
   const size_t bound = libdeflate_zlib_compress_bound(c.get(), filtered_size);
@@ -97,6 +106,10 @@ Status encode_png(const PixelView& px, OwnedBytes* out) {
   const size_t z = libdeflate_zlib_compress(c.get(), filtered.data, filtered_size, p + kHead, bound);
   c.reset();
   filtered.reset();
+  if (should_abort()) {
+    out->reset();
+    return aborted();
+  }
   if (z == 0 || z > 0x7FFFFFFF) {
     out->reset();
     return Status::Err("ERR_MEDIA_TOO_LARGE", "PNG encoding failed");
@@ -117,7 +130,7 @@ Status encode_png(const PixelView& px, OwnedBytes* out) {
   put32(t + 4, 0);
   std::memcpy(t + 8, "IEND", 4);
   put32(t + 12, libdeflate_crc32(0, t + 8, 4));
-  out->size = kHead + z + kTail;
+  out->shrink_to(kHead + z + kTail);
   return Status::Ok();
 }
 

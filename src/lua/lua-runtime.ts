@@ -17,6 +17,7 @@ import type { LuaHook, LuaState } from 'fengari';
 import fengari from 'fengari';
 import type { ToolUpdate } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
+import { AbortFanout } from './abort-fanout.js';
 import type { ResolvedBudgets } from './budget.js';
 import { HOOK_INTERVAL } from './budget.js';
 import { type Meter, setMeter, setPatternWatch } from './fengari-fixes.js';
@@ -113,6 +114,8 @@ export class LuaRuntime {
   readonly #maxConcurrent: number;
   #running = 0;
   readonly #queue: Array<() => void> = [];
+  /** One abort listener per signal for all the calls waiting on it (slots and host calls). */
+  readonly #aborts = new AbortFanout();
   #active: CallState | null = null;
   #loadingFile: string | undefined;
 
@@ -345,17 +348,17 @@ export class LuaRuntime {
       this.#running++;
       return Promise.resolve(true);
     }
+    if (signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       const grant = () => {
-        signal?.removeEventListener('abort', onAbort);
+        unwatch();
         resolve(true);
       };
-      const onAbort = () => {
+      const unwatch = this.#aborts.watch(signal, () => {
         const i = this.#queue.indexOf(grant);
         if (i >= 0) this.#queue.splice(i, 1);
         resolve(false);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      });
       this.#queue.push(grant);
     });
   }
@@ -531,19 +534,22 @@ export class LuaRuntime {
     const remaining = budgets.wallClockMs - call.ownMs;
     if (remaining <= 0) return `time budget exceeded (${budgets.wallClockMs} ms)`;
     const result = await new Promise<Pusher | string>((resolve) => {
+      if (signal?.aborted) {
+        resolve('aborted');
+        return;
+      }
       const timer = setTimeout(() => {
         cleanup();
         resolve(`time budget exceeded (${budgets.wallClockMs} ms, waiting for a host call)`);
       }, remaining);
-      const onAbort = () => {
+      const unwatch = this.#aborts.watch(signal, () => {
         cleanup();
         resolve('aborted');
-      };
+      });
       const cleanup = () => {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        unwatch();
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
       pending.then((p) => {
         cleanup();
         resolve(p);
