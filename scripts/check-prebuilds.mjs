@@ -193,8 +193,13 @@ export function checkMachO(file, arch) {
   if (arch === 'arm64' && !signed) bad.push('no code signature (arm64 macOS refuses unsigned code)');
   const entry = ENTRY.map((e) => `_${e}`);
   for (const e of entry) if (!exports.includes(e)) bad.push(`does not export ${e}`);
-  // zig's bundled libc++ keeps operator new/delete and a few runtime hooks visible (weak); nothing of ours or cdeps.
-  const extra = exports.filter((e) => !entry.includes(e) && !/^__Z(n[wa]|d[la])|^___cxa_|^__ZT[ISV]/.test(e));
+  // zig's bundled libc++ keeps operator new/delete and a few runtime hooks visible (weak), and its linker exports the
+  // symbols it synthesizes for every dylib (__mh_dylib_header, ___dso_handle); nothing of ours or cdeps.
+  const extra = exports.filter(
+    (e) =>
+      !entry.includes(e) &&
+      !/^__Z(n[wa]|d[la])|^___cxa_|^__ZT[ISV]|^(__mh_dylib_header|___dso_handle)$/.test(e),
+  );
   if (extra.length) bad.push(`exports ${extra.length} more symbols: ${extra.slice(0, 8).join(', ')}`);
   const napi = undef.filter(isNapi);
   return {
