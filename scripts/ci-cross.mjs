@@ -189,7 +189,7 @@ await step('win32-x64', () => {
     setup = `; new Wine prefix in ${((Date.now() - t0) / 1000).toFixed(0)} s`;
   }
   if (!existsSync(join(pkgDir, 'prebuild-smoke.mjs'))) stagePackage(pkgDir);
-  // Wine's node cannot use a Unix pipe as stdout (EBADF): send it to a file. Paths go through drive Z:.
+  // Wine's node cannot use a Unix pipe as stdin or stdout (EBADF): /dev/null in, a file out. Paths go through drive Z:.
   const out = join(WORK, 'smoke-win32-x64.json');
   const stdoutFile = join(WORK, 'wine-stdout.txt');
   rmSync(out, { force: true });
@@ -198,7 +198,7 @@ await step('win32-x64', () => {
     'sh',
     [
       '-c',
-      `"$0" "$1" "$2" "$3" "$4" > "$5" 2>&1`,
+      `"$0" "$1" "$2" "$3" "$4" < /dev/null > "$5" 2>&1`,
       wine,
       node,
       z(join(pkgDir, 'prebuild-smoke.mjs')),
