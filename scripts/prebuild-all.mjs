@@ -150,6 +150,27 @@ async function buildTarget(zig, t, opts, env) {
     ...(t.x86 ? ['-DWEBP_HAVE_SSE41'] : []),
   ];
   const deflateFlags = [...cFlags, ...S.libdeflate.includeDirs().map((d) => `-I${d}`)];
+  // libjpeg-turbo: x86-64 SIMD is NASM (object format per OS; C-only when nasm is missing), arm64 NEON intrinsics.
+  const jpegSimd = t.x86 ? (S.hasNasm() ? 'x64' : 'none') : 'arm64';
+  const jpegFlags = [
+    ...cFlags,
+    ...S.libjpegTurbo.includeDirs().map((d) => `-I${d}`),
+    ...(jpegSimd === 'x64'
+      ? ['-DWITH_SIMD']
+      : jpegSimd === 'arm64'
+        ? ['-DWITH_SIMD', '-DNEON_INTRINSICS']
+        : []),
+  ];
+  const nasmFlags = S.libjpegTurbo.nasmFlags({ linux: 'elf64', mac: 'macho64', win: 'win64' }[t.os]);
+  const jpegSimdUnits =
+    jpegSimd === 'x64'
+      ? [
+          ...S.libjpegTurbo.x64Sources().map((f) => ['cc', f, jpegFlags]),
+          ...S.libjpegTurbo.x64AsmSources().map((f) => ['nasm', f, nasmFlags]),
+        ]
+      : jpegSimd === 'arm64'
+        ? S.libjpegTurbo.arm64Sources().map((f) => ['cc', f, jpegFlags])
+        : S.libjpegTurbo.noSimdSources().map((f) => ['cc', f, jpegFlags]);
   const cxxFlags = [
     ...common,
     ...S.cflags,
@@ -168,6 +189,8 @@ async function buildTarget(zig, t, opts, env) {
     ...S.libwebp.sse41Sources().map((f) => ['cc', f, t.x86 ? [...webpFlags, '-msse4.1'] : webpFlags]),
     ...S.libdeflate.sources().map((f) => ['cc', f, deflateFlags]),
     ...(t.x86 ? S.libdeflate.x86Sources() : S.libdeflate.armSources()).map((f) => ['cc', f, deflateFlags]),
+    ...S.libjpegTurbo.sources().map((f) => ['cc', f, jpegFlags]),
+    ...jpegSimdUnits,
     ...[...S.core, ...S.cdeps].map((f) => ['c++', f, cxxFlags]),
     ...S.binding.map((f) => ['c++', f, bindingFlags]),
   ];
@@ -176,7 +199,9 @@ async function buildTarget(zig, t, opts, env) {
     units.map(
       ([tool, src, flags], i) =>
         () =>
-          exec(zig, [tool, ...flags, '-c', src, '-o', objects[i]], env),
+          tool === 'nasm'
+            ? exec('nasm', [...flags, '-o', objects[i], src], env)
+            : exec(zig, [tool, ...flags, '-c', src, '-o', objects[i]], env),
     ),
     opts.jobs,
   );

@@ -11,14 +11,15 @@
 
 namespace panto {
 
-/** Bytes the first-frame decode of `info` allocates at its peak (decoder intermediates + the decoded pixels). */
-uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half_jpeg);
+/** Bytes the first-frame decode of `info` allocates at its peak (decoder intermediates + the decoded pixels); a JPEG
+ *  decoded at `jpeg_eighths`/8 of its size (jpeg-decode.h). */
+uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& info, int jpeg_eighths = 8);
 
 /**
  * Bytes a whole `process` call may allocate: the decode, plus resize/orient/encode of a `tw` x `th` result (the
  * byte-cap ladder included), plus a fixed allowance for codec tables and scratch.
  */
-uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half_jpeg, uint32_t tw,
+uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& info, int jpeg_eighths, uint32_t tw,
                                 uint32_t th);
 
 }  // namespace panto

@@ -1,4 +1,4 @@
-// First-frame decode of PNG/JPEG/GIF/BMP (stb_image 2.30, budgeted allocations) and WebP (libwebp; animated WebP
+// First-frame decode of PNG/GIF/BMP (stb_image 2.30, budgeted allocations), JPEG (libjpeg-turbo, jpeg-decode.cpp) and WebP (libwebp; animated WebP
 // through the demux animation decoder). Callers check the pixel cap from the header first.
 #include <libdeflate.h>
 #include <stb/stb_image.h>
@@ -16,7 +16,7 @@
 #include "budget.h"
 #include "codec-handles.h"
 #include "internal.h"
-#include "jpeg-half.h"
+#include "jpeg-decode.h"
 
 
 namespace panto {
@@ -254,12 +254,7 @@ Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* 
 
 }  // namespace
 
-Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool half) {
-  if (half && info.type == MediaType::Jpeg) {
-    bool unsupported = false;
-    Status s = decode_jpeg_half(d, len, info, out, &unsupported);
-    if (!unsupported) return s;
-  }
+Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, int jpeg_eighths) {
   switch (info.type) {
     case MediaType::Png:
       switch (decode_png_fast(d, len, info, out)) {
@@ -274,7 +269,7 @@ Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels*
       out->data.reset();
       if (should_abort()) return Status::Err("ERR_ABORTED", "processing was aborted", info.type);
       return decode_stb(d, len, info, out);
-    case MediaType::Jpeg:
+    case MediaType::Jpeg: return decode_jpeg(d, len, info, jpeg_eighths, out);
     case MediaType::Gif:
     case MediaType::Bmp: return decode_stb(d, len, info, out);
     case MediaType::Webp: return decode_webp(d, len, info, out);

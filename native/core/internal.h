@@ -44,7 +44,7 @@ struct JpegLayout {
   uint64_t scan_blocks = 0;   // 8x8 blocks decoded over all scans (only when walked to the end)
 };
 
-/** 8x8 blocks of one component as stb allocates them (MCU-padded), and of all components. */
+/** 8x8 blocks of one component, MCU-padded (at least what libjpeg's coefficient arrays hold), and of all components. */
 uint64_t jpeg_component_blocks(const JpegLayout& l, int k);
 uint64_t jpeg_total_blocks(const JpegLayout& l);
 
@@ -100,10 +100,10 @@ struct Pixels {
 bool strip_metadata(MediaType t, const uint8_t* d, size_t len, OwnedBytes* out, Status* err, bool privacy = true);
 
 /**
- * Decodes the first frame of a supported raster image into `out`. Caller has checked the pixel cap. With `half`, a
- * JPEG may come back at ceil(w/2) x ceil(h/2) (DCT-block averaging; callers check out->width).
+ * Decodes the first frame of a supported raster image into `out`. Caller has checked the pixel cap. A JPEG comes back
+ * at `jpeg_eighths`/8 of its size (DCT-domain scaling, jpeg-decode.h; 8 = full size; callers check out->width).
  */
-Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool half = false);
+Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, int jpeg_eighths = 8);
 
 /** True when any alpha byte is below 255. */
 bool has_transparency(const Pixels& px);

@@ -14,6 +14,7 @@
 
 #include "budget.h"
 #include "cost.h"
+#include "jpeg-decode.h"
 #include "internal.h"
 
 namespace panto {
@@ -181,11 +182,12 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     return Status::Ok();
   }
 
-  // A JPEG shrinking at least 2x decodes at half size (like libjpeg's scaled decode) and resizes from there.
-  const bool half = t == MediaType::Jpeg && uint64_t(tw) * 2 <= ow && uint64_t(th) * 2 <= oh;
+  // A shrinking JPEG decodes at the smallest M/8 scale still >= the target (DCT-domain scaling), resized from there.
+  const int eighths =
+      t == MediaType::Jpeg ? jpeg_scale_eighths(info.width, info.height, swap ? th : tw, swap ? tw : th) : 8;
   // Decode under a budget estimated from the header for this format and decoder path, reserved up front from the
   // process-wide pool: all calls in flight together never hold more than the cap.
-  const uint64_t estimate = estimate_process_bytes(d, len, info, half, tw, th);
+  const uint64_t estimate = estimate_process_bytes(d, len, info, eighths, tw, th);
   if (estimate > memory_cap())
     return Status::Err("ERR_MEDIA_TOO_LARGE",
                        std::string(mime_of(t)) + " " + num(info.width) + "x" + num(info.height) + " needs about " +
@@ -200,7 +202,7 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   if (should_abort()) return aborted(t);
 
   Pixels px;
-  s = decode_image(d, len, info, &px, half);
+  s = decode_image(d, len, info, &px, eighths);
   if (!s.ok()) return s;
   if (should_abort()) return aborted(t);
   if (px.channels == 4 && !has_transparency(px)) drop_alpha(&px);
@@ -336,7 +338,7 @@ Status decode_to_rgba(const uint8_t* d, size_t len, uint64_t max_pixels, Decoded
     int damaged = 0;
     s = check_structure(info, d, len, &damaged);
     if (!s.ok()) return s;
-    Budget budget(estimate_decode_bytes(d, len, info, false) + uint64_t(info.width) * info.height * 4 + (48ull << 20));
+    Budget budget(estimate_decode_bytes(d, len, info, 8) + uint64_t(info.width) * info.height * 4 + (48ull << 20));
     BudgetScope scope(&budget);
     Pixels px;
     s = decode_image(d, len, info, &px);
