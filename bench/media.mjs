@@ -120,15 +120,24 @@ if (process.argv[2] === '--worker') {
     const p = await pipelines(readFileSync(file), format);
     const libs = ['libpanto', ...(p.sharp ? ['sharp'] : [])];
     const times = Object.fromEntries(libs.map((l) => [l, []]));
+    const cpu = Object.fromEntries(libs.map((l) => [l, []]));
     for (const l of libs) await p[l](); // warm-up
     for (let i = 0; i < RUNS; i++) {
       for (const l of i % 2 ? [...libs].reverse() : libs) {
+        const c0 = process.cpuUsage();
         const t0 = performance.now();
         await p[l]();
         times[l].push(performance.now() - t0);
+        const c = process.cpuUsage(c0); // all threads of this process: sharp's pool included
+        cpu[l].push((c.user + c.system) / 1000);
       }
     }
-    process.stdout.write(JSON.stringify(Object.fromEntries(libs.map((l) => [l, median(times[l])]))));
+    process.stdout.write(
+      JSON.stringify({
+        ...Object.fromEntries(libs.map((l) => [l, median(times[l])])),
+        cpu: Object.fromEntries(libs.map((l) => [l, median(cpu[l])])),
+      }),
+    );
   } else if (mode === 'rss') {
     const [lib, file, format] = process.argv.slice(4);
     const input = readFileSync(file);
@@ -539,6 +548,11 @@ async function main() {
         `${pad(theirs?.peakRssMb?.toFixed(0) ?? 'n/a', 9)}| ${pad(ratio ? `${ratio.toFixed(2)}x` : 'n/a', 7)}` +
         `${pad(q ?? 'n/a', 8)}${c.target ? `<=${c.target}x${ok}` : '(sharp cannot read BMP)'}`,
     );
+    if (timing.cpu?.sharp)
+      console.log(
+        `    CPU time (user+sys, all threads): libpanto ${fmtMs(timing.cpu.libpanto)} ms, sharp ` +
+          `${fmtMs(timing.cpu.sharp)} ms -> ${(timing.cpu.libpanto / timing.cpu.sharp).toFixed(2)}x`,
+      );
     for (const [who, r] of [
       ['libpanto', ours],
       ['sharp', theirs],
@@ -601,10 +615,11 @@ function psnrOf(file, format, label, misses) {
 function scalingTable(misses) {
   const header =
     `${pad('JPEG q90 -> <=2000 JPEG', 26)}| ${pad('libpanto ms', 12)}${pad('RSS MB', 8)}| ${pad('sharp ms', 9)}` +
-    `${pad('RSS MB', 8)}| ${pad('time', 7)}${pad('RSS', 7)}${pad('PSNR', 7)}| ms/MP (vs 4 MP)`;
-  console.log(`
-scaling (ratios libpanto / sharp; PSNR in dB of our output vs sharp's)
-${header}`);
+    `${pad('RSS MB', 8)}| ${pad('time', 7)}${pad('CPU', 7)}${pad('RSS', 7)}${pad('PSNR', 7)}| ms/MP (vs 4 MP)`;
+  console.log(
+    `\nscaling (ratios libpanto / sharp: wall time, CPU time of all threads, peak RSS; PSNR in dB of our output ` +
+      `vs sharp's)\n${header}`,
+  );
   console.log('-'.repeat(header.length));
   let perMp4;
   for (const mp of SCALING_MP) {
@@ -630,6 +645,7 @@ ${header}`);
     console.log(
       `${pad(label, 26)}| ${pad(fmtMs(ours.ms), 12)}${pad(ours.peakRssMb.toFixed(0), 8)}| ${pad(fmtMs(theirs.ms), 9)}` +
         `${pad(theirs.peakRssMb.toFixed(0), 8)}| ${pad(`${(ours.ms / theirs.ms).toFixed(2)}x`, 7)}` +
+        `${pad(`${(timing.cpu.libpanto / timing.cpu.sharp).toFixed(2)}x`, 7)}` +
         `${pad(`${(ours.peakRssMb / theirs.peakRssMb).toFixed(2)}x`, 7)}${pad(q, 7)}| ${perMp.toFixed(1)}` +
         `${growth !== undefined ? ` (${growth.toFixed(2)}x)` : ''}`,
     );
