@@ -101,6 +101,7 @@
         }],
         ["panto_jpeg_simd=='arm64'", {
           "defines": ["WITH_SIMD", "NEON_INTRINSICS"],
+          "include_dirs": ["<!@(node -p \"require('./scripts/native-sources.cjs').libjpegTurbo.arm64IncludeDirs().join(' ')\")"],
           "sources": ["<!@(node -p \"require('./scripts/native-sources.cjs').libjpegTurbo.arm64Sources().join(' ')\")"]
         }],
         ["panto_jpeg_simd=='none'", {

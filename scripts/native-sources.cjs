@@ -40,7 +40,7 @@
  *   libjpegTurbo.x64Sources(): string[]  the x86-64 SIMD dispatcher (C); with .x64AsmSources() (NASM, assembled with
  *                                     .nasmFlags(format) for format elf64 | macho64 | win64). Define WITH_SIMD.
  *   libjpegTurbo.arm64Sources(): string[]  the aarch64 NEON intrinsics + dispatcher (C). Define WITH_SIMD and
- *                                     NEON_INTRINSICS.
+ *                                     NEON_INTRINSICS; add .arm64IncludeDirs().
  *   libjpegTurbo.includeDirs(): string[]  include dirs for compiling libjpeg-turbo (and for <jpeglib.h>).
  *   hasNasm():              boolean   nasm is on PATH (x86-64 builds use the SIMD code only then; else C-only).
  *   cdepsCflags:            string[]  C flags of the C libraries (GCC/Clang; -O2, hidden visibility, no warnings:
@@ -154,6 +154,8 @@ module.exports = {
       jt('simd/arm/aarch64/jsimd.c'),
     ],
     includeDirs: () => [`${cdepsSrcDir()}/libjpeg-turbo`],
+    /** Extra include dir of the arm64 SIMD files (simd/arm/neon-compat.h, included from simd/arm/aarch64 too). */
+    arm64IncludeDirs: () => [jt('simd/arm')],
     /** NASM flags for one object format (libjpeg-turbo's simd/CMakeLists.txt). Paths end with '/' as nasm wants. */
     nasmFlags: (format) => [
       `-f${format}`,

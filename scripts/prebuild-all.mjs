@@ -158,7 +158,7 @@ async function buildTarget(zig, t, opts, env) {
     ...(jpegSimd === 'x64'
       ? ['-DWITH_SIMD']
       : jpegSimd === 'arm64'
-        ? ['-DWITH_SIMD', '-DNEON_INTRINSICS']
+        ? ['-DWITH_SIMD', '-DNEON_INTRINSICS', ...S.libjpegTurbo.arm64IncludeDirs().map((d) => `-I${d}`)]
         : []),
   ];
   const nasmFlags = S.libjpegTurbo.nasmFlags({ linux: 'elf64', mac: 'macho64', win: 'win64' }[t.os]);
