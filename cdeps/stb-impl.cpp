@@ -1,7 +1,8 @@
 // The one translation unit that instantiates the stb header libraries (fetched by scripts/fetch-cdeps.mjs from
 // Debian's libstb-dev; nothing third-party is committed). Configuration, and why:
 // - Decoders limited to PNG, GIF, BMP (STBI_ONLY_*; JPEG is libjpeg-turbo's, native/core/jpeg-decode.cpp):
-//   PIC/TGA/PSD/HDR/PNM carry open CVEs and no provider needs them. No stdio. Each side capped by STBI_MAX_DIMENSIONS; width*height is capped by the caller from the header.
+//   PIC/TGA/PSD/HDR/PNM carry open CVEs and no provider needs them. No stdio. Each side capped by
+//   STBI_MAX_DIMENSIONS; width*height is capped by the caller from the header.
 // - Every allocation goes through the per-call budget in native/core/budget.h (a decode that would exceed it fails).
 // - The caller never uses stbi_load_gif_* (multi-frame path with open CVEs) or vertical flip (global state, CVE).
 // - stb_image_resize2 allocates through the budget too.

@@ -49,8 +49,8 @@ uint64_t jpeg_bytes(const uint8_t* d, size_t len, const MediaInfo& info, int eig
   const uint64_t blocks = jpeg_total_blocks(l);
   const bool one_scan = !l.progressive && l.first_sos + 4 < len && d[l.first_sos + 4] == l.components;
   const uint64_t coefs = one_scan ? 0 : blocks * 128;
-  const uint64_t out =
-      uint64_t(jpeg_scaled_dim(info.width, eighths)) * jpeg_scaled_dim(info.height, eighths) * (l.components == 4 ? 4 : 3);
+  const uint64_t out = uint64_t(jpeg_scaled_dim(info.width, eighths)) * jpeg_scaled_dim(info.height, eighths) *
+                       (l.components == 4 ? 4 : 3);
   const uint64_t rows = (uint64_t(info.width) + 64) * 64 * uint64_t(l.components) * 3;
   return coefs + out + rows;
 }

@@ -179,10 +179,12 @@ Status decode_jpeg(const uint8_t* d, size_t len, const MediaInfo& info, int eigh
                          "image/jpeg is corrupt: more than " + std::to_string(kMaxScans) +
                              " scans (refused: decoding cost)",
                          T);
-    if (stop == kBadSize) return Status::Err("ERR_CORRUPT_MEDIA", "image/jpeg is corrupt: decoded size differs from the header", T);
+    if (stop == kBadSize)
+      return Status::Err("ERR_CORRUPT_MEDIA", "image/jpeg is corrupt: decoded size differs from the header", T);
     if (stop == kLibjpegError && code == JERR_BAD_PRECISION)
       return Status::Err("ERR_UNSUPPORTED_MEDIA", "image/jpeg: " + reason + "; convert it to an 8-bit JPEG or PNG", T);
-    return Status::Err("ERR_CORRUPT_MEDIA", "image/jpeg is corrupt: " + (reason.empty() ? std::string("decode failed") : reason), T);
+    return Status::Err("ERR_CORRUPT_MEDIA",
+                       "image/jpeg is corrupt: " + (reason.empty() ? std::string("decode failed") : reason), T);
   }
   if (channels == 4) {
     cmyk_to_rgb(px.data, size_t(w) * h);
