@@ -6,6 +6,7 @@
   # Per-OS settings: GCC/Clang flags (Linux, FreeBSD), xcode_settings (macOS), msvs_settings (Visual Studio).
   "variables": {
     "panto_x86%": "<!(node -p \"['x64','ia32'].includes(process.env.npm_config_arch || process.arch) ? 1 : 0\")",
+    "panto_obj_ext%": "<!(node -p \"process.platform === 'win32' ? 'obj' : 'o'\")",
     "panto_jpeg_simd%": "<!(node -p \"const a = process.env.npm_config_arch || process.arch; a === 'arm64' ? 'arm64' : a === 'x64' && require('./scripts/native-sources.cjs').hasNasm() ? 'x64' : 'none'\")"
   },
   "target_defaults": {
@@ -89,11 +90,11 @@
             "rule_name": "nasm",
             "extension": "asm",
             "inputs": [],
-            "outputs": ["<(INTERMEDIATE_DIR)/<(RULE_INPUT_ROOT).o"],
+            "outputs": ["<(INTERMEDIATE_DIR)/<(RULE_INPUT_ROOT).<(panto_obj_ext)"],
             "action": [
               "nasm",
               "<!@(node -p \"require('./scripts/native-sources.cjs').libjpegTurbo.nasmFlags(({ darwin: 'macho64', win32: 'win64' })[process.platform] || 'elf64').join(' ')\")",
-              "-o", "<(INTERMEDIATE_DIR)/<(RULE_INPUT_ROOT).o", "<(RULE_INPUT_PATH)"
+              "-o", "<(INTERMEDIATE_DIR)/<(RULE_INPUT_ROOT).<(panto_obj_ext)", "<(RULE_INPUT_PATH)"
             ],
             "message": "NASM <(RULE_INPUT_PATH)",
             "process_outputs_as_sources": 1
