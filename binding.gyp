@@ -5,7 +5,9 @@
   # extracts them on first use; the npm tarball ships them), so a source build needs only a C/C++ compiler.
   # Per-OS settings: GCC/Clang flags (Linux, FreeBSD), xcode_settings (macOS), msvs_settings (Visual Studio).
   "variables": {
-    "panto_x86%": "<!(node -p \"['x64','ia32'].includes(process.env.npm_config_arch || process.arch) ? 1 : 0\")"
+    "panto_x86%": "<!(node -p \"['x64','ia32'].includes(process.env.npm_config_arch || process.arch) ? 1 : 0\")",
+    "panto_obj_ext%": "<!(node -p \"process.platform === 'win32' ? 'obj' : 'o'\")",
+    "panto_jpeg_simd%": "<!(node -p \"const a = process.env.npm_config_arch || process.arch; a === 'arm64' ? 'arm64' : a === 'x64' && require('./scripts/native-sources.cjs').hasNasm() ? 'x64' : 'none'\")"
   },
   "target_defaults": {
     "defines": ["<!@(node -p \"require('./scripts/native-sources.cjs').defines.join(' ')\")"],
@@ -77,8 +79,48 @@
       "msvs_settings": { "VCCLCompilerTool": { "WarningLevel": 0 } }
     },
     {
+      # libjpeg-turbo: x86-64 SIMD is NASM (built only when nasm is on PATH; otherwise the C-only dispatcher, same
+      # output bytes since we use the ISLOW DCT), aarch64 NEON is C intrinsics, anything else C-only.
+      "target_name": "panto_jpeg",
+      "type": "static_library",
+      "sources": ["<!@(node -p \"require('./scripts/native-sources.cjs').libjpegTurbo.sources().join(' ')\")"],
+      "include_dirs": ["<!@(node -p \"require('./scripts/native-sources.cjs').libjpegTurbo.includeDirs().join(' ')\")"],
+      "cflags": ["<!@(node -p \"require('./scripts/native-sources.cjs').cdepsCflags.join(' ')\")"],
+      "msvs_settings": { "VCCLCompilerTool": { "WarningLevel": 0 } },
+      "conditions": [
+        ["panto_jpeg_simd=='x64'", {
+          "defines": ["WITH_SIMD"],
+          "sources": [
+            "<!@(node -p \"require('./scripts/native-sources.cjs').libjpegTurbo.x64Sources().join(' ')\")",
+            "<!@(node -p \"require('./scripts/native-sources.cjs').libjpegTurbo.x64AsmSources().join(' ')\")"
+          ],
+          "rules": [{
+            "rule_name": "nasm",
+            "extension": "asm",
+            "inputs": [],
+            "outputs": ["<(INTERMEDIATE_DIR)/<(RULE_INPUT_ROOT).<(panto_obj_ext)"],
+            "action": [
+              "nasm",
+              "<!@(node -p \"require('./scripts/native-sources.cjs').libjpegTurbo.nasmFlags(({ darwin: 'macho64', win32: 'win64' })[process.platform] || 'elf64').join(' ')\")",
+              "-o", "<(INTERMEDIATE_DIR)/<(RULE_INPUT_ROOT).<(panto_obj_ext)", "<(RULE_INPUT_PATH)"
+            ],
+            "message": "NASM <(RULE_INPUT_PATH)",
+            "process_outputs_as_sources": 1
+          }]
+        }],
+        ["panto_jpeg_simd=='arm64'", {
+          "defines": ["WITH_SIMD", "NEON_INTRINSICS"],
+          "include_dirs": ["<!@(node -p \"require('./scripts/native-sources.cjs').libjpegTurbo.arm64IncludeDirs().join(' ')\")"],
+          "sources": ["<!@(node -p \"require('./scripts/native-sources.cjs').libjpegTurbo.arm64Sources().join(' ')\")"]
+        }],
+        ["panto_jpeg_simd=='none'", {
+          "sources": ["<!@(node -p \"require('./scripts/native-sources.cjs').libjpegTurbo.noSimdSources().join(' ')\")"]
+        }]
+      ]
+    },
+    {
       "target_name": "panto_media",
-      "dependencies": ["panto_webp", "panto_webp_sse41", "panto_deflate", "panto_zlib"],
+      "dependencies": ["panto_webp", "panto_webp_sse41", "panto_deflate", "panto_zlib", "panto_jpeg"],
       "sources": [
         "<!@(node -p \"require('./scripts/native-sources.cjs').core.join(' ')\")",
         "<!@(node -p \"require('./scripts/native-sources.cjs').cdeps.join(' ')\")",

@@ -18,7 +18,9 @@
  * Also: the cost of owning the input bytes (`ownership`) and the "hostile" table (`hostile`: every bomb class of issue
  * 12 through scripts/test-hostile-media.mjs, libpanto and sharp each in a fresh child, peak RSS and time).
  *
- * Env: BENCH_RUNS (default 7), BENCH_ONLY=name[,name] to run a subset (input names, `ownership`, `hostile`).
+ * Env: BENCH_RUNS (default 7), BENCH_ONLY=name[,name] to run a subset (input names, `scaling`, `ownership`,
+ * `hostile`).
+ * Every output is compared with sharp's for the same input and size: PSNR in dB (both decoded by sharp; >= 30 dB).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -33,7 +35,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 
 /** The inputs and their sharp pipelines (null = sharp cannot read it). */
 const CASES = [
-  { name: 'photo.jpg', label: 'JPEG photo 4032x3024 -> JPEG', target: 2.5, sharp: 'jpeg' },
+  { name: 'photo.jpg', label: 'JPEG photo 4032x3024 -> JPEG', target: 0.8, sharp: 'jpeg' },
   { name: 'screenshot.png', label: 'PNG UI screenshot 2880x1800 -> PNG', target: 1.0, sharp: 'png' },
   { name: 'photo.png', label: 'PNG photo 12 MP 4000x3000 -> PNG/cap', target: 1.0, sharp: 'png' },
   { name: 'alpha.webp', label: 'WebP lossy+alpha 3000x3000 -> WebP', target: 2.0, sharp: 'webp' },
@@ -41,6 +43,15 @@ const CASES = [
   { name: 'photo.bmp', label: 'BMP 24-bit 4032x3024 -> PNG/cap', target: null, sharp: null },
 ];
 const PASS_THROUGH = { name: 'small.png', label: 'small PNG 1000x700 (pass-through) vs base64' };
+/** The scaling table: the same photo-like 16:9 JPEG (q90) at these megapixels -> <= 2000 px JPEG. */
+const SCALING_MP = [1, 4, 12, 24, 48];
+const scalingName = (mp) => `scale-${mp}mp.jpg`;
+const scalingSize = (mp) => {
+  const w = Math.round(Math.sqrt((mp * 1e6 * 16) / 9));
+  return [w, Math.round((w * 9) / 16)];
+};
+/** Below this PSNR (dB) of our output vs sharp's, decoded at the same size, a row is a miss (issue 16). */
+const MIN_PSNR = 30;
 
 // ---------------------------------------------------------------------------------------------------------------------
 // workers
@@ -64,6 +75,7 @@ async function pipelines(input, format) {
     libpanto: async () => {
       const r = await processMedia(input);
       return {
+        data: r.data,
         bytes: r.data.length,
         width: r.width,
         height: r.height,
@@ -84,6 +96,7 @@ async function pipelines(input, format) {
       else p = p.png();
       const { data, info } = await p.toBuffer({ resolveWithObject: true });
       return {
+        data,
         bytes: data.length,
         width: info.width,
         height: info.height,
@@ -108,15 +121,24 @@ if (process.argv[2] === '--worker') {
     const p = await pipelines(readFileSync(file), format);
     const libs = ['libpanto', ...(p.sharp ? ['sharp'] : [])];
     const times = Object.fromEntries(libs.map((l) => [l, []]));
+    const cpu = Object.fromEntries(libs.map((l) => [l, []]));
     for (const l of libs) await p[l](); // warm-up
     for (let i = 0; i < RUNS; i++) {
       for (const l of i % 2 ? [...libs].reverse() : libs) {
+        const c0 = process.cpuUsage();
         const t0 = performance.now();
         await p[l]();
         times[l].push(performance.now() - t0);
+        const c = process.cpuUsage(c0); // all threads of this process: sharp's pool included
+        cpu[l].push((c.user + c.system) / 1000);
       }
     }
-    process.stdout.write(JSON.stringify(Object.fromEntries(libs.map((l) => [l, median(times[l])]))));
+    process.stdout.write(
+      JSON.stringify({
+        ...Object.fromEntries(libs.map((l) => [l, median(times[l])])),
+        cpu: Object.fromEntries(libs.map((l) => [l, median(cpu[l])])),
+      }),
+    );
   } else if (mode === 'rss') {
     const [lib, file, format] = process.argv.slice(4);
     const input = readFileSync(file);
@@ -124,10 +146,36 @@ if (process.argv[2] === '--worker') {
     const run =
       lib === 'sharp' ? (await pipelines(input, format)).sharp : (await pipelines(input, '')).libpanto;
     const baselineRssMb = process.memoryUsage.rss() / 2 ** 20;
-    const first = await run();
+    const { data: _data, ...first } = await run();
     await run();
     await run();
     process.stdout.write(JSON.stringify({ ...first, peakRssMb: vmHwmMb(), baselineRssMb }));
+  } else if (mode === 'psnr') {
+    // Both outputs of the same input decoded by sharp to raw RGB (flattened on white) at sharp's output size (ours resized to it, with the
+    // same kernel, only when the sizes differ by a rounding pixel), then PSNR over all samples.
+    const [file, format] = process.argv.slice(4);
+    const p = await pipelines(readFileSync(file), format);
+    const sharp = (await import('sharp')).default;
+    const ours = await p.libpanto();
+    const theirs = await p.sharp();
+    const ref = await sharp(theirs.data)
+      .flatten({ background: '#ffffff' })
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const got = await sharp(ours.data)
+      .flatten({ background: '#ffffff' })
+      .resize(ref.info.width, ref.info.height, { fit: 'fill', kernel: 'mitchell' })
+      .raw()
+      .toBuffer();
+    let se = 0;
+    for (let i = 0; i < got.length; i++) se += (got[i] - ref.data[i]) ** 2;
+    const mse = se / got.length;
+    process.stdout.write(
+      JSON.stringify({
+        psnr: mse === 0 ? 99 : 10 * Math.log10((255 * 255) / mse),
+        resized: ours.width !== theirs.width || ours.height !== theirs.height,
+      }),
+    );
   } else if (mode === 'passthrough') {
     const input = readFileSync(process.argv[4]);
     const { processMedia, libpanto } = await pipelines(input, '');
@@ -408,6 +456,18 @@ async function generateInputs() {
       .toFile(path('alpha.webp'));
     made.push('alpha.webp');
   }
+  const only = process.env.BENCH_ONLY?.split(',');
+  if (!only || only.includes('scaling')) {
+    for (const mp of SCALING_MP) {
+      if (!need(scalingName(mp))) continue;
+      const [w, h] = scalingSize(mp);
+      const rgb = await photoPixels(sharp, w, h, 3, 20 + mp);
+      await sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
+        .jpeg({ quality: 90 })
+        .toFile(path(scalingName(mp)));
+      made.push(scalingName(mp));
+    }
+  }
   if (need('anim.gif')) {
     const frames = [];
     for (const seed of [5, 6, 7]) frames.push(await photoPixels(sharp, 2560, 1600, 3, seed));
@@ -470,7 +530,7 @@ async function main() {
 
   const header =
     `${pad('input', 38)}${pad('input MB', 9)}| ${pad('libpanto ms', 12)}${pad('out MB', 8)}${pad('peak RSS', 9)}` +
-    `| ${pad('sharp ms', 9)}${pad('out MB', 8)}${pad('peak RSS', 9)}| ${pad('ratio', 7)}target`;
+    `| ${pad('sharp ms', 9)}${pad('out MB', 8)}${pad('peak RSS', 9)}| ${pad('ratio', 7)}${pad('PSNR', 8)}target`;
   console.log(header);
   console.log('-'.repeat(header.length));
   const misses = [];
@@ -482,6 +542,7 @@ async function main() {
     const ours = withTime(worker('rss', 'libpanto', file), timing.libpanto);
     const theirs = c.sharp ? withTime(worker('rss', 'sharp', file, c.sharp), timing.sharp) : undefined;
     const ratio = ours.ms !== undefined && theirs?.ms !== undefined ? ours.ms / theirs.ms : undefined;
+    const q = c.sharp ? psnrOf(file, c.sharp, c.label, misses) : undefined;
     const ok = ratio === undefined || c.target === null ? '' : ratio <= c.target ? ' ok' : ' MISSED';
     if (ok === ' MISSED') misses.push(`${c.label}: ${ratio.toFixed(2)}x > ${c.target}x`);
     if (theirs?.peakRssMb !== undefined && ours.peakRssMb !== undefined && ours.peakRssMb >= theirs.peakRssMb)
@@ -493,8 +554,13 @@ async function main() {
         `${pad(fmtMs(ours.ms), 12)}${pad(fmtMb(ours.bytes), 8)}${pad(ours.peakRssMb?.toFixed(0) ?? 'n/a', 9)}| ` +
         `${pad(theirs ? fmtMs(theirs.ms) : 'n/a', 9)}${pad(fmtMb(theirs?.bytes), 8)}` +
         `${pad(theirs?.peakRssMb?.toFixed(0) ?? 'n/a', 9)}| ${pad(ratio ? `${ratio.toFixed(2)}x` : 'n/a', 7)}` +
-        `${c.target ? `<=${c.target}x${ok}` : '(sharp cannot read BMP)'}`,
+        `${pad(q ?? 'n/a', 8)}${c.target ? `<=${c.target}x${ok}` : '(sharp cannot read BMP)'}`,
     );
+    if (timing.cpu?.sharp)
+      console.log(
+        `    CPU time (user+sys, all threads): libpanto ${fmtMs(timing.cpu.libpanto)} ms, sharp ` +
+          `${fmtMs(timing.cpu.sharp)} ms -> ${(timing.cpu.libpanto / timing.cpu.sharp).toFixed(2)}x`,
+      );
     for (const [who, r] of [
       ['libpanto', ours],
       ['sharp', theirs],
@@ -510,6 +576,7 @@ async function main() {
         );
     }
   }
+  if (!only || only.includes('scaling')) scalingTable(misses);
   if (!only || only.includes(PASS_THROUGH.name)) {
     const p = worker('passthrough', join(TMP, PASS_THROUGH.name));
     if (p.error) {
@@ -535,6 +602,65 @@ async function main() {
   if (!only || only.includes('ownership')) ownershipSection(misses);
   if (!only || only.includes('hostile')) hostileTable(misses);
   console.log(misses.length ? `\ntargets missed:\n  ${misses.join('\n  ')}` : '\nall targets met');
+}
+
+/** PSNR (dB, formatted) of our output vs sharp's for `file`; a value under MIN_PSNR or a failure is a miss. */
+function psnrOf(file, format, label, misses) {
+  const r = worker('psnr', file, format);
+  if (r.error) {
+    misses.push(`${label}: PSNR: ${r.error}`);
+    return 'error';
+  }
+  if (r.psnr < MIN_PSNR) misses.push(`${label}: PSNR ${r.psnr.toFixed(1)} dB vs sharp < ${MIN_PSNR} dB`);
+  return `${r.psnr.toFixed(1)}${r.resized ? '*' : ''}`;
+}
+
+/**
+ * The same photo-like 16:9 JPEG (q90) at 1..48 MP -> <= 2000 px JPEG: time (interleaved, median) and peak RSS per
+ * library, their ratios, PSNR vs sharp, and our time per megapixel against the 4 MP row (cost must grow at most
+ * linearly with the input: a later row over 1.25x the 4 MP row's ms/MP is a miss; 1 MP passes through).
+ */
+function scalingTable(misses) {
+  const header =
+    `${pad('JPEG q90 -> <=2000 JPEG', 26)}| ${pad('libpanto ms', 12)}${pad('RSS MB', 8)}| ${pad('sharp ms', 9)}` +
+    `${pad('RSS MB', 8)}| ${pad('time', 7)}${pad('CPU', 7)}${pad('RSS', 7)}${pad('PSNR', 7)}| ms/MP (vs 4 MP)`;
+  console.log(
+    `\nscaling (ratios libpanto / sharp: wall time, CPU time of all threads, peak RSS; PSNR in dB of our output ` +
+      `vs sharp's)\n${header}`,
+  );
+  console.log('-'.repeat(header.length));
+  let perMp4;
+  for (const mp of SCALING_MP) {
+    const file = join(TMP, scalingName(mp));
+    const [w, h] = scalingSize(mp);
+    const label = `${mp} MP ${w}x${h}`;
+    const timing = worker('time', file, 'jpeg');
+    const ours = { ...worker('rss', 'libpanto', file), ms: timing.libpanto };
+    const theirs = { ...worker('rss', 'sharp', file, 'jpeg'), ms: timing.sharp };
+    if (timing.error || ours.error || theirs.error) {
+      console.log(`${pad(label, 26)}| ERROR ${timing.error ?? ours.error ?? theirs.error}`);
+      misses.push(`scaling ${label}: failed`);
+      continue;
+    }
+    const q = psnrOf(file, 'jpeg', `scaling ${label}`, misses);
+    const perMp = ours.ms / mp;
+    if (mp === 4) perMp4 = perMp;
+    const growth = perMp4 && mp > 4 ? perMp / perMp4 : undefined;
+    if (growth !== undefined && growth > 1.25)
+      misses.push(
+        `scaling ${label}: ${perMp.toFixed(1)} ms/MP is ${growth.toFixed(2)}x the 4 MP row's (superlinear)`,
+      );
+    console.log(
+      `${pad(label, 26)}| ${pad(fmtMs(ours.ms), 12)}${pad(ours.peakRssMb.toFixed(0), 8)}| ${pad(fmtMs(theirs.ms), 9)}` +
+        `${pad(theirs.peakRssMb.toFixed(0), 8)}| ${pad(`${(ours.ms / theirs.ms).toFixed(2)}x`, 7)}` +
+        `${pad(`${(timing.cpu.libpanto / timing.cpu.sharp).toFixed(2)}x`, 7)}` +
+        `${pad(`${(ours.peakRssMb / theirs.peakRssMb).toFixed(2)}x`, 7)}${pad(q, 7)}| ${perMp.toFixed(1)}` +
+        `${growth !== undefined ? ` (${growth.toFixed(2)}x)` : ''}`,
+    );
+  }
+  console.log(
+    `load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores; * = our output resized by a rounding pixel to sharp's size for PSNR`,
+  );
 }
 
 /** What it costs that processMedia owns (copies) its input bytes for the call's whole life. */

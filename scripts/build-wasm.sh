@@ -35,8 +35,9 @@ EM_VERSION="$(em++ --version | sed -n 1p)"
 
 # --- sources (the one list) ----------------------------------------------------------------------------------------
 # One "compiler<TAB>source<TAB>flag set" line per translation unit: C libraries with cdepsCflags and their include
-# dirs; our C++ (core, cdeps TU, the C ABI) with cflags and the core/deps include dirs. The *_sse41.c files and
-# libdeflate's per-CPU feature detection are x86/arm only, so they are not part of a wasm32 build.
+# dirs; our C++ (core, cdeps TU, the C ABI) with cflags and the core/deps include dirs. The *_sse41.c files,
+# libdeflate's per-CPU feature detection and libjpeg-turbo's SIMD are x86/arm only, so they are not part of a wasm32
+# build (libjpeg-turbo gets its C-only dispatcher, jsimd_none.c).
 SOURCES="$(node -e '
   const s = require("./scripts/native-sources.cjs");
   const I = (dirs) => dirs.map((d) => `-I${d}`).join(" ");
@@ -48,6 +49,7 @@ SOURCES="$(node -e '
     ...c(s.libwebp.sources(), s.libwebp.includeDirs()),
     ...c(s.libdeflate.sources(), s.libdeflate.includeDirs()),
     ...s.zlib.sources().map((f) => ["emcc", f, `${s.cdepsCflags.join(" ")} ${D} ${s.zlib.defines.map((d) => `-D${d}`).join(" ")}`].join("\t")),
+    ...c([...s.libjpegTurbo.sources(), ...s.libjpegTurbo.noSimdSources()], s.libjpegTurbo.includeDirs()),
     ...[...s.core, ...s.cdeps, "native/wasm/panto-wasm.cpp"].map((f) => ["em++", f, cxxFlags].join("\t")),
   ].join("\n"));')"
 

@@ -53,12 +53,13 @@ const CACHE = join(CDEPS, '.cache');
 const PATCHES = join(CDEPS, 'patches');
 const ENV_VAR = 'PANTO_CDEPS_SRC';
 /** Bump when the extraction itself changes (a different `keep`, a new step), so old trees are rebuilt. */
-const RECIPE = 2;
+const RECIPE = 3;
 
 /**
  * Pinned Debian source packages. `key` names the folder under cdeps/src/ and cdeps/patches/. `keep` lists what the
  * build reads (relative to the package's source root). libwebp 1.2.4 and libdeflate 1.14 from bookworm (libwebp
- * with Debian's CVE-2023-4863 fix); stb from trixie (stb_image 2.30, stb_image_write 1.16, stb_image_resize2 2.12).
+ * with Debian's CVE-2023-4863 fix); stb from trixie (stb_image 2.30, stb_image_write 1.16, stb_image_resize2 2.12); libjpeg-turbo 2.1.5
+ * from bookworm. A package may have `generate(dir)`: run on the copied tree (e.g. config headers from templates).
  */
 const PACKAGES = [
   {
@@ -142,7 +143,110 @@ const PACKAGES = [
       'README',
     ],
   },
+  {
+    key: 'libjpeg-turbo',
+    source: 'libjpeg-turbo',
+    version: '1:2.1.5-2',
+    suite: 'bookworm',
+    files: {
+      'libjpeg-turbo_2.1.5-2.dsc': 'd718ead0dfbcbc8523665c02a7f7152e31039ded641d022868722623bb3b486d',
+      'libjpeg-turbo_2.1.5.orig.tar.gz': '254f3642b04e309fee775123133c6464181addc150499561020312ec61c1bf7c',
+      'libjpeg-turbo_2.1.5-2.debian.tar.xz':
+        'cdb2433c2f7101345c1ffa14efb943787c675b86354691a32490845fe4bc9237',
+    },
+    // The library's C files (upstream's JPEG_SOURCES less jmemnobs.c: native/core/jpeg-memory.cpp is our memory
+    // back end), the headers they include, the SIMD folders (x86-64 NASM, arm NEON intrinsics) and the config
+    // templates that `generate` below turns into headers.
+    keep: [
+      ...'jcapimin jcapistd jccoefct jccolor jcdctmgr jchuff jcicc jcinit jcmainct jcmarker jcmaster jcomapi jcparam jcphuff jcprepct jcsample jctrans jdapimin jdapistd jdatadst jdatasrc jdcoefct jdcolor jddctmgr jdhuff jdicc jdinput jdmainct jdmarker jdmaster jdmerge jdphuff jdpostct jdsample jdtrans jerror jfdctflt jfdctfst jfdctint jidctflt jidctfst jidctint jidctred jquant1 jquant2 jutils jmemmgr jaricom jcarith jdarith jsimd_none'
+        .split(' ')
+        .map((f) => `${f}.c`),
+      ...'jccolext jdcolext jdcol565 jdmrgext jdmrg565 jstdhuff'.split(' ').map((f) => `${f}.c`),
+      ...'jchuff jdcoefct jdct jdhuff jdmainct jdmaster jdmerge jdsample jerror jinclude jmemsys jmorecfg jpeg_nbits_table jpegcomp jpegint jpeglib jsimd jsimddct'
+        .split(' ')
+        .map((f) => `${f}.h`),
+      'jconfig.h.in',
+      'jconfigint.h.in',
+      'jversion.h.in',
+      'simd/jsimd.h',
+      'simd/nasm',
+      'simd/x86_64',
+      'simd/arm/align.h',
+      'simd/arm/jchuff.h',
+      'simd/arm/neon-compat.h.in',
+      ...'jccolor jcgray jcgryext jcphuff jcsample jdcolext jdcolor jdmerge jdmrgext jdsample jfdctfst jfdctint jidctfst jidctint jidctred jquanti'
+        .split(' ')
+        .map((f) => `simd/arm/${f}-neon.c`),
+      'simd/arm/aarch64/jccolext-neon.c',
+      'simd/arm/aarch64/jchuff-neon.c',
+      'simd/arm/aarch64/jsimd.c',
+      'LICENSE.md',
+      'README.ijg',
+    ],
+    generate: generateJpegTurboConfig,
+  },
 ];
+
+/**
+ * libjpeg-turbo's CMake build generates jconfig.h, jconfigint.h, jversion.h and simd/arm/neon-compat.h from `.in`
+ * templates. We do the same here from the pinned templates (so no third-party text lives in our repo), choosing the
+ * configuration our build uses: 8-bit samples, arithmetic coding on, in-memory source/destination on, libjpeg v6b
+ * API (upstream's default). What depends on the target (size_t width, builtins, inline and thread-local keywords) is
+ * written as preprocessor tests, so one tree serves every target. WITH_SIMD is NOT set here: the build files define
+ * it on the targets that compile the SIMD sources (it changes jmemmgr's alignment and jchuff's code paths).
+ */
+function generateJpegTurboConfig(root) {
+  const vars = {
+    JPEG_LIB_VERSION: '62',
+    VERSION: '2.1.5',
+    LIBJPEG_TURBO_VERSION_NUMBER: '2001005',
+    BITS_IN_JSAMPLE: '8',
+    BUILD: 'panto',
+    INLINE: 'PANTO_JPEG_INLINE',
+    THREAD_LOCAL: 'PANTO_JPEG_THREAD_LOCAL',
+    CMAKE_PROJECT_NAME: 'libjpeg-turbo',
+    SIZE_T: 'PANTO_JPEG_SIZEOF_SIZE_T',
+    COPYRIGHT_YEAR: '1991-2023',
+  };
+  const defines = {
+    C_ARITH_CODING_SUPPORTED: '#define C_ARITH_CODING_SUPPORTED 1',
+    D_ARITH_CODING_SUPPORTED: '#define D_ARITH_CODING_SUPPORTED 1',
+    MEM_SRCDST_SUPPORTED: '#define MEM_SRCDST_SUPPORTED 1',
+    WITH_SIMD: '/* WITH_SIMD: defined by the build on targets that compile the SIMD sources */',
+    RIGHT_SHIFT_IS_UNSIGNED: '/* #undef RIGHT_SHIFT_IS_UNSIGNED */',
+    HAVE_BUILTIN_CTZL:
+      '#if (defined(__GNUC__) || defined(__clang__)) && __SIZEOF_LONG__ == __SIZEOF_SIZE_T__\n' +
+      '#define HAVE_BUILTIN_CTZL\n#endif',
+    HAVE_INTRIN_H: '#if defined(_MSC_VER)\n#define HAVE_INTRIN_H\n#endif',
+    // GCC before 12 lacks some of these NEON intrinsics; clang (zig) has them all.
+    HAVE_VLD1_S16_X3: '#if defined(__clang__) || __GNUC__ >= 12\n#define HAVE_VLD1_S16_X3\n#endif',
+    HAVE_VLD1_U16_X2: '#if defined(__clang__) || __GNUC__ >= 12\n#define HAVE_VLD1_U16_X2\n#endif',
+    HAVE_VLD1Q_U8_X4: '#if defined(__clang__) || __GNUC__ >= 12\n#define HAVE_VLD1Q_U8_X4\n#endif',
+  };
+  const prelude =
+    '/* Generated by libpanto scripts/fetch-cdeps.mjs from the template of the same name. */\n' +
+    '#if defined(_MSC_VER) && !defined(__clang__)\n' +
+    '#define PANTO_JPEG_INLINE __forceinline\n#define PANTO_JPEG_THREAD_LOCAL __declspec(thread)\n' +
+    '#ifdef _WIN64\n#define PANTO_JPEG_SIZEOF_SIZE_T 8\n#else\n#define PANTO_JPEG_SIZEOF_SIZE_T 4\n#endif\n' +
+    '#else\n#define PANTO_JPEG_INLINE __inline__ __attribute__((always_inline))\n' +
+    '#define PANTO_JPEG_THREAD_LOCAL __thread\n#define PANTO_JPEG_SIZEOF_SIZE_T __SIZEOF_SIZE_T__\n#endif\n';
+  const render = (template, out, withPrelude) => {
+    let text = readFileSync(join(root, template), 'utf8');
+    text = text.replace(/^#cmakedefine\s+(\w+).*$/gm, (_m, name) => {
+      if (!(name in defines)) fail(`libjpeg-turbo: ${template}: no value for #cmakedefine ${name}`);
+      return defines[name];
+    });
+    text = text.replace(/@(\w+)@/g, (_m, name) => {
+      if (!(name in vars)) fail(`libjpeg-turbo: ${template}: no value for @${name}@`);
+      return vars[name];
+    });
+    writeFileSync(join(root, out), withPrelude ? `${prelude}${text}` : text);
+  };
+  render('jconfig.h.in', 'jconfig.h', false);
+  render('jconfigint.h.in', 'jconfigint.h', true);
+  render('jversion.h.in', 'jversion.h', false);
+  render('simd/arm/neon-compat.h.in', 'simd/arm/neon-compat.h', false);
+}
 
 const log = (msg) => process.stderr.write(`fetch-cdeps: ${msg}\n`);
 
@@ -168,7 +272,7 @@ function ourPatches(key) {
 function stampText() {
   const lines = [`recipe ${RECIPE}`];
   for (const p of PACKAGES) {
-    lines.push(`${p.key} ${p.source} ${p.version}`);
+    lines.push(`${p.key} ${p.source} ${p.version}${p.generate ? ' +generated-config' : ''}`);
     for (const [f, h] of Object.entries(p.files)) lines.push(`  ${h}  ${f}`);
     for (const patch of ourPatches(p.key))
       lines.push(`  patch ${sha256(patch)}  ${patch.slice(CDEPS.length + 1)}`);
@@ -350,6 +454,7 @@ function extractPackage(p, work, dest) {
     cpSync(from, join(out, k), { recursive: true });
   }
   cpSync(join(tree, 'debian/copyright'), join(out, 'debian-copyright'));
+  p.generate?.(out);
   log(
     `${p.key} ${p.version}: extracted, ${applied.length} patches applied (${applied.join(', ') || 'none'})`,
   );
@@ -423,7 +528,7 @@ try {
   process.stderr.write(
     `fetch-cdeps: ${err.message}\n` +
       `fetch-cdeps: the C sources come from pinned Debian source packages (see cdeps/README.md); without apt, ` +
-      `set ${ENV_VAR}=/path to a tree laid out like cdeps/src (libwebp/, libdeflate/, stb/, zlib/).\n`,
+      `set ${ENV_VAR}=/path to a tree laid out like cdeps/src (libwebp/, libdeflate/, stb/, zlib/, libjpeg-turbo/).\n`,
   );
   process.exit(1);
 }

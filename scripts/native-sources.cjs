@@ -40,6 +40,15 @@
  *                                     never meets the host's own zlib (Node exports one); Z_SOLO leaves out file I/O
  *                                     and the default allocator (ours goes through the call's budget).
  *                                     native/core/png-decode.cpp defines both before including zlib.h.
+ *   libjpegTurbo.sources():    string[]  libjpeg-turbo's decompressor + compressor C files (no jmemnobs.c: our
+ *                                     native/core/jpeg-memory.cpp is the memory back end; no SIMD dispatcher).
+ *   libjpegTurbo.noSimdSources(): string[]  jsimd_none.c: the C-only dispatcher (wasm, or x86-64 without nasm).
+ *   libjpegTurbo.x64Sources(): string[]  the x86-64 SIMD dispatcher (C); with .x64AsmSources() (NASM, assembled with
+ *                                     .nasmFlags(format) for format elf64 | macho64 | win64). Define WITH_SIMD.
+ *   libjpegTurbo.arm64Sources(): string[]  the aarch64 NEON intrinsics + dispatcher (C). Define WITH_SIMD and
+ *                                     NEON_INTRINSICS; add .arm64IncludeDirs().
+ *   libjpegTurbo.includeDirs(): string[]  include dirs for compiling libjpeg-turbo (and for <jpeglib.h>).
+ *   hasNasm():              boolean   nasm is on PATH (x86-64 builds use the SIMD code only then; else C-only).
  *   cdepsCflags:            string[]  C flags of the C libraries (GCC/Clang; -O2, hidden visibility, no warnings:
  *                                     third-party code is not ours to fix).
  */
@@ -81,6 +90,33 @@ const webpAll = () => [
   ...['demux.c', 'anim_decode.c'].map((f) => `${cdepsSrcDir()}/libwebp/src/demux/${f}`),
 ];
 
+const jt = (f) => `${cdepsSrcDir()}/libjpeg-turbo/${f}`;
+const JPEG_C =
+  'jcapimin jcapistd jccoefct jccolor jcdctmgr jchuff jcicc jcinit jcmainct jcmarker jcmaster jcomapi jcparam ' +
+  'jcphuff jcprepct jcsample jctrans jdapimin jdapistd jdatadst jdatasrc jdcoefct jdcolor jddctmgr jdhuff jdicc ' +
+  'jdinput jdmainct jdmarker jdmaster jdmerge jdphuff jdpostct jdsample jdtrans jerror jfdctflt jfdctfst jfdctint ' +
+  'jidctflt jidctfst jidctint jidctred jquant1 jquant2 jutils jmemmgr jaricom jcarith jdarith';
+const JPEG_X64_ASM =
+  'jsimdcpu jfdctflt-sse jccolor-sse2 jcgray-sse2 jchuff-sse2 jcphuff-sse2 jcsample-sse2 jdcolor-sse2 ' +
+  'jdmerge-sse2 jdsample-sse2 jfdctfst-sse2 jfdctint-sse2 jidctflt-sse2 jidctfst-sse2 jidctint-sse2 ' +
+  'jidctred-sse2 jquantf-sse2 jquanti-sse2 jccolor-avx2 jcgray-avx2 jcsample-avx2 jdcolor-avx2 jdmerge-avx2 ' +
+  'jdsample-avx2 jfdctint-avx2 jidctint-avx2 jquanti-avx2';
+// upstream's simd/CMakeLists.txt list for aarch64 with NEON_INTRINSICS (the *ext-neon.c files are #included).
+const JPEG_ARM64 =
+  'jcgray jcphuff jcsample jdmerge jdsample jfdctfst jidctred jquanti jccolor jidctint jidctfst jdcolor jfdctint';
+let nasmCache;
+function hasNasm() {
+  if (nasmCache === undefined) {
+    try {
+      execFileSync('nasm', ['-v'], { stdio: 'ignore' });
+      nasmCache = true;
+    } catch {
+      nasmCache = false;
+    }
+  }
+  return nasmCache;
+}
+
 module.exports = {
   core: [
     'native/core/budget.cpp',
@@ -91,7 +127,9 @@ module.exports = {
     'native/core/pixels.cpp',
     'native/core/decode.cpp',
     'native/core/png-decode.cpp',
-    'native/core/jpeg-half.cpp',
+    'native/core/jpeg-decode.cpp',
+    'native/core/jpeg-encode.cpp',
+    'native/core/jpeg-memory.cpp',
     'native/core/encode.cpp',
     'native/core/png-encode.cpp',
     'native/core/pdf.cpp',
@@ -111,8 +149,32 @@ module.exports = {
   cdepsSrcDir,
   includeDirs: () => {
     const s = cdepsSrcDir();
-    return [s, `${s}/libwebp/src`, `${s}/libdeflate`];
+    return [s, `${s}/libwebp/src`, `${s}/libdeflate`, `${s}/libjpeg-turbo`];
   },
+  libjpegTurbo: {
+    sources: () => JPEG_C.split(' ').map((f) => jt(`${f}.c`)),
+    noSimdSources: () => [jt('jsimd_none.c')],
+    x64Sources: () => [jt('simd/x86_64/jsimd.c')],
+    x64AsmSources: () => JPEG_X64_ASM.split(' ').map((f) => jt(`simd/x86_64/${f}.asm`)),
+    arm64Sources: () => [
+      ...JPEG_ARM64.split(' ').map((f) => jt(`simd/arm/${f}-neon.c`)),
+      jt('simd/arm/aarch64/jchuff-neon.c'),
+      jt('simd/arm/aarch64/jsimd.c'),
+    ],
+    includeDirs: () => [`${cdepsSrcDir()}/libjpeg-turbo`],
+    /** Extra include dir of the arm64 SIMD files (simd/arm/neon-compat.h, included from simd/arm/aarch64 too). */
+    arm64IncludeDirs: () => [jt('simd/arm')],
+    /** NASM flags for one object format (libjpeg-turbo's simd/CMakeLists.txt). Paths end with '/' as nasm wants. */
+    nasmFlags: (format) => [
+      `-f${format}`,
+      { elf64: '-DELF', macho64: '-DMACHO', win64: '-DWIN64' }[format],
+      '-D__x86_64__',
+      ...(format === 'elf64' ? ['-DPIC'] : []),
+      `-I${jt('simd/nasm/')}`,
+      `-I${jt('simd/x86_64/')}`,
+    ],
+  },
+  hasNasm,
   libwebp: {
     sources: () => webpAll().filter((f) => !isSse41(f)),
     sse41Sources: () => webpAll().filter(isSse41),

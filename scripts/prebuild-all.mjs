@@ -153,6 +153,27 @@ async function buildTarget(zig, t, opts, env) {
   ];
   const deflateFlags = [...cFlags, ...S.libdeflate.includeDirs().map((d) => `-I${d}`)];
   const zlibFlags = [...cFlags, ...S.zlib.defines.map((d) => `-D${d}`)];
+  // libjpeg-turbo: x86-64 SIMD is NASM (object format per OS; C-only when nasm is missing), arm64 NEON intrinsics.
+  const jpegSimd = t.x86 ? (S.hasNasm() ? 'x64' : 'none') : 'arm64';
+  const jpegFlags = [
+    ...cFlags,
+    ...S.libjpegTurbo.includeDirs().map((d) => `-I${d}`),
+    ...(jpegSimd === 'x64'
+      ? ['-DWITH_SIMD']
+      : jpegSimd === 'arm64'
+        ? ['-DWITH_SIMD', '-DNEON_INTRINSICS', ...S.libjpegTurbo.arm64IncludeDirs().map((d) => `-I${d}`)]
+        : []),
+  ];
+  const nasmFlags = S.libjpegTurbo.nasmFlags({ linux: 'elf64', mac: 'macho64', win: 'win64' }[t.os]);
+  const jpegSimdUnits =
+    jpegSimd === 'x64'
+      ? [
+          ...S.libjpegTurbo.x64Sources().map((f) => ['cc', f, jpegFlags]),
+          ...S.libjpegTurbo.x64AsmSources().map((f) => ['nasm', f, nasmFlags]),
+        ]
+      : jpegSimd === 'arm64'
+        ? S.libjpegTurbo.arm64Sources().map((f) => ['cc', f, jpegFlags])
+        : S.libjpegTurbo.noSimdSources().map((f) => ['cc', f, jpegFlags]);
   const cxxFlags = [
     ...common,
     ...S.cflags,
@@ -172,6 +193,8 @@ async function buildTarget(zig, t, opts, env) {
     ...S.libdeflate.sources().map((f) => ['cc', f, deflateFlags]),
     ...(t.x86 ? S.libdeflate.x86Sources() : S.libdeflate.armSources()).map((f) => ['cc', f, deflateFlags]),
     ...S.zlib.sources().map((f) => ['cc', f, zlibFlags]),
+    ...S.libjpegTurbo.sources().map((f) => ['cc', f, jpegFlags]),
+    ...jpegSimdUnits,
     ...[...S.core, ...S.cdeps].map((f) => ['c++', f, cxxFlags]),
     ...S.binding.map((f) => ['c++', f, bindingFlags]),
   ];
@@ -180,7 +203,9 @@ async function buildTarget(zig, t, opts, env) {
     units.map(
       ([tool, src, flags], i) =>
         () =>
-          exec(zig, [tool, ...flags, '-c', src, '-o', objects[i]], env),
+          tool === 'nasm'
+            ? exec('nasm', [...flags, '-o', objects[i], src], env)
+            : exec(zig, [tool, ...flags, '-c', src, '-o', objects[i]], env),
     ),
     opts.jobs,
   );

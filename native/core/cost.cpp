@@ -1,10 +1,12 @@
-// Per-format cost estimates (see cost.h). Each formula mirrors what the decoder in decode.cpp / stb actually allocates.
+// Per-format cost estimates (see cost.h). Each formula mirrors what the decoder (decode.cpp / stb, jpeg-decode.cpp /
+// libjpeg-turbo, libwebp) actually allocates.
 #include "cost.h"
 
 #include <algorithm>
 
 #include "internal.h"
 #include "png-decode.h"
+#include "jpeg-decode.h"
 
 namespace panto {
 namespace {
@@ -43,26 +45,31 @@ uint64_t png_bytes(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t
   return std::max({a, b, c});
 }
 
-uint64_t jpeg_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half) {
+uint64_t jpeg_bytes(const uint8_t* d, size_t len, const MediaInfo& info, int eighths) {
   const uint64_t P = uint64_t(info.width) * info.height;
   JpegLayout l;
   if (!jpeg_walk(d, len, false, &l).ok() || l.components == 0) return P * 12;
-  // stb: one MCU-padded plane per component, plus 64 coefficients of 2 bytes per block when progressive, plus the
-  // RGB output; the half-size driver adds quarter planes and a quarter output.
-  const uint64_t planes = jpeg_total_blocks(l) * 64;
-  const uint64_t coefs = l.progressive ? planes * 2 : 0;
-  uint64_t total = planes + coefs + P * 3 + uint64_t(info.width) * 4 * 4;
-  if (half) total += planes / 4 + P;
-  return total;
+  // libjpeg-turbo (jpeg-decode.cpp): a progressive or multi-scan file keeps every coefficient of the full-size image
+  // (64 JCOEFs of 2 bytes per MCU-padded block) whatever the output scale; a single interleaved scan needs only one
+  // MCU row. Plus the scaled output (4 bytes per pixel for CMYK/YCCK, converted in place), and the row buffers of
+  // the main/upsampling/colour stages (a few rows of the padded full width per component; bounded generously here).
+  const uint64_t blocks = jpeg_total_blocks(l);
+  const bool one_scan = !l.progressive && l.first_sos + 4 < len && d[l.first_sos + 4] == l.components;
+  const uint64_t coefs = one_scan ? 0 : blocks * 128;
+  const uint64_t out = uint64_t(jpeg_scaled_dim(info.width, eighths)) * jpeg_scaled_dim(info.height, eighths) *
+                       (l.components == 4 ? 4 : 3);
+  const uint64_t rows = (uint64_t(info.width) + 64) * 64 * uint64_t(l.components) * 3;
+  return coefs + out + rows;
 }
 
 }  // namespace
 
-uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half_jpeg, uint32_t png_shrink) {
+uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& info, int jpeg_eighths,
+                               uint32_t png_shrink) {
   const uint64_t P = uint64_t(info.width) * info.height;
   switch (info.type) {
     case MediaType::Png: return png_bytes(d, len, info, png_shrink);
-    case MediaType::Jpeg: return jpeg_bytes(d, len, info, half_jpeg);
+    case MediaType::Jpeg: return jpeg_bytes(d, len, info, jpeg_eighths);
     case MediaType::Gif: return P * 9 + (64u << 10);  // canvas, background, per-pixel history (stb)
     case MediaType::Bmp: return P * 8;                // decoded, then channel conversion
     case MediaType::Webp: return P * (info.has_alpha || info.frames > 1 ? 4 : 3);  // decoded in place
@@ -70,13 +77,15 @@ uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& in
   }
 }
 
-uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half_jpeg, uint32_t tw,
+uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& info, int jpeg_eighths, uint32_t tw,
                                 uint32_t th, uint32_t png_shrink) {
-  const uint64_t decode = estimate_decode_bytes(d, len, info, half_jpeg, png_shrink);
+  const uint64_t decode = estimate_decode_bytes(d, len, info, jpeg_eighths, png_shrink);
   // The decoded image stays alive while it is resized; then resized + oriented + the encoder's growing output and
-  // the ladder's next attempt (each <= 4 bytes per output pixel, doubled for growth).
+  // the ladder's next attempt (each <= 4 bytes per output pixel, doubled for growth), plus libjpeg's full-image
+  // coefficient buffer when encoding JPEG with optimised Huffman tables (2 passes: 128 bytes per 8x8 block, 4:2:0 =
+  // 3 bytes per pixel; counted as 4).
   const uint64_t out = uint64_t(tw) * th * 4;
-  const uint64_t total = decode + out * 6 + kFixedAllowance;
+  const uint64_t total = decode + out * 7 + kFixedAllowance;
   return total + total / 8;
 }
 

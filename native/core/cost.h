@@ -12,15 +12,16 @@
 namespace panto {
 
 /** Bytes the first-frame decode of `info` allocates at its peak (decoder intermediates + the decoded pixels), for
- *  the decode_image call with the same `half_jpeg` / `png_shrink`. */
-uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half_jpeg,
+ *  the decode_image call with the same `jpeg_eighths` (a JPEG decoded at jpeg_eighths/8 of its size, jpeg-decode.h)
+ *  and `png_shrink` (png-decode.h). */
+uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& info, int jpeg_eighths = 8,
                                uint32_t png_shrink = 1);
 
 /**
  * Bytes a whole `process` call may allocate: the decode, plus resize/orient/encode of a `tw` x `th` result (the
  * byte-cap ladder included), plus a fixed allowance for codec tables and scratch.
  */
-uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& info, bool half_jpeg, uint32_t tw,
+uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& info, int jpeg_eighths, uint32_t tw,
                                 uint32_t th, uint32_t png_shrink = 1);
 
 }  // namespace panto

@@ -1,6 +1,7 @@
-// First-frame decode of PNG (png-decode.cpp, stb for the layouts it does not take), JPEG/GIF/BMP (stb_image 2.30,
-// budgeted allocations) and WebP (libwebp; animated WebP through the demux for its first frame; both through the
-// incremental decoder so that abort reaches them). Callers check the pixel cap from the header first.
+// First-frame decode of PNG (png-decode.cpp, stb for the layouts it does not take), JPEG (libjpeg-turbo,
+// jpeg-decode.cpp), GIF/BMP (stb_image 2.30, budgeted allocations) and WebP (libwebp; animated WebP through the demux
+// for its first frame; both through the incremental decoder so that abort reaches them). Callers check the pixel cap
+// from the header first.
 #include <stb/stb_image.h>
 #include <webp/decode.h>
 #include <webp/demux.h>
@@ -17,7 +18,7 @@
 #include "budget.h"
 #include "codec-handles.h"
 #include "internal.h"
-#include "jpeg-half.h"
+#include "jpeg-decode.h"
 #include "png-decode.h"
 
 
@@ -185,12 +186,8 @@ Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* 
 
 }  // namespace
 
-Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool half, uint32_t png_shrink) {
-  if (half && info.type == MediaType::Jpeg) {
-    bool unsupported = false;
-    Status s = decode_jpeg_half(d, len, info, out, &unsupported);
-    if (!unsupported) return s;
-  }
+Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, int jpeg_eighths,
+                    uint32_t png_shrink) {
   switch (info.type) {
     case MediaType::Png: {
       bool not_handled = false;
@@ -199,7 +196,7 @@ Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels*
       if (should_abort()) return Status::Err("ERR_ABORTED", "processing was aborted", info.type);
       return decode_stb(d, len, info, out);
     }
-    case MediaType::Jpeg:
+    case MediaType::Jpeg: return decode_jpeg(d, len, info, jpeg_eighths, out);
     case MediaType::Gif:
     case MediaType::Bmp: return decode_stb(d, len, info, out);
     case MediaType::Webp: return decode_webp(d, len, info, out);

@@ -44,7 +44,7 @@ struct JpegLayout {
   uint64_t scan_blocks = 0;   // 8x8 blocks decoded over all scans (only when walked to the end)
 };
 
-/** 8x8 blocks of one component as stb allocates them (MCU-padded), and of all components. */
+/** 8x8 blocks of one component, MCU-padded (at least what libjpeg's coefficient arrays hold), and of all components. */
 uint64_t jpeg_component_blocks(const JpegLayout& l, int k);
 uint64_t jpeg_total_blocks(const JpegLayout& l);
 
@@ -100,12 +100,12 @@ struct Pixels {
 bool strip_metadata(MediaType t, const uint8_t* d, size_t len, OwnedBytes* out, Status* err, bool privacy = true);
 
 /**
- * Decodes the first frame of a supported raster image into `out`. Caller has checked the pixel cap. With `half`, a
- * JPEG may come back at ceil(w/2) x ceil(h/2) (DCT-block averaging); with `png_shrink` k >= 2, a PNG the streaming
- * path handles comes back at ceil(w/k) x ceil(h/k) (box-averaged while decoding, png-decode.h). Callers check
- * out->width/height.
+ * Decodes the first frame of a supported raster image into `out`. Caller has checked the pixel cap. A JPEG comes back
+ * at `jpeg_eighths`/8 of its size (DCT-domain scaling, jpeg-decode.h; 8 = full size); with `png_shrink` k >= 2, a PNG
+ * the streaming path handles comes back at ceil(w/k) x ceil(h/k) (box-averaged while decoding, png-decode.h). Callers
+ * check out->width/height.
  */
-Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, bool half = false,
+Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, int jpeg_eighths = 8,
                     uint32_t png_shrink = 1);
 
 /** True when any alpha byte is below 255. */

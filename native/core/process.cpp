@@ -14,6 +14,7 @@
 
 #include "budget.h"
 #include "cost.h"
+#include "jpeg-decode.h"
 #include "internal.h"
 #include "png-decode.h"
 
@@ -182,15 +183,16 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     return Status::Ok();
   }
 
-  // A JPEG shrinking at least 2x decodes at half size (like libjpeg's scaled decode) and resizes from there.
-  const bool half = t == MediaType::Jpeg && uint64_t(tw) * 2 <= ow && uint64_t(th) * 2 <= oh;
+  // A shrinking JPEG decodes at the smallest M/8 scale still >= the target (DCT-domain scaling), resized from there.
+  const int eighths =
+      t == MediaType::Jpeg ? jpeg_scale_eighths(info.width, info.height, swap ? th : tw, swap ? tw : th) : 8;
   // Decode under a budget estimated from the header for this format and decoder path, reserved up front from the
   // process-wide pool: all calls in flight together never hold more than the cap.
   const uint32_t sw = swap ? th : tw, sh = swap ? tw : th;  // target in stored orientation
   // A PNG shrinking at least 2x in both dimensions is box-averaged by an integer factor while it decodes (the full
   // size never exists) and resized from there to the exact target.
   const uint32_t png_shrink = t == MediaType::Png ? png_shrink_factor(info.width, info.height, sw, sh) : 1;
-  const uint64_t estimate = estimate_process_bytes(d, len, info, half, tw, th, png_shrink);
+  const uint64_t estimate = estimate_process_bytes(d, len, info, eighths, tw, th, png_shrink);
   if (estimate > memory_cap())
     return Status::Err("ERR_MEDIA_TOO_LARGE",
                        std::string(mime_of(t)) + " " + num(info.width) + "x" + num(info.height) + " needs about " +
@@ -205,7 +207,7 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   if (should_abort()) return aborted(t);
 
   Pixels px;
-  s = decode_image(d, len, info, &px, half, png_shrink);
+  s = decode_image(d, len, info, &px, eighths, png_shrink);
   if (!s.ok()) return s;
   if (should_abort()) return aborted(t);
   if (px.channels == 4 && !has_transparency(px)) drop_alpha(&px);
@@ -343,7 +345,7 @@ Status decode_to_rgba(const uint8_t* d, size_t len, uint64_t max_pixels, Decoded
     int damaged = 0;
     s = check_structure(info, d, len, &damaged);
     if (!s.ok()) return s;
-    Budget budget(estimate_decode_bytes(d, len, info, false) + uint64_t(info.width) * info.height * 4 + (48ull << 20));
+    Budget budget(estimate_decode_bytes(d, len, info, 8) + uint64_t(info.width) * info.height * 4 + (48ull << 20));
     BudgetScope scope(&budget);
     Pixels px;
     s = decode_image(d, len, info, &px);

@@ -242,6 +242,24 @@ PANTO_TEST(bombs, progressive_scan_work_is_capped_and_progressions_checked) {
   PANTO_CHECK(panto::decode_to_rgba(ok.data(), ok.size(), 100000000, &img).ok());
 }
 
+PANTO_TEST(bombs, jpeg_decoder_refuses_too_many_scans_itself) {
+  // decode_image straight (no check_structure walk before it): libjpeg-turbo's own decoding must still stop a file
+  // of hundreds of scans (our progress monitor counts them; a repeated scan is also a bogus progression to libjpeg).
+  auto bomb = progressive_header(2000, 2000);
+  add_scan(&bomb, 0, 0, 0, 0);
+  for (int i = 0; i < 300; i++) add_scan(&bomb, 1, 63, 0, 0);
+  bomb.push_back(0xFF);
+  bomb.push_back(0xD9);
+  panto::MediaInfo info;
+  PANTO_REQUIRE(panto::probe(bomb.data(), bomb.size(), &info).ok());
+  panto::Budget b(1ull << 30);
+  panto::BudgetScope scope(&b);
+  panto::Pixels px;
+  const auto st = panto::decode_image(bomb.data(), bomb.size(), info, &px);
+  PANTO_CHECK_EQ(st.code, std::string("ERR_CORRUPT_MEDIA"));
+  PANTO_CHECK(px.data.data == nullptr);
+}
+
 PANTO_TEST(budget, abort_flag_stops_the_decoders_between_rows) {
   // The flag is polled inside stb's JPEG MCU-row loop and PNG row loop (cdeps/patches/stb/0005): decode_image, which
   // has no check of its own before stb runs for these, must stop with ERR_ABORTED.
@@ -264,7 +282,8 @@ PANTO_TEST(budget, abort_flag_stops_the_decoders_between_rows) {
 }
 
 PANTO_TEST(budget, running_out_of_memory_is_too_large_never_corrupt) {
-  for (const char* name : {"png-rgb.png", "png-palette-trns.png", "jpeg-progressive.jpg", "gif-animated.gif",
+  for (const char* name : {"png-rgb.png", "png-palette-trns.png", "jpeg-progressive.jpg", "jpeg-baseline.jpg",
+                           "jpeg-cmyk.jpg", "gif-animated.gif",
                            "bmp-24.bmp", "webp-lossy.webp", "webp-animated.webp"}) {
     const auto in = fixture(name);
     panto::MediaInfo info;

@@ -1,4 +1,9 @@
 // process(): pass-through, conversion, resize, flatten, first frame, byte cap, PDF.
+#include <cmath>
+
+#include "budget.h"
+#include "internal.h"
+#include "jpeg-decode.h"
 #include "test-util.h"
 
 using panto::MediaType;
@@ -194,4 +199,50 @@ PANTO_TEST(process, pdf_passes_through_and_truncated_pdf_is_corrupt) {
   ProcessResult r2;
   const auto st = run(cut, ProcessOptions{}, &r2);
   PANTO_CHECK_EQ(st.code, std::string("ERR_CORRUPT_MEDIA"));
+}
+
+// libjpeg-turbo decodes a shrinking JPEG at M/8 of its size: the smallest M whose output still covers the target.
+PANTO_TEST(process, jpeg_dct_scale_is_the_smallest_covering_the_target) {
+  PANTO_CHECK_EQ(panto::jpeg_scale_eighths(4032, 3024, 2000, 1500), 4);  // 2016 x 1512
+  PANTO_CHECK_EQ(panto::jpeg_scale_eighths(2667, 1500, 2000, 1125), 6);  // 2001 x 1125: no power of two fits
+  PANTO_CHECK_EQ(panto::jpeg_scale_eighths(1333, 750, 1000, 563), 6);
+  PANTO_CHECK_EQ(panto::jpeg_scale_eighths(2000, 1500, 2000, 1500), 8);  // no shrink: full size
+  PANTO_CHECK_EQ(panto::jpeg_scale_eighths(16000, 9000, 2000, 1125), 1);
+  PANTO_CHECK_EQ(panto::jpeg_scale_eighths(15900, 9000, 2000, 1125), 2);  // 1/8: 1988 wide, too small
+  PANTO_CHECK_EQ(panto::jpeg_scaled_dim(1333, 6), 1000u);
+
+  // A real 1333 x 750 JPEG (our encoder, q95): decoded at 6/8 it is 1000 x 563, and resized to 800 x 450 it matches
+  // the full-size decode resized the same way.
+  const uint32_t W = 1333, H = 750;
+  panto::Budget budget(1ull << 30);
+  panto::BudgetScope scope(&budget);
+  panto::OwnedBytes rgb;
+  PANTO_REQUIRE(panto::alloc_owned(size_t(W) * H * 3, &rgb));
+  for (uint32_t y = 0; y < H; y++)
+    for (uint32_t x = 0; x < W; x++) {
+      uint8_t* p = rgb.data + (size_t(y) * W + x) * 3;
+      p[0] = uint8_t(x * 255 / W);
+      p[1] = uint8_t(y * 255 / H);
+      p[2] = uint8_t(128 + 100 * std::sin(x / 37.0) * std::cos(y / 23.0));
+    }
+  panto::OwnedBytes jpeg;
+  PANTO_REQUIRE(panto::encode_jpeg(panto::PixelView{W, H, 3, rgb.data}, 95, &jpeg).ok());
+  panto::MediaInfo info;
+  PANTO_REQUIRE(panto::probe(jpeg.data, jpeg.size, &info).ok());
+  panto::Pixels scaled, full, a, b;
+  PANTO_REQUIRE(panto::decode_image(jpeg.data, jpeg.size, info, &scaled, 6).ok());
+  PANTO_CHECK_EQ(scaled.width, 1000u);
+  PANTO_CHECK_EQ(scaled.height, 563u);
+  PANTO_REQUIRE(panto::decode_image(jpeg.data, jpeg.size, info, &full).ok());
+  PANTO_CHECK_EQ(full.width, W);
+  PANTO_REQUIRE(panto::resize_pixels(scaled, 800, 450, &a).ok());
+  PANTO_REQUIRE(panto::resize_pixels(full, 800, 450, &b).ok());
+  double se = 0;
+  for (size_t i = 0; i < a.data.size; i++) {
+    const double d = double(a.data.data[i]) - double(b.data.data[i]);
+    se += d * d;
+  }
+  const double psnr = 10 * std::log10(255.0 * 255.0 / (se / double(a.data.size) + 1e-12));
+  std::fprintf(stderr, "    6/8 decode + resize vs full decode + resize: PSNR %.1f dB\n", psnr);
+  PANTO_CHECK(psnr > 35);
 }

@@ -44,6 +44,20 @@ export function meanAbsDiff(a: Rgba, b: Rgba): number {
   return sum / ((a.data.length / 4) * 3);
 }
 
+/** PSNR in dB over RGB of two same-sized images (Infinity when identical, 0 when the sizes differ). */
+export function psnr(a: Rgba, b: Rgba): number {
+  if (a.width !== b.width || a.height !== b.height) return 0;
+  let se = 0;
+  for (let i = 0; i < a.data.length; i += 4) {
+    for (let c = 0; c < 3; c++) {
+      const d = (a.data[i + c] as number) - (b.data[i + c] as number);
+      se += d * d;
+    }
+  }
+  const mse = se / ((a.data.length / 4) * 3);
+  return mse === 0 ? Number.POSITIVE_INFINITY : 10 * Math.log10((255 * 255) / mse);
+}
+
 /** The reference picture of test/fixtures/media/README.md, sampled at a scale: expected colours at named points. */
 export const PICTURE_POINTS = [
   { name: 'red square', x: 4, y: 4, rgb: [255, 0, 0] },

@@ -20,6 +20,7 @@ import {
   PICTURE_POINTS,
   pixel,
   pngChunkTypes,
+  psnr,
   type Rgba,
 } from './pixel-helpers.js';
 
@@ -212,6 +213,14 @@ describe('decoding every format', () => {
   it('CMYK JPEG is accepted (colour may be approximate)', async () => {
     const r = await processMedia(fixture('jpeg-cmyk.jpg'), { maxDimension: 32 });
     expect(r).toMatchObject({ mediaType: 'image/jpeg', width: 32, height: 24 });
+    // Adobe (inverted) CMYK converted to RGB: the reference picture's colours, at full size and DCT-scaled to 1/2.
+    expectPicture(decode(fixture('jpeg-cmyk.jpg')), 'CMYK full size', 1, 40);
+    expectPicture(
+      decode((await processMedia(fixture('jpeg-cmyk.jpg'), { maxDimension: 32, format: 'png' })).data),
+      'CMYK 1/2',
+      0.5,
+      40,
+    );
   });
 
   it('animated GIF -> PNG of the first frame', async () => {
@@ -304,22 +313,38 @@ describe('alpha', () => {
 });
 
 describe('large JPEG paths', () => {
-  it('a JPEG shrinking 2x or more (half-size DCT decode) matches the full-size decode resized', async () => {
-    const png = gradientPng(1001, 801); // odd sizes: the half decode rounds up
+  it('a JPEG shrinking 2x or more (DCT-scaled decode) matches the full-size decode resized', async () => {
+    const png = gradientPng(1001, 801); // odd sizes: the scaled decode rounds up
     const jpeg = (await processMedia(png, { format: 'jpeg', jpegQuality: 95, maxDimension: 4000 })).data;
-    const viaHalf = await processMedia(jpeg, { maxDimension: 400, format: 'png' });
+    const viaScaled = await processMedia(jpeg, { maxDimension: 400, format: 'png' });
     const viaFull = await processMedia(png, { maxDimension: 400 });
-    expect([viaHalf.width, viaHalf.height]).toEqual([400, 320]);
-    expect(meanAbsDiff(decode(viaHalf.data), decode(viaFull.data))).toBeLessThan(3);
+    expect([viaScaled.width, viaScaled.height]).toEqual([400, 320]);
+    expect(meanAbsDiff(decode(viaScaled.data), decode(viaFull.data))).toBeLessThan(3);
     const gray = await processMedia(fixture('jpeg-gray.jpg'), { maxDimension: 32 });
     expect([gray.width, gray.height]).toEqual([32, 24]);
   });
 
-  it('a large JPEG is encoded on two threads and spliced with a restart marker, decoding like the source', async () => {
+  it('a JPEG shrinking by a non-power-of-two factor (M/8 scale) keeps its content and exact target size', async () => {
+    // 1333 -> 1000 decodes at 6/8 (1000 x 563) and needs no resize at all in width; 4/8 would be too small.
+    const png = gradientPng(1333, 750);
+    const jpeg = (await processMedia(png, { format: 'jpeg', jpegQuality: 95, maxDimension: 4000 })).data;
+    for (const max of [1000, 700, 333, 170]) {
+      const viaScaled = await processMedia(jpeg, { maxDimension: max, format: 'png' });
+      const viaFull = await processMedia(png, { maxDimension: max });
+      expect([viaScaled.width, viaScaled.height]).toEqual([viaFull.width, viaFull.height]);
+      expect(psnr(decode(viaScaled.data), decode(viaFull.data))).toBeGreaterThan(35);
+    }
+  });
+
+  it('a large JPEG is encoded as one baseline 4:2:0 JPEG (optimised Huffman tables), decoding like the source', async () => {
     const png = gradientPng(1600, 1200);
     const r = await processMedia(png, { format: 'jpeg', maxDimension: 4000 });
-    expect(jpegMarkers(r.data)).toContain(0xdd); // DRI: the restart interval of the splice
-    expect(r.data.includes(Buffer.from([0xff, 0xd0]))).toBe(true);
+    const markers = jpegMarkers(r.data);
+    expect(markers).toContain(0xc0); // SOF0: baseline
+    expect(markers).not.toContain(0xdd); // no restart interval: one encoder pass, no splice
+    const sof = r.data.indexOf(Buffer.from([0xff, 0xc0]));
+    expect(r.data[sof + 9]).toBe(3); // three components
+    expect(r.data[sof + 11]).toBe(0x22); // luma sampled 2x2: chroma 4:2:0
     expect(probeMedia(r.data)).toMatchObject({ width: 1600, height: 1200 });
     expect(meanAbsDiff(decode(r.data), decode(png))).toBeLessThan(2);
   });
