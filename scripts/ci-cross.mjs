@@ -227,15 +227,22 @@ await step('win32-x64', () => {
   return `${compareSmoke(out, refJson)}${setup}`;
 });
 
+/** The musl arches to check: both, or those named in PANTO_CROSS_TARGETS (linuxmusl-x64, linuxmusl-arm64). */
+const MUSL_ARCHES = [
+  ['x64', 'x86_64'],
+  ['arm64', 'aarch64'],
+].filter(
+  ([arch]) =>
+    !process.env.PANTO_CROSS_TARGETS ||
+    process.env.PANTO_CROSS_TARGETS.split(',').includes(`linuxmusl-${arch}`),
+);
+
 await step('musl', () => {
   const notes = [];
   // 1. Both arches: musl's own loader in ldd mode (`--list`) loads the addon, maps its NEEDED libraries and processes
   //    every relocation; a symbol musl cannot provide is reported as "Error relocating ...: NAME: symbol not found".
   //    The only such names allowed are N-API functions (node provides them).
-  for (const [arch, loaderArch] of [
-    ['x64', 'x86_64'],
-    ['arm64', 'aarch64'],
-  ]) {
+  for (const [arch, loaderArch] of MUSL_ARCHES) {
     const addon = join(ROOT, 'prebuilds', `linux-${arch}`, 'libpanto.musl.node');
     const loader = join(muslRoot(loaderArch), `lib/ld-musl-${loaderArch}.so.1`);
     const cmd = arch === 'x64' ? [loader, '--list', addon] : ['qemu-aarch64-static', loader, '--list', addon];
@@ -284,10 +291,7 @@ await step('musl', () => {
   );
   const zig = ensureZig();
   const zenv = { ...process.env, ZIG_GLOBAL_CACHE_DIR: join(TOOLS, 'zig-cache') };
-  for (const [arch, loaderArch] of [
-    ['x64', 'x86_64'],
-    ['arm64', 'aarch64'],
-  ]) {
+  for (const [arch, loaderArch] of MUSL_ARCHES) {
     const root = muslRoot(loaderArch);
     const lib = join(root, `usr/lib/${loaderArch}-linux-musl`);
     const obj = join(dir, `host-${arch}.o`);
