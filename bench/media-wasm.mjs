@@ -55,13 +55,16 @@ async function main() {
   }
 
   const { loadNativeOnly, loadWasmOnly } = await import(join(ROOT, 'dist', 'media', 'native-addon.js'));
+  // The addon interface takes resolved options (it asserts them, as processMedia hands them over).
+  const { resolveProcessOptions } = await import(join(ROOT, 'dist', 'media', 'policy.js'));
+  const opts = (o) => resolveProcessOptions(o);
   const native = loadNativeOnly(ROOT);
   const t0 = performance.now();
   const wasm = loadWasmOnly(ROOT);
   const loadMs = performance.now() - t0;
   const first = readFileSync(join(TMP, 'small.png'));
   const t1 = performance.now();
-  await wasm.process(first, { format: 'webp' });
+  await wasm.process(first, opts({ format: 'webp' }));
   const firstCallMs = performance.now() - t1;
 
   const wasmFile = join(ROOT, 'prebuilds', 'wasm32', 'panto-media.wasm');
@@ -87,7 +90,7 @@ async function main() {
     let identical = true;
     const once = async (name) => {
       const t = performance.now();
-      const r = await backends[name].process(input, {});
+      const r = await backends[name].process(input, opts({}));
       const ms = performance.now() - t;
       if (name === 'native') reference = r.data;
       else if (reference && !r.data.equals(reference)) identical = false;
@@ -114,7 +117,7 @@ async function main() {
   const photo = readFileSync(join(TMP, 'photo.jpg'));
   const batch = async (addon) => {
     const t = performance.now();
-    await Promise.all([1, 2, 3, 4].map(() => addon.process(photo, {})));
+    await Promise.all([1, 2, 3, 4].map(() => addon.process(photo, opts({}))));
     return performance.now() - t;
   };
   await batch(native);
