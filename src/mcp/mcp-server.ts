@@ -11,7 +11,9 @@
  * - A failed call (tool error, invalid arguments, budget exceeded) → `isError: true` with the message as text.
  * - An unknown tool name → JSON-RPC error `-32602` (the MCP convention).
  * - `ToolContext.update` (Lua `panto.progress`) → `notifications/progress` when the client sent a `progressToken`.
- * - `notifications/cancelled` aborts the call's signal: the Lua call is stopped by the host's abort handling.
+ * - `notifications/cancelled` aborts the call's signal: the Lua call is stopped by the host's abort handling, and no
+ *   further progress is sent for it. Progress already written before the cancellation arrived can still reach the client
+ *   after it aborted (the race the MCP spec asks both sides to tolerate).
  */
 
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -73,7 +75,8 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     let last = -1;
     const inFlight: Array<Promise<void>> = [];
     const sendProgress = (u: ToolUpdate) => {
-      if (progressToken === undefined) return;
+      // Once the client has cancelled, its progress handler for the token is gone: say nothing more for this call.
+      if (progressToken === undefined || extra.signal.aborted) return;
       // MCP requires the progress value to increase with every notification.
       const fraction = typeof u.progress === 'number' ? u.progress * 100 : undefined;
       const value = fraction !== undefined && fraction > last ? fraction : Math.max(0, last + 0.001);
