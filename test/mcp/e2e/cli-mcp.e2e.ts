@@ -62,7 +62,9 @@ describe('panto mcp serve over stdio, driven by the official SDK client', () => 
       // Progress the server wrote before it read the cancellation can still arrive after the client aborted; the SDK
       // client reports each as an unknown token (the race the MCP spec asks both sides to tolerate). Nothing else may
       // be a protocol error, and the stray ones stop: the server sends nothing more once it has the cancellation.
-      const stray = protocolErrors.filter((e) => e.message.includes('progress notification for an unknown token'));
+      const stray = protocolErrors.filter((e) =>
+        e.message.includes('progress notification for an unknown token'),
+      );
       expect(protocolErrors.filter((e) => !stray.includes(e))).toEqual([]);
       const strayTokens = new Set(stray.map((e) => /"progressToken":(\d+)/.exec(e.message)?.[1]));
       expect(strayTokens.size).toBeLessThanOrEqual(1);
