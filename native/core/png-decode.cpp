@@ -1,5 +1,6 @@
 // PNG decoding paths (see png-decode.h): whole-buffer libdeflate for small 8-bit RGB(A), streaming zlib row by row
-// (with shrink-on-load) for the rest of the handled layouts.
+// (with shrink-on-load) for the rest of the handled layouts. Rows are unfiltered by png-unfilter.cpp (SIMD for 3/4/6/8
+// bytes per pixel).
 #include "png-decode.h"
 
 #include <libdeflate.h>
@@ -19,6 +20,7 @@
 
 #include "budget.h"
 #include "codec-handles.h"
+#include "png-unfilter.h"
 
 namespace panto {
 namespace {
@@ -40,36 +42,6 @@ Status bad_data() { return corrupt("image data does not inflate to exactly the i
 inline void compact_row(uint8_t* dst, const uint8_t* src, size_t n) {
   const size_t step = size_t(src - dst);
   for (size_t o = 0; o < n; o += step) std::memcpy(dst + o, src + o, step < n - o ? step : n - o);
-}
-
-inline int paeth(int a, int b, int c) {
-  const int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
-  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-}
-
-/**
- * Unfilters one row in place: `cur` and `prev` are `n` bytes without the filter byte (`prev` is the previous
- * unfiltered row, all zeros for the first). False for an unknown filter type.
- */
-bool unfilter(uint8_t f, uint8_t* __restrict cur, const uint8_t* __restrict prev, size_t n, size_t bpp) {
-  switch (f) {
-    case 0: return true;
-    case 1:
-      for (size_t i = bpp; i < n; i++) cur[i] = uint8_t(cur[i] + cur[i - bpp]);
-      return true;
-    case 2:
-      for (size_t i = 0; i < n; i++) cur[i] = uint8_t(cur[i] + prev[i]);
-      return true;
-    case 3:
-      for (size_t i = 0; i < bpp && i < n; i++) cur[i] = uint8_t(cur[i] + (prev[i] >> 1));
-      for (size_t i = bpp; i < n; i++) cur[i] = uint8_t(cur[i] + ((cur[i - bpp] + prev[i]) >> 1));
-      return true;
-    case 4:
-      for (size_t i = 0; i < bpp && i < n; i++) cur[i] = uint8_t(cur[i] + prev[i]);  // a = c = 0: predicts b
-      for (size_t i = bpp; i < n; i++) cur[i] = uint8_t(cur[i] + paeth(cur[i - bpp], prev[i], prev[i - bpp]));
-      return true;
-    default: return false;
-  }
 }
 
 /** The file's layout from IHDR (checked by probe). */
@@ -186,43 +158,73 @@ struct BoxShrinker {
   uint32_t* sums = nullptr;  // ow * c, owned by the caller's buffer
   uint32_t rows = 0;         // rows accumulated in the current block row
 
+  /** Adds one 8-bit row of w pixels (c channels) to the block sums. */
   void add(const uint8_t* __restrict px) {
-    uint32_t* __restrict s = sums;
-    for (uint32_t ox = 0, x0 = 0; ox < ow; ox++, x0 += k) {
-      const uint32_t x1 = std::min(w, x0 + k);
-      uint32_t* t = s + size_t(ox) * c;
-      if (c == 3) {
-        uint32_t r = 0, g = 0, b = 0;
-        for (uint32_t x = x0; x < x1; x++) r += px[x * 3], g += px[x * 3 + 1], b += px[x * 3 + 2];
-        t[0] += r, t[1] += g, t[2] += b;
-      } else {
-        uint32_t r = 0, g = 0, b = 0, a = 0;
-        for (uint32_t x = x0; x < x1; x++) {
-          const uint32_t al = px[x * 4 + 3];
-          r += px[x * 4] * al, g += px[x * 4 + 1] * al, b += px[x * 4 + 2] * al, a += al;
-        }
-        t[0] += r, t[1] += g, t[2] += b, t[3] += a;
-      }
-    }
+    if (c == 3) add_c<3>(px);
+    else add_c<4>(px);
     rows++;
   }
 
   /** Writes the finished block row to `dst` and clears the sums. */
   void flush(uint8_t* __restrict dst) {
+    // (t + n/2) / n by a multiply: with m = ceil(2^40 / n), (x * m) >> 40 == x / n for every x with x * n < 2^40.
+    // Here x = t + n/2 <= 256 n and n <= kPngMaxShrink^2 = 2^12, so x * n <= 2^32: the same bytes as the division.
+    const uint32_t n_full = k * rows;
+    const uint64_t m_full = ((uint64_t(1) << 40) + n_full - 1) / n_full;
     for (uint32_t ox = 0, x0 = 0; ox < ow; ox++, x0 += k) {
       const uint32_t n = (std::min(w, x0 + k) - x0) * rows;
+      const uint64_t m = n == n_full ? m_full : ((uint64_t(1) << 40) + n - 1) / n;
       uint32_t* t = sums + size_t(ox) * c;
       uint8_t* o = dst + size_t(ox) * c;
       if (c == 3) {
-        for (int i = 0; i < 3; i++) o[i] = uint8_t((t[i] + n / 2) / n);
+        for (int i = 0; i < 3; i++) o[i] = uint8_t((uint64_t(t[i] + n / 2) * m) >> 40);
+        t[0] = t[1] = t[2] = 0;
       } else {
         const uint32_t a = t[3];
-        o[3] = uint8_t((a + n / 2) / n);
+        o[3] = uint8_t((uint64_t(a + n / 2) * m) >> 40);
         for (int i = 0; i < 3; i++) o[i] = a ? uint8_t(std::min<uint32_t>(255, (t[i] + a / 2) / a)) : 0;
+        t[0] = t[1] = t[2] = t[3] = 0;
       }
-      std::memset(t, 0, sizeof(uint32_t) * size_t(c));
     }
     rows = 0;
+  }
+
+ private:
+  /** Sums pixels x0 .. x0 + len - 1 (len <= K when K > 0) into t: C = 3 plain, C = 4 alpha-weighted. */
+  template <int C, uint32_t K>
+  static inline void add_block(const uint8_t* __restrict p, uint32_t len, uint32_t* __restrict t) {
+    const uint32_t n = K ? K : len;
+    uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (uint32_t j = 0; j < n; j++, p += C) {
+      if (C == 3) {
+        s0 += p[0], s1 += p[1], s2 += p[2];
+      } else {
+        const uint32_t al = p[3];
+        s0 += p[0] * al, s1 += p[1] * al, s2 += p[2] * al, s3 += al;
+      }
+    }
+    t[0] += s0, t[1] += s1, t[2] += s2;
+    if (C == 4) t[3] += s3;
+  }
+
+  /** The whole blocks with a compile-time width K (0 = runtime k), then the narrower last block if any. */
+  template <int C, uint32_t K>
+  void add_row(const uint8_t* __restrict px) {
+    const uint32_t full = w / k;
+    uint32_t* t = sums;
+    const uint8_t* p = px;
+    for (uint32_t ox = 0; ox < full; ox++, t += C, p += size_t(k) * C) add_block<C, K>(p, k, t);
+    if (full < ow) add_block<C, 0>(p, w - full * k, t);
+  }
+
+  template <int C>
+  void add_c(const uint8_t* __restrict px) {
+    switch (k) {
+      case 2: add_row<C, 2>(px); break;
+      case 3: add_row<C, 3>(px); break;
+      case 4: add_row<C, 4>(px); break;
+      default: add_row<C, 0>(px); break;
+    }
   }
 };
 
@@ -319,13 +321,15 @@ Status decode_streaming(const uint8_t* d, const Chunks& chunks, const PngPlan& p
   for (uint32_t y = 0; y < l.h; y++) {
     if ((y & 15) == 0 && should_abort()) return aborted();
     if (ended || !fill(cur, rb + 1, &st)) return ended && st.ok() ? bad_data() : st;
-    if (!unfilter(cur[0], cur + 1, prev + 1, rb, l.bpp)) return bad_data();
+    if (!png_unfilter_row(cur[0], cur + 1, y ? prev + 1 : nullptr, rb, l.bpp)) return bad_data();
     if (k == 1) {
       conv.convert(cur + 1, dst_row);
       dst_row += line_bytes;
     } else {
-      conv.convert(cur + 1, line);
-      box.add(line);
+      // 8-bit RGB/RGBA rows are already in the box's layout.
+      const bool as_is = l.depth == 8 && (l.ct == 2 || l.ct == 6);
+      if (!as_is) conv.convert(cur + 1, line);
+      box.add(as_is ? cur + 1 : line);
       if (box.rows == k || y + 1 == l.h) {
         box.flush(dst_row);
         dst_row += size_t(plan.out_w) * plan.channels;
@@ -395,15 +399,7 @@ Status decode_whole_buffer(const uint8_t* d, const Chunks& chunks, const PngPlan
     const uint8_t f = base[size_t(y) * (row + 1)];
     uint8_t* src = base + size_t(y) * (row + 1) + 1;
     uint8_t* dst = base + size_t(y) * row;  // dst <= src: forward in-place compaction is safe
-    if (f > 4) return bad_data();
-    if (prev) {
-      // Unfilter where the row lies (prev is compacted already and lies before it), then compact.
-      if (!unfilter(f, src, prev, row, l.bpp)) return bad_data();
-    } else if (f == 1 || f == 3 || f == 4) {
-      // First row: prev is all zeros. Sub is Sub; Average and Paeth reduce to Sub-like left predictions.
-      for (size_t i = l.bpp; i < row; i++)
-        src[i] = uint8_t(src[i] + (f == 3 ? src[i - l.bpp] >> 1 : src[i - l.bpp]));
-    }
+    if (!png_unfilter_row(f, src, prev, row, l.bpp)) return bad_data();  // prev: compacted already, before src
     if (dst != src) compact_row(dst, src, row);
     prev = dst;
   }

@@ -8,6 +8,7 @@
 //   the IDAT chunks (never concatenated) into a two-row window; each unfiltered row is converted to 8-bit RGB/RGBA and,
 //   with a shrink factor k >= 2, box-averaged into k x k blocks (alpha-weighted), so the full-size image never exists:
 //   the decode holds the (w/k) x (h/k) result, two filtered rows and zlib's 32 KiB window.
+// Rows are unfiltered by png_unfilter_row (png-unfilter.h: SIMD for 3/4/6/8-byte pixels, same bytes as scalar).
 // Handled: not interlaced; grey (8/16-bit, no tRNS), RGB (8/16-bit, no tRNS), palette (1/2/4/8-bit, tRNS allowed;
 // indices past PLTE are opaque black, as libpng does), grey+alpha and RGBA (8/16-bit). 16-bit samples keep their high
 // byte. Everything else (interlaced, sub-byte grey, grey/RGB with tRNS) is left to stb (`*not_handled`).
