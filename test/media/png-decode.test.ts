@@ -267,3 +267,185 @@ describe('PNG zlib streams that do not match the image', () => {
       });
   });
 });
+
+/**
+ * A PNG whose rows carry a random filter type each (None, Sub, Up, Average, Paeth), filtered here from `raw` (the
+ * unfiltered rows, `rowBytes` each), so every filter meets every pixel size. IDAT split in 8 KiB chunks.
+ */
+function filteredPng(
+  width: number,
+  height: number,
+  depth: number,
+  colorType: number,
+  raw: Uint8Array,
+  rnd: () => number,
+  extra: Buffer[] = [],
+): Buffer {
+  const samples = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 }[colorType] ?? 1;
+  const rowBytes = Math.ceil((width * samples * depth) / 8);
+  const bpp = Math.max(1, (samples * depth) / 8);
+  const rows = Buffer.alloc((rowBytes + 1) * height);
+  const at = (y: number, i: number) => (y >= 0 && i >= 0 ? (raw[y * rowBytes + i] ?? 0) : 0);
+  for (let y = 0; y < height; y++) {
+    const f = rnd() % 5;
+    rows[y * (rowBytes + 1)] = f;
+    for (let i = 0; i < rowBytes; i++) {
+      const a = at(y, i - bpp);
+      const b = at(y - 1, i);
+      const c = at(y - 1, i - bpp);
+      const p = a + b - c;
+      const pa = Math.abs(p - a);
+      const pb = Math.abs(p - b);
+      const pc = Math.abs(p - c);
+      const paeth = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      const pred = [0, a, b, (a + b) >> 1, paeth][f] ?? 0;
+      rows[y * (rowBytes + 1) + 1 + i] = (at(y, i) - pred) & 0xff;
+    }
+  }
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = depth;
+  ihdr[9] = colorType;
+  const z = deflateSync(rows);
+  const idat: Buffer[] = [];
+  for (let o = 0; o < z.length; o += 8192) idat.push(pngChunk('IDAT', z.subarray(o, o + 8192)));
+  return Buffer.concat([
+    PNG_SIGNATURE,
+    pngChunk('IHDR', ihdr),
+    ...extra,
+    ...idat,
+    pngChunk('IEND', new Uint8Array(0)),
+  ]);
+}
+
+/** Deterministic bytes: smooth ramps with noise and some random bytes, so every predictor has work to do. */
+function seeded(seed: number) {
+  let s = seed;
+  const next = () => {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    return s >>> 8;
+  };
+  return next;
+}
+
+describe('PNG filters (Sub, Up, Average, Paeth) on every pixel size', () => {
+  // [depth, colour type, palette entries, tRNS entries]: bpp 1 (grey 8, palette), 2 (grey 16, grey+alpha 8),
+  // 3 (RGB 8), 4 (RGBA 8, grey+alpha 16), 6 (RGB 16), 8 (RGBA 16), and sub-byte palettes.
+  const layouts: [number, number, number, number][] = [
+    [8, 0, 0, 0],
+    [16, 0, 0, 0],
+    [8, 4, 0, 0],
+    [8, 2, 0, 0],
+    [8, 6, 0, 0],
+    [16, 4, 0, 0],
+    [16, 2, 0, 0],
+    [16, 6, 0, 0],
+    [8, 3, 200, 40],
+    [4, 3, 16, 0],
+    [2, 3, 4, 3],
+    [1, 3, 2, 0],
+  ];
+  for (const [depth, ct, plteN, trnsN] of layouts) {
+    it(`depth ${depth}, colour type ${ct}: decoded pixels are the ones the rows were filtered from`, () => {
+      for (const [width, height] of [
+        [1, 4],
+        [7, 5],
+        [301, 67],
+      ] as const) {
+        const rnd = seeded(width * 131 + depth * 7 + ct);
+        const samples = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 }[ct] ?? 1;
+        const rowBytes = Math.ceil((width * samples * depth) / 8);
+        const raw = Buffer.alloc(rowBytes * height);
+        for (let y = 0; y < height; y++)
+          for (let i = 0; i < rowBytes; i++) {
+            const smooth = 128 + Math.round(100 * Math.sin(i / 17 + y / 23));
+            raw[y * rowBytes + i] =
+              ct === 3 || rnd() % 8 === 0 ? rnd() & 0xff : (smooth + (rnd() & 7)) & 0xff;
+          }
+        const plte = Buffer.alloc(plteN * 3);
+        for (let i = 0; i < plte.length; i++) plte[i] = rnd() & 0xff;
+        const trns = Buffer.alloc(trnsN);
+        for (let i = 0; i < trnsN; i++) trns[i] = rnd() & 0xff;
+        const extra = ct === 3 ? [pngChunk('PLTE', plte), ...(trnsN ? [pngChunk('tRNS', trns)] : [])] : [];
+        const got = decode(filteredPng(width, height, depth, ct, raw, rnd, extra));
+        expect([got.width, got.height]).toEqual([width, height]);
+        // The expected RGBA of each pixel straight from `raw`: 16-bit samples keep their high byte; palette
+        // indices past PLTE are opaque black.
+        const want = Buffer.alloc(width * height * 4);
+        const bytesPer = depth / 8;
+        for (let y = 0; y < height; y++)
+          for (let x = 0; x < width; x++) {
+            const row = y * rowBytes;
+            const sample = (k: number) => raw[row + (x * samples + k) * bytesPer] ?? 0;
+            let px: number[];
+            if (ct === 3) {
+              const bit = x * depth;
+              const idx = ((raw[row + (bit >> 3)] ?? 0) >> (8 - depth - (bit & 7))) & ((1 << depth) - 1);
+              px =
+                idx < plteN
+                  ? [
+                      plte[idx * 3] ?? 0,
+                      plte[idx * 3 + 1] ?? 0,
+                      plte[idx * 3 + 2] ?? 0,
+                      idx < trnsN ? (trns[idx] ?? 0) : 255,
+                    ]
+                  : [0, 0, 0, 255];
+            } else if (ct === 0) px = [sample(0), sample(0), sample(0), 255];
+            else if (ct === 4) px = [sample(0), sample(0), sample(0), sample(1)];
+            else if (ct === 2) px = [sample(0), sample(1), sample(2), 255];
+            else px = [sample(0), sample(1), sample(2), sample(3)];
+            want.set(px, (y * width + x) * 4);
+          }
+        expect(got.data.equals(want), `${width}x${height}`).toBe(true);
+      }
+    });
+  }
+
+  it('shrink-on-load box-averages the unfiltered rows exactly (k = 2, 3, 4, 6; RGB and alpha-weighted RGBA)', async () => {
+    for (const channels of [3, 4] as const) {
+      for (const k of [2, 3, 4, 6]) {
+        const ow = 40;
+        const oh = 24;
+        const width = ow * k;
+        const height = oh * k;
+        const rnd = seeded(k * 17 + channels);
+        const raw = Buffer.alloc(width * height * channels);
+        for (let i = 0; i < raw.length; i++) raw[i] = rnd() & 0xff;
+        // Alpha: transparent, opaque and in-between blocks.
+        if (channels === 4)
+          for (let p = 0; p < width * height; p++) raw[p * 4 + 3] = [0, 255, rnd() & 0xff][p % 3] ?? 0;
+        const png = filteredPng(width, height, 8, channels === 4 ? 6 : 2, raw, rnd);
+        // The target is exactly 1/k of the image: the shrunk decode is the output (no resize), encoded losslessly.
+        const r = await processMedia(png, { maxDimension: ow, format: 'png' });
+        expect([r.width, r.height]).toEqual([ow, oh]);
+        const got = decode(r.data);
+        for (let by = 0; by < oh; by++)
+          for (let bx = 0; bx < ow; bx++) {
+            const n = k * k;
+            const t = [0, 0, 0, 0];
+            for (let y = by * k; y < by * k + k; y++)
+              for (let x = bx * k; x < bx * k + k; x++) {
+                const i = (y * width + x) * channels;
+                const a = channels === 4 ? (raw[i + 3] ?? 0) : 1;
+                for (let c = 0; c < 3; c++) t[c] = (t[c] ?? 0) + (raw[i + c] ?? 0) * a;
+                t[3] = (t[3] ?? 0) + a;
+              }
+            const o = (by * ow + bx) * 4;
+            const alpha = channels === 4 ? Math.floor(((t[3] ?? 0) + (n >> 1)) / n) : 255;
+            const sumA = t[3] ?? 0;
+            const want = [0, 1, 2].map((c) =>
+              channels === 3
+                ? Math.floor(((t[c] ?? 0) + (n >> 1)) / n)
+                : sumA
+                  ? Math.min(255, Math.floor(((t[c] ?? 0) + (sumA >> 1)) / sumA))
+                  : 0,
+            );
+            const have = [got.data[o], got.data[o + 1], got.data[o + 2], got.data[o + 3]];
+            if (alpha === 0) expect(have[3], `k ${k} block ${bx},${by}`).toBe(0);
+            else expect(have, `k ${k} c ${channels} block ${bx},${by}`).toEqual([...want, alpha]);
+          }
+      }
+    }
+  });
+});
