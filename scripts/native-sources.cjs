@@ -134,6 +134,7 @@ module.exports = {
     'native/core/png-encode.cpp',
     'native/core/pdf.cpp',
     'native/core/process.cpp',
+    'native/core/parallel.cpp',
   ],
   cdeps: ['cdeps/stb-impl.cpp'],
   binding: ['native/binding/addon.cpp'],
