@@ -35,20 +35,60 @@ constexpr int kPopulate = 0;
 #endif
 
 #if PANTO_BUDGET_MMAP
+// Blocks of 2 MiB and more are mapped 2 MiB-aligned and marked MADV_HUGEPAGE (transparent huge pages; Linux only
+// takes it in "madvise" or "always" mode, and ignores it otherwise), then populated in one call. Measured on a
+// virtualised 2-vCPU host (Firecracker): first write of a fresh 8 MiB block 24 ms after MAP_POPULATE with 4 KiB pages
+// (each page still traps into the hypervisor on first user access), 0.6 ms with huge pages. A large block's mapping
+// is rounded up to whole huge pages when that wastes at most a quarter of it (the tail would otherwise stay on 4 KiB
+// pages); the mapped length is a pure function of the size, so free and realloc recompute it.
+constexpr size_t kHugePage = size_t(2) << 20;
+#ifdef MADV_POPULATE_WRITE
+constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
+#else
+constexpr int kPopulateWrite = 23;  // Linux >= 5.14; older kernels refuse it (EINVAL) and pages fault in on touch
+#endif
+
+size_t page_round(size_t n) { return (n + 4095) & ~size_t(4095); }
+
+/** Bytes mapped for a block of `size` payload bytes (size >= kMmapThreshold). */
+size_t mapped_length(size_t size) {
+  const size_t total = sizeof(Header) + size;
+  if (size < kHugePage) return page_round(total);
+  const size_t huge = (total + kHugePage - 1) & ~(kHugePage - 1);
+  return huge - total <= size / 4 ? huge : page_round(total);
+}
+
+Header* map_huge(size_t len) {
+  void* p = mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t start = (base + kHugePage - 1) & ~uintptr_t(kHugePage - 1);
+  if (start > base) munmap(p, start - base);
+  const uintptr_t end = base + len + kHugePage;
+  if (end > start + len) munmap(reinterpret_cast<void*>(start + len), end - (start + len));
+  void* s = reinterpret_cast<void*>(start);
+#ifdef MADV_HUGEPAGE
+  madvise(s, len, MADV_HUGEPAGE);
+#endif
+  madvise(s, len, kPopulateWrite);  // best effort: on failure the pages fault in on first touch, still zeroed
+  return static_cast<Header*>(s);
+}
+
 Header* raw_alloc(size_t size) {
   if (size < kMmapThreshold) return static_cast<Header*>(std::malloc(sizeof(Header) + size));
+  if (size >= kHugePage) return map_huge(mapped_length(size));
   void* p = mmap(nullptr, sizeof(Header) + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | kPopulate, -1, 0);
   return p == MAP_FAILED ? nullptr : static_cast<Header*>(p);
 }
 void raw_free(Header* h) {
   if (h->size < kMmapThreshold) std::free(h);
-  else munmap(h, sizeof(Header) + h->size);
+  else munmap(h, mapped_length(h->size));
 }
 Header* raw_realloc(Header* h, size_t size) {
   const size_t old = h->size;
   if (old < kMmapThreshold && size < kMmapThreshold) return static_cast<Header*>(std::realloc(h, sizeof(Header) + size));
   if (old >= kMmapThreshold && size >= kMmapThreshold) {
-    void* p = mremap(h, sizeof(Header) + old, sizeof(Header) + size, MREMAP_MAYMOVE);
+    void* p = mremap(h, mapped_length(old), mapped_length(size), MREMAP_MAYMOVE);
     return p == MAP_FAILED ? nullptr : static_cast<Header*>(p);
   }
   Header* n = raw_alloc(size);
