@@ -1,5 +1,6 @@
 #include "parallel.h"
 
+#include <atomic>
 #include <exception>
 #include <mutex>
 #include <system_error>
@@ -20,10 +21,16 @@
 
 namespace panto {
 
+namespace {
+std::atomic<bool> g_allowed{true};
+}  // namespace
+
+bool set_parts_concurrency(bool allowed) { return g_allowed.exchange(allowed); }
+
 bool parts_run_concurrently() {
 #if PANTO_THREADS
   static const bool many = std::thread::hardware_concurrency() >= 2;
-  return many;
+  return many && g_allowed.load(std::memory_order_relaxed);
 #else
   return false;
 #endif

@@ -11,8 +11,13 @@ namespace panto {
 /** The number of parts row-split stages use, everywhere: never derived from the machine, so outputs stay identical. */
 constexpr int kRowParts = 2;
 
-/** True when this build can run parts on a helper thread and the machine has more than one hardware thread. */
+/** True when this build can run parts on a helper thread, the machine has more than one hardware thread and
+ *  set_parts_concurrency has not turned it off. */
 bool parts_run_concurrently();
+
+/** Process-wide switch (default on) for tests that compare the concurrent and the sequential runs of the same parts;
+ *  returns the previous setting. Off, every part runs on the caller. */
+bool set_parts_concurrency(bool allowed);
 
 /**
  * Runs fn(0) .. fn(parts - 1) and returns when all have finished. Part 0 runs on the calling thread; the others on
