@@ -3,7 +3,6 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
-#include <system_error>
 #include <vector>
 
 #include "budget.h"
@@ -37,11 +36,6 @@ bool parts_run_concurrently() {
 }
 
 void run_parts(int parts, const std::function<void(int)>& fn) {
-  if (parts <= 1 || !parts_run_concurrently()) {
-    for (int i = 0; i < parts; i++) fn(i);
-    return;
-  }
-#if PANTO_THREADS
   std::exception_ptr first;
   std::mutex m;
   auto guarded = [&](int i) {
@@ -52,25 +46,35 @@ void run_parts(int parts, const std::function<void(int)>& fn) {
       if (!first) first = std::current_exception();
     }
   };
-  Budget* budget = current_budget();
+  std::vector<int> on_caller;  // parts run here, in order, after part 0
+#if PANTO_THREADS
   std::vector<std::thread> helpers;
-  std::vector<int> inline_parts;
-  helpers.reserve(size_t(parts - 1));
-  for (int i = 1; i < parts; i++) {
-    try {
-      helpers.emplace_back([&guarded, budget, i] {
-        BudgetScope scope(budget);
-        guarded(i);
-      });
-    } catch (const std::system_error&) {
-      inline_parts.push_back(i);  // no thread: this part runs on the caller below
+  if (parts > 1 && parts_run_concurrently()) {
+    Budget* budget = current_budget();
+    helpers.reserve(size_t(parts - 1));  // before any thread starts: emplace_back never reallocates below
+    on_caller.reserve(size_t(parts - 1));
+    for (int i = 1; i < parts; i++) {
+      try {
+        helpers.emplace_back([&guarded, budget, i] {
+          BudgetScope scope(budget);
+          guarded(i);
+        });
+      } catch (...) {  // std::system_error (no thread available) or std::bad_alloc (its state)
+        on_caller.push_back(i);
+      }
     }
+  } else {
+    for (int i = 1; i < parts; i++) on_caller.push_back(i);
   }
-  guarded(0);
-  for (int i : inline_parts) guarded(i);
-  for (std::thread& t : helpers) t.join();
-  if (first) std::rethrow_exception(first);
+#else
+  for (int i = 1; i < parts; i++) on_caller.push_back(i);
 #endif
+  if (parts > 0) guarded(0);
+  for (int i : on_caller) guarded(i);
+#if PANTO_THREADS
+  for (std::thread& t : helpers) t.join();
+#endif
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace panto

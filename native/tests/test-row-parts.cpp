@@ -130,16 +130,20 @@ PANTO_TEST(budget, helper_parts_charge_the_callers_budget_and_see_its_abort_flag
 }
 
 PANTO_TEST(budget, an_exception_in_a_part_reaches_the_caller_after_all_parts_finished) {
-  std::atomic<int> finished{0};
-  bool caught = false;
-  try {
-    panto::run_parts(panto::kRowParts, [&](int i) {
-      finished++;
-      if (i == panto::kRowParts - 1) throw std::runtime_error("part failed");
-    });
-  } catch (const std::runtime_error& e) {
-    caught = std::strcmp(e.what(), "part failed") == 0;
+  for (bool concurrent : {true, false}) {
+    const bool was = panto::set_parts_concurrency(concurrent);
+    std::atomic<int> finished{0};
+    bool caught = false;
+    try {
+      panto::run_parts(panto::kRowParts, [&](int i) {
+        finished++;
+        if (i == 0) throw std::runtime_error("part failed");
+      });
+    } catch (const std::runtime_error& e) {
+      caught = std::strcmp(e.what(), "part failed") == 0;
+    }
+    panto::set_parts_concurrency(was);
+    PANTO_CHECK(caught);
+    PANTO_CHECK_EQ(finished.load(), panto::kRowParts);
   }
-  PANTO_CHECK(caught);
-  PANTO_CHECK_EQ(finished.load(), panto::kRowParts);
 }
