@@ -12,8 +12,8 @@
  * load from other processes on the machine hits both alike; median wall ms of BENCH_RUNS runs each.
  * Memory: each (library, input) pair also runs in its OWN child (warm-up + 2 runs) that loads only that library, and
  * reports its peak RSS (VmHWM, whole process incl. Node itself) and its baseline RSS before the first run.
- * sharp's cache is off; its thread pool is left at default (it may use both cores for one image; libpanto uses one
- * threadpool thread per image).
+ * sharp's cache is off; its thread pool is left at default (it may use both cores for one image; libpanto uses the
+ * call's threadpool thread plus one helper thread for its row-split stages: resize and PNG filtering).
  *
  * Also: the cost of owning the input bytes (`ownership`) and the "hostile" table (`hostile`: every bomb class of issue
  * 12 through scripts/test-hostile-media.mjs, libpanto and sharp each in a fresh child, peak RSS and time).

@@ -135,6 +135,7 @@ module.exports = {
     'native/core/pdf.cpp',
     'native/core/process.cpp',
     'native/core/png-unfilter.cpp',
+    'native/core/parallel.cpp',
   ],
   cdeps: ['cdeps/stb-impl.cpp'],
   binding: ['native/binding/addon.cpp'],

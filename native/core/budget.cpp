@@ -24,8 +24,8 @@ struct alignas(16) Header {
 // Large blocks (decoded images, codec intermediates) are mapped directly so that freeing them returns the memory to
 // the OS at once: glibc's arenas would otherwise keep tens of MB per worker thread resident after each image.
 constexpr size_t kMmapThreshold = 256 * 1024;
-// The pages of a large block are mapped in one go (MAP_POPULATE) instead of one page fault per 4 KiB page on first
-// touch: nearly every large block is written in full right away (decoded rows, resized pixels, filtered PNG rows), and
+// The pages of a block below 2 MiB are mapped in one go (MAP_POPULATE) instead of one page fault per 4 KiB page on
+// first touch (larger blocks take huge pages instead, below): nearly every large block is written in full right away (decoded rows, resized pixels, filtered PNG rows), and
 // on virtualised hosts a page fault costs microseconds — measured, a third of the time of a 2880x1800 PNG -> 2000 px
 // call went to first-touch faults. Blocks stay zero-filled (panto_budget_zero_fresh still relies on that).
 #ifdef MAP_POPULATE
@@ -35,20 +35,56 @@ constexpr int kPopulate = 0;
 #endif
 
 #if PANTO_BUDGET_MMAP
+// Blocks of 2 MiB and more are mapped 2 MiB-aligned and marked MADV_HUGEPAGE (transparent huge pages; Linux takes it
+// in "madvise" or "always" mode and ignores it otherwise), and are NOT populated up front: a huge page faults in on
+// first touch, once per 2 MiB, and pages never written (the tail of an encoder's worst-case output buffer) cost
+// nothing. Measured on a virtualised 2-vCPU host (Firecracker), first write of a fresh 8 MiB block: 3.5 + 24 ms with
+// 4 KiB pages and MAP_POPULATE (each page still traps into the hypervisor on first user access), 2.5 ms with lazy huge
+// pages; in the pipeline, lazy huge pages took ~12% less CPU than populated ones on a 2880x1800 PNG -> 2000 px call.
+// A large block's mapping is rounded up to whole huge pages when that wastes at most a quarter of it (the tail would
+// otherwise stay on 4 KiB pages); the mapped length is a pure function of the size, so free and realloc recompute it.
+constexpr size_t kHugePage = size_t(2) << 20;
+
+size_t page_round(size_t n) { return (n + 4095) & ~size_t(4095); }
+
+/** Bytes mapped for a block of `size` payload bytes (size >= kMmapThreshold). */
+size_t mapped_length(size_t size) {
+  const size_t total = sizeof(Header) + size;
+  if (size < kHugePage) return page_round(total);
+  const size_t huge = (total + kHugePage - 1) & ~(kHugePage - 1);
+  return huge - total <= size / 4 ? huge : page_round(total);
+}
+
+Header* map_huge(size_t len) {
+  void* p = mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t start = (base + kHugePage - 1) & ~uintptr_t(kHugePage - 1);
+  if (start > base) munmap(p, start - base);
+  const uintptr_t end = base + len + kHugePage;
+  if (end > start + len) munmap(reinterpret_cast<void*>(start + len), end - (start + len));
+  void* s = reinterpret_cast<void*>(start);
+#ifdef MADV_HUGEPAGE
+  madvise(s, len, MADV_HUGEPAGE);  // best effort: without it the block is an ordinary (zeroed, lazily faulted) mapping
+#endif
+  return static_cast<Header*>(s);
+}
+
 Header* raw_alloc(size_t size) {
   if (size < kMmapThreshold) return static_cast<Header*>(std::malloc(sizeof(Header) + size));
+  if (size >= kHugePage) return map_huge(mapped_length(size));
   void* p = mmap(nullptr, sizeof(Header) + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | kPopulate, -1, 0);
   return p == MAP_FAILED ? nullptr : static_cast<Header*>(p);
 }
 void raw_free(Header* h) {
   if (h->size < kMmapThreshold) std::free(h);
-  else munmap(h, sizeof(Header) + h->size);
+  else munmap(h, mapped_length(h->size));
 }
 Header* raw_realloc(Header* h, size_t size) {
   const size_t old = h->size;
   if (old < kMmapThreshold && size < kMmapThreshold) return static_cast<Header*>(std::realloc(h, sizeof(Header) + size));
   if (old >= kMmapThreshold && size >= kMmapThreshold) {
-    void* p = mremap(h, sizeof(Header) + old, sizeof(Header) + size, MREMAP_MAYMOVE);
+    void* p = mremap(h, mapped_length(old), mapped_length(size), MREMAP_MAYMOVE);
     return p == MAP_FAILED ? nullptr : static_cast<Header*>(p);
   }
   Header* n = raw_alloc(size);

@@ -3,7 +3,7 @@
 // Per call: every STBI_/STBIW_/STBIR_ allocation (and the core's own pixel buffers) goes through panto_budget_*;
 // while a BudgetScope is active on a thread, allocations that would push that call's live bytes past its limit fail
 // (return NULL), which the decoders report as out-of-memory (ERR_MEDIA_TOO_LARGE). A Budget may be shared by the
-// threads of one call (the second JPEG-encode thread installs the same Budget): its counters are atomic.
+// threads of one call (run_parts' helper threads, parallel.h, install the same Budget): its counters are atomic.
 //
 // Process-wide: a call reserves its whole budget from one pool (MemoryReservation) before it allocates anything, so
 // the decoded bytes of all calls in flight — across every worker_thread that loaded the addon — never exceed the cap

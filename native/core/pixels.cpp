@@ -6,6 +6,7 @@
 
 #include "budget.h"
 #include "internal.h"
+#include "parallel.h"
 
 namespace panto {
 
@@ -90,17 +91,26 @@ void flatten_on_white(Pixels* px) {
 }
 
 Status resize_pixels(const Pixels& in, uint32_t w, uint32_t h, Pixels* out) {
-  // (stb_image_resize2's split/threaded mode was measured: no gain at these sizes, so one call.)
   if (!alloc_owned(size_t(w) * h * in.channels, &out->data))
     return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while resizing");
   out->width = w;
   out->height = h;
   out->channels = in.channels;
-  stbir_pixel_layout layout = in.channels == 4 ? STBIR_RGBA : STBIR_RGB;
-  void* r = stbir_resize(in.data.data, int(in.width), int(in.height), int(in.width * in.channels), out->data.data,
-                         int(w), int(h), int(w * in.channels), layout, STBIR_TYPE_UINT8, STBIR_EDGE_CLAMP,
-                         STBIR_FILTER_MITCHELL);
-  if (!r) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while resizing");
+  const stbir_pixel_layout layout = in.channels == 4 ? STBIR_RGBA : STBIR_RGB;
+  // Output rows split in kRowParts parts (stb's split API): each part computes its rows from the same samplers and
+  // coefficients, so the bytes do not depend on whether the parts run at once (parallel.h).
+  STBIR_RESIZE r;
+  stbir_resize_init(&r, in.data.data, int(in.width), int(in.height), int(in.width * in.channels), out->data.data,
+                    int(w), int(h), int(w * in.channels), layout, STBIR_TYPE_UINT8);
+  stbir_set_edgemodes(&r, STBIR_EDGE_CLAMP, STBIR_EDGE_CLAMP);
+  stbir_set_filters(&r, STBIR_FILTER_MITCHELL, STBIR_FILTER_MITCHELL);
+  const int parts = stbir_build_samplers_with_splits(&r, kRowParts);
+  if (parts <= 0) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while resizing");
+  int ok[kRowParts] = {};
+  run_parts(parts, [&](int i) { ok[i] = stbir_resize_extended_split(&r, i, 1); });
+  stbir_free_samplers(&r);
+  for (int i = 0; i < parts; i++)
+    if (!ok[i]) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while resizing");
   return Status::Ok();
 }
 

@@ -7,12 +7,14 @@
 // chunks. That step is bounded by the output size, i.e. by the output dimension cap (max_dimension^2 pixels).
 #include <libdeflate.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 #include "budget.h"
 #include "codec-handles.h"
 #include "internal.h"
+#include "parallel.h"
 
 namespace panto {
 namespace {
@@ -87,14 +89,24 @@ Status encode_png(const PixelView& px, OwnedBytes* out) {
   if (!alloc_owned(filtered_size, &filtered) || !alloc_owned(n, &zeros))
     return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
   std::memset(zeros.data, 0, n);
-  for (uint32_t y = 0; y < px.height; y++) {
-    if ((y & 63) == 0 && should_abort()) return aborted();
-    const uint8_t* row = px.data + size_t(y) * n;
-    const uint8_t* prev = y ? row - n : zeros.data;
-    filter_row(row, prev, n, bpp, filtered.data + size_t(y) * (n + 1));
-  }
+  // Each row's filter depends only on that row and the one above it, so the rows split in kRowParts ranges filter
+  // independently (parallel.h) into disjoint parts of `filtered`: the same bytes however the parts run.
+  std::atomic<bool> stopped{false};
+  run_parts(kRowParts, [&](int part) {
+    const uint32_t y0 = uint32_t(uint64_t(px.height) * uint32_t(part) / kRowParts);
+    const uint32_t y1 = uint32_t(uint64_t(px.height) * uint32_t(part + 1) / kRowParts);
+    for (uint32_t y = y0; y < y1; y++) {
+      if (((y - y0) & 63) == 0 && (stopped.load(std::memory_order_relaxed) || should_abort())) {
+        stopped.store(true, std::memory_order_relaxed);
+        return;
+      }
+      const uint8_t* row = px.data + size_t(y) * n;
+      const uint8_t* prev = y ? row - n : zeros.data;
+      filter_row(row, prev, n, bpp, filtered.data + size_t(y) * (n + 1));
+    }
+  });
   zeros.reset();
-  if (should_abort()) return aborted();
+  if (stopped.load() || should_abort()) return aborted();
   DeflateCompressor c(libdeflate_alloc_compressor(kDeflateLevel));
   if (!c) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding PNG");
   const size_t bound = libdeflate_zlib_compress_bound(c.get(), filtered_size);
