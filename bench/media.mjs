@@ -607,7 +607,7 @@ async function main() {
   console.log(
     '\nPNG/cap: both make a PNG and, when it is over maxEncodedBytes (3,932,160 B), a JPEG q80 instead. libpanto\n' +
       'predicts the PNG size and steps down without decoding again; sharp (no byte cap of its own) encodes the PNG,\n' +
-      'checks its size and runs a second pipeline for the JPEG, as a sharp user meeting the providers\' limits would.',
+      "checks its size and runs a second pipeline for the JPEG, as a sharp user meeting the providers' limits would.",
   );
   if (!only || only.includes('ownership')) ownershipSection(misses);
   if (!only || only.includes('hostile')) hostileTable(misses);
