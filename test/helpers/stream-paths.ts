@@ -12,7 +12,7 @@ import { OpenAIChatStreamParser } from '../../src/providers/stream/openai-chat-s
 import { OpenAIResponsesStreamParser } from '../../src/providers/stream/openai-responses-stream.js';
 import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
 import type { StreamParserOptions, SurfaceStreamParser } from '../../src/providers/stream/surface-parser.js';
-import { SseParser, type SseEvent } from '../../src/providers/transport/sse-parser.js';
+import { type SseEvent, SseParser } from '../../src/providers/transport/sse-parser.js';
 
 export interface PathOutcome {
   events: StreamEvent[];
