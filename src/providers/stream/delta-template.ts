@@ -204,8 +204,9 @@ export class DeltaTemplate<Tag> {
     let n = 0;
     for (let i = 0; ; i++) {
       const seg = segments[i] as string;
-      // `slice(...) ===` compares with a native memory compare; `startsWith` walks the text far more slowly in V8.
-      if (data.slice(pos, pos + seg.length) !== seg) return undefined;
+      // `indexOf(seg, pos) === pos` is the fastest prefix test in V8 (no substring; `startsWith` at an offset is slow). A
+      // mismatch scans the rest of `data` once at most per segment.
+      if (data.indexOf(seg, pos) !== pos) return undefined;
       pos += seg.length;
       if (i === holes.length) break;
       const kind = holes[i];
