@@ -4,7 +4,9 @@
 //
 // Usage: npm run build:ts && npm run bench:session [-- --mb=300 --text-mb=200 --runs=5 --gb]
 //   --gb  also loads a 1 GB image-heavy session (beyond V8's ~512 MB string limit) and reports peak RSS / file size.
-// Each measurement runs in a fresh child process so peak RSS belongs to one loader only. Throughput is reported per
+// Each measurement runs in a fresh child process so peak RSS belongs to one loader only. The text-heavy case also
+// measures a prototype of a lazily parsed session index (not an API yet; see `lazyIndex` below), the floor of what a
+// lazy `loadSession` could cost. Throughput is reported per
 // wall second and per CPU second (user+sys, incl. GC threads); the CPU figure is the steadier one on a busy machine.
 
 import { spawnSync } from 'node:child_process';
@@ -16,6 +18,7 @@ import {
   mkdtempSync,
   openSync,
   readFileSync,
+  readSync,
   rmSync,
   statSync,
   writeSync,
@@ -37,6 +40,9 @@ async function child(mode, path) {
     const { loadSession } = await import(DIST);
     keep = await loadSession(path);
     entries = keep.entries.length + 1; // + header
+  } else if (mode === 'lazyIndex') {
+    keep = lazyIndex(path);
+    entries = keep.offsets.length;
   } else if (mode === 'readFile') {
     keep = readFileSync(path, 'utf8')
       .split('\n')
@@ -60,6 +66,54 @@ async function child(mode, path) {
       maxRss: usage.maxRSS * 1024,
     }),
   );
+}
+
+/**
+ * Prototype of a lazy session index: one pass over the file's bytes in 4 MiB reads keeping, per line, only its byte
+ * offset and `type`/`id`/`parentId` (read from the fixed prefix SessionLog writes, `{"type":…,"id":…,"parentId":…`;
+ * any other line is parsed in full), so entries could be parsed when accessed. It does NOT check the lines it does not
+ * parse (a lazy API would report a damaged line when it is read), which is why it is a measurement, not the loader.
+ */
+function lazyIndex(path) {
+  const fd = openSync(path, 'r');
+  const CHUNK = 4 * MB;
+  const buf = Buffer.allocUnsafe(CHUNK);
+  const offsets = [];
+  const ids = [];
+  const parents = [];
+  const types = [];
+  const prefix = /^\{"type":"([a-z_]+)","id":"([^"\\]*)","parentId":(?:null|"([^"\\]*)")/;
+  let pos = 0;
+  let carry = 0;
+  for (;;) {
+    const n = readSync(fd, buf, carry, CHUNK - carry, pos);
+    const end = carry + n;
+    let s = 0;
+    for (;;) {
+      const nl = buf.indexOf(10, s);
+      if (nl === -1 || nl >= end) break;
+      const m = prefix.exec(buf.latin1Slice(s, Math.min(nl, s + 200)));
+      if (m) {
+        types.push(m[1]);
+        ids.push(m[2]);
+        parents.push(m[3] ?? null);
+      } else {
+        const v = JSON.parse(buf.toString('utf8', s, nl));
+        types.push(v.type);
+        ids.push(v.id);
+        parents.push(v.parentId ?? null);
+      }
+      offsets.push(pos - carry + s);
+      s = nl + 1;
+    }
+    if (n === 0) break;
+    if (end - s === CHUNK) throw new Error('line longer than the read buffer');
+    buf.copy(buf, 0, s, end);
+    carry = end - s;
+    pos += n;
+  }
+  closeSync(fd);
+  return { offsets, ids, parents, types };
 }
 
 function header() {
@@ -233,6 +287,16 @@ async function main() {
     const text = join(dir, 'text.jsonl');
     writeTextSession(text, textMb * MB);
     compareThroughput('text-heavy session (~1 KB entries)', text, runs, { speed: 1.2, rss: 1.5 });
+    const lazy = [];
+    for (let r = 0; r < runs; r++) {
+      const out = runChild('lazyIndex', text);
+      if (out.error) throw new Error(`lazyIndex: ${out.error}`);
+      lazy.push(out);
+    }
+    console.log(
+      `  lazy index prototype (ids + offsets only, entries unparsed): ${median(lazy.map((o) => o.mbPerSec)).toFixed(0)} MB/s wall, ` +
+        `peak RSS ${(Math.max(...lazy.map((o) => o.maxRss)) / statSync(text).size).toFixed(2)}x file`,
+    );
     rmSync(text);
 
     if (args.gb) {
