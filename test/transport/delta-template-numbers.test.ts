@@ -161,3 +161,15 @@ describe('Gemini stream parser: templates change nothing', () => {
     }
   });
 });
+
+describe('object templates on hostile shapes', () => {
+  it('refuses an event nested deeper than it walks, and the stream still parses it in full', () => {
+    const deep = `${'['.repeat(5000)}1${']'.repeat(5000)}`;
+    const data = `{"candidates":[{"content":{"parts":[{"text":"a"}]}}],"x":${deep}}`;
+    expect(DeltaTemplate.learn(data, 'text', lastText, 0, { numbers: true })).toBeUndefined();
+    const events = [0, 1, 2].map((i) => ({ event: 'message', data: data.replace('"a"', `"a${i}"`), id: '' }));
+    const { fast, reference } = runBothPaths('gemini', events);
+    expect(fast).toEqual(reference);
+    expect(fast.result?.content).toEqual([{ type: 'text', text: 'a0a1a2' }]);
+  });
+});

@@ -52,8 +52,10 @@ export interface LearnOptions {
   numbers?: boolean;
 }
 
-/** Probe values of number holes: distinct, and unlike any count a provider sends. */
-const PROBE_NUMBER_BASE = 2 ** 52 + 0.5;
+/** Probe values of number holes: `PROBE_NUMBER_BASE + n`, distinct integers that JSON.parse reads exactly. */
+const PROBE_NUMBER_BASE = 2 ** 52;
+/** Object templates are refused for events nested deeper than this (the proof walks the parsed event recursively). */
+const MAX_OBJECT_DEPTH = 64;
 
 export class DeltaTemplate<Tag> {
   /** Fixed text: `segments[0] hole[0] segments[1] ... hole[n-1] segments[n]`. */
@@ -145,7 +147,7 @@ export class DeltaTemplate<Tag> {
     const found: Array<Target | undefined> = new Array(count).fill(undefined);
     let value: Target | undefined;
     let ok = true;
-    const visit = (parent: Record<string | number, unknown>, key: string | number): void => {
+    const visit = (parent: Record<string | number, unknown>, key: string | number, depth: number): void => {
       const v = parent[key];
       if (typeof v === 'number') {
         const n = v - PROBE_NUMBER_BASE;
@@ -155,13 +157,14 @@ export class DeltaTemplate<Tag> {
       } else if (v === PROBE) {
         if (value !== undefined || key === '__proto__') ok = false;
         else value = { parent, key };
-      } else if (v !== null && typeof v === 'object') walk(v as Record<string | number, unknown>);
+      } else if (v !== null && typeof v === 'object') walk(v as Record<string | number, unknown>, depth + 1);
     };
-    const walk = (node: Record<string | number, unknown>): void => {
-      if (Array.isArray(node)) for (let i = 0; i < node.length; i++) visit(node, i);
-      else for (const k of Object.keys(node)) visit(node, k);
+    const walk = (node: Record<string | number, unknown>, depth: number): void => {
+      if (depth > MAX_OBJECT_DEPTH) ok = false;
+      else if (Array.isArray(node)) for (let i = 0; ok && i < node.length; i++) visit(node, i, depth);
+      else for (const k of Object.keys(node)) if (ok) visit(node, k, depth);
     };
-    walk(probe as Record<string | number, unknown>);
+    walk(probe as Record<string | number, unknown>, 0);
     if (!ok || value === undefined || found.some((t) => t === undefined)) return false;
     this.#object = probe as Record<string, unknown>;
     this.#valueTarget = value;
