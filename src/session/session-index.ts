@@ -58,10 +58,35 @@ const NEWLINE = 0x0a;
 const CR = 0x0d;
 /** Bytes of a line's start examined for the leading fields. */
 const HEAD = 512;
-const ASCII_ID = '[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]*';
-const LEADING = new RegExp(
-  `^\\{"type":"(message|compaction|custom|model_change)","id":"(${ASCII_ID})","parentId":(?:null|"(${ASCII_ID})")[,}]`,
+const TYPE_KEY = Buffer.from('{"type":"', 'latin1');
+const ID_KEY = Buffer.from('","id":"', 'latin1');
+const PARENT_KEY = Buffer.from('","parentId":', 'latin1');
+const NULL = Buffer.from('null', 'latin1');
+/** The entry types by the length of their name (all four differ). */
+const TYPE_BY_LENGTH = new Map<number, { name: SessionEntry['type']; bytes: Buffer }>(
+  (['message', 'compaction', 'custom', 'model_change'] as const).map((t) => [
+    t.length,
+    { name: t, bytes: Buffer.from(t, 'latin1') },
+  ]),
 );
+const latin1 = (b: Buffer, start: number, end: number): string =>
+  (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
+
+function hasAt(b: Buffer, at: number, end: number, what: Buffer): boolean {
+  if (at + what.length > end) return false;
+  for (let k = 0; k < what.length; k++) if (b[at + k] !== what[k]) return false;
+  return true;
+}
+
+/** End of an id starting at `at`: the index of its closing quote, or -1 (not printable ASCII without `\`, or cut). */
+function idEnd(b: Buffer, at: number, end: number): number {
+  for (let k = at; k < end; k++) {
+    const c = b[k] as number;
+    if (c === 0x22) return k;
+    if (c < 0x20 || c > 0x7e || c === 0x5c) return -1;
+  }
+  return -1;
+}
 
 type EntryType = SessionEntry['type'];
 
@@ -474,6 +499,71 @@ export async function openSessionIndex(
     const tooLong = (line: number) =>
       corrupt(path, line, `line is longer than maxLineBytes (${maxLineBytes} bytes); refusing to load it`);
 
+    // The leading fields of the last line `leading` matched; the previous entry's id bytes (a parent is most often
+    // the entry just before, and then its string is reused).
+    let leadType: EntryType = 'message';
+    let leadId = '';
+    let leadParent: string | null = null;
+    const prevIdBytes = Buffer.allocUnsafe(64);
+    let prevIdLen = -1;
+    let prevId = '';
+
+    /** Whether bytes [start, end) of `b` begin with SessionLog's leading fields; sets leadType/leadId/leadParent. */
+    const leading = (b: Buffer, start: number, end: number): boolean => {
+      if (!hasAt(b, start, end, TYPE_KEY)) return false;
+      let p = start + TYPE_KEY.length;
+      const typeEnd = b.indexOf(0x22, p);
+      const type = TYPE_BY_LENGTH.get(typeEnd - p);
+      if (typeEnd === -1 || typeEnd >= end || !type || !hasAt(b, p, typeEnd, type.bytes)) return false;
+      p = typeEnd;
+      if (!hasAt(b, p, end, ID_KEY)) return false;
+      p += ID_KEY.length;
+      const idStop = idEnd(b, p, end);
+      if (idStop === -1) return false;
+      const idStart = p;
+      p = idStop;
+      if (!hasAt(b, p, end, PARENT_KEY)) return false;
+      p += PARENT_KEY.length;
+      let parent: string | null;
+      if (hasAt(b, p, end, NULL)) {
+        parent = null;
+        p += NULL.length;
+      } else {
+        if (p >= end || b[p] !== 0x22) return false;
+        const stop = idEnd(b, p + 1, end);
+        if (stop === -1) return false;
+        const len = stop - (p + 1);
+        let same = len === prevIdLen;
+        for (let k = 0; same && k < len; k++) same = b[p + 1 + k] === prevIdBytes[k];
+        parent = same ? prevId : latin1(b, p + 1, stop);
+        p = stop + 1;
+      }
+      if (p >= end || (b[p] !== 0x2c && b[p] !== 0x7d)) return false;
+      leadType = type.name;
+      leadId = latin1(b, idStart, idStop);
+      leadParent = parent;
+      const len = idStop - idStart;
+      if (len <= prevIdBytes.length) {
+        b.copy(prevIdBytes, 0, idStart, idStop);
+        prevIdLen = len;
+        prevId = leadId;
+      } else prevIdLen = -1;
+      return true;
+    };
+
+    /** The common line: complete in `b`, after the header, in SessionLog's form. False: take `onLine`. */
+    const fastLine = (b: Buffer, start: number, nl: number, total: number, endsWithCr: boolean): boolean => {
+      const bytes = endsWithCr ? total - 1 : total;
+      if (header === undefined || bytes <= 0 || bytes > maxLineBytes) return false;
+      if (!leading(b, start, Math.min(nl, start + HEAD) - (endsWithCr && nl - start <= HEAD ? 1 : 0)))
+        return false;
+      lineNo++;
+      const offset = lineStart;
+      lineStart += total + 1;
+      addEntry(lineNo, offset, bytes, leadType, leadId, leadParent);
+      return true;
+    };
+
     /** A complete line [lineStart, lineStart + total) whose first bytes are `first` (at most HEAD of them). */
     const onLine = async (first: Buffer, total: number, terminated: boolean, endsWithCr: boolean) => {
       lineNo++;
@@ -491,12 +581,9 @@ export async function openSessionIndex(
         }
         return;
       }
-      if (header !== undefined && terminated) {
-        const m = LEADING.exec(first.toString('latin1', 0, Math.min(bytes, first.length)));
-        if (m) {
-          addEntry(lineNo, offset, bytes, m[1] as EntryType, m[2] as string, m[3] ?? null);
-          return;
-        }
+      if (header !== undefined && terminated && leading(first, 0, Math.min(bytes, first.length))) {
+        addEntry(lineNo, offset, bytes, leadType, leadId, leadParent);
+        return;
       }
       const whole = bytes <= first.length ? first : await readWhole(offset, bytes);
       if (!terminated) {
@@ -543,7 +630,9 @@ export async function openSessionIndex(
           headLen += room;
           await onLine(head.subarray(0, headLen), total, true, (nl > 0 ? buf[nl - 1] : lastByte) === CR);
         } else {
-          await onLine(buf.subarray(s, Math.min(nl, s + HEAD)), total, true, nl > 0 && buf[nl - 1] === CR);
+          const cr = nl > 0 && buf[nl - 1] === CR;
+          if (!fastLine(buf, s, nl, total, cr))
+            await onLine(buf.subarray(s, Math.min(nl, s + HEAD)), total, true, cr);
         }
         headLen = 0;
         s = nl + 1;
