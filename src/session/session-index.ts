@@ -289,6 +289,7 @@ export class SessionIndex {
     await this.conversation();
   }
 
+  /** 1-based line number of entry `i` (an index into `ids`). */
   lineOf(i: number): number {
     return (this.lines[i] as SessionLineRef).line;
   }

@@ -140,6 +140,8 @@ describe('hostile files', () => {
     const index = await openSessionIndex(path); // the line is not parsed to index it
     expect(index.ids).toHaveLength(3);
     expect(await code(index.entry(bad.id))).toBe('ERR_SESSION_CORRUPT');
+    await expect(index.entry(bad.id)).rejects.toThrow(`${path}:3:`);
+    expect(await code(index.entry('no-such-id'))).toBe('ERR_INVALID_ARGUMENT');
     expect(await code(index.conversation())).toBe('ERR_SESSION_CORRUPT');
     expect(await code(index.verify())).toBe('ERR_SESSION_CORRUPT');
     expect((await index.entry(index.ids[0] as string)).id).toBe(index.ids[0]);
