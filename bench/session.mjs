@@ -4,8 +4,15 @@
 //
 // Usage: npm run build:ts && npm run bench:session [-- --mb=300 --text-mb=200 --runs=5 --gb]
 //   --gb  also loads a 1 GB image-heavy session (beyond V8's ~512 MB string limit) and reports peak RSS / file size.
-// Each measurement runs in a fresh child process so peak RSS belongs to one loader only. Throughput is reported per
-// wall second and per CPU second (user+sys, incl. GC threads); the CPU figure is the steadier one on a busy machine.
+//   --only=text|images  run one of the two sessions
+// Each measurement runs in a fresh child process so peak RSS belongs to one loader only. The text-heavy case also
+// measures `openSessionIndex` (the lazily parsed index) for two jobs: opening (header, leaf, model, ids/parents/types
+// and line offsets; no entry parsed) and opening + `conversation()` (every message on the branch parsed: in this
+// file, which has no compaction and no branches, that is every line, the same work readline+JSON.parse does); then
+// again after a compaction is appended that keeps the last ~5% (conversation() parses only those; readline still
+// has to parse every line to find the current conversation — its row does not even resolve it, so it is flattered).
+// Throughput is reported per wall second and per CPU second (user+sys, incl. GC threads); the CPU figure is the
+// steadier one on a busy machine.
 
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -37,6 +44,15 @@ async function child(mode, path) {
     const { loadSession } = await import(DIST);
     keep = await loadSession(path);
     entries = keep.entries.length + 1; // + header
+  } else if (mode === 'openIndex') {
+    const { openSessionIndex } = await import(DIST);
+    keep = await openSessionIndex(path);
+    entries = keep.size + 1; // + header
+  } else if (mode === 'indexConversation') {
+    const { openSessionIndex } = await import(DIST);
+    const index = await openSessionIndex(path);
+    keep = await index.conversation();
+    entries = index.size + 1;
   } else if (mode === 'readFile') {
     keep = readFileSync(path, 'utf8')
       .split('\n')
@@ -153,6 +169,35 @@ function writeTextSession(path, bytes) {
   }
   writeSync(fd, batch.join(''));
   closeSync(fd);
+  return i;
+}
+
+/**
+ * Append to a text session of `count` entries a compaction that keeps the last ~5% (from a user turn), then a few
+ * more turns: the shape of a long session that was compacted once.
+ */
+function appendCompaction(path, count) {
+  let kept = Math.floor(count * 0.95);
+  kept -= kept % 3;
+  const timestamp = new Date().toISOString();
+  const say = (text) => ({ role: 'user', content: [{ type: 'text', text }] });
+  const lines = [
+    {
+      type: 'compaction',
+      id: 'compaction-1',
+      parentId: `e${count - 1}`,
+      timestamp,
+      summary: 'Summary of the session so far.',
+      replacement: [say('Summary of the session so far.')],
+      firstKeptEntryId: `e${kept}`,
+      tokensBefore: 1_000_000,
+      tokensAfter: 50_000,
+    },
+    { type: 'message', id: 'after-1', parentId: 'compaction-1', timestamp, message: say('Continue.') },
+  ];
+  const fd = openSync(path, 'a');
+  writeSync(fd, lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+  closeSync(fd);
 }
 
 function runChild(mode, path, nodeArgs = []) {
@@ -206,6 +251,39 @@ function compareThroughput(label, path, runs, target) {
     );
 }
 
+/**
+ * openSessionIndex beside readline+JSON.parse on the same file, interleaved run by run: opening only, and opening +
+ * conversation(). readline+JSON.parse is the peer for both (a line reader must parse every line to find anything).
+ */
+function compareIndex(path, runs, label) {
+  const size = statSync(path).size;
+  const modes = ['openIndex', 'indexConversation', 'readline'];
+  const wall = Object.fromEntries(modes.map((m) => [m, []]));
+  const cpu = Object.fromEntries(modes.map((m) => [m, []]));
+  const rss = Object.fromEntries(modes.map((m) => [m, 0]));
+  for (let r = 0; r < runs; r++) {
+    for (const mode of modes) {
+      const out = runChild(mode, path);
+      if (out.error) throw new Error(`${mode}: ${out.error}`);
+      wall[mode].push(out.mbPerSec);
+      cpu[mode].push(out.mbPerCpuSec);
+      rss[mode] = Math.max(rss[mode], out.maxRss);
+    }
+  }
+  console.log(`  openSessionIndex (lazy) vs readline, ${label}; median of ${runs} interleaved runs:`);
+  for (const [label, mode] of [
+    ['open only (no entry parsed)', 'openIndex'],
+    ['open + conversation()', 'indexConversation'],
+    ['readline+JSON.parse', 'readline'],
+  ]) {
+    const ratio = (m) => (median(m[mode]) / median(m.readline)).toFixed(2);
+    console.log(
+      `    ${label.padEnd(28)} ${median(wall[mode]).toFixed(0).padStart(6)} MB/s wall ${median(cpu[mode]).toFixed(0).padStart(6)} MB/s CPU` +
+        `   ${ratio(wall)}x wall ${ratio(cpu)}x CPU of readline   peak RSS ${(rss[mode] / size).toFixed(2)}x file`,
+    );
+  }
+}
+
 async function main() {
   const args = Object.fromEntries(
     process.argv.slice(2).map((a) => {
@@ -224,16 +302,23 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'panto-bench-session-'));
   try {
     console.log(`node ${process.version}; session files in ${dir}`);
-    const images = join(dir, 'images.jsonl');
-    writeImageSession(images, imageMb * MB);
-    compareThroughput('image-heavy session (~3.2 MB base64 image per tool result)', images, runs, {
-      speed: 0.8,
-    });
-    rmSync(images);
+    if (args.only !== 'text') {
+      const images = join(dir, 'images.jsonl');
+      writeImageSession(images, imageMb * MB);
+      compareThroughput('image-heavy session (~3.2 MB base64 image per tool result)', images, runs, {
+        speed: 0.8,
+      });
+      rmSync(images);
+    }
     const text = join(dir, 'text.jsonl');
-    writeTextSession(text, textMb * MB);
-    compareThroughput('text-heavy session (~1 KB entries)', text, runs, { speed: 1.2, rss: 1.5 });
-    rmSync(text);
+    if (args.only !== 'images') {
+      const count = writeTextSession(text, textMb * MB);
+      compareThroughput('text-heavy session (~1 KB entries)', text, runs, { speed: 1.2, rss: 1.5 });
+      compareIndex(text, runs, 'no compaction: conversation() parses every line, as readline does');
+      appendCompaction(text, count);
+      compareIndex(text, runs, 'compacted, last ~5% kept: conversation() parses those lines only');
+      rmSync(text);
+    }
 
     if (args.gb) {
       const big = join(dir, 'big.jsonl');

@@ -243,6 +243,12 @@ export {
   type SessionEntry,
   type SessionHeader,
 } from './session/session-entry.js';
+export {
+  openSessionIndex,
+  type SessionIndex,
+  type SessionIndexOptions,
+  type SessionLineRef,
+} from './session/session-index.js';
 export { type CreateSessionOptions, SessionLog, type SessionLogOptions } from './session/session-log.js';
 // Tools
 export {

@@ -16,7 +16,12 @@ import type { SseEvent } from '../transport/sse-parser.js';
 import { DeltaTemplateSet } from './delta-template.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
-import { isDoneSentinel, parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
+import {
+  isDoneSentinel,
+  parseJsonData,
+  type StreamParserOptions,
+  type SurfaceStreamParser,
+} from './surface-parser.js';
 
 const API = 'anthropic-messages';
 
@@ -55,8 +60,9 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
   /** Learned shapes of `content_block_delta` events (most events of a stream), applied without a full parse. */
   readonly #templates = new DeltaTemplateSet<DeltaTag>();
 
-  constructor(emit: (event: StreamEvent) => void) {
+  constructor(emit: (event: StreamEvent) => void, options: StreamParserOptions = {}) {
     this.builder = new MessageBuilder(emit);
+    if (options.deltaTemplates === false) this.#templates.disable();
   }
 
   get complete(): boolean {

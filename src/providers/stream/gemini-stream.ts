@@ -19,10 +19,16 @@ import { geminiUsage, mapGeminiFinishReason } from '../gemini.js';
 import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
+import { DeltaTemplateSet } from './delta-template.js';
 import { PartialArgsAccumulator } from './gemini-partial-args.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
-import { isDoneSentinel, parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
+import {
+  isDoneSentinel,
+  parseJsonData,
+  type StreamParserOptions,
+  type SurfaceStreamParser,
+} from './surface-parser.js';
 
 const API = 'gemini';
 
@@ -35,13 +41,25 @@ export class GeminiStreamParser implements SurfaceStreamParser {
   #callSeq = 0;
   #blockSeq = 0;
   #idBase = 'gemini_call';
+  /** The `responseId` `#idBase` was made from (chunks repeat it). */
+  #responseId: string | undefined;
+  #textKey = 'text:0';
+  #thoughtKey = 'thought:0';
   #finishMessage: string | undefined;
   #blocked: string | undefined;
   /** The call whose arguments arrive as `partialArgs` pieces, while it is open. */
   #streamedCall: { key: string; args: PartialArgsAccumulator } | undefined;
 
-  constructor(emit: (event: StreamEvent) => void) {
+  /**
+   * Learned shapes of text chunks (every chunk of a long answer), applied without a full parse. Each chunk repeats a
+   * cumulative `usageMetadata`, so these are object templates (see delta-template.ts): the numbers are holes, and a
+   * matching chunk is handled as the parsed chunk the template rebuilds.
+   */
+  readonly #templates: DeltaTemplateSet<undefined> | undefined;
+
+  constructor(emit: (event: StreamEvent) => void, options: StreamParserOptions = {}) {
     this.builder = new MessageBuilder(emit);
+    this.#templates = options.deltaTemplates === false ? undefined : new DeltaTemplateSet<undefined>();
   }
 
   get complete(): boolean {
@@ -49,13 +67,30 @@ export class GeminiStreamParser implements SurfaceStreamParser {
   }
 
   accept(event: SseEvent): void {
-    if (isDoneSentinel(event.data)) return;
-    const chunk = parseJsonData(API, event.data);
+    const data = event.data;
+    const templates = this.#templates;
+    if (templates?.match(data)) {
+      this.#chunk(templates.object() as Json);
+      return;
+    }
+    if (isDoneSentinel(data)) return;
+    const chunk = parseJsonData(API, data);
+    this.#chunk(chunk);
+    // Learn this shape so the next text chunks skip the full parse.
+    if (templates !== undefined && isPlainTextChunk(chunk))
+      templates.learn(data, 'text', lastTextOf, undefined, { numbers: true });
+  }
+
+  /** Apply one parsed chunk. Keeps no reference into `chunk` for a chunk without function calls (object templates). */
+  #chunk(chunk: Json): void {
     if (chunk.error !== undefined && chunk.error !== null) throw geminiStreamError(chunk.error as Json);
     if (typeof chunk.modelVersion === 'string' && chunk.modelVersion !== '')
       this.builder.model = chunk.modelVersion;
-    if (typeof chunk.responseId === 'string')
-      this.#idBase = `gemini_${chunk.responseId.replace(/[^a-zA-Z0-9_-]/g, '')}`;
+    const responseId = chunk.responseId;
+    if (typeof responseId === 'string' && responseId !== this.#responseId) {
+      this.#responseId = responseId;
+      this.#idBase = `gemini_${responseId.replace(/[^a-zA-Z0-9_-]/g, '')}`;
+    }
     const candidate = (chunk.candidates as Json[] | undefined)?.[0];
     const parts = (candidate?.content as Json | undefined)?.parts as Json[] | undefined;
     for (const raw of Array.isArray(parts) ? parts : []) {
@@ -101,13 +136,13 @@ export class GeminiStreamParser implements SurfaceStreamParser {
     this.#endStreamedCall();
     if (typeof part.text !== 'string') return;
     if (part.thought === true) {
-      this.builder.close(this.#textKey());
-      this.builder.thinking(this.#thoughtKey(), part.text);
-      if (signature !== undefined) this.builder.thinkingSignature(this.#thoughtKey(), signature);
+      this.builder.close(this.#textKey);
+      this.builder.thinking(this.#thoughtKey, part.text);
+      if (signature !== undefined) this.builder.thinkingSignature(this.#thoughtKey, signature);
       return;
     }
-    this.builder.close(this.#thoughtKey());
-    this.builder.text(this.#textKey(), part.text);
+    this.builder.close(this.#thoughtKey);
+    this.builder.text(this.#textKey, part.text);
   }
 
   /**
@@ -128,9 +163,11 @@ export class GeminiStreamParser implements SurfaceStreamParser {
     this.#endStreamedCall();
     // An empty end marker with no call open carries nothing.
     if (name === undefined && pieces === undefined && asObject(call.args) === undefined) return;
-    this.builder.close(this.#textKey());
-    this.builder.close(this.#thoughtKey());
+    this.builder.close(this.#textKey);
+    this.builder.close(this.#thoughtKey);
     this.#blockSeq++;
+    this.#textKey = `text:${this.#blockSeq}`;
+    this.#thoughtKey = `thought:${this.#blockSeq}`;
     const key = `fc:${++this.#callSeq}`;
     const hasId = typeof call.id === 'string' && call.id !== '';
     // Same synthetic ids as parseGeminiResponse: `gemini_<responseId>_<n>`, flagged so they are not echoed.
@@ -158,14 +195,31 @@ export class GeminiStreamParser implements SurfaceStreamParser {
     this.builder.toolArgs(streamed.key, streamed.args.argumentsText());
     this.builder.toolEnd(streamed.key);
   }
+}
 
-  #textKey(): string {
-    return `text:${this.#blockSeq}`;
+/**
+ * True for a chunk a template may stand for: no error, and candidate 0 holds text parts and no function call (the
+ * handler keeps no reference into such a chunk, so the template's rebuilt object can be reused).
+ */
+function isPlainTextChunk(chunk: Json): boolean {
+  if (chunk.error !== undefined) return false;
+  const candidates = chunk.candidates;
+  const candidate = Array.isArray(candidates) ? asObject(candidates[0]) : undefined;
+  const parts = asObject(candidate?.content)?.parts;
+  if (!Array.isArray(parts) || parts.length === 0) return false;
+  for (const part of parts) {
+    const p = asObject(part);
+    if (p === undefined || p.functionCall !== undefined || typeof p.text !== 'string') return false;
   }
+  return true;
+}
 
-  #thoughtKey(): string {
-    return `thought:${this.#blockSeq}`;
-  }
+/** The text of the last part of candidate 0 (what the template's value hole must be). */
+function lastTextOf(chunk: Json): unknown {
+  const candidates = chunk.candidates;
+  const candidate = Array.isArray(candidates) ? asObject(candidates[0]) : undefined;
+  const parts = asObject(candidate?.content)?.parts;
+  return Array.isArray(parts) ? asObject(parts[parts.length - 1])?.text : undefined;
 }
 
 function geminiStreamError(error: Json): ProviderError {

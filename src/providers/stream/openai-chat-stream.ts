@@ -19,7 +19,12 @@ import type { SseEvent } from '../transport/sse-parser.js';
 import { DeltaTemplateSet } from './delta-template.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
-import { isDoneSentinel, parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
+import {
+  isDoneSentinel,
+  parseJsonData,
+  type StreamParserOptions,
+  type SurfaceStreamParser,
+} from './surface-parser.js';
 
 const API = 'openai-chat';
 
@@ -36,8 +41,9 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
   /** Learned shapes of plain text chunks (most chunks of a stream), applied without a full parse. */
   readonly #templates = new DeltaTemplateSet<true>();
 
-  constructor(emit: (event: StreamEvent) => void) {
+  constructor(emit: (event: StreamEvent) => void, options: StreamParserOptions = {}) {
     this.builder = new MessageBuilder(emit);
+    if (options.deltaTemplates === false) this.#templates.disable();
   }
 
   /** `[DONE]` seen, or a finish reason (some compatible servers close without `[DONE]`). */

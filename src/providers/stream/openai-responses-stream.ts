@@ -24,7 +24,12 @@ import type { SseEvent } from '../transport/sse-parser.js';
 import { DeltaTemplateSet } from './delta-template.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
-import { isDoneSentinel, parseJsonData, type SurfaceStreamParser } from './surface-parser.js';
+import {
+  isDoneSentinel,
+  parseJsonData,
+  type StreamParserOptions,
+  type SurfaceStreamParser,
+} from './surface-parser.js';
 
 const API = 'openai-responses';
 
@@ -46,8 +51,9 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
   /** Learned shapes of text/reasoning/argument delta events, applied without a full parse. */
   readonly #templates = new DeltaTemplateSet<DeltaTag>();
 
-  constructor(emit: (event: StreamEvent) => void) {
+  constructor(emit: (event: StreamEvent) => void, options: StreamParserOptions = {}) {
     this.builder = new MessageBuilder(emit);
+    if (options.deltaTemplates === false) this.#templates.disable();
   }
 
   get complete(): boolean {

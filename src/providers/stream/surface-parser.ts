@@ -21,6 +21,15 @@ export interface SurfaceStreamParser {
   partial(stopReason: Extract<StopReason, 'error' | 'aborted'>, errorMessage?: string): AssistantMessage;
 }
 
+/** Options of the per-surface parser constructors (not part of the package API). */
+export interface StreamParserOptions {
+  /**
+   * Learn delta templates and apply matching events without a full `JSON.parse` (default true). False parses every
+   * event in full: the reference path the tests compare the fast path against.
+   */
+  deltaTemplates?: boolean;
+}
+
 /**
  * True for the `[DONE]` sentinel OpenAI-compatible servers (and openai-node's own Responses fixtures) send after the
  * last event. Every parser ignores it, as the official SDKs do: it never fails or completes a stream by itself.

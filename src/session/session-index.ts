@@ -1,0 +1,694 @@
+/**
+ * A lazily parsed session file: `openSessionIndex` makes one pass over the file's bytes and keeps, per entry, only
+ * its id, parent, type and where its line is (byte offset and length). Entries are parsed when asked for: `entry(id)`
+ * one line, `conversation()` only the lines on the current branch after its latest compaction. Memory: the index
+ * (a few dozen bytes per entry) plus what the caller asks for; the file's text is never all held.
+ *
+ * How the index is read without parsing: `SessionLog` writes every entry as `{"type":…,"id":…,"parentId":…,` (that
+ * key order, ids in ASCII), so those fields are taken from the line's first bytes. A line in any other form (another
+ * writer, non-ASCII or escaped ids) is parsed in full while indexing and checked as `loadSession` checks it. The
+ * header, the model change the current model comes from, and an unterminated last line (torn or not, decided as
+ * `loadSession` decides it) are parsed while opening too.
+ *
+ * What is checked when: opening checks the header, the tree (unique ids, parents earlier in the file) and line
+ * lengths; a line the index did not parse is checked when it is read (valid UTF-8, valid JSON, a valid entry, and
+ * the same type/id/parentId as its leading fields), so a damaged line in an old branch costs nothing until it is
+ * read. `verify()` reads every line and checks all of it, as `loadSession` does. Bad UTF-8 is an error here
+ * (`loadSession` decodes it to U+FFFD); `SessionLog` never writes it.
+ *
+ * The file must not change while the index is used: every read compares the file's size, mtime and inode with those
+ * at open and re-checks each line's id, so a file changed on disk (an append included) fails with
+ * `ERR_SESSION_CHANGED` instead of returning wrong data. Reopen the index to see the new state.
+ */
+
+import { isUtf8 } from 'node:buffer';
+import { randomBytes } from 'node:crypto';
+import { type FileHandle, open } from 'node:fs/promises';
+import type { Conversation, Message } from '../conversation.js';
+import { PantoError } from '../errors.js';
+import type { SessionWarning } from './load-session.js';
+import {
+  type CompactionEntry,
+  SESSION_FORMAT_VERSION,
+  type SessionEntry,
+  type SessionHeader,
+} from './session-entry.js';
+import { entryProblem, headerProblem } from './validate-entry.js';
+
+export interface SessionIndexOptions {
+  /** Bytes read per call (default 4 MiB). */
+  chunkBytes?: number;
+  /** Longest line accepted, in bytes (default 256 MiB). A longer line fails with `ERR_SESSION_CORRUPT`. */
+  maxLineBytes?: number;
+}
+
+/** Where an entry's line is in the file. */
+export interface SessionLineRef {
+  /** 1-based line number. */
+  line: number;
+  /** Byte offset of the line's first byte. */
+  offset: number;
+  /** Length in bytes, without the newline (and without a trailing CR). */
+  bytes: number;
+}
+
+const DEFAULT_CHUNK = 4 * 1024 * 1024;
+const DEFAULT_MAX_LINE = 256 * 1024 * 1024;
+const NEWLINE = 0x0a;
+const CR = 0x0d;
+/** Bytes of a line's start examined for the leading fields. */
+const HEAD = 512;
+const TYPE_KEY = Buffer.from('{"type":"', 'latin1');
+const ID_KEY = Buffer.from('","id":"', 'latin1');
+const PARENT_KEY = Buffer.from('","parentId":', 'latin1');
+const NULL = Buffer.from('null', 'latin1');
+/** The entry types by the length of their name (all four differ). */
+const TYPE_BY_LENGTH = new Map<number, { name: SessionEntry['type']; bytes: Buffer }>(
+  (['message', 'compaction', 'custom', 'model_change'] as const).map((t) => [
+    t.length,
+    { name: t, bytes: Buffer.from(t, 'latin1') },
+  ]),
+);
+const latin1 = (b: Buffer, start: number, end: number): string =>
+  (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
+
+function hasAt(b: Buffer, at: number, end: number, what: Buffer): boolean {
+  if (at + what.length > end) return false;
+  for (let k = 0; k < what.length; k++) if (b[at + k] !== what[k]) return false;
+  return true;
+}
+
+/** End of an id starting at `at`: the index of its closing quote, or -1 (not printable ASCII without `\`, or cut). */
+function idEnd(b: Buffer, at: number, end: number): number {
+  for (let k = at; k < end; k++) {
+    const c = b[k] as number;
+    if (c === 0x22) return k;
+    if (c < 0x20 || c > 0x7e || c === 0x5c) return -1;
+  }
+  return -1;
+}
+
+type EntryType = SessionEntry['type'];
+
+interface FileIdentity {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  dev: number;
+}
+
+function corrupt(path: string, line: number, problem: string, cause?: unknown): PantoError {
+  return new PantoError(
+    'ERR_SESSION_CORRUPT',
+    `${path}:${line}: ${problem}`,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+function formatError(path: string, line: number, problem: string): PantoError {
+  return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
+}
+
+/** Bytes [start, end) of `buf` as a JSON value; `null` when it is not valid JSON (a torn last line). */
+function parseBytes(path: string, line: number, buf: Buffer, start: number, end: number): unknown {
+  const bytes = buf.subarray(start, end);
+  if (!isUtf8(bytes)) throw corrupt(path, line, 'not valid UTF-8; the session file is damaged at this line');
+  const text = bytes.toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw corrupt(
+      path,
+      line,
+      `not valid JSON (${(err as Error).message}); the session file is damaged at this line`,
+      err,
+    );
+  }
+}
+
+/**
+ * The index of one session file. Arrays are parallel, one element per entry in file order (the header is not an
+ * entry). Get one with `openSessionIndex`.
+ */
+export class SessionIndex {
+  readonly path: string;
+  readonly header: SessionHeader;
+  /** Id of the last entry, or `null` when the file holds only a header. */
+  readonly leafId: string | null;
+  /** The current model: the latest `model_change` on the path to the leaf, else the header's `model`. */
+  readonly model: string | undefined;
+  readonly warnings: readonly SessionWarning[];
+  readonly ids: readonly string[];
+  readonly parents: readonly (string | null)[];
+  /** Entry types as the lines' leading fields give them (checked against the entry when it is read). */
+  readonly types: readonly EntryType[];
+  readonly lines: readonly SessionLineRef[];
+  /** Bytes of the file that was indexed. */
+  readonly fileBytes: number;
+  readonly #byId: Map<string, number>;
+  readonly #identity: FileIdentity;
+  readonly #chunkBytes: number;
+  /** Entries parsed while opening (lines not in the leading-field form, the current model's change); kept. */
+  readonly #parsed: Map<number, SessionEntry>;
+  #branch: number[] | undefined;
+
+  /** @internal Use `openSessionIndex`. */
+  constructor(state: {
+    path: string;
+    header: SessionHeader;
+    warnings: SessionWarning[];
+    ids: string[];
+    parents: (string | null)[];
+    types: EntryType[];
+    lines: SessionLineRef[];
+    byId: Map<string, number>;
+    identity: FileIdentity;
+    chunkBytes: number;
+    parsed: Map<number, SessionEntry>;
+    model: string | undefined;
+  }) {
+    this.path = state.path;
+    this.header = state.header;
+    this.warnings = state.warnings;
+    this.ids = state.ids;
+    this.parents = state.parents;
+    this.types = state.types;
+    this.lines = state.lines;
+    this.fileBytes = state.identity.size;
+    this.#byId = state.byId;
+    this.#identity = state.identity;
+    this.#chunkBytes = state.chunkBytes;
+    this.#parsed = state.parsed;
+    this.leafId = state.ids.length > 0 ? (state.ids[state.ids.length - 1] as string) : null;
+    this.model = state.model;
+  }
+
+  /** Number of entries. */
+  get size(): number {
+    return this.ids.length;
+  }
+
+  has(id: string): boolean {
+    return this.#byId.has(id);
+  }
+
+  /**
+   * Indices (into `ids`) of the entries from the root to the leaf, in order.
+   * @throws PantoError `ERR_SESSION_FORMAT` when the parent links do not reach the root (cannot happen for an index
+   *   that opened: parents are checked to be earlier entries).
+   */
+  branch(): readonly number[] {
+    if (this.#branch) return this.#branch;
+    const path: number[] = [];
+    let i = this.ids.length - 1;
+    while (i >= 0) {
+      path.push(i);
+      const parent = this.parents[i] as string | null;
+      if (parent === null) break;
+      const p = this.#byId.get(parent);
+      if (p === undefined || p >= i)
+        throw formatError(this.path, this.lineOf(i), `parent ${parent} is not earlier`);
+      i = p;
+    }
+    this.#branch = path.reverse();
+    return this.#branch;
+  }
+
+  /**
+   * The entry with this id, parsed and checked now.
+   * @throws PantoError `ERR_INVALID_ARGUMENT` for an id not in the index; `ERR_SESSION_CORRUPT` / `ERR_SESSION_FORMAT`
+   *   for a damaged line; `ERR_SESSION_CHANGED` when the file changed since it was indexed.
+   */
+  async entry(id: string): Promise<SessionEntry> {
+    const i = this.#byId.get(id);
+    if (i === undefined)
+      throw new PantoError('ERR_INVALID_ARGUMENT', `${this.path}: no entry ${id} in the session`);
+    const [entry] = await this.#read([i]);
+    return entry as SessionEntry;
+  }
+
+  /**
+   * The current conversation, as `loadSession` resolves it (see resolve-conversation.ts): reads and parses only the
+   * compaction that applies and the message entries that follow from it on the current branch.
+   * @throws as `entry`, for any line it reads.
+   */
+  async conversation(): Promise<Conversation> {
+    const branch = this.branch();
+    let c = -1;
+    for (let k = branch.length - 1; k >= 0; k--) {
+      if (this.types[branch[k] as number] === 'compaction') {
+        c = k;
+        break;
+      }
+    }
+    const messages: Message[] = [];
+    const messageIndices = (from: number, to: number): number[] => {
+      const out: number[] = [];
+      for (let k = from; k < to; k++) {
+        const i = branch[k] as number;
+        if (this.types[i] === 'message') out.push(i);
+      }
+      return out;
+    };
+    const pushMessages = (entries: SessionEntry[]) => {
+      for (const e of entries) if (e.type === 'message') messages.push(e.message);
+    };
+    if (c === -1) {
+      pushMessages(await this.#read(messageIndices(0, branch.length)));
+      return { messages };
+    }
+    const [compaction] = (await this.#read([branch[c] as number])) as [CompactionEntry];
+    messages.push(...compaction.replacement);
+    let from = c + 1;
+    if (compaction.firstKeptEntryId !== null) {
+      const kept = this.#byId.get(compaction.firstKeptEntryId);
+      const k = kept === undefined ? -1 : branch.indexOf(kept);
+      if (k === -1 || k >= c) {
+        throw formatError(
+          this.path,
+          this.lineOf(branch[c] as number),
+          `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
+        );
+      }
+      from = k;
+    }
+    pushMessages(await this.#read(messageIndices(from, branch.length)));
+    return { messages };
+  }
+
+  /**
+   * Read and check every line, as `loadSession` does (it also resolves the conversation, so a compaction that keeps
+   * from an entry off its branch is reported). Entries are parsed and dropped, one read chunk at a time.
+   * @throws as `entry`, for the first damaged line.
+   */
+  async verify(): Promise<void> {
+    const all: number[] = [];
+    for (let i = 0; i < this.ids.length; i++) all.push(i);
+    const chunk = 4096;
+    for (let s = 0; s < all.length; s += chunk) await this.#read(all.slice(s, s + chunk));
+    await this.conversation();
+  }
+
+  /** 1-based line number of entry `i` (an index into `ids`). */
+  lineOf(i: number): number {
+    return (this.lines[i] as SessionLineRef).line;
+  }
+
+  async #checkIdentity(fh: FileHandle): Promise<void> {
+    const st = await fh.stat();
+    const id = this.#identity;
+    if (st.size !== id.size || st.mtimeMs !== id.mtimeMs || st.ino !== id.ino || st.dev !== id.dev) {
+      throw new PantoError(
+        'ERR_SESSION_CHANGED',
+        `${this.path}: the file changed since it was indexed (size ${id.size} → ${st.size}); open the index again`,
+      );
+    }
+  }
+
+  /** Parse and check entries `indices` (ascending file order), reading runs of nearby lines in one read. */
+  async #read(indices: readonly number[]): Promise<SessionEntry[]> {
+    const out: SessionEntry[] = new Array(indices.length);
+    const fh = await open(this.path, 'r');
+    try {
+      await this.#checkIdentity(fh);
+      let buf = Buffer.allocUnsafe(0);
+      let k = 0;
+      while (k < indices.length) {
+        const first = indices[k] as number;
+        const cached = this.#parsed.get(first);
+        if (cached) {
+          out[k++] = cached;
+          continue;
+        }
+        // One read from this line's start through as many of the next wanted lines as fit in a chunk (always the
+        // whole first line, plus one byte to see its newline).
+        const start = (this.lines[first] as SessionLineRef).offset;
+        let end = this.#lineEnd(first);
+        let last = k;
+        while (last + 1 < indices.length) {
+          const next = indices[last + 1] as number;
+          const nextEnd = this.#lineEnd(next);
+          if (nextEnd - start > this.#chunkBytes || this.#parsed.has(next)) break;
+          end = nextEnd;
+          last++;
+        }
+        const length = Math.min(end, this.#identity.size) - start;
+        if (buf.length < length)
+          buf = Buffer.allocUnsafe(Math.max(length, Math.min(this.#chunkBytes, 1 << 20)));
+        const { bytesRead } = await fh.read(buf, 0, length, start);
+        if (bytesRead !== length) {
+          throw new PantoError(
+            'ERR_SESSION_CHANGED',
+            `${this.path}: the file is shorter than when it was indexed`,
+          );
+        }
+        for (; k <= last; k++) {
+          const i = indices[k] as number;
+          const ref = this.lines[i] as SessionLineRef;
+          const at = ref.offset - start;
+          out[k] = this.#check(i, parseLine(this.path, ref, buf, at, at + ref.bytes, this.#identity.size));
+        }
+      }
+      await this.#checkIdentity(fh);
+    } finally {
+      await fh.close();
+    }
+    return out;
+  }
+
+  /** File offset just past entry `i`'s newline (or its end, for an unterminated last line). */
+  #lineEnd(i: number): number {
+    const ref = this.lines[i] as SessionLineRef;
+    return Math.min(ref.offset + ref.bytes + 2, this.#identity.size);
+  }
+
+  /** `value` is a valid entry matching what the index holds for entry `i`. */
+  #check(i: number, value: unknown): SessionEntry {
+    const line = this.lineOf(i);
+    const problem = entryProblem(value);
+    if (problem) throw formatError(this.path, line, problem);
+    const e = value as SessionEntry;
+    if (e.id !== this.ids[i] || e.parentId !== this.parents[i] || e.type !== this.types[i]) {
+      throw new PantoError(
+        'ERR_SESSION_CHANGED',
+        `${this.path}:${line}: entry ${e.id} (${e.type}) is not the indexed ${this.ids[i]} (${this.types[i]}); the file changed or the line repeats a key`,
+      );
+    }
+    return e;
+  }
+}
+
+/**
+ * Line bytes [start, end) of `buf` parsed, after checking the line ends where the index says (a newline, an optional
+ * CR before it, or the end of the file).
+ */
+function parseLine(
+  path: string,
+  ref: SessionLineRef,
+  buf: Buffer,
+  start: number,
+  end: number,
+  fileBytes: number,
+): unknown {
+  const fileEnd = ref.offset + ref.bytes;
+  let next = end;
+  if (fileEnd < fileBytes && buf[next] === CR) next++;
+  if (ref.offset + (next - start) < fileBytes && buf[next] !== NEWLINE) {
+    throw new PantoError(
+      'ERR_SESSION_CHANGED',
+      `${path}:${ref.line}: the line no longer ends where it was indexed`,
+    );
+  }
+  return parseBytes(path, ref.line, buf, start, end);
+}
+
+/**
+ * Index a session file written by `SessionLog` (see the module comment for what is parsed and checked when).
+ *
+ * Errors (`PantoError`), as `loadSession` for what opening reads: `ERR_SESSION_CORRUPT` for a line longer than
+ * `maxLineBytes` or a line it parses that is not valid UTF-8 / JSON; `ERR_SESSION_FORMAT` for a bad or newer header, a
+ * duplicate id, a parent that is not an earlier entry, or a parsed line that is not a valid entry;
+ * `ERR_SESSION_CHANGED` when the file changed while it was being indexed. A torn last line is skipped with a warning,
+ * and a file with no header opens as an empty session, as with `loadSession`. File-system errors propagate.
+ */
+export async function openSessionIndex(
+  path: string,
+  options: SessionIndexOptions = {},
+): Promise<SessionIndex> {
+  const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK;
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE;
+  if (!(chunkBytes > 0) || !(maxLineBytes > 0)) {
+    throw new PantoError('ERR_INVALID_ARGUMENT', 'chunkBytes and maxLineBytes must be positive');
+  }
+  const fh = await open(path, 'r');
+  try {
+    const st = await fh.stat();
+    const identity: FileIdentity = { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, dev: st.dev };
+    const ids: string[] = [];
+    const parents: (string | null)[] = [];
+    const types: EntryType[] = [];
+    const lines: SessionLineRef[] = [];
+    const byId = new Map<string, number>();
+    const parsed = new Map<number, SessionEntry>();
+    const warnings: SessionWarning[] = [];
+    let header: SessionHeader | undefined;
+    let modelChanges = 0;
+
+    const addEntry = (
+      line: number,
+      offset: number,
+      bytes: number,
+      type: EntryType,
+      id: string,
+      parentId: string | null,
+    ) => {
+      if (byId.has(id)) throw formatError(path, line, `duplicate entry id ${id}`);
+      if (parentId !== null && !byId.has(parentId)) {
+        throw formatError(path, line, `parentId ${parentId} does not name an earlier entry`);
+      }
+      byId.set(id, ids.length);
+      ids.push(id);
+      parents.push(parentId);
+      types.push(type);
+      lines.push({ line, offset, bytes });
+      if (type === 'model_change') modelChanges++;
+    };
+
+    /** A line read whole: the header, or an entry not in SessionLog's leading-field form. */
+    const addParsed = (line: number, offset: number, bytes: number, value: unknown) => {
+      if (header === undefined) {
+        const problem = headerProblem(value);
+        if (problem) throw formatError(path, line, problem);
+        const h = value as SessionHeader;
+        if (h.version > SESSION_FORMAT_VERSION) {
+          throw formatError(
+            path,
+            line,
+            `session format version ${h.version} is newer than this library reads (${SESSION_FORMAT_VERSION})`,
+          );
+        }
+        header = h;
+        return;
+      }
+      const problem = entryProblem(value);
+      if (problem) throw formatError(path, line, problem);
+      const e = value as SessionEntry;
+      addEntry(line, offset, bytes, e.type, e.id, e.parentId);
+      parsed.set(ids.length - 1, e);
+    };
+
+    const readWhole = async (offset: number, bytes: number): Promise<Buffer> => {
+      const b = Buffer.allocUnsafe(bytes);
+      const { bytesRead } = await fh.read(b, 0, bytes, offset);
+      if (bytesRead !== bytes) {
+        throw new PantoError('ERR_SESSION_CHANGED', `${path}: the file shrank while it was being indexed`);
+      }
+      return b;
+    };
+
+    const size = Math.min(chunkBytes, maxLineBytes + 1);
+    const buf = Buffer.allocUnsafe(Math.max(size, HEAD));
+    // The current line: where it starts, and its first bytes (up to HEAD) when it spans reads.
+    let lineStart = 0;
+    let lineNo = 0;
+    const head = Buffer.allocUnsafe(HEAD);
+    let headLen = 0;
+    let filePos = 0;
+    /** Last byte of the previous read (a CR before a newline that starts the next read). */
+    let lastByte = 0;
+
+    const tooLong = (line: number) =>
+      corrupt(path, line, `line is longer than maxLineBytes (${maxLineBytes} bytes); refusing to load it`);
+
+    // The leading fields of the last line `leading` matched; the previous entry's id bytes (a parent is most often
+    // the entry just before, and then its string is reused).
+    let leadType: EntryType = 'message';
+    let leadId = '';
+    let leadParent: string | null = null;
+    const prevIdBytes = Buffer.allocUnsafe(64);
+    let prevIdLen = -1;
+    let prevId = '';
+
+    /** Whether bytes [start, end) of `b` begin with SessionLog's leading fields; sets leadType/leadId/leadParent. */
+    const leading = (b: Buffer, start: number, end: number): boolean => {
+      if (!hasAt(b, start, end, TYPE_KEY)) return false;
+      let p = start + TYPE_KEY.length;
+      const typeEnd = b.indexOf(0x22, p);
+      const type = TYPE_BY_LENGTH.get(typeEnd - p);
+      if (typeEnd === -1 || typeEnd >= end || !type || !hasAt(b, p, typeEnd, type.bytes)) return false;
+      p = typeEnd;
+      if (!hasAt(b, p, end, ID_KEY)) return false;
+      p += ID_KEY.length;
+      const idStop = idEnd(b, p, end);
+      if (idStop === -1) return false;
+      const idStart = p;
+      p = idStop;
+      if (!hasAt(b, p, end, PARENT_KEY)) return false;
+      p += PARENT_KEY.length;
+      let parent: string | null;
+      if (hasAt(b, p, end, NULL)) {
+        parent = null;
+        p += NULL.length;
+      } else {
+        if (p >= end || b[p] !== 0x22) return false;
+        const stop = idEnd(b, p + 1, end);
+        if (stop === -1) return false;
+        const len = stop - (p + 1);
+        let same = len === prevIdLen;
+        for (let k = 0; same && k < len; k++) same = b[p + 1 + k] === prevIdBytes[k];
+        parent = same ? prevId : latin1(b, p + 1, stop);
+        p = stop + 1;
+      }
+      if (p >= end || (b[p] !== 0x2c && b[p] !== 0x7d)) return false;
+      leadType = type.name;
+      leadId = latin1(b, idStart, idStop);
+      leadParent = parent;
+      const len = idStop - idStart;
+      if (len <= prevIdBytes.length) {
+        b.copy(prevIdBytes, 0, idStart, idStop);
+        prevIdLen = len;
+        prevId = leadId;
+      } else prevIdLen = -1;
+      return true;
+    };
+
+    /** The common line: complete in `b`, after the header, in SessionLog's form. False: take `onLine`. */
+    const fastLine = (b: Buffer, start: number, nl: number, total: number, endsWithCr: boolean): boolean => {
+      const bytes = endsWithCr ? total - 1 : total;
+      if (header === undefined || bytes <= 0 || bytes > maxLineBytes) return false;
+      if (!leading(b, start, Math.min(nl, start + HEAD) - (endsWithCr && nl - start <= HEAD ? 1 : 0)))
+        return false;
+      lineNo++;
+      const offset = lineStart;
+      lineStart += total + 1;
+      addEntry(lineNo, offset, bytes, leadType, leadId, leadParent);
+      return true;
+    };
+
+    /** A complete line [lineStart, lineStart + total) whose first bytes are `first` (at most HEAD of them). */
+    const onLine = async (first: Buffer, total: number, terminated: boolean, endsWithCr: boolean) => {
+      lineNo++;
+      const offset = lineStart;
+      lineStart += total + (terminated ? 1 : 0);
+      const bytes = total > 0 && endsWithCr ? total - 1 : total;
+      if (bytes > maxLineBytes) throw tooLong(lineNo);
+      if (bytes === 0) {
+        if (terminated) {
+          warnings.push({
+            kind: 'empty_line',
+            line: lineNo,
+            message: `${path}:${lineNo}: empty line skipped`,
+          });
+        }
+        return;
+      }
+      if (header !== undefined && terminated && leading(first, 0, Math.min(bytes, first.length))) {
+        addEntry(lineNo, offset, bytes, leadType, leadId, leadParent);
+        return;
+      }
+      const whole = bytes <= first.length ? first : await readWhole(offset, bytes);
+      if (!terminated) {
+        // The last line without a newline: torn (skipped) unless it parses, as loadSession decides.
+        let value: unknown;
+        try {
+          value = JSON.parse(whole.toString('utf8', 0, bytes));
+        } catch {
+          warnings.push({
+            kind: 'torn_line',
+            line: lineNo,
+            message:
+              `${path}:${lineNo}: last line is incomplete (${total} bytes, likely a crash mid-write); ` +
+              'skipped, everything before it loaded',
+          });
+          return;
+        }
+        if (!isUtf8(whole.subarray(0, bytes))) throw corrupt(path, lineNo, 'not valid UTF-8');
+        addParsed(lineNo, offset, bytes, value);
+        warnings.push({
+          kind: 'unterminated_line',
+          line: lineNo,
+          message: `${path}: last line has no trailing newline; loaded`,
+        });
+        return;
+      }
+      addParsed(lineNo, offset, bytes, parseBytes(path, lineNo, whole, 0, bytes));
+    };
+
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, size, filePos);
+      if (bytesRead === 0) break;
+      const chunkStart = filePos;
+      filePos += bytesRead;
+      let s = 0;
+      for (;;) {
+        const nl = buf.indexOf(NEWLINE, s);
+        if (nl === -1 || nl >= bytesRead) break;
+        const total = chunkStart + nl - lineStart;
+        if (headLen > 0 || lineStart < chunkStart) {
+          // The line began in an earlier read: its head was kept.
+          const room = Math.min(HEAD - headLen, nl - s);
+          buf.copy(head, headLen, s, s + room);
+          headLen += room;
+          await onLine(head.subarray(0, headLen), total, true, (nl > 0 ? buf[nl - 1] : lastByte) === CR);
+        } else {
+          const cr = nl > 0 && buf[nl - 1] === CR;
+          if (!fastLine(buf, s, nl, total, cr))
+            await onLine(buf.subarray(s, Math.min(nl, s + HEAD)), total, true, cr);
+        }
+        headLen = 0;
+        s = nl + 1;
+      }
+      if (s < bytesRead) {
+        const room = Math.min(HEAD - headLen, bytesRead - s);
+        buf.copy(head, headLen, s, s + room);
+        headLen += room;
+        if (filePos - lineStart > maxLineBytes + 1) throw tooLong(lineNo + 1);
+      }
+      lastByte = buf[bytesRead - 1] as number;
+    }
+    if (lineStart < filePos)
+      await onLine(head.subarray(0, headLen), filePos - lineStart, false, lastByte === CR);
+    const end = await fh.stat();
+    if (
+      filePos !== identity.size ||
+      end.size !== identity.size ||
+      end.mtimeMs !== identity.mtimeMs ||
+      end.ino !== identity.ino
+    ) {
+      throw new PantoError('ERR_SESSION_CHANGED', `${path}: the file changed while it was being indexed`);
+    }
+
+    if (header === undefined) {
+      header = {
+        type: 'session',
+        version: SESSION_FORMAT_VERSION,
+        id: randomBytes(8).toString('hex'),
+        created: new Date().toISOString(),
+      };
+      warnings.push({
+        kind: 'no_header',
+        line: 1,
+        message: `${path}: no session header (the file is empty or its first line was cut short, likely a crash before anything was recorded); loaded as an empty session`,
+      });
+    }
+    const state = { path, header, warnings, ids, parents, types, lines, byId, identity, chunkBytes, parsed };
+    const index = new SessionIndex({ ...state, model: undefined });
+    // The current model: the latest model_change on the branch (that one line is parsed now).
+    let model = header.model;
+    if (modelChanges > 0) {
+      const branch = index.branch();
+      for (let k = branch.length - 1; k >= 0; k--) {
+        const i = branch[k] as number;
+        if (types[i] === 'model_change') {
+          const e = await index.entry(ids[i] as string);
+          if (e.type === 'model_change') model = e.model;
+          parsed.set(i, e);
+          break;
+        }
+      }
+    }
+    return model === undefined ? index : new SessionIndex({ ...state, model });
+  } finally {
+    await fh.close();
+  }
+}
