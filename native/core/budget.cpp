@@ -25,7 +25,8 @@ struct alignas(16) Header {
 // the OS at once: glibc's arenas would otherwise keep tens of MB per worker thread resident after each image.
 constexpr size_t kMmapThreshold = 256 * 1024;
 // The pages of a block below 2 MiB are mapped in one go (MAP_POPULATE) instead of one page fault per 4 KiB page on
-// first touch (larger blocks take huge pages instead, below): nearly every large block is written in full right away (decoded rows, resized pixels, filtered PNG rows), and
+// first touch (larger blocks take huge pages instead, below): nearly every large block is written in full right away
+// (decoded rows, resized pixels, filtered PNG rows), and
 // on virtualised hosts a page fault costs microseconds — measured, a third of the time of a 2880x1800 PNG -> 2000 px
 // call went to first-touch faults. Blocks stay zero-filled (panto_budget_zero_fresh still relies on that).
 #ifdef MAP_POPULATE
@@ -55,6 +56,19 @@ size_t mapped_length(size_t size) {
   return huge - total <= size / 4 ? huge : page_round(total);
 }
 
+/**
+ * False when the environment has PANTO_HUGE_PAGES=0 (read once). Where the kernel's THP defrag mode compacts memory
+ * synchronously on a huge-page fault ("madvise" or "always" defrag on a fragmented host), that fault can stall a call;
+ * a host that would rather have steady latency than the speed turns the advice off.
+ */
+bool huge_pages_wanted() {
+  static const bool wanted = [] {
+    const char* v = std::getenv("PANTO_HUGE_PAGES");
+    return !(v && v[0] == '0' && v[1] == '\0');
+  }();
+  return wanted;
+}
+
 Header* map_huge(size_t len) {
   void* p = mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
@@ -65,7 +79,8 @@ Header* map_huge(size_t len) {
   if (end > start + len) munmap(reinterpret_cast<void*>(start + len), end - (start + len));
   void* s = reinterpret_cast<void*>(start);
 #ifdef MADV_HUGEPAGE
-  madvise(s, len, MADV_HUGEPAGE);  // best effort: without it the block is an ordinary (zeroed, lazily faulted) mapping
+  // Best effort: without it the block is an ordinary (zeroed, lazily faulted) mapping.
+  if (huge_pages_wanted()) madvise(s, len, MADV_HUGEPAGE);
 #endif
   return static_cast<Header*>(s);
 }
