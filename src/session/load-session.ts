@@ -10,7 +10,7 @@ import { PantoError } from '../errors.js';
 import { type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
-import { entryProblem, headerProblem } from './validate-entry.js';
+import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export interface LoadSessionOptions extends JsonlReadOptions {}
 
@@ -76,17 +76,9 @@ export async function readSessionState(
     path,
     (value, line) => {
       if (header === undefined) {
-        const problem = headerProblem(value);
+        const problem = readableHeaderProblem(value);
         if (problem) throw formatError(path, line, problem);
-        const h = value as SessionHeader;
-        if (h.version > SESSION_FORMAT_VERSION) {
-          throw formatError(
-            path,
-            line,
-            `session format version ${h.version} is newer than this library reads (${SESSION_FORMAT_VERSION})`,
-          );
-        }
-        header = h;
+        header = value as SessionHeader;
         return;
       }
       const problem = entryProblem(value);

@@ -33,7 +33,7 @@ import {
   type SessionEntry,
   type SessionHeader,
 } from './session-entry.js';
-import { entryProblem, headerProblem } from './validate-entry.js';
+import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export interface SessionIndexOptions {
   /** Bytes read per call (default 4 MiB). */
@@ -457,17 +457,9 @@ export async function openSessionIndex(
     /** A line read whole: the header, or an entry not in SessionLog's leading-field form. */
     const addParsed = (line: number, offset: number, bytes: number, value: unknown) => {
       if (header === undefined) {
-        const problem = headerProblem(value);
+        const problem = readableHeaderProblem(value);
         if (problem) throw formatError(path, line, problem);
-        const h = value as SessionHeader;
-        if (h.version > SESSION_FORMAT_VERSION) {
-          throw formatError(
-            path,
-            line,
-            `session format version ${h.version} is newer than this library reads (${SESSION_FORMAT_VERSION})`,
-          );
-        }
-        header = h;
+        header = value as SessionHeader;
         return;
       }
       const problem = entryProblem(value);

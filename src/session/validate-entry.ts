@@ -5,6 +5,7 @@
  */
 
 import type { Message } from '../conversation.js';
+import { SESSION_FORMAT_VERSION, type SessionHeader } from './session-entry.js';
 
 type Obj = Record<string, unknown>;
 
@@ -129,6 +130,16 @@ export function headerProblem(h: unknown): string | null {
   }
   if (typeof h.id !== 'string' || typeof h.created !== 'string') return 'header needs string id and created';
   return optional(h, 'model', 'string', 'header') ?? optional(h, 'workspace', 'string', 'header');
+}
+
+/** Problem with a header line, a format version newer than this library reads included, or null. */
+export function readableHeaderProblem(h: unknown): string | null {
+  const problem = headerProblem(h);
+  if (problem) return problem;
+  const version = (h as SessionHeader).version;
+  return version > SESSION_FORMAT_VERSION
+    ? `session format version ${version} is newer than this library reads (${SESSION_FORMAT_VERSION})`
+    : null;
 }
 
 /** Problem with an entry line (not the header), or null. */

@@ -13,6 +13,7 @@ import { OpenAIResponsesStreamParser } from '../../src/providers/stream/openai-r
 import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
 import type { StreamParserOptions, SurfaceStreamParser } from '../../src/providers/stream/surface-parser.js';
 import { type SseEvent, SseParser } from '../../src/providers/transport/sse-parser.js';
+import { seededRandom } from './media-corruption.js';
 
 export interface PathOutcome {
   events: StreamEvent[];
@@ -97,17 +98,8 @@ export function firstDifference(a: unknown, b: unknown, path = '$'): string | un
   return undefined;
 }
 
-/** A small seeded PRNG (mulberry32), so mutation tests are reproducible. */
-export function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded PRNG, so mutation tests are reproducible. */
+export const prng = seededRandom;
 
 /** Edits a hostile or careless server might make to one event's data: numbers, escapes, whitespace, truncation. */
 const EDITS: Array<(data: string, rnd: () => number) => string> = [
