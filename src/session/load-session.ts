@@ -60,6 +60,21 @@ export function currentModel(
   return fallback;
 }
 
+/** A fresh header for a session file that has none (empty, or its first line torn), with the `no_header` warning. */
+export function headerlessSession(path: string, warnings: SessionWarning[]): SessionHeader {
+  warnings.push({
+    kind: 'no_header',
+    line: 1,
+    message: `${path}: no session header (the file is empty or its first line was cut short, likely a crash before anything was recorded); loaded as an empty session`,
+  });
+  return {
+    type: 'session',
+    version: SESSION_FORMAT_VERSION,
+    id: randomBytes(8).toString('hex'),
+    created: new Date().toISOString(),
+  };
+}
+
 function formatError(path: string, line: number, problem: string): PantoError {
   return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
 }
@@ -116,17 +131,7 @@ export async function readSessionState(
   const headerMissing = header === undefined;
   if (header === undefined) {
     // Nothing parsed: an empty file, blank lines, or a first line cut short by a crash before the header was written.
-    header = {
-      type: 'session',
-      version: SESSION_FORMAT_VERSION,
-      id: randomBytes(8).toString('hex'),
-      created: new Date().toISOString(),
-    };
-    warnings.push({
-      kind: 'no_header',
-      line: 1,
-      message: `${path}: no session header (the file is empty or its first line was cut short, likely a crash before anything was recorded); loaded as an empty session`,
-    });
+    header = headerlessSession(path, warnings);
   }
   const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
   const branch = pathToLeaf(byId, leafId);

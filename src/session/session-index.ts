@@ -22,17 +22,11 @@
  */
 
 import { isUtf8 } from 'node:buffer';
-import { randomBytes } from 'node:crypto';
 import { type FileHandle, open } from 'node:fs/promises';
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import type { SessionWarning } from './load-session.js';
-import {
-  type CompactionEntry,
-  SESSION_FORMAT_VERSION,
-  type SessionEntry,
-  type SessionHeader,
-} from './session-entry.js';
+import { headerlessSession, type SessionWarning } from './load-session.js';
+import type { CompactionEntry, SessionEntry, SessionHeader } from './session-entry.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export interface SessionIndexOptions {
@@ -650,19 +644,7 @@ export async function openSessionIndex(
       throw new PantoError('ERR_SESSION_CHANGED', `${path}: the file changed while it was being indexed`);
     }
 
-    if (header === undefined) {
-      header = {
-        type: 'session',
-        version: SESSION_FORMAT_VERSION,
-        id: randomBytes(8).toString('hex'),
-        created: new Date().toISOString(),
-      };
-      warnings.push({
-        kind: 'no_header',
-        line: 1,
-        message: `${path}: no session header (the file is empty or its first line was cut short, likely a crash before anything was recorded); loaded as an empty session`,
-      });
-    }
+    if (header === undefined) header = headerlessSession(path, warnings);
     const state = { path, header, warnings, ids, parents, types, lines, byId, identity, chunkBytes, parsed };
     const index = new SessionIndex({ ...state, model: undefined });
     // The current model: the latest model_change on the branch (that one line is parsed now).
