@@ -15,6 +15,8 @@
 #include "codec-handles.h"
 #include "internal.h"
 #include "parallel.h"
+#include "png-encode.h"
+#include "png-unfilter.h"
 
 namespace panto {
 namespace {
@@ -79,6 +81,50 @@ void put32(uint8_t* p, uint32_t v) {
 
 Status aborted() { return Status::Err("ERR_ABORTED", "processing was aborted", MediaType::Png); }
 
+/**
+ * Compresses `filtered_size` bytes of filtered rows into a complete PNG (signature, IHDR, one IDAT, IEND) in `out`:
+ * the one place both encode_png and PngRowEncoder make their bytes.
+ */
+Status compress_filtered(const uint8_t* filtered, size_t filtered_size, uint32_t w, uint32_t h, int bpp,
+                         OwnedBytes* out) {
+  DeflateCompressor c(libdeflate_alloc_compressor(kDeflateLevel));
+  if (!c) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding PNG");
+  const size_t bound = libdeflate_zlib_compress_bound(c.get(), filtered_size);
+  constexpr size_t kHead = 8 + 25 + 8;  // signature, IHDR chunk, IDAT length + type
+  constexpr size_t kTail = 4 + 12;      // IDAT CRC, IEND chunk
+  if (!alloc_owned(kHead + bound + kTail, out))
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
+  uint8_t* p = out->data;
+  const size_t z = libdeflate_zlib_compress(c.get(), filtered, filtered_size, p + kHead, bound);
+  c.reset();
+  if (should_abort()) {
+    out->reset();
+    return aborted();
+  }
+  if (z == 0 || z > 0x7FFFFFFF) {
+    out->reset();
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "PNG encoding failed");
+  }
+  std::memcpy(p, "\x89PNG\r\n\x1a\n", 8);
+  put32(p + 8, 13);
+  std::memcpy(p + 12, "IHDR", 4);
+  put32(p + 16, w);
+  put32(p + 20, h);
+  p[24] = 8;                               // bit depth
+  p[25] = bpp == 4 ? 6 : bpp == 3 ? 2 : 0;  // colour type: RGBA, RGB, grey
+  p[26] = p[27] = p[28] = 0;               // deflate, adaptive filtering, no interlace
+  put32(p + 29, libdeflate_crc32(0, p + 12, 17));
+  put32(p + 33, uint32_t(z));
+  std::memcpy(p + 37, "IDAT", 4);
+  uint8_t* t = p + kHead + z;
+  put32(t, libdeflate_crc32(0, p + 37, 4 + z));
+  put32(t + 4, 0);
+  std::memcpy(t + 8, "IEND", 4);
+  put32(t + 12, libdeflate_crc32(0, t + 8, 4));
+  out->shrink_to(kHead + z + kTail);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status encode_png(const PixelView& px, OwnedBytes* out) {
@@ -107,42 +153,59 @@ Status encode_png(const PixelView& px, OwnedBytes* out) {
   });
   zeros.reset();
   if (stopped.load() || should_abort()) return aborted();
-  DeflateCompressor c(libdeflate_alloc_compressor(kDeflateLevel));
-  if (!c) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding PNG");
-  const size_t bound = libdeflate_zlib_compress_bound(c.get(), filtered_size);
-  constexpr size_t kHead = 8 + 25 + 8;  // signature, IHDR chunk, IDAT length + type
-  constexpr size_t kTail = 4 + 12;      // IDAT CRC, IEND chunk
-  if (!alloc_owned(kHead + bound + kTail, out))
-    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
-  uint8_t* p = out->data;
-  const size_t z = libdeflate_zlib_compress(c.get(), filtered.data, filtered_size, p + kHead, bound);
-  c.reset();
+  Status s = compress_filtered(filtered.data, filtered_size, px.width, px.height, bpp, out);
   filtered.reset();
-  if (should_abort()) {
-    out->reset();
-    return aborted();
+  return s;
+}
+
+Status PngRowEncoder::begin(uint32_t w, uint32_t h, int channels) {
+  w_ = w, h_ = h, c_ = channels, y_ = 0, overflow_ = false;
+  const size_t n = size_t(w) * channels;
+  if (!alloc_owned((n + 1) * h, &filtered_) || !alloc_owned(n, &prev_))
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
+  std::memset(prev_.data, 0, n);
+  return Status::Ok();
+}
+
+void PngRowEncoder::put_row(const uint8_t* row) {
+  if (y_ >= h_) {
+    overflow_ = true;
+    return;
   }
-  if (z == 0 || z > 0x7FFFFFFF) {
-    out->reset();
-    return Status::Err("ERR_MEDIA_TOO_LARGE", "PNG encoding failed");
+  const size_t n = size_t(w_) * c_;
+  filter_row(row, prev_.data, n, c_, filtered_.data + size_t(y_) * (n + 1));
+  std::memcpy(prev_.data, row, n);
+  y_++;
+}
+
+Status PngRowEncoder::finish(OwnedBytes* out) {
+  if (overflow_ || y_ != h_ || !filtered_.data)
+    return Status::Err("ERR_INTERNAL", "PNG row encoder got the wrong number of rows");
+  if (should_abort()) return aborted();
+  const size_t n = size_t(w_) * c_;
+  return compress_filtered(filtered_.data, (n + 1) * h_, w_, h_, c_, out);
+}
+
+Status PngRowEncoder::take_pixels(Pixels* px) {
+  if (overflow_ || y_ != h_ || !filtered_.data)
+    return Status::Err("ERR_INTERNAL", "PNG row encoder got the wrong number of rows");
+  prev_.reset();
+  const size_t n = size_t(w_) * c_;
+  uint8_t* base = filtered_.data;
+  const uint8_t* prev = nullptr;  // previous unfiltered row (already moved down)
+  for (uint32_t y = 0; y < h_; y++) {
+    uint8_t* src = base + size_t(y) * (n + 1) + 1;
+    uint8_t* dst = base + size_t(y) * n;  // dst = src - (y + 1): moving forward in place is safe
+    if (!png_unfilter_row(src[-1], src, prev, n, size_t(c_)))
+      return Status::Err("ERR_INTERNAL", "PNG row encoder wrote an unknown filter type");
+    std::memmove(dst, src, n);
+    prev = dst;
   }
-  std::memcpy(p, "\x89PNG\r\n\x1a\n", 8);
-  put32(p + 8, 13);
-  std::memcpy(p + 12, "IHDR", 4);
-  put32(p + 16, px.width);
-  put32(p + 20, px.height);
-  p[24] = 8;                               // bit depth
-  p[25] = bpp == 4 ? 6 : bpp == 3 ? 2 : 0;  // colour type: RGBA, RGB, grey
-  p[26] = p[27] = p[28] = 0;               // deflate, adaptive filtering, no interlace
-  put32(p + 29, libdeflate_crc32(0, p + 12, 17));
-  put32(p + 33, uint32_t(z));
-  std::memcpy(p + 37, "IDAT", 4);
-  uint8_t* t = p + kHead + z;
-  put32(t, libdeflate_crc32(0, p + 37, 4 + z));
-  put32(t + 4, 0);
-  std::memcpy(t + 8, "IEND", 4);
-  put32(t + 12, libdeflate_crc32(0, t + 8, 4));
-  out->shrink_to(kHead + z + kTail);
+  filtered_.shrink_to(n * h_);
+  px->data = std::move(filtered_);
+  px->width = w_;
+  px->height = h_;
+  px->channels = c_;
   return Status::Ok();
 }
 
