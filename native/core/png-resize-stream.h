@@ -16,7 +16,7 @@
 namespace panto {
 
 /** Rows in the decoder -> resize ring (each plan.out_w * channels bytes), fewer for shorter images. */
-constexpr uint32_t kPngStreamRingRows = 32;
+constexpr uint32_t kPngStreamRingRows = 64;
 
 /**
  * Narrowest target (pixels) the streaming resize takes. With an output callback stbir converts each row from floats
