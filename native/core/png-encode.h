@@ -12,6 +12,15 @@
 namespace panto {
 
 /**
+ * The encoder's row filter: writes the filter type byte then the filtered row of `n` bytes to `dst` (n + 1 bytes);
+ * `prev` is the previous raw row (zeros for the first), `bpp` the bytes per pixel (1..8). The type is the one with the
+ * minimum sum of absolute signed residuals among None/Sub/Up/Paeth (libpng's heuristic). png_filter_row uses SSE2
+ * where the build has it; png_filter_row_scalar is the portable reference it must match byte for byte.
+ */
+void png_filter_row(const uint8_t* row, const uint8_t* prev, size_t n, int bpp, uint8_t* dst);
+void png_filter_row_scalar(const uint8_t* row, const uint8_t* prev, size_t n, int bpp, uint8_t* dst);
+
+/**
  * Usage: begin(w, h, c); put_row() exactly h times; finish(&png). If the PNG is not wanted (over the byte cap), the
  * raw pixels are recovered exactly by take_pixels() (unfiltered in place: no second buffer).
  *
