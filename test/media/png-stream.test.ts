@@ -14,7 +14,10 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processMedia } from '../../src/media/index.js';
+import { loadNativeOnly, loadWasmOnly } from '../../src/media/native-addon.js';
+import { resolveProcessOptions } from '../../src/media/policy.js';
 import { PNG_SIGNATURE, pngChunk } from '../helpers/png-file.js';
+import { repo, wasmFiles } from './wasm-build.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const DIST = join(ROOT, 'dist', 'media', 'index.js');
@@ -182,4 +185,16 @@ describe('streaming PNG path: damaged input', () => {
     ac.abort();
     await expect(p).rejects.toMatchObject({ code: 'ERR_ABORTED' });
   });
+});
+
+describe.runIf(wasmFiles)('streaming PNG path in WebAssembly (no threads: the resize pulls the rows)', () => {
+  it('gives the native addon’s bytes for every case', async () => {
+    const native = loadNativeOnly(repo);
+    const wasm = loadWasmOnly(repo);
+    for (const c of cases) {
+      const o = resolveProcessOptions(c.options);
+      const [a, b] = await Promise.all([native.process(c.png, o), wasm.process(c.png, o)]);
+      expect(b, c.name).toEqual(a);
+    }
+  }, 120_000);
 });
