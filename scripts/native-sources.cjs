@@ -127,6 +127,7 @@ module.exports = {
     'native/core/pixels.cpp',
     'native/core/decode.cpp',
     'native/core/png-decode.cpp',
+    'native/core/png-resize-stream.cpp',
     'native/core/jpeg-decode.cpp',
     'native/core/jpeg-encode.cpp',
     'native/core/jpeg-memory.cpp',

@@ -5,13 +5,20 @@
 #include <algorithm>
 
 #include "internal.h"
-#include "png-decode.h"
 #include "jpeg-decode.h"
+#include "png-decode.h"
+#include "png-resize-stream.h"
 
 namespace panto {
 namespace {
 
 constexpr uint64_t kFixedAllowance = 48ull << 20;  // codec tables, stbir scratch, encoder state, small buffers
+
+/** PngRowReader (png-decode.h): two filtered rows, the converted line, the block sums when shrinking, zlib's state and
+ *  32 KiB window (64 KiB allowed). */
+uint64_t png_reader_bytes(const PngPlan& plan, uint64_t w) {
+  return 2 * (plan.rowbytes + 1) + w * 4 + uint64_t(plan.out_w) * 16 + (64u << 10);
+}
 
 uint64_t png_bytes(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t shrink) {
   const uint64_t w = info.width, h = info.height, P = w * h;
@@ -21,10 +28,8 @@ uint64_t png_bytes(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t
   const uint64_t out_px = uint64_t(plan.out_w) * plan.out_h * plan.channels;
   // Whole buffer: the exact filtered buffer (it becomes the pixels) + the joined IDAT data (<= the file).
   if (plan.path == PngPath::WholeBuffer) return plan.raw_bytes + len;
-  // Streaming: the (shrunk) pixels, two filtered rows, the converted line and the block sums when shrinking, zlib's
-  // state and 32 KiB window (64 KiB allowed).
-  if (plan.path == PngPath::Streaming)
-    return out_px + 2 * (plan.rowbytes + 1) + w * 4 + uint64_t(plan.out_w) * 16 + (64u << 10);
+  // Streaming: the (shrunk) pixels + PngRowReader's own.
+  if (plan.path == PngPath::Streaming) return out_px + png_reader_bytes(plan, info.width);
   const unsigned depth = d[24], ct = d[25], interlace = d[28];
   const unsigned n = ct == 0 ? 1 : ct == 2 ? 3 : ct == 3 ? 1 : ct == 4 ? 2 : 4;
   const uint64_t rowbytes = (w * n * depth + 7) / 8;
@@ -79,7 +84,19 @@ uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& in
 
 uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& info, int jpeg_eighths, uint32_t tw,
                                 uint32_t th, uint32_t png_shrink) {
-  const uint64_t decode = estimate_decode_bytes(d, len, info, jpeg_eighths, png_shrink);
+  // A PNG decoded and resized row by row (png-resize-stream.h) holds no decoded image: the reader, the ring of rows
+  // and stbir's buffers. Its resized pixels (or their filtered PNG rows, as many bytes plus one per row) are the
+  // "resized" of the output term below.
+  const bool swap = info.orientation >= 5;
+  const uint32_t sw = swap ? th : tw, sh = swap ? tw : th;
+  uint64_t decode;
+  if (info.type == MediaType::Png && png_stream_resizes(d, len, info, png_shrink, sw, sh)) {
+    const PngPlan plan = png_plan(d, len, info, png_shrink, true);
+    decode = png_reader_bytes(plan, info.width) + png_resize_stream_bytes(plan.out_w, sw, plan.channels) +
+             uint64_t(sh);
+  } else {
+    decode = estimate_decode_bytes(d, len, info, jpeg_eighths, png_shrink);
+  }
   // The decoded image stays alive while it is resized; then resized + oriented + the encoder's growing output and
   // the ladder's next attempt (each <= 4 bytes per output pixel, doubled for growth), plus libjpeg's full-image
   // coefficient buffer when encoding JPEG with optimised Huffman tables (2 passes: 128 bytes per 8x8 block, 4:2:0 =

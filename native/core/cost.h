@@ -19,7 +19,9 @@ uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& in
 
 /**
  * Bytes a whole `process` call may allocate: the decode, plus resize/orient/encode of a `tw` x `th` result (the
- * byte-cap ladder included), plus a fixed allowance for codec tables and scratch.
+ * byte-cap ladder included), plus a fixed allowance for codec tables and scratch. A PNG that process() decodes and
+ * resizes row by row (png_stream_resizes, png-resize-stream.h) counts the row decoder, its ring and stbir's buffers
+ * in place of the decoded image (which never exists on that path).
  */
 uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& info, int jpeg_eighths, uint32_t tw,
                                 uint32_t th, uint32_t png_shrink = 1);

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "internal.h"
 
@@ -53,8 +54,43 @@ struct PngPlan {
  */
 uint32_t png_shrink_factor(uint32_t w, uint32_t h, uint32_t tw, uint32_t th);
 
-/** Plans the decode of `d` (a probed PNG) with the requested shrink factor (ignored by the WholeBuffer/Stb paths). */
-PngPlan png_plan(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t shrink);
+/**
+ * Plans the decode of `d` (a probed PNG) with the requested shrink factor (ignored by the WholeBuffer/Stb paths).
+ * With `streaming`, a layout the WholeBuffer path would take is planned Streaming instead (PngRowReader).
+ */
+PngPlan png_plan(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t shrink, bool streaming = false);
+
+/**
+ * The Streaming path as a row source: rows of the decoded image (box-shrunk by plan().shrink), top to bottom, in
+ * 8-bit RGB/RGBA (plan().channels), each plan().out_w * channels bytes, so a consumer (the streaming resize,
+ * png-resize-stream.h) never needs the whole image. Memory (budget): one block of two filtered rows, one converted
+ * row and the box sums, plus zlib's state and window; see cost.cpp. Not thread-safe; one thread at a time.
+ *
+ * Errors are those of decode_png's Streaming path, in the same order: open() fails with ERR_CORRUPT_MEDIA (no IDAT,
+ * palette without PLTE), ERR_MEDIA_TOO_LARGE (budget) or ERR_INTERNAL (a layout png_plan gives to stb: the caller
+ * checks the plan first); next_row() with ERR_CORRUPT_MEDIA / ERR_MEDIA_TOO_LARGE / ERR_ABORTED (polled every 16
+ * input rows); finish(), called after the last row, with ERR_CORRUPT_MEDIA when the zlib stream does not end exactly
+ * there. After an error the reader must not be used again.
+ */
+class PngRowReader {
+ public:
+  PngRowReader();
+  ~PngRowReader();
+  PngRowReader(const PngRowReader&) = delete;
+  PngRowReader& operator=(const PngRowReader&) = delete;
+
+  Status open(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t shrink);
+  /** The plan (valid after open() returned Ok; path is Streaming). */
+  const PngPlan& plan() const;
+  /** Writes the next output row to `dst` (plan().out_w * plan().channels bytes). At most plan().out_h calls. */
+  Status next_row(uint8_t* dst);
+  /** Checks that the zlib stream ends right after the last row. */
+  Status finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /**
  * Decodes per png_plan(d, len, info, shrink) into `out` (out->width/height = plan.out_w/out_h). When the plan is Stb,

@@ -7,6 +7,14 @@
 // chunks. That step is bounded by the output size, i.e. by the output dimension cap (max_dimension^2 pixels).
 #include <libdeflate.h>
 
+// SSE2 is baseline on x86-64 (no runtime check); elsewhere (arm64, wasm) the scalar code, auto-vectorised.
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(_M_X64))
+#define PANTO_FILTER_SSE2 1
+#include <emmintrin.h>
+#else
+#define PANTO_FILTER_SSE2 0
+#endif
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +23,8 @@
 #include "codec-handles.h"
 #include "internal.h"
 #include "parallel.h"
+#include "png-encode.h"
+#include "png-unfilter.h"
 
 namespace panto {
 namespace {
@@ -33,7 +43,7 @@ inline int paeth_pred(int a, int b, int c) {
  * One pass sums the residuals of every candidate (nothing stored), a second writes only the chosen filter straight
  * into `dst`. Loops are branch-free past the first pixel so the compiler vectorises them.
  */
-void filter_row(const uint8_t* __restrict row, const uint8_t* __restrict prev, size_t n, int bpp,
+void filter_row_scalar_impl(const uint8_t* __restrict row, const uint8_t* __restrict prev, size_t n, int bpp,
                 uint8_t* __restrict dst) {
   const size_t k = size_t(bpp) < n ? size_t(bpp) : n;
   uint32_t s_none = 0, s_sub = 0, s_up = 0, s_paeth = 0;
@@ -70,6 +80,107 @@ void filter_row(const uint8_t* __restrict row, const uint8_t* __restrict prev, s
   }
 }
 
+#if PANTO_FILTER_SSE2
+/** |int8(x)| of 16 bytes, summed by halves (psadbw): min(x, -x) as unsigned bytes is |int8(x)| (128 included). */
+inline __m128i sad_abs8(__m128i d) {
+  const __m128i z = _mm_setzero_si128();
+  return _mm_sad_epu8(_mm_min_epu8(d, _mm_sub_epi8(z, d)), z);
+}
+
+inline __m128i abs16(__m128i x) { return _mm_max_epi16(x, _mm_sub_epi16(_mm_setzero_si128(), x)); }
+
+/** paeth_pred on 8 lanes of 16 bits (values 0..255): the same comparisons, so the same choice. */
+inline __m128i paeth16(__m128i a, __m128i b, __m128i c) {
+  const __m128i pa = abs16(_mm_sub_epi16(b, c)), pb = abs16(_mm_sub_epi16(a, c));
+  const __m128i pc = abs16(_mm_add_epi16(_mm_sub_epi16(a, c), _mm_sub_epi16(b, c)));
+  const __m128i not_a = _mm_or_si128(_mm_cmpgt_epi16(pa, pb), _mm_cmpgt_epi16(pa, pc));  // !(pa <= pb && pa <= pc)
+  const __m128i not_b = _mm_cmpgt_epi16(pb, pc);                                         // !(pb <= pc)
+  const __m128i bc = _mm_or_si128(_mm_and_si128(not_b, c), _mm_andnot_si128(not_b, b));
+  return _mm_or_si128(_mm_and_si128(not_a, bc), _mm_andnot_si128(not_a, a));
+}
+
+/** The Paeth prediction of 16 bytes at p (row) / q (previous row), `bpp` bytes back for a and c. */
+inline __m128i paeth8x16(const uint8_t* p, const uint8_t* q, size_t bpp) {
+  const __m128i z = _mm_setzero_si128();
+  const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p - bpp));
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q - bpp));
+  const __m128i lo = paeth16(_mm_unpacklo_epi8(a, z), _mm_unpacklo_epi8(b, z), _mm_unpacklo_epi8(c, z));
+  const __m128i hi = paeth16(_mm_unpackhi_epi8(a, z), _mm_unpackhi_epi8(b, z), _mm_unpackhi_epi8(c, z));
+  return _mm_packus_epi16(lo, hi);
+}
+
+inline uint32_t sum64(__m128i v) {
+  return uint32_t(_mm_cvtsi128_si64(v) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v)));
+}
+#endif
+
+/**
+ * filter_row_scalar_impl with SSE2 where the build has it (x86-64 baseline): the sums of pass 1 and the Paeth bytes
+ * of pass 2 16 bytes at a time, exact integer arithmetic, so the same filter choice and bytes (pinned by
+ * native/tests/test-png-stream.cpp against the scalar code on random and extreme rows).
+ */
+void filter_row(const uint8_t* __restrict row, const uint8_t* __restrict prev, size_t n, int bpp,
+                uint8_t* __restrict dst) {
+#if PANTO_FILTER_SSE2
+  const size_t k = size_t(bpp) < n ? size_t(bpp) : n;
+  if (n < k + 16 || bpp > 8) return filter_row_scalar_impl(row, prev, n, bpp, dst);
+  uint32_t s_none = 0, s_sub = 0, s_up = 0, s_paeth = 0;
+  for (size_t i = 0; i < k; i++) {
+    const uint32_t r = uint32_t(std::abs(int(int8_t(row[i])))), u = uint32_t(std::abs(int(int8_t(row[i] - prev[i]))));
+    s_none += r, s_sub += r, s_up += u, s_paeth += u;
+  }
+  __m128i v_none = _mm_setzero_si128(), v_sub = v_none, v_up = v_none, v_paeth = v_none;
+  size_t i = k;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i r = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i));
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i - bpp));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(prev + i));
+    v_none = _mm_add_epi64(v_none, sad_abs8(r));
+    v_sub = _mm_add_epi64(v_sub, sad_abs8(_mm_sub_epi8(r, a)));
+    v_up = _mm_add_epi64(v_up, sad_abs8(_mm_sub_epi8(r, b)));
+    v_paeth = _mm_add_epi64(v_paeth, sad_abs8(_mm_sub_epi8(r, paeth8x16(row + i, prev + i, size_t(bpp)))));
+  }
+  s_none += sum64(v_none), s_sub += sum64(v_sub), s_up += sum64(v_up), s_paeth += sum64(v_paeth);
+  for (; i < n; i++) {
+    const int a = row[i - bpp], b = prev[i], c = prev[i - bpp];
+    s_none += uint32_t(std::abs(int(int8_t(row[i]))));
+    s_sub += uint32_t(std::abs(int(int8_t(row[i] - a))));
+    s_up += uint32_t(std::abs(int(int8_t(row[i] - b))));
+    s_paeth += uint32_t(std::abs(int(int8_t(row[i] - paeth_pred(a, b, c)))));
+  }
+  uint8_t f = 0;
+  uint32_t best = s_none;
+  if (s_sub < best) best = s_sub, f = 1;
+  if (s_up < best) best = s_up, f = 2;
+  if (s_paeth < best) best = s_paeth, f = 4;
+  dst[0] = f;
+  uint8_t* __restrict o = dst + 1;
+  switch (f) {
+    case 0: std::memcpy(o, row, n); break;
+    case 1:
+      for (size_t j = 0; j < k; j++) o[j] = row[j];
+      for (size_t j = k; j < n; j++) o[j] = uint8_t(row[j] - row[j - bpp]);
+      break;
+    case 2:
+      for (size_t j = 0; j < n; j++) o[j] = uint8_t(row[j] - prev[j]);
+      break;
+    default: {
+      for (size_t j = 0; j < k; j++) o[j] = uint8_t(row[j] - prev[j]);
+      size_t j = k;
+      for (; j + 16 <= n; j += 16) {
+        const __m128i r = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + j));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + j),
+                         _mm_sub_epi8(r, paeth8x16(row + j, prev + j, size_t(bpp))));
+      }
+      for (; j < n; j++) o[j] = uint8_t(row[j] - paeth_pred(row[j - bpp], prev[j], prev[j - bpp]));
+    }
+  }
+#else
+  filter_row_scalar_impl(row, prev, n, bpp, dst);
+#endif
+}
+
 void put32(uint8_t* p, uint32_t v) {
   p[0] = uint8_t(v >> 24);
   p[1] = uint8_t(v >> 16);
@@ -78,6 +189,50 @@ void put32(uint8_t* p, uint32_t v) {
 }
 
 Status aborted() { return Status::Err("ERR_ABORTED", "processing was aborted", MediaType::Png); }
+
+/**
+ * Compresses `filtered_size` bytes of filtered rows into a complete PNG (signature, IHDR, one IDAT, IEND) in `out`:
+ * the one place both encode_png and PngRowEncoder make their bytes.
+ */
+Status compress_filtered(const uint8_t* filtered, size_t filtered_size, uint32_t w, uint32_t h, int bpp,
+                         OwnedBytes* out) {
+  DeflateCompressor c(libdeflate_alloc_compressor(kDeflateLevel));
+  if (!c) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding PNG");
+  const size_t bound = libdeflate_zlib_compress_bound(c.get(), filtered_size);
+  constexpr size_t kHead = 8 + 25 + 8;  // signature, IHDR chunk, IDAT length + type
+  constexpr size_t kTail = 4 + 12;      // IDAT CRC, IEND chunk
+  if (!alloc_owned(kHead + bound + kTail, out))
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
+  uint8_t* p = out->data;
+  const size_t z = libdeflate_zlib_compress(c.get(), filtered, filtered_size, p + kHead, bound);
+  c.reset();
+  if (should_abort()) {
+    out->reset();
+    return aborted();
+  }
+  if (z == 0 || z > 0x7FFFFFFF) {
+    out->reset();
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "PNG encoding failed");
+  }
+  std::memcpy(p, "\x89PNG\r\n\x1a\n", 8);
+  put32(p + 8, 13);
+  std::memcpy(p + 12, "IHDR", 4);
+  put32(p + 16, w);
+  put32(p + 20, h);
+  p[24] = 8;                               // bit depth
+  p[25] = bpp == 4 ? 6 : bpp == 3 ? 2 : 0;  // colour type: RGBA, RGB, grey
+  p[26] = p[27] = p[28] = 0;               // deflate, adaptive filtering, no interlace
+  put32(p + 29, libdeflate_crc32(0, p + 12, 17));
+  put32(p + 33, uint32_t(z));
+  std::memcpy(p + 37, "IDAT", 4);
+  uint8_t* t = p + kHead + z;
+  put32(t, libdeflate_crc32(0, p + 37, 4 + z));
+  put32(t + 4, 0);
+  std::memcpy(t + 8, "IEND", 4);
+  put32(t + 12, libdeflate_crc32(0, t + 8, 4));
+  out->shrink_to(kHead + z + kTail);
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -107,42 +262,66 @@ Status encode_png(const PixelView& px, OwnedBytes* out) {
   });
   zeros.reset();
   if (stopped.load() || should_abort()) return aborted();
-  DeflateCompressor c(libdeflate_alloc_compressor(kDeflateLevel));
-  if (!c) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding PNG");
-  const size_t bound = libdeflate_zlib_compress_bound(c.get(), filtered_size);
-  constexpr size_t kHead = 8 + 25 + 8;  // signature, IHDR chunk, IDAT length + type
-  constexpr size_t kTail = 4 + 12;      // IDAT CRC, IEND chunk
-  if (!alloc_owned(kHead + bound + kTail, out))
-    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
-  uint8_t* p = out->data;
-  const size_t z = libdeflate_zlib_compress(c.get(), filtered.data, filtered_size, p + kHead, bound);
-  c.reset();
+  Status s = compress_filtered(filtered.data, filtered_size, px.width, px.height, bpp, out);
   filtered.reset();
-  if (should_abort()) {
-    out->reset();
-    return aborted();
+  return s;
+}
+
+void png_filter_row(const uint8_t* row, const uint8_t* prev, size_t n, int bpp, uint8_t* dst) {
+  filter_row(row, prev, n, bpp, dst);
+}
+void png_filter_row_scalar(const uint8_t* row, const uint8_t* prev, size_t n, int bpp, uint8_t* dst) {
+  filter_row_scalar_impl(row, prev, n, bpp, dst);
+}
+
+Status PngRowEncoder::begin(uint32_t w, uint32_t h, int channels) {
+  w_ = w, h_ = h, c_ = channels, y_ = 0, overflow_ = false;
+  const size_t n = size_t(w) * channels;
+  if (!alloc_owned((n + 1) * h, &filtered_) || !alloc_owned(n, &prev_))
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
+  std::memset(prev_.data, 0, n);
+  return Status::Ok();
+}
+
+void PngRowEncoder::put_row(const uint8_t* row) {
+  if (y_ >= h_) {
+    overflow_ = true;
+    return;
   }
-  if (z == 0 || z > 0x7FFFFFFF) {
-    out->reset();
-    return Status::Err("ERR_MEDIA_TOO_LARGE", "PNG encoding failed");
+  const size_t n = size_t(w_) * c_;
+  filter_row(row, prev_.data, n, c_, filtered_.data + size_t(y_) * (n + 1));
+  std::memcpy(prev_.data, row, n);
+  y_++;
+}
+
+Status PngRowEncoder::finish(OwnedBytes* out) {
+  if (overflow_ || y_ != h_ || !filtered_.data)
+    return Status::Err("ERR_INTERNAL", "PNG row encoder got the wrong number of rows");
+  if (should_abort()) return aborted();
+  const size_t n = size_t(w_) * c_;
+  return compress_filtered(filtered_.data, (n + 1) * h_, w_, h_, c_, out);
+}
+
+Status PngRowEncoder::take_pixels(Pixels* px) {
+  if (overflow_ || y_ != h_ || !filtered_.data)
+    return Status::Err("ERR_INTERNAL", "PNG row encoder got the wrong number of rows");
+  prev_.reset();
+  const size_t n = size_t(w_) * c_;
+  uint8_t* base = filtered_.data;
+  const uint8_t* prev = nullptr;  // previous unfiltered row (already moved down)
+  for (uint32_t y = 0; y < h_; y++) {
+    uint8_t* src = base + size_t(y) * (n + 1) + 1;
+    uint8_t* dst = base + size_t(y) * n;  // dst = src - (y + 1): moving forward in place is safe
+    if (!png_unfilter_row(src[-1], src, prev, n, size_t(c_)))
+      return Status::Err("ERR_INTERNAL", "PNG row encoder wrote an unknown filter type");
+    std::memmove(dst, src, n);
+    prev = dst;
   }
-  std::memcpy(p, "\x89PNG\r\n\x1a\n", 8);
-  put32(p + 8, 13);
-  std::memcpy(p + 12, "IHDR", 4);
-  put32(p + 16, px.width);
-  put32(p + 20, px.height);
-  p[24] = 8;                               // bit depth
-  p[25] = bpp == 4 ? 6 : bpp == 3 ? 2 : 0;  // colour type: RGBA, RGB, grey
-  p[26] = p[27] = p[28] = 0;               // deflate, adaptive filtering, no interlace
-  put32(p + 29, libdeflate_crc32(0, p + 12, 17));
-  put32(p + 33, uint32_t(z));
-  std::memcpy(p + 37, "IDAT", 4);
-  uint8_t* t = p + kHead + z;
-  put32(t, libdeflate_crc32(0, p + 37, 4 + z));
-  put32(t + 4, 0);
-  std::memcpy(t + 8, "IEND", 4);
-  put32(t + 12, libdeflate_crc32(0, t + 8, 4));
-  out->shrink_to(kHead + z + kTail);
+  filtered_.shrink_to(n * h_);
+  px->data = std::move(filtered_);
+  px->width = w_;
+  px->height = h_;
+  px->channels = c_;
   return Status::Ok();
 }
 

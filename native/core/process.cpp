@@ -17,6 +17,8 @@
 #include "jpeg-decode.h"
 #include "internal.h"
 #include "png-decode.h"
+#include "png-encode.h"
+#include "png-resize-stream.h"
 
 namespace panto {
 
@@ -108,6 +110,35 @@ uint64_t estimate_png_size(const Pixels& px) {
     total += out.size;
   }
   return total * px.height / (uint64_t(band_rows) * kBands);
+}
+
+/**
+ * The streaming PNG path (png-resize-stream.h): decodes and resizes to sw x sh into `enc` (filtered PNG rows) when
+ * given, else into `px`. `px` gets the size and channels either way. An RGBA image is first resized as RGB (what
+ * drop_alpha gives an opaque one) and, at its first non-opaque row, again from the start as RGBA.
+ */
+Status png_stream(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t shrink, uint32_t sw, uint32_t sh,
+                  PngRowEncoder* enc, Pixels* px) {
+  for (bool opaque : {true, false}) {
+    bool transparent = false;
+    size_t row_bytes = 0;
+    auto begin = [&](int ch) {
+      px->width = sw, px->height = sh, px->channels = ch;
+      row_bytes = size_t(sw) * ch;
+      if (enc) return enc->begin(sw, sh, ch);
+      if (!alloc_owned(row_bytes * sh, &px->data))
+        return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while resizing", MediaType::Png);
+      return Status::Ok();
+    };
+    ResizedRowSink to_encoder = [&](const uint8_t* row, uint32_t) { enc->put_row(row); };
+    ResizedRowSink to_pixels = [&](const uint8_t* row, uint32_t y) {
+      std::memcpy(px->data.data + row_bytes * y, row, row_bytes);
+    };
+    Status s = png_resize_stream(d, len, info, shrink, sw, sh, opaque, begin, enc ? to_encoder : to_pixels,
+                                 &transparent);
+    if (!s.ok() || !transparent) return s;
+  }
+  return Status::Err("ERR_INTERNAL", "PNG stream reported transparency twice", MediaType::Png);
 }
 
 Status too_large_output(uint64_t cap, uint64_t got) {
@@ -207,17 +238,31 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   if (should_abort()) return aborted(t);
 
   Pixels px;
-  s = decode_image(d, len, info, &px, eighths, png_shrink);
-  if (!s.ok()) return s;
-  if (should_abort()) return aborted(t);
-  if (px.channels == 4 && !has_transparency(px)) drop_alpha(&px);
-
-  if (px.width != sw || px.height != sh) {
-    Pixels small;
-    s = resize_pixels(px, sw, sh, &small);
+  // A PNG that png-decode.cpp streams and that needs a resize is decoded and resized row by row: the decoded image
+  // never exists. When the resized pixels only become a PNG (no orientation, no prediction below), the resized rows
+  // are filtered straight into the encoder: the resized image does not exist either unless the byte cap needs it.
+  const bool png_streams = t == MediaType::Png && png_stream_resizes(d, len, info, png_shrink, sw, sh);
+  const bool png_fused = png_streams && info.orientation == 1 && codec == MediaType::Png &&
+                         (opts.format == OutputFormat::Png || len <= opts.max_encoded_bytes / 2 ||
+                          uint64_t(sw) * sh < (1u << 20));
+  PngRowEncoder png_rows;
+  if (png_streams) {
+    s = png_stream(d, len, info, png_shrink, sw, sh, png_fused ? &png_rows : nullptr, &px);
     if (!s.ok()) return s;
-    px = std::move(small);
     if (should_abort()) return aborted(t);
+  } else {
+    s = decode_image(d, len, info, &px, eighths, png_shrink);
+    if (!s.ok()) return s;
+    if (should_abort()) return aborted(t);
+    if (px.channels == 4 && !has_transparency(px)) drop_alpha(&px);
+
+    if (px.width != sw || px.height != sh) {
+      Pixels small;
+      s = resize_pixels(px, sw, sh, &small);
+      if (!s.ok()) return s;
+      px = std::move(small);
+      if (should_abort()) return aborted(t);
+    }
   }
   if (tw != ow || th != oh) add_change(out, "resized");
   if (info.orientation != 1) {
@@ -238,11 +283,19 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   // A PNG predicted well over the cap goes straight to the ladder (unless the caller forced PNG). A PNG input already
   // under half the cap (screenshots) is not predicted: its re-encoded pixels nearly always fit, and a miss costs only
   // the full encode the prediction would have skipped.
-  const bool doomed_png = codec == MediaType::Png && opts.format != OutputFormat::Png &&
+  const bool doomed_png = !png_fused && codec == MediaType::Png && opts.format != OutputFormat::Png &&
                           !(t == MediaType::Png && len <= opts.max_encoded_bytes / 2) &&
                           uint64_t(px.width) * px.height >= (1u << 20) &&
                           estimate_png_size(px) > opts.max_encoded_bytes + opts.max_encoded_bytes / 4;
-  if (!doomed_png) {
+  if (png_fused) {
+    s = png_rows.finish(&out->data);
+    if (!s.ok()) return s;
+    // Over the cap: the ladder needs the resized pixels, recovered exactly from the filtered rows.
+    if (out->data.size > opts.max_encoded_bytes) {
+      s = png_rows.take_pixels(&px);
+      if (!s.ok()) return s;
+    }
+  } else if (!doomed_png) {
     s = encode_as(px.view(), codec, q, lossless, &out->data);
     if (!s.ok()) return s;
   }
