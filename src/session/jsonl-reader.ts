@@ -3,14 +3,14 @@
  *
  * The file is read in chunks (the next chunk is read while the current one is parsed) and split on the newline BYTE
  * (0x0A). The complete lines of a chunk are decoded in batches of about `BATCH_BYTES` (one `toString` per batch, cut
- * at a newline; a longer line is one batch of its own), and each line is a slice of its batch's string, `JSON.parse`d
- * on its own (so an error names its line, and a bad line can never merge with its neighbours). Decoding a batch gives
- * the same text as decoding its lines one by one: UTF-8 decoding resynchronises at every ASCII byte, so the newline
- * byte never takes part in a replacement character. Parsed values copy their strings out of the source, so a batch
- * string is garbage once its lines are parsed; it is small enough to stay in V8's young generation (a large-object
- * allocation per batch would cost page faults). A line that spans chunks is assembled in a buffer grown up to
- * `maxLineBytes`; a longer line is an error, never a silent truncation. Peak extra memory: two chunks, the longest
- * line's bytes, one decoded batch (or one decoded line, when it is longer than a batch).
+ * at a newline), and each line is a slice of its batch's string, `JSON.parse`d on its own (so an error names its line,
+ * and a bad line can never merge with its neighbours); a line longer than a batch is decoded alone. Decoding a batch
+ * gives the same text as decoding its lines one by one: UTF-8 decoding resynchronises at every ASCII byte, so the
+ * newline byte never takes part in a replacement character. Parsed values copy their strings out of the source, so a
+ * batch string is garbage once its lines are parsed; it is small enough to stay in V8's young generation (a
+ * large-object allocation per batch would cost page faults). A line that spans chunks is assembled in a buffer grown
+ * up to `maxLineBytes`; a longer line is an error, never a silent truncation. Peak extra memory: two chunks, the
+ * longest line's bytes, one decoded batch (or one decoded line, when it is longer than a batch).
  */
 
 import { open } from 'node:fs/promises';
@@ -160,7 +160,13 @@ export async function readJsonl(
         let e = end;
         if (end - s > BATCH_BYTES) {
           e = buf.lastIndexOf(NEWLINE, s + BATCH_BYTES - 1) + 1;
-          if (e <= s) e = buf.indexOf(NEWLINE, s) + 1; // one line longer than a batch
+          if (e <= s) {
+            // One line longer than a batch: decoded on its own, as a line spanning chunks is.
+            const nl = buf.indexOf(NEWLINE, s);
+            handle(buf, s, nl, true);
+            s = nl + 1;
+            continue;
+          }
         }
         const text = buf.toString('utf8', s, e);
         let p = 0;
