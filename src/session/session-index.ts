@@ -536,11 +536,14 @@ export async function openSessionIndex(
       id: string,
       parentId: string | null,
     ) => {
-      if (byId.has(id)) throw formatError(path, line, `duplicate entry id ${id}`);
-      if (parentId !== null && !byId.has(parentId)) {
+      // One hash operation per entry (an id already present leaves the size unchanged, and fails the open); a parent
+      // that is the previous entry needs no lookup.
+      const known = byId.size;
+      byId.set(id, ids.length);
+      if (byId.size === known) throw formatError(path, line, `duplicate entry id ${id}`);
+      if (parentId !== null && parentId !== ids[ids.length - 1] && (parentId === id || !byId.has(parentId))) {
         throw formatError(path, line, `parentId ${parentId} does not name an earlier entry`);
       }
-      byId.set(id, ids.length);
       ids.push(id);
       parents.push(parentId);
       types.push(type);

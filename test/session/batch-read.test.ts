@@ -290,3 +290,51 @@ describe('SessionIndex batched reads', () => {
     }
   });
 });
+
+describe('tree checks (one Map operation per entry, no lookup for a parent that is the previous entry)', () => {
+  const header = `${JSON.stringify({ type: 'session', version: 1, id: 's', created: '2026-01-01T00:00:00.000Z' })}\n`;
+  const entry = (id: string, parentId: string | null) =>
+    `${JSON.stringify({
+      type: 'message',
+      id,
+      parentId,
+      timestamp: '2026-01-01T00:00:00.000Z',
+      message: { role: 'user', content: [{ type: 'text', text: id }] },
+    })}\n`;
+
+  /** loadSession and openSessionIndex fail alike: ERR_SESSION_FORMAT with this line and problem. */
+  async function expectBoth(lines: string[], problem: RegExp): Promise<void> {
+    const path = file();
+    writeFileSync(path, header + lines.join(''));
+    for (const open of [loadSession, openSessionIndex]) {
+      const err = await (open as (p: string) => Promise<unknown>)(path).catch((e: unknown) => e as Error);
+      expect(err, open.name).toMatchObject({ code: 'ERR_SESSION_FORMAT' });
+      expect((err as Error).message, open.name).toMatch(problem);
+    }
+  }
+
+  it('an entry that is its own parent, or names a later entry, is refused', async () => {
+    await expectBoth([entry('a', null), entry('b', 'b')], /:3: parentId b does not name an earlier entry/);
+    await expectBoth([entry('a', 'a')], /:2: parentId a does not name an earlier entry/);
+    await expectBoth([entry('a', null), entry('b', 'c'), entry('c', 'a')], /:3: parentId c does not name/);
+  });
+
+  it('a duplicate id is refused before its parent is looked at, also when the parent is the previous entry', async () => {
+    await expectBoth([entry('a', null), entry('b', 'a'), entry('b', 'b')], /:4: duplicate entry id b/);
+    await expectBoth([entry('a', null), entry('b', 'a'), entry('a', 'ghost')], /:4: duplicate entry id a/);
+  });
+
+  it('branches (a parent that is not the previous entry) load as before', async () => {
+    const path = file();
+    writeFileSync(
+      path,
+      header + [entry('a', null), entry('b', 'a'), entry('c', 'a'), entry('d', 'c')].join(''),
+    );
+    const loaded = await loadSession(path);
+    expect(loaded.conversation.messages.map((m) => (m.role === 'user' ? m.content[0] : null))).toStrictEqual(
+      ['a', 'c', 'd'].map((text) => ({ type: 'text', text })),
+    );
+    const index = await openSessionIndex(path);
+    expect(await index.conversation()).toStrictEqual(loaded.conversation);
+  });
+});
