@@ -5,6 +5,7 @@
 // Usage: npm run build:ts && npm run bench:session [-- --mb=300 --text-mb=200 --runs=5 --gb]
 //   --gb  also loads a 1 GB image-heavy session (beyond V8's ~512 MB string limit) and reports peak RSS / file size.
 //   --only=text|images  run one of the two sessions
+//   --ascii  also runs an ASCII-only variant of the text-heavy session (clearly labelled; not the issue's row)
 // Each measurement runs in a fresh child process so peak RSS belongs to one loader only. The text-heavy case also
 // measures `openSessionIndex` (the lazily parsed index) for two jobs: opening (header, leaf, model, ids/parents/types
 // and line offsets; no entry parsed) and opening + `conversation()` (every message on the branch parsed: in this
@@ -35,12 +36,81 @@ import { fileURLToPath } from 'node:url';
 const DIST = fileURLToPath(new URL('../dist/session/index.js', import.meta.url));
 const MB = 1024 * 1024;
 
+/**
+ * The least any eager loader does: read 4 MiB chunks, decode the complete lines 48 KiB at a time, JSON.parse each line
+ * (a slice of its batch) and keep the value; no checks, no tree, no conversation. Its ratio to readline bounds what
+ * loadSession can reach on this machine and content.
+ */
+async function floorLoad(path) {
+  const { open } = await import('node:fs/promises');
+  const fh = await open(path, 'r');
+  const chunk = 4 * MB;
+  const batch = 48 * 1024;
+  const keep = [];
+  let buf = Buffer.allocUnsafe(chunk);
+  let have = 0;
+  let pos = 0;
+  for (;;) {
+    const { bytesRead } = await fh.read(buf, have, buf.length - have, pos);
+    pos += bytesRead;
+    const end = have + bytesRead;
+    const last = bytesRead === 0 ? end - 1 : buf.lastIndexOf(0x0a, end - 1);
+    let s = 0;
+    while (s <= last) {
+      let e = last + 1;
+      if (e - s > batch) {
+        e = buf.lastIndexOf(0x0a, s + batch - 1) + 1;
+        if (e <= s) e = buf.indexOf(0x0a, s) + 1;
+      }
+      const text = buf.toString('utf8', s, e);
+      let p = 0;
+      for (;;) {
+        const nl = text.indexOf('\n', p);
+        if (nl === -1) break;
+        if (nl > p) keep.push(JSON.parse(text.slice(p, nl)));
+        p = nl + 1;
+      }
+      if (p < text.length) keep.push(JSON.parse(text.slice(p)));
+      s = e;
+    }
+    if (bytesRead === 0) break;
+    const rest = end - (last + 1);
+    if (rest === buf.length) {
+      const grown = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(grown);
+      buf = grown;
+    } else buf.copy(buf, 0, last + 1, end);
+    have = rest;
+  }
+  await fh.close();
+  return keep;
+}
+
 async function child(mode, path) {
   const size = statSync(path).size;
+  // Main-thread GC pauses (scavenges and mark-compact finalisation), summed: the GC share of the wall time.
+  let gcMs = 0;
+  const { PerformanceObserver } = await import('node:perf_hooks');
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcMs += e.duration;
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
+  /** Heap in use after a full GC; 0 without --expose-gc. */
+  const heapAfterGc = () => {
+    if (!globalThis.gc) return 0;
+    globalThis.gc();
+    return process.memoryUsage().heapUsed;
+  };
+  const heapBefore = heapAfterGc();
   const t0 = performance.now();
   let entries;
   let keep;
-  if (mode === 'loadSession') {
+  if (mode === 'none') {
+    entries = 0; // node's own footprint: nothing loaded
+  } else if (mode === 'floor') {
+    keep = await floorLoad(path);
+    entries = keep.length;
+  } else if (mode === 'loadSession') {
     const { loadSession } = await import(DIST);
     keep = await loadSession(path);
     entries = keep.entries.length + 1; // + header
@@ -68,12 +138,19 @@ async function child(mode, path) {
   const seconds = (performance.now() - t0) / 1000;
   const usage = process.resourceUsage();
   const cpuSeconds = (usage.userCPUTime + usage.systemCPUTime) / 1e6;
+  await new Promise((resolve) => setImmediate(resolve)); // deliver the last GC entries
+  gcObserver.disconnect();
+  // With --expose-gc (a separate run, not timed): the heap the loaded result holds.
+  const heapKept = heapAfterGc() - heapBefore;
   process.stdout.write(
     JSON.stringify({
       entries,
       mbPerSec: size / MB / seconds,
       mbPerCpuSec: size / MB / cpuSeconds,
       maxRss: usage.maxRSS * 1024,
+      gcShare: gcMs / 1000 / seconds,
+      heapKept,
+      kept: keep === undefined ? 0 : 1, // `keep` stays reachable until the heap was measured
     }),
   );
 }
@@ -123,11 +200,15 @@ function writeImageSession(path, bytes) {
   closeSync(fd);
 }
 
+const PROSE = 'The quick brown fox jumps over the lazy dog; naïve café — 日本語. ';
+/** The ASCII-only variant (`--ascii`): same entries and sizes, every string one byte per character in V8. */
+const ASCII_PROSE = 'The quick brown fox jumps over the lazy dog; naive cafe -- Nihongo. ';
+
 /** Many small text entries (~1 KB): user turns, assistant tool calls, text tool results. */
-function writeTextSession(path, bytes) {
+function writeTextSession(path, bytes, sentence = PROSE) {
   const fd = openSync(path, 'w');
   let size = writeSync(fd, header());
-  const prose = 'The quick brown fox jumps over the lazy dog; naïve café — 日本語. '.repeat(14);
+  const prose = sentence.repeat(14);
   let batch = [];
   let i = 0;
   let parentId = null;
@@ -223,32 +304,46 @@ function median(xs) {
 
 function compareThroughput(label, path, runs, target) {
   const size = statSync(path).size;
-  const wall = { loadSession: [], readline: [] };
-  const cpu = { loadSession: [], readline: [] };
-  const rss = { loadSession: 0, readline: 0 };
+  const modes = ['loadSession', 'readline', ...(target.floor ? ['floor'] : [])];
+  const wall = Object.fromEntries(modes.map((m) => [m, []]));
+  const cpu = Object.fromEntries(modes.map((m) => [m, []]));
+  const gc = Object.fromEntries(modes.map((m) => [m, []]));
+  const rss = Object.fromEntries(modes.map((m) => [m, 0]));
   for (let r = 0; r < runs; r++) {
-    for (const mode of ['loadSession', 'readline']) {
+    for (const mode of modes) {
       const out = runChild(mode, path);
       if (out.error) throw new Error(`${mode}: ${out.error}`);
       wall[mode].push(out.mbPerSec);
       cpu[mode].push(out.mbPerCpuSec);
+      gc[mode].push(out.gcShare);
       rss[mode] = Math.max(rss[mode], out.maxRss);
     }
   }
+  const ratio = (m, mode) => (median(m[mode]) / median(m.readline)).toFixed(2);
   const row = (name, mode) =>
-    `  ${name.padEnd(20)} ${median(wall[mode]).toFixed(0).padStart(6)} MB/s wall ${median(cpu[mode]).toFixed(0).padStart(6)} MB/s CPU` +
-    `   peak RSS ${(rss[mode] / size).toFixed(2)}x file`;
+    `  ${name.padEnd(22)} ${median(wall[mode]).toFixed(0).padStart(6)} MB/s wall ${median(cpu[mode]).toFixed(0).padStart(6)} MB/s CPU` +
+    `   peak RSS ${(rss[mode] / size).toFixed(2)}x file   GC ${(100 * median(gc[mode])).toFixed(0)}% of wall` +
+    (mode === 'readline' ? '' : `   ${ratio(wall, mode)}x wall ${ratio(cpu, mode)}x CPU of readline`);
   console.log(`\n${label}: ${(size / MB).toFixed(0)} MB, median of ${runs} runs (fresh process each)`);
   console.log(row('loadSession', 'loadSession'));
   console.log(row('readline+JSON.parse', 'readline'));
-  const ratio = (m) => (median(m.loadSession) / median(m.readline)).toFixed(2);
+  if (target.floor) console.log(row('floor (parse+keep only)', 'floor'));
   console.log(
-    `  ratio loadSession/readline: ${ratio(wall)}x wall, ${ratio(cpu)}x CPU time  (target >= ${target.speed.toFixed(2)}x)`,
+    `  ratio loadSession/readline: ${ratio(wall, 'loadSession')}x wall, ${ratio(cpu, 'loadSession')}x CPU time  (target >= ${target.speed.toFixed(2)}x)`,
   );
-  if (target.rss !== undefined)
+  if (target.rss !== undefined) {
     console.log(
       `  loadSession peak RSS ${(rss.loadSession / size).toFixed(2)}x file (target <= ${target.rss.toFixed(2)}x)`,
     );
+    // The V8 heap the loaded session holds after a full GC (separate, untimed run with --expose-gc): a floor under
+    // peak RSS for any loader that returns every entry parsed.
+    const held = runChild('loadSession', path, ['--expose-gc']);
+    const node = runChild('none', path);
+    if (!held.error && !node.error)
+      console.log(
+        `  heap held by the loaded session ${(held.heapKept / size).toFixed(2)}x file; node's own RSS ${(node.maxRss / size).toFixed(2)}x file`,
+      );
+  }
 }
 
 /**
@@ -313,11 +408,28 @@ async function main() {
     const text = join(dir, 'text.jsonl');
     if (args.only !== 'images') {
       const count = writeTextSession(text, textMb * MB);
-      compareThroughput('text-heavy session (~1 KB entries)', text, runs, { speed: 1.2, rss: 1.5 });
+      compareThroughput('text-heavy session (~1 KB entries)', text, runs, {
+        speed: 1.2,
+        rss: 1.5,
+        floor: true,
+      });
       compareIndex(text, runs, 'no compaction: conversation() parses every line, as readline does');
       appendCompaction(text, count);
       compareIndex(text, runs, 'compacted, last ~5% kept: conversation() parses those lines only');
       rmSync(text);
+    }
+
+    if (args.ascii) {
+      // Not the issue's measurement (that is the row above, with non-ASCII prose): the same shape with ASCII-only
+      // text, where V8 keeps every string at one byte per character.
+      const ascii = join(dir, 'ascii.jsonl');
+      writeTextSession(ascii, textMb * MB, ASCII_PROSE);
+      compareThroughput('ASCII-only variant of the text-heavy session (--ascii)', ascii, runs, {
+        speed: 1.2,
+        rss: 1.5,
+        floor: true,
+      });
+      rmSync(ascii);
     }
 
     if (args.gb) {

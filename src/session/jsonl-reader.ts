@@ -2,9 +2,15 @@
  * Streaming JSONL reader for files far larger than one JS string can hold (V8 caps a string at ~512 MB).
  *
  * The file is read in chunks (the next chunk is read while the current one is parsed) and split on the newline BYTE
- * (0x0A), so no string is ever built from more than one line. Each line is decoded and `JSON.parse`d on its own; its
- * bytes are then dropped. A line that spans chunks is assembled in a buffer grown up to `maxLineBytes`; a longer line
- * is an error, never a silent truncation. Peak extra memory: two chunks, the longest line's bytes, one decoded line.
+ * (0x0A). The complete lines of a chunk are decoded in batches of about `BATCH_BYTES` (one `toString` per batch, cut
+ * at a newline), and each line is a slice of its batch's string, `JSON.parse`d on its own (so an error names its line,
+ * and a bad line can never merge with its neighbours); a line longer than a batch is decoded alone. Decoding a batch
+ * gives the same text as decoding its lines one by one: UTF-8 decoding resynchronises at every ASCII byte, so the
+ * newline byte never takes part in a replacement character. Parsed values copy their strings out of the source, so a
+ * batch string is garbage once its lines are parsed; it is small enough to stay in V8's young generation (a
+ * large-object allocation per batch would cost page faults). A line that spans chunks is assembled in a buffer grown
+ * up to `maxLineBytes`; a longer line is an error, never a silent truncation. Peak extra memory: two chunks, the
+ * longest line's bytes, one decoded batch (or one decoded line, when it is longer than a batch).
  */
 
 import { open } from 'node:fs/promises';
@@ -46,10 +52,16 @@ export type JsonlLineHandler = (value: unknown, line: number) => void;
 const DEFAULT_CHUNK = 4 * 1024 * 1024;
 const DEFAULT_MAX_LINE = 256 * 1024 * 1024;
 const NEWLINE = 0x0a;
+const CR = 0x0d;
+/**
+ * Bytes decoded per `toString` when a chunk's complete lines are parsed. The decoded string (at most 2 bytes per byte)
+ * stays below V8's large-object size (128 KiB), so it is allocated and dropped in the young generation.
+ */
+export const BATCH_BYTES = 48 * 1024;
 
 function decodeLine(buf: Buffer, start: number, end: number): string {
   // Strip a trailing CR so CRLF files read the same (JSON.parse would accept it anyway; this keeps empty-line checks honest).
-  const stop = end > start && buf[end - 1] === 0x0d ? end - 1 : end;
+  const stop = end > start && buf[end - 1] === CR ? end - 1 : end;
   return buf.toString('utf8', start, stop);
 }
 
@@ -103,6 +115,13 @@ export async function readJsonl(
       carryLen = need;
     };
 
+    const corruptLine = (line: number, err: unknown): PantoError =>
+      new PantoError(
+        'ERR_SESSION_CORRUPT',
+        `${path}:${line}: not valid JSON (${(err as Error).message}); the session file is damaged at this line`,
+        { cause: err },
+      );
+
     const handle = (
       buf: Buffer,
       lineStart: number,
@@ -124,15 +143,54 @@ export async function readJsonl(
         value = JSON.parse(text);
       } catch (err) {
         if (!terminated) return { line: lineNo, offset, bytes };
-        throw new PantoError(
-          'ERR_SESSION_CORRUPT',
-          `${path}:${lineNo}: not valid JSON (${(err as Error).message}); the session file is damaged at this line`,
-          { cause: err },
-        );
+        throw corruptLine(lineNo, err);
       }
       lines++;
       onLine(value, lineNo);
       return undefined;
+    };
+
+    /**
+     * The complete lines in buf[start, end) (`end` just past a newline), decoded a batch at a time. Same results as
+     * `handle` per line; no line here can exceed maxLineBytes (a chunk holds at most maxLineBytes + 1 bytes).
+     */
+    const handleLines = (buf: Buffer, start: number, end: number): void => {
+      let s = start;
+      while (s < end) {
+        let e = end;
+        if (end - s > BATCH_BYTES) {
+          e = buf.lastIndexOf(NEWLINE, s + BATCH_BYTES - 1) + 1;
+          if (e <= s) {
+            // One line longer than a batch: decoded on its own, as a line spanning chunks is.
+            const nl = buf.indexOf(NEWLINE, s);
+            handle(buf, s, nl, true);
+            s = nl + 1;
+            continue;
+          }
+        }
+        const text = buf.toString('utf8', s, e);
+        let p = 0;
+        for (;;) {
+          const nl = text.indexOf('\n', p);
+          if (nl === -1) break;
+          lineNo++;
+          const stop = nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl;
+          if (stop === p) emptyLines.push(lineNo);
+          else {
+            let value: unknown;
+            try {
+              value = JSON.parse(text.slice(p, stop));
+            } catch (err) {
+              throw corruptLine(lineNo, err);
+            }
+            lines++;
+            onLine(value, lineNo);
+          }
+          p = nl + 1;
+        }
+        lineOffset += e - s;
+        s = e;
+      }
     };
 
     let which = 0;
@@ -156,11 +214,10 @@ export async function readJsonl(
         carryLen = 0;
         start = nl + 1;
       }
-      for (;;) {
-        const nl = view.indexOf(NEWLINE, start);
-        if (nl === -1) break;
-        handle(view, start, nl, true);
-        start = nl + 1;
+      const last = view.lastIndexOf(NEWLINE);
+      if (last >= start) {
+        handleLines(view, start, last + 1);
+        start = last + 1;
       }
       if (start < bytesRead) appendCarry(view, start, bytesRead);
     }

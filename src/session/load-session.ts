@@ -87,6 +87,10 @@ export async function readSessionState(
   let header: SessionHeader | undefined;
   const entries: SessionEntry[] = [];
   const byId = new Map<string, SessionEntry>();
+  // The previous entry's id: a parent equal to it is known to be earlier without a lookup. `linear` stays true while
+  // every entry's parent is the entry before it (the common, unbranched file): the branch is then `entries` itself.
+  let prevId: string | null = null;
+  let linear = true;
   const read = await readJsonl(
     path,
     (value, line) => {
@@ -99,11 +103,19 @@ export async function readSessionState(
       const problem = entryProblem(value);
       if (problem) throw formatError(path, line, problem);
       const entry = value as SessionEntry;
-      if (byId.has(entry.id)) throw formatError(path, line, `duplicate entry id ${entry.id}`);
-      if (entry.parentId !== null && !byId.has(entry.parentId)) {
-        throw formatError(path, line, `parentId ${entry.parentId} does not name an earlier entry`);
+      const id = entry.id;
+      const parentId = entry.parentId;
+      // One hash operation per entry: an id already present leaves the size unchanged (and fails the load).
+      const known = byId.size;
+      byId.set(id, entry);
+      if (byId.size === known) throw formatError(path, line, `duplicate entry id ${id}`);
+      if (parentId !== prevId) {
+        linear = false;
+        if (parentId !== null && (parentId === id || !byId.has(parentId))) {
+          throw formatError(path, line, `parentId ${parentId} does not name an earlier entry`);
+        }
       }
-      byId.set(entry.id, entry);
+      prevId = id;
       entries.push(entry);
     },
     options,
@@ -134,7 +146,7 @@ export async function readSessionState(
     header = headerlessSession(path, warnings);
   }
   const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
-  const branch = pathToLeaf(byId, leafId);
+  const branch = linear ? entries : pathToLeaf(byId, leafId);
   const view = resolveConversation(branch);
   const model = currentModel(branch, header.model);
   return {

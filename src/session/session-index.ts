@@ -25,6 +25,7 @@ import { isUtf8 } from 'node:buffer';
 import { type FileHandle, open } from 'node:fs/promises';
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { BATCH_BYTES } from './jsonl-reader.js';
 import { headerlessSession, type SessionWarning } from './load-session.js';
 import type { CompactionEntry, SessionEntry, SessionHeader } from './session-entry.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
@@ -222,6 +223,28 @@ export class SessionIndex {
   }
 
   /**
+   * The entries with these ids, in the order asked (an id may repeat), parsed and checked now. One open and stat of
+   * the file for all of them; their lines are read in file order, nearby lines in one read, and each line is parsed
+   * once however often its id is asked for.
+   * @throws as `entry` (an unknown id fails before anything is read).
+   */
+  async entries(ids: readonly string[]): Promise<SessionEntry[]> {
+    const wanted: number[] = new Array(ids.length);
+    for (let j = 0; j < ids.length; j++) {
+      const id = ids[j] as string;
+      const i = this.#byId.get(id);
+      if (i === undefined)
+        throw new PantoError('ERR_INVALID_ARGUMENT', `${this.path}: no entry ${id} in the session`);
+      wanted[j] = i;
+    }
+    const sorted = [...new Set(wanted)].sort((a, b) => a - b);
+    const read = await this.#read(sorted);
+    const at = new Map<number, SessionEntry>();
+    for (let j = 0; j < sorted.length; j++) at.set(sorted[j] as number, read[j] as SessionEntry);
+    return wanted.map((i) => at.get(i) as SessionEntry);
+  }
+
+  /**
    * The current conversation, as `loadSession` resolves it (see resolve-conversation.ts): reads and parses only the
    * compaction that applies and the message entries that follow from it on the current branch.
    * @throws as `entry`, for any line it reads.
@@ -336,11 +359,31 @@ export class SessionIndex {
             `${this.path}: the file is shorter than when it was indexed`,
           );
         }
-        for (; k <= last; k++) {
-          const i = indices[k] as number;
-          const ref = this.lines[i] as SessionLineRef;
-          const at = ref.offset - start;
-          out[k] = this.#check(i, parseLine(this.path, ref, buf, at, at + ref.bytes, this.#identity.size));
+        while (k <= last) {
+          // Lines k.. that follow each other in the file and each end with a newline are decoded as one batch of at
+          // most BATCH_BYTES (see #parseBatch); any other line on its own.
+          const first = indices[k] as number;
+          const from = (this.lines[first] as SessionLineRef).offset - start;
+          let to = this.#terminatedEnd(first, buf, from, length);
+          let n = k;
+          while (to !== -1 && n < last && to - from < BATCH_BYTES) {
+            const next = indices[n + 1] as number;
+            if ((this.lines[next] as SessionLineRef).offset - start !== to) break;
+            const nextTo = this.#terminatedEnd(next, buf, to, length);
+            if (nextTo === -1 || nextTo - from > BATCH_BYTES) break;
+            to = nextTo;
+            n++;
+          }
+          if (to !== -1 && this.#parseBatch(indices, k, n, buf, from, to, out)) {
+            k = n + 1;
+            continue;
+          }
+          for (; k <= n; k++) {
+            const i = indices[k] as number;
+            const ref = this.lines[i] as SessionLineRef;
+            const at = ref.offset - start;
+            out[k] = this.#check(i, parseLine(this.path, ref, buf, at, at + ref.bytes, this.#identity.size));
+          }
         }
       }
       await this.#checkIdentity(fh);
@@ -348,6 +391,63 @@ export class SessionIndex {
       await fh.close();
     }
     return out;
+  }
+
+  /**
+   * Where the line of entry `i`, starting at `at` in `buf` (which holds `length` bytes), ends just past its newline,
+   * when its line ends as indexed (an optional CR, then a newline) inside `buf`; else -1.
+   */
+  #terminatedEnd(i: number, buf: Buffer, at: number, length: number): number {
+    let p = at + (this.lines[i] as SessionLineRef).bytes;
+    if (p < length && buf[p] === CR) p++;
+    return p < length && buf[p] === NEWLINE ? p + 1 : -1;
+  }
+
+  /**
+   * Entries indices[k..n], whose lines follow each other in buf[from, to) each ending with a newline, decoded with
+   * one `toString` and parsed line by line from slices of it, into `out`. Returns false (nothing parsed) when the
+   * bytes are not valid UTF-8 or hold another number of newlines than lines: the caller then parses line by line,
+   * which reports the exact line. Otherwise the same values and errors as `parseLine` + `#check` per line: valid UTF-8
+   * decodes line by line to the same text, and each slice ends where the line's newline is.
+   */
+  #parseBatch(
+    indices: readonly number[],
+    k: number,
+    n: number,
+    buf: Buffer,
+    from: number,
+    to: number,
+    out: SessionEntry[],
+  ): boolean {
+    const bytes = buf.subarray(from, to);
+    if (!isUtf8(bytes)) return false;
+    const text = bytes.toString('utf8');
+    const values: unknown[] = [];
+    let p = 0;
+    for (let j = k; j <= n; j++) {
+      const nl = text.indexOf('\n', p);
+      if (nl === -1) return false;
+      const stop = nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl;
+      values.push(text.slice(p, stop));
+      p = nl + 1;
+    }
+    if (p !== text.length) return false;
+    for (let j = k; j <= n; j++) {
+      const i = indices[j] as number;
+      let value: unknown;
+      try {
+        value = JSON.parse(values[j - k] as string);
+      } catch (err) {
+        throw corrupt(
+          this.path,
+          this.lineOf(i),
+          `not valid JSON (${(err as Error).message}); the session file is damaged at this line`,
+          err,
+        );
+      }
+      out[j] = this.#check(i, value);
+    }
+    return true;
   }
 
   /** File offset just past entry `i`'s newline (or its end, for an unterminated last line). */
@@ -436,11 +536,14 @@ export async function openSessionIndex(
       id: string,
       parentId: string | null,
     ) => {
-      if (byId.has(id)) throw formatError(path, line, `duplicate entry id ${id}`);
-      if (parentId !== null && !byId.has(parentId)) {
+      // One hash operation per entry (an id already present leaves the size unchanged, and fails the open); a parent
+      // that is the previous entry needs no lookup.
+      const known = byId.size;
+      byId.set(id, ids.length);
+      if (byId.size === known) throw formatError(path, line, `duplicate entry id ${id}`);
+      if (parentId !== null && parentId !== ids[ids.length - 1] && (parentId === id || !byId.has(parentId))) {
         throw formatError(path, line, `parentId ${parentId} does not name an earlier entry`);
       }
-      byId.set(id, ids.length);
       ids.push(id);
       parents.push(parentId);
       types.push(type);
