@@ -29,6 +29,11 @@
  *                                     x86 so the SSE4.1 code is picked at run time by cpuid, as libwebp's own
  *                                     builds do. NEON (aarch64) needs no flag.
  *   libwebp.includeDirs():  string[]  include dirs for compiling libwebp itself.
+ *   libwebp.threadDefines:  string[]  definitions for compiling libwebp in every NATIVE build (gyp, CMake, the zig
+ *                                     prebuilds): WEBP_USE_THREAD gives libwebp its one helper thread per call
+ *                                     (pthreads; the Win32 thread API on Windows, in its own thread_utils.c) and
+ *                                     makes its one-time DSP init lock-guarded. NOT in the wasm build (no pthreads):
+ *                                     there libwebp runs the same work in turn, with the same output bytes.
  *   libdeflate.sources():   string[]  libdeflate's portable C files (its SIMD paths use per-function target
  *                                     attributes, so no flags are needed), plus per architecture:
  *   libdeflate.x86Sources() / .armSources(): the CPU-feature detection file for x86 / arm (same basename, so a
@@ -181,6 +186,7 @@ module.exports = {
     sources: () => webpAll().filter((f) => !isSse41(f)),
     sse41Sources: () => webpAll().filter(isSse41),
     includeDirs: () => [`${cdepsSrcDir()}/libwebp`],
+    threadDefines: ['WEBP_USE_THREAD'],
   },
   libdeflate: {
     sources: () => cFiles('libdeflate/lib'),
