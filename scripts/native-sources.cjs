@@ -141,13 +141,21 @@ module.exports = {
     'native/core/process.cpp',
     'native/core/png-unfilter.cpp',
     'native/core/parallel.cpp',
+    'native/core/webp-memory.cpp',
   ],
   cdeps: ['cdeps/stb-impl.cpp'],
   binding: ['native/binding/addon.cpp'],
   coreIncludeDirs: ['native/core'],
   // libwebp's public headers otherwise mark every API function visibility("default"). PANTO_WEBP_SHOULD_ABORT names
-  // the abort poll (native/core/budget.h) that cdeps/patches/libwebp/0001 calls between decoded rows.
-  defines: ['WEBP_EXTERN=extern', 'PANTO_WEBP_SHOULD_ABORT=panto_should_abort'],
+  // the abort poll (native/core/budget.h) that cdeps/patches/libwebp/0001 calls between decoded rows;
+  // PANTO_WEBP_MALLOC/CALLOC/FREE the allocator (native/core/webp-memory.cpp) cdeps/patches/libwebp/0002 gives it.
+  defines: [
+    'WEBP_EXTERN=extern',
+    'PANTO_WEBP_SHOULD_ABORT=panto_should_abort',
+    'PANTO_WEBP_MALLOC=panto_webp_malloc',
+    'PANTO_WEBP_CALLOC=panto_webp_calloc',
+    'PANTO_WEBP_FREE=panto_webp_free',
+  ],
   bindingDefines: ['NAPI_VERSION=8', 'NAPI_CPP_EXCEPTIONS', 'NODE_ADDON_API_DISABLE_DEPRECATED'],
   cflags: ['-std=c++17', '-O3', '-fexceptions', '-fvisibility=hidden', '-fvisibility-inlines-hidden'],
   ldflags: [],

@@ -100,7 +100,7 @@ VP8StatusCode webp_decode_abortable(const uint8_t* d, size_t len, WebPDecoderCon
   // on the bytes; none without WEBP_USE_THREAD, i.e. in wasm). The helper thread has no BudgetScope: the abort poll of
   // cdeps/patches/libwebp/0001 it may reach (alpha's VP8L rows) reads this thread-local as null and returns 0, which
   // is harmless, since this thread polls before every macroblock row (idec_dec.c DecodeRemaining) and libwebp joins
-  // the helper before WebPIUpdate returns an error. It allocates with libwebp's malloc, never from the budget.
+  // the helper before WebPIUpdate returns an error. libwebp allocates through webp-memory.cpp (charged to no call).
   config->options.use_threads = 1;
   WebPIDecoderHandle idec(WebPIDecode(nullptr, 0, config));
   if (!idec) return VP8_STATUS_OUT_OF_MEMORY;

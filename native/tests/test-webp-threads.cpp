@@ -7,6 +7,7 @@
 //   - abort still works while the helper thread is busy: ERR_ABORTED from an encode whose alpha plane is on the
 //     helper thread and from a decode whose alpha rows are, with the flag raised mid-way; the helper thread never
 //     reads a BudgetScope (it has none) and is joined before the call returns (LeakSanitizer in ctest sees no leak).
+// And the memory contract of libwebp's allocator (webp-memory.cpp): its blocks are charged to no call's budget.
 #include <webp/decode.h>
 
 #include <algorithm>
@@ -134,6 +135,36 @@ PANTO_TEST(webp, decode_output_is_the_same_as_libwebps_single_threaded_decode) {
     PANTO_REQUIRE(ref.size() == px.data.size);
     PANTO_CHECK(std::memcmp(ref.data(), px.data.data, ref.size()) == 0);
   }
+}
+
+PANTO_TEST(webp, libwebp_memory_is_charged_to_no_call) {
+  // libwebp allocates through webp-memory.cpp (cdeps/patches/libwebp/0002): budget-allocator blocks (large ones are
+  // their own mappings, freed to the OS on any thread) charged to no call, on this thread and on the helper thread
+  // alike. So an encode needing tens of MB of libwebp working memory runs under a 64 KiB budget and leaves it at 0, and
+  // a decode charges exactly its output buffer.
+  const uint32_t W = 1200, H = 900;
+  const auto px = photo(W, H, 4, 5u);
+  panto::Budget small(64 << 10);
+  std::vector<uint8_t> webp;
+  {
+    panto::BudgetScope scope(&small);
+    panto::OwnedBytes out;
+    const auto st = panto::encode_webp({W, H, 4, px.data()}, false, 80, &out);
+    PANTO_REQUIRE(st.ok());
+    webp = bytes_of(out);
+  }
+  PANTO_CHECK_EQ(small.used.load(), uint64_t(0));
+  PANTO_CHECK_EQ(small.peak.load(), uint64_t(0));
+  PANTO_CHECK(!small.exceeded.load());
+  panto::Budget exact(uint64_t(W) * H * 4);
+  panto::Pixels out;
+  PANTO_REQUIRE(decode(webp, &exact, &out).ok());
+  PANTO_CHECK_EQ(exact.used.load(), uint64_t(W) * H * 4);
+  PANTO_CHECK_EQ(exact.peak.load(), uint64_t(W) * H * 4);
+  PANTO_CHECK(!exact.exceeded.load());
+  panto::BudgetScope scope(&exact);  // a block is uncharged when freed under its own budget's scope
+  out.data.reset();
+  PANTO_CHECK_EQ(exact.used.load(), uint64_t(0));
 }
 
 PANTO_TEST(webp, abort_stops_an_encode_whose_alpha_is_on_the_helper_thread) {
