@@ -36,6 +36,7 @@
       "type": "static_library",
       "sources": ["<!@(node -p \"require('./scripts/native-sources.cjs').libwebp.sources().join(' ')\")"],
       "include_dirs": ["<!@(node -p \"require('./scripts/native-sources.cjs').libwebp.includeDirs().join(' ')\")"],
+      "defines": ["<!@(node -p \"require('./scripts/native-sources.cjs').libwebp.threadDefines.join(' ')\")"],
       "cflags": ["<!@(node -p \"require('./scripts/native-sources.cjs').cdepsCflags.join(' ')\")"],
       "msvs_settings": { "VCCLCompilerTool": { "WarningLevel": 0 } },
       "conditions": [["panto_x86==1", { "defines": ["WEBP_HAVE_SSE41"] }]]
@@ -45,6 +46,7 @@
       "type": "static_library",
       "sources": ["<!@(node -p \"require('./scripts/native-sources.cjs').libwebp.sse41Sources().join(' ')\")"],
       "include_dirs": ["<!@(node -p \"require('./scripts/native-sources.cjs').libwebp.includeDirs().join(' ')\")"],
+      "defines": ["<!@(node -p \"require('./scripts/native-sources.cjs').libwebp.threadDefines.join(' ')\")"],
       "cflags": ["<!@(node -p \"require('./scripts/native-sources.cjs').cdepsCflags.join(' ')\")"],
       "msvs_settings": { "VCCLCompilerTool": { "WarningLevel": 0 } },
       "conditions": [

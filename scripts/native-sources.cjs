@@ -29,6 +29,11 @@
  *                                     x86 so the SSE4.1 code is picked at run time by cpuid, as libwebp's own
  *                                     builds do. NEON (aarch64) needs no flag.
  *   libwebp.includeDirs():  string[]  include dirs for compiling libwebp itself.
+ *   libwebp.threadDefines:  string[]  definitions for compiling libwebp in every NATIVE build (gyp, CMake, the zig
+ *                                     prebuilds): WEBP_USE_THREAD gives libwebp its one helper thread per call
+ *                                     (pthreads; the Win32 thread API on Windows, in its own thread_utils.c) and
+ *                                     makes its one-time DSP init lock-guarded. NOT in the wasm build (no pthreads):
+ *                                     there libwebp runs the same work in turn, with the same output bytes.
  *   libdeflate.sources():   string[]  libdeflate's portable C files (its SIMD paths use per-function target
  *                                     attributes, so no flags are needed), plus per architecture:
  *   libdeflate.x86Sources() / .armSources(): the CPU-feature detection file for x86 / arm (same basename, so a
@@ -137,13 +142,21 @@ module.exports = {
     'native/core/process.cpp',
     'native/core/png-unfilter.cpp',
     'native/core/parallel.cpp',
+    'native/core/webp-memory.cpp',
   ],
   cdeps: ['cdeps/stb-impl.cpp'],
   binding: ['native/binding/addon.cpp'],
   coreIncludeDirs: ['native/core'],
   // libwebp's public headers otherwise mark every API function visibility("default"). PANTO_WEBP_SHOULD_ABORT names
-  // the abort poll (native/core/budget.h) that cdeps/patches/libwebp/0001 calls between decoded rows.
-  defines: ['WEBP_EXTERN=extern', 'PANTO_WEBP_SHOULD_ABORT=panto_should_abort'],
+  // the abort poll (native/core/budget.h) that cdeps/patches/libwebp/0001 calls between decoded rows;
+  // PANTO_WEBP_MALLOC/CALLOC/FREE the allocator (native/core/webp-memory.cpp) cdeps/patches/libwebp/0002 gives it.
+  defines: [
+    'WEBP_EXTERN=extern',
+    'PANTO_WEBP_SHOULD_ABORT=panto_should_abort',
+    'PANTO_WEBP_MALLOC=panto_webp_malloc',
+    'PANTO_WEBP_CALLOC=panto_webp_calloc',
+    'PANTO_WEBP_FREE=panto_webp_free',
+  ],
   bindingDefines: ['NAPI_VERSION=8', 'NAPI_CPP_EXCEPTIONS', 'NODE_ADDON_API_DISABLE_DEPRECATED'],
   cflags: ['-std=c++17', '-O3', '-fexceptions', '-fvisibility=hidden', '-fvisibility-inlines-hidden'],
   ldflags: [],
@@ -182,6 +195,7 @@ module.exports = {
     sources: () => webpAll().filter((f) => !isSse41(f)),
     sse41Sources: () => webpAll().filter(isSse41),
     includeDirs: () => [`${cdepsSrcDir()}/libwebp`],
+    threadDefines: ['WEBP_USE_THREAD'],
   },
   libdeflate: {
     sources: () => cFiles('libdeflate/lib'),

@@ -149,6 +149,7 @@ async function buildTarget(zig, t, opts, env) {
   const webpFlags = [
     ...cFlags,
     ...S.libwebp.includeDirs().map((d) => `-I${d}`),
+    ...S.libwebp.threadDefines.map((d) => `-D${d}`),
     ...(t.x86 ? ['-DWEBP_HAVE_SSE41'] : []),
   ];
   const deflateFlags = [...cFlags, ...S.libdeflate.includeDirs().map((d) => `-I${d}`)];

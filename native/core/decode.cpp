@@ -95,6 +95,13 @@ size_t webp_step(size_t len) { return std::max<size_t>(size_t(256) << 10, len / 
  */
 VP8StatusCode webp_decode_abortable(const uint8_t* d, size_t len, WebPDecoderConfig* config) {
   if (should_abort()) return VP8_STATUS_USER_ABORT;
+  // Lossy images at least 512 px wide (frame_dec.c, MIN_WIDTH_FOR_THREADS) filter, convert and write their rows, and
+  // decode their alpha plane, on one libwebp helper thread while this thread parses the next macroblock row (no effect
+  // on the bytes; none without WEBP_USE_THREAD, i.e. in wasm). The helper thread has no BudgetScope: the abort poll of
+  // cdeps/patches/libwebp/0001 it may reach (alpha's VP8L rows) reads this thread-local as null and returns 0, which
+  // is harmless, since this thread polls before every macroblock row (idec_dec.c DecodeRemaining) and libwebp joins
+  // the helper before WebPIUpdate returns an error. libwebp allocates through webp-memory.cpp (charged to no call).
+  config->options.use_threads = 1;
   WebPIDecoderHandle idec(WebPIDecode(nullptr, 0, config));
   if (!idec) return VP8_STATUS_OUT_OF_MEMORY;
   const size_t step = webp_step(len);

@@ -9,11 +9,8 @@
 #include "internal.h"
 
 namespace panto {
-namespace {
 
-}  // namespace
-
-Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* out) {
+Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* out, bool threads) {
   WebPConfig config;
   if (!WebPConfigInit(&config)) return Status::Err("ERR_INTERNAL", "libwebp version mismatch");
   if (lossless) {
@@ -22,6 +19,10 @@ Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* 
     config.quality = float(quality);
     config.method = 4;
   }
+  // One helper thread (libwebp's WebPWorker, built with WEBP_USE_THREAD: see scripts/native-sources.cjs): the alpha
+  // plane is compressed while the colour planes are, and the segment analysis runs in two halves. The output bytes do
+  // not depend on it (test-webp-threads.cpp); without WEBP_USE_THREAD (the wasm build) the same work runs in turn.
+  config.thread_level = threads ? 1 : 0;
   WebPPictureHandle pic;
   if (!pic.ok()) return Status::Err("ERR_INTERNAL", "libwebp version mismatch");
   pic.get()->use_argb = lossless ? 1 : 0;
@@ -33,8 +34,12 @@ Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* 
   WebPMemoryWriterHandle w;
   pic.get()->writer = WebPMemoryWrite;
   pic.get()->custom_ptr = w.get();
-  // libwebp calls the hook each time its progress percentage changes (at most ~100 times, on this thread: no
-  // thread_level is set); returning 0 stops the encode with VP8_ENC_ERROR_USER_ABORT.
+  // libwebp calls the hook each time its progress percentage changes (at most ~100 times), and only ever on this
+  // thread, thread_level or not: the analysis half on the helper thread reports no progress (analysis_enc.c:
+  // delta_progress 0 for the side job), the alpha plane is encoded as a fresh WebPPicture without a hook
+  // (alpha_enc.c, EncodeLossless), and lossless's side worker gets progress_hook = NULL (vp8l_enc.c). So the hook
+  // always sees this thread's BudgetScope; returning 0 stops the encode with VP8_ENC_ERROR_USER_ABORT (libwebp then
+  // joins its helper thread before WebPEncode returns). The hook throws nothing.
   pic.get()->progress_hook = [](int, const WebPPicture*) -> int { return should_abort() ? 0 : 1; };
   if (should_abort()) return Status::Err("ERR_ABORTED", "processing was aborted");
   if (!WebPEncode(&config, pic.get())) {

@@ -121,7 +121,9 @@ Status orient_pixels(const Pixels& in, int orientation, Pixels* out);
 
 Status encode_jpeg(const PixelView& px, int quality, OwnedBytes* out);
 Status encode_png(const PixelView& px, OwnedBytes* out);
-Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* out);
+/** WebP (libwebp). `threads`: let libwebp use one helper thread for the call (alpha plane and half of the analysis in
+ *  parallel); the output bytes are the same either way. Aborts (ERR_ABORTED) when the active budget's flag is set. */
+Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* out, bool threads = true);
 
 /** Allocates `size` bytes through the active budget into `out` (release = budget_release). */
 bool alloc_owned(size_t size, OwnedBytes* out);
