@@ -61,9 +61,9 @@ describe.runIf(wasmFiles && native)(
         const a = await n.process(png, toWebp);
         const b = await w.process(png, toWebp);
         expect(a.mediaType, `${width}x${height}`).toBe('image/webp');
-      // Lossy with an alpha chunk: the case where the encoder's helper thread compresses the alpha plane.
-      expect(Buffer.from(a.data).includes('ALPH'), 'ALPH chunk').toBe(true);
-      expect(Buffer.from(a.data).includes('VP8 '), 'lossy VP8 chunk').toBe(true);
+        // Lossy with an alpha chunk: the case where the encoder's helper thread compresses the alpha plane.
+        expect(Buffer.from(a.data).includes('ALPH'), 'ALPH chunk').toBe(true);
+        expect(Buffer.from(a.data).includes('VP8 '), 'lossy VP8 chunk').toBe(true);
         expect(Buffer.from(b.data).equals(Buffer.from(a.data)), `${width}x${height} PNG -> WebP`).toBe(true);
 
         // The WebP back in, >= 512 px wide: the native decoder's threaded row pipeline; resized, so re-encoded.
