@@ -69,7 +69,9 @@ bool huge_pages_wanted() {
   return wanted;
 }
 
-Header* map_huge(size_t len) {
+/** `sparse`: the block is sized by a worst case and mostly never written (an encoder's output bound): no huge pages
+ *  (advised MADV_NOHUGEPAGE, so one touched byte costs 4 KiB of RSS, not 2 MiB). */
+Header* map_huge(size_t len, bool sparse) {
   void* p = mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
   const uintptr_t base = reinterpret_cast<uintptr_t>(p);
@@ -78,17 +80,22 @@ Header* map_huge(size_t len) {
   const uintptr_t end = base + len + kHugePage;
   if (end > start + len) munmap(reinterpret_cast<void*>(start + len), end - (start + len));
   void* s = reinterpret_cast<void*>(start);
-#ifdef MADV_HUGEPAGE
+#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
   // Best effort: without it the block is an ordinary (zeroed, lazily faulted) mapping.
-  if (huge_pages_wanted()) madvise(s, len, MADV_HUGEPAGE);
+  if (sparse) madvise(s, len, MADV_NOHUGEPAGE);
+  else if (huge_pages_wanted()) madvise(s, len, MADV_HUGEPAGE);
+#else
+  (void)sparse;
 #endif
   return static_cast<Header*>(s);
 }
 
-Header* raw_alloc(size_t size) {
+/** `sparse` blocks (see map_huge) are never populated up front: only the pages written become resident. */
+Header* raw_alloc(size_t size, bool sparse = false) {
   if (size < kMmapThreshold) return static_cast<Header*>(std::malloc(sizeof(Header) + size));
-  if (size >= kHugePage) return map_huge(mapped_length(size));
-  void* p = mmap(nullptr, sizeof(Header) + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | kPopulate, -1, 0);
+  if (size >= kHugePage) return map_huge(mapped_length(size), sparse);
+  const int populate = sparse ? 0 : kPopulate;
+  void* p = mmap(nullptr, sizeof(Header) + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | populate, -1, 0);
   return p == MAP_FAILED ? nullptr : static_cast<Header*>(p);
 }
 void raw_free(Header* h) {
@@ -109,7 +116,7 @@ Header* raw_realloc(Header* h, size_t size) {
   return n;
 }
 #else
-Header* raw_alloc(size_t size) { return static_cast<Header*>(std::malloc(sizeof(Header) + size)); }
+Header* raw_alloc(size_t size, bool = false) { return static_cast<Header*>(std::malloc(sizeof(Header) + size)); }
 void raw_free(Header* h) { std::free(h); }
 Header* raw_realloc(Header* h, size_t size) { return static_cast<Header*>(std::realloc(h, sizeof(Header) + size)); }
 #endif
@@ -205,11 +212,12 @@ void budget_release(uint8_t* p) { panto_budget_free(p); }
 
 using panto::Header;
 
-extern "C" void* panto_budget_malloc(size_t size) {
+namespace {
+void* budget_malloc(size_t size, bool sparse) {
   if (size > SIZE_MAX - sizeof(Header)) return nullptr;
   panto::Budget* b = panto::tls_budget;
   if (!panto::charge(b, size)) return nullptr;
-  Header* h = panto::raw_alloc(size);
+  Header* h = panto::raw_alloc(size, sparse);
   if (!h) {
     panto::undo_charge(b, size);
     return nullptr;
@@ -218,6 +226,11 @@ extern "C" void* panto_budget_malloc(size_t size) {
   h->size = size;
   return h + 1;
 }
+}  // namespace
+
+extern "C" void* panto_budget_malloc(size_t size) { return budget_malloc(size, false); }
+
+extern "C" void* panto_budget_malloc_sparse(size_t size) { return budget_malloc(size, true); }
 
 extern "C" void panto_budget_free(void* ptr) {
   if (!ptr) return;

@@ -25,6 +25,10 @@ extern "C" {
 #endif
 
 void* panto_budget_malloc(size_t size);
+/** Like panto_budget_malloc (same charge, same free/realloc) for a block sized by a worst case of which only a part
+ *  is ever written (an encoder's output bound): its pages are neither populated up front nor huge, so its resident
+ *  size is what was written. A realloc of it keeps that. */
+void* panto_budget_malloc_sparse(size_t size);
 void* panto_budget_realloc(void* ptr, size_t size);
 void panto_budget_free(void* ptr);
 /** Zeroes `n` bytes of a block JUST returned by panto_budget_malloc, skipping the work (and the resident pages) when

@@ -127,5 +127,8 @@ Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* 
 
 /** Allocates `size` bytes through the active budget into `out` (release = budget_release). */
 bool alloc_owned(size_t size, OwnedBytes* out);
+/** alloc_owned for a buffer sized by a worst case of which only a part is written (an encoder's output bound):
+ *  resident memory is what gets written (panto_budget_malloc_sparse). */
+bool alloc_owned_sparse(size_t size, OwnedBytes* out);
 
 }  // namespace panto

@@ -110,7 +110,7 @@ Status encode_jpeg(const PixelView& px, int quality, OwnedBytes* out) {
   if (!job) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding JPEG");
   std::memset(job, 0, sizeof(EncodeJob));
   job->cap = size_t(px.width) * px.height / 4 + 65536;
-  job->data = static_cast<uint8_t*>(panto_budget_malloc(job->cap));
+  job->data = static_cast<uint8_t*>(panto_budget_malloc_sparse(job->cap));  // a guess; only what is written is resident
   const int ok = job->data ? run_encode(job, &px, quality < 1 ? 1 : quality > 100 ? 100 : quality) : 0;
   const int code = job->msg_code;
   const std::string reason = job->message;

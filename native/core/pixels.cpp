@@ -53,6 +53,12 @@ bool alloc_owned(size_t size, OwnedBytes* out) {
   return out->data != nullptr;
 }
 
+bool alloc_owned_sparse(size_t size, OwnedBytes* out) {
+  out->reset();
+  *out = OwnedBytes::adopt(static_cast<uint8_t*>(panto_budget_malloc_sparse(size ? size : 1)), size, budget_release);
+  return out->data != nullptr;
+}
+
 bool has_transparency(const Pixels& px) {
   if (px.channels != 4) return false;
   const uint8_t* p = px.data.data;

@@ -201,7 +201,8 @@ Status compress_filtered(const uint8_t* filtered, size_t filtered_size, uint32_t
   const size_t bound = libdeflate_zlib_compress_bound(c.get(), filtered_size);
   constexpr size_t kHead = 8 + 25 + 8;  // signature, IHDR chunk, IDAT length + type
   constexpr size_t kTail = 4 + 12;      // IDAT CRC, IEND chunk
-  if (!alloc_owned(kHead + bound + kTail, out))
+  // Sized by libdeflate's worst case; a screenshot compresses to a tenth of it, and only what is written is resident.
+  if (!alloc_owned_sparse(kHead + bound + kTail, out))
     return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
   uint8_t* p = out->data;
   const size_t z = libdeflate_zlib_compress(c.get(), filtered, filtered_size, p + kHead, bound);

@@ -155,3 +155,43 @@ PANTO_TEST(hugepages, opt_out_in_a_fresh_process_drops_the_advice) {
   PANTO_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 #endif
 }
+
+PANTO_TEST(hugepages, sparse_block_is_resident_only_where_written) {
+#ifndef __linux__
+  skipped("the budget maps blocks only on Linux (malloc elsewhere)");
+#else
+  // An encoder's output buffer is sized by a worst case (libdeflate's bound for PNG, a guess for JPEG) and mostly
+  // never written: a sparse block takes no huge pages and is not populated, so writing 100 KiB of a 16 MiB block
+  // (or of a 1 MiB one, below the huge-page size) costs about 100 KiB of RSS, not 2 MiB pages or the whole block.
+  panto::Budget budget(1ull << 30);
+  panto::BudgetScope scope(&budget);
+  for (size_t size : {size_t(16) << 20, size_t(1) << 20}) {
+    auto* p = static_cast<uint8_t*>(panto_budget_malloc_sparse(size));
+    PANTO_REQUIRE(p != nullptr);
+    PANTO_CHECK_EQ(budget.used.load(), uint64_t(size));  // charged like any block
+    const size_t written = 100 * 1024;
+    std::memset(p, 0x5A, written);
+    const Vma v = vma_of(reinterpret_cast<uintptr_t>(p));
+    if (!v.found) {
+      panto_budget_free(p);
+      skipped("/proc/self/smaps is unreadable or lists no mapping for the block");
+      return;
+    }
+    std::fprintf(stderr, "    sparse %zu KiB block, %zu KiB written: VmFlags%s| AnonHugePages %ld kB of Rss %ld kB\n",
+                 size >> 10, written >> 10, v.vm_flags.c_str(), v.anon_huge_kb, v.rss_kb);
+    PANTO_CHECK(v.vm_flags.find(" hg ") == std::string::npos);
+    PANTO_CHECK_EQ(v.anon_huge_kb, 0L);
+    // The mapping may be merged with a neighbour the test did not write, never with more than our written pages
+    // plus the header's page.
+    PANTO_CHECK(v.rss_kb >= long(written >> 10) && v.rss_kb <= long(written >> 10) + 8);
+    // A realloc (how the JPEG writer grows its buffer) keeps it sparse.
+    auto* q = static_cast<uint8_t*>(panto_budget_realloc(p, size * 2));
+    PANTO_REQUIRE(q != nullptr);
+    PANTO_CHECK_EQ(q[written - 1], uint8_t(0x5A));
+    const Vma w = vma_of(reinterpret_cast<uintptr_t>(q));
+    if (w.found) PANTO_CHECK(w.rss_kb <= long(written >> 10) + 8);
+    panto_budget_free(q);
+    PANTO_CHECK_EQ(budget.used.load(), uint64_t(0));
+  }
+#endif
+}
