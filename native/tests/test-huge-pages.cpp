@@ -181,15 +181,15 @@ PANTO_TEST(hugepages, sparse_block_is_resident_only_where_written) {
                  size >> 10, written >> 10, v.vm_flags.c_str(), v.anon_huge_kb, v.rss_kb);
     PANTO_CHECK(v.vm_flags.find(" hg ") == std::string::npos);
     PANTO_CHECK_EQ(v.anon_huge_kb, 0L);
-    // The mapping may be merged with a neighbour the test did not write, never with more than our written pages
-    // plus the header's page.
-    PANTO_CHECK(v.rss_kb >= long(written >> 10) && v.rss_kb <= long(written >> 10) + 8);
+    // Resident: the written pages (the mapping may be merged with a neighbour that has a few resident pages of its
+    // own), never the whole block (populated: >= 1024 kB) nor a huge page (2048 kB).
+    PANTO_CHECK(v.rss_kb >= long(written >> 10) && v.rss_kb < 512);
     // A realloc (how the JPEG writer grows its buffer) keeps it sparse.
     auto* q = static_cast<uint8_t*>(panto_budget_realloc(p, size * 2));
     PANTO_REQUIRE(q != nullptr);
     PANTO_CHECK_EQ(q[written - 1], uint8_t(0x5A));
     const Vma w = vma_of(reinterpret_cast<uintptr_t>(q));
-    if (w.found) PANTO_CHECK(w.rss_kb <= long(written >> 10) + 8);
+    if (w.found) PANTO_CHECK(w.rss_kb < 512);
     panto_budget_free(q);
     PANTO_CHECK_EQ(budget.used.load(), uint64_t(0));
   }
