@@ -38,46 +38,78 @@ inline int paeth_pred(int a, int b, int c) {
   return (pa <= pb && pa <= pc) ? a : (pb <= pc ? b : c);
 }
 
-/**
- * Writes the filtered `row` (filter byte first) into `dst`; `prev` is the previous raw row (zeros for the first).
- * One pass sums the residuals of every candidate (nothing stored), a second writes only the chosen filter straight
- * into `dst`. Loops are branch-free past the first pixel so the compiler vectorises them.
- */
-void filter_row_scalar_impl(const uint8_t* __restrict row, const uint8_t* __restrict prev, size_t n, int bpp,
-                uint8_t* __restrict dst) {
-  const size_t k = size_t(bpp) < n ? size_t(bpp) : n;
-  uint32_t s_none = 0, s_sub = 0, s_up = 0, s_paeth = 0;
+/** Per-candidate sums of absolute signed residuals (libpng's heuristic): the filter with the smallest wins. */
+struct FilterSums {
+  uint32_t none = 0, sub = 0, up = 0, paeth = 0;
+};
+
+/** Adds bytes [0, k) (the first pixel: a = c = 0, so Sub is None and Paeth predicts b) to `s`. */
+inline void add_first_pixel_sums(const uint8_t* row, const uint8_t* prev, size_t k, FilterSums* s) {
   for (size_t i = 0; i < k; i++) {
     const uint32_t r = uint32_t(std::abs(int(int8_t(row[i])))), u = uint32_t(std::abs(int(int8_t(row[i] - prev[i]))));
-    s_none += r, s_sub += r, s_up += u, s_paeth += u;  // Paeth with a = c = 0 predicts b
+    s->none += r, s->sub += r, s->up += u, s->paeth += u;
   }
-  for (size_t i = k; i < n; i++) {
+}
+
+/** Adds bytes [from, n) (from >= bpp) to `s`. */
+inline void add_sums(const uint8_t* row, const uint8_t* prev, size_t from, size_t n, int bpp, FilterSums* s) {
+  for (size_t i = from; i < n; i++) {
     const int a = row[i - bpp], b = prev[i], c = prev[i - bpp];
-    s_none += uint32_t(std::abs(int(int8_t(row[i]))));
-    s_sub += uint32_t(std::abs(int(int8_t(row[i] - a))));
-    s_up += uint32_t(std::abs(int(int8_t(row[i] - b))));
-    s_paeth += uint32_t(std::abs(int(int8_t(row[i] - paeth_pred(a, b, c)))));
+    s->none += uint32_t(std::abs(int(int8_t(row[i]))));
+    s->sub += uint32_t(std::abs(int(int8_t(row[i] - a))));
+    s->up += uint32_t(std::abs(int(int8_t(row[i] - b))));
+    s->paeth += uint32_t(std::abs(int(int8_t(row[i] - paeth_pred(a, b, c)))));
   }
+}
+
+/** PNG filter type with the smallest sum (ties: None, Sub, Up, Paeth in that order). */
+inline uint8_t pick_filter(const FilterSums& s) {
   uint8_t f = 0;
-  uint32_t best = s_none;
-  if (s_sub < best) best = s_sub, f = 1;
-  if (s_up < best) best = s_up, f = 2;
-  if (s_paeth < best) best = s_paeth, f = 4;
-  dst[0] = f;
-  uint8_t* __restrict o = dst + 1;
+  uint32_t best = s.none;
+  if (s.sub < best) best = s.sub, f = 1;
+  if (s.up < best) best = s.up, f = 2;
+  if (s.paeth < best) best = s.paeth, f = 4;
+  return f;
+}
+
+/** Writes `row` filtered with None, Sub or Up (f = 0, 1, 2) into `o`; k = min(bpp, n). */
+inline void write_simple_filter(uint8_t f, const uint8_t* __restrict row, const uint8_t* __restrict prev, size_t n,
+                                int bpp, size_t k, uint8_t* __restrict o) {
   switch (f) {
     case 0: std::memcpy(o, row, n); break;
     case 1:
       for (size_t i = 0; i < k; i++) o[i] = row[i];
       for (size_t i = k; i < n; i++) o[i] = uint8_t(row[i] - row[i - bpp]);
       break;
-    case 2:
-      for (size_t i = 0; i < n; i++) o[i] = uint8_t(row[i] - prev[i]);
-      break;
     default:
-      for (size_t i = 0; i < k; i++) o[i] = uint8_t(row[i] - prev[i]);
-      for (size_t i = k; i < n; i++) o[i] = uint8_t(row[i] - paeth_pred(row[i - bpp], prev[i], prev[i - bpp]));
+      for (size_t i = 0; i < n; i++) o[i] = uint8_t(row[i] - prev[i]);
   }
+}
+
+/** Writes Paeth residuals of bytes [from, n) (from >= bpp) into `o`. */
+inline void write_paeth(const uint8_t* __restrict row, const uint8_t* __restrict prev, size_t from, size_t n, int bpp,
+                        uint8_t* __restrict o) {
+  for (size_t i = from; i < n; i++) o[i] = uint8_t(row[i] - paeth_pred(row[i - bpp], prev[i], prev[i - bpp]));
+}
+
+/**
+ * Writes the filtered `row` (filter byte first) into `dst`; `prev` is the previous raw row (zeros for the first).
+ * One pass sums the residuals of every candidate (nothing stored), a second writes only the chosen filter straight
+ * into `dst`. Loops are branch-free past the first pixel so the compiler vectorises them. The scalar reference the
+ * SSE2 version below is tested against.
+ */
+void filter_row_scalar_impl(const uint8_t* __restrict row, const uint8_t* __restrict prev, size_t n, int bpp,
+                            uint8_t* __restrict dst) {
+  const size_t k = size_t(bpp) < n ? size_t(bpp) : n;
+  FilterSums s;
+  add_first_pixel_sums(row, prev, k, &s);
+  add_sums(row, prev, k, n, bpp, &s);
+  const uint8_t f = pick_filter(s);
+  dst[0] = f;
+  uint8_t* __restrict o = dst + 1;
+  if (f != 4) return write_simple_filter(f, row, prev, n, bpp, k, o);
+  for (size_t i = 0; i < k; i++) o[i] = uint8_t(row[i] - prev[i]);
+  write_paeth(row, prev, k, n, bpp, o);
 }
 
 #if PANTO_FILTER_SSE2
@@ -125,11 +157,8 @@ void filter_row(const uint8_t* __restrict row, const uint8_t* __restrict prev, s
 #if PANTO_FILTER_SSE2
   const size_t k = size_t(bpp) < n ? size_t(bpp) : n;
   if (n < k + 16 || bpp > 8) return filter_row_scalar_impl(row, prev, n, bpp, dst);
-  uint32_t s_none = 0, s_sub = 0, s_up = 0, s_paeth = 0;
-  for (size_t i = 0; i < k; i++) {
-    const uint32_t r = uint32_t(std::abs(int(int8_t(row[i])))), u = uint32_t(std::abs(int(int8_t(row[i] - prev[i]))));
-    s_none += r, s_sub += r, s_up += u, s_paeth += u;
-  }
+  FilterSums s;
+  add_first_pixel_sums(row, prev, k, &s);
   __m128i v_none = _mm_setzero_si128(), v_sub = v_none, v_up = v_none, v_paeth = v_none;
   size_t i = k;
   for (; i + 16 <= n; i += 16) {
@@ -141,41 +170,19 @@ void filter_row(const uint8_t* __restrict row, const uint8_t* __restrict prev, s
     v_up = _mm_add_epi64(v_up, sad_abs8(_mm_sub_epi8(r, b)));
     v_paeth = _mm_add_epi64(v_paeth, sad_abs8(_mm_sub_epi8(r, paeth8x16(row + i, prev + i, size_t(bpp)))));
   }
-  s_none += sum64(v_none), s_sub += sum64(v_sub), s_up += sum64(v_up), s_paeth += sum64(v_paeth);
-  for (; i < n; i++) {
-    const int a = row[i - bpp], b = prev[i], c = prev[i - bpp];
-    s_none += uint32_t(std::abs(int(int8_t(row[i]))));
-    s_sub += uint32_t(std::abs(int(int8_t(row[i] - a))));
-    s_up += uint32_t(std::abs(int(int8_t(row[i] - b))));
-    s_paeth += uint32_t(std::abs(int(int8_t(row[i] - paeth_pred(a, b, c)))));
-  }
-  uint8_t f = 0;
-  uint32_t best = s_none;
-  if (s_sub < best) best = s_sub, f = 1;
-  if (s_up < best) best = s_up, f = 2;
-  if (s_paeth < best) best = s_paeth, f = 4;
+  s.none += sum64(v_none), s.sub += sum64(v_sub), s.up += sum64(v_up), s.paeth += sum64(v_paeth);
+  add_sums(row, prev, i, n, bpp, &s);
+  const uint8_t f = pick_filter(s);
   dst[0] = f;
   uint8_t* __restrict o = dst + 1;
-  switch (f) {
-    case 0: std::memcpy(o, row, n); break;
-    case 1:
-      for (size_t j = 0; j < k; j++) o[j] = row[j];
-      for (size_t j = k; j < n; j++) o[j] = uint8_t(row[j] - row[j - bpp]);
-      break;
-    case 2:
-      for (size_t j = 0; j < n; j++) o[j] = uint8_t(row[j] - prev[j]);
-      break;
-    default: {
-      for (size_t j = 0; j < k; j++) o[j] = uint8_t(row[j] - prev[j]);
-      size_t j = k;
-      for (; j + 16 <= n; j += 16) {
-        const __m128i r = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + j));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + j),
-                         _mm_sub_epi8(r, paeth8x16(row + j, prev + j, size_t(bpp))));
-      }
-      for (; j < n; j++) o[j] = uint8_t(row[j] - paeth_pred(row[j - bpp], prev[j], prev[j - bpp]));
-    }
+  if (f != 4) return write_simple_filter(f, row, prev, n, bpp, k, o);
+  for (size_t j = 0; j < k; j++) o[j] = uint8_t(row[j] - prev[j]);
+  size_t j = k;
+  for (; j + 16 <= n; j += 16) {
+    const __m128i r = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + j));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + j), _mm_sub_epi8(r, paeth8x16(row + j, prev + j, size_t(bpp))));
   }
+  write_paeth(row, prev, j, n, bpp, o);
 #else
   filter_row_scalar_impl(row, prev, n, bpp, dst);
 #endif
