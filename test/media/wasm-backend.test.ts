@@ -4,13 +4,12 @@ import { describe, expect, it } from 'vitest';
 import type { NativeAddon } from '../../src/media/addon-types.js';
 import { mediaBackend } from '../../src/media/index.js';
 import { MediaError } from '../../src/media/media-error.js';
-import { loadNativeOnly, loadWasmOnly } from '../../src/media/native-addon.js';
 import { DEFAULT_MEDIA_MEMORY_LIMIT, resolveProcessOptions } from '../../src/media/policy.js';
 import { createWasmAddon } from '../../src/media/wasm-addon.js';
 import { byteFlips, truncations } from '../helpers/media-corruption.js';
 import { pngFile } from '../helpers/png-file.js';
 import { fixture, gradientPng, noisePng } from './pixel-helpers.js';
-import { ABSENT_NOTE, repo, wasmFiles, wasmRequired } from './wasm-build.js';
+import { ABSENT_NOTE, nativeAndWasm, repo, wasmFiles, wasmRequired } from './wasm-build.js';
 
 describe('WebAssembly build presence', () => {
   it(wasmFiles ? 'prebuilds/wasm32 is built' : ABSENT_NOTE, (ctx) => {
@@ -25,16 +24,7 @@ describe('WebAssembly build presence', () => {
   });
 });
 
-function tryNative(): NativeAddon | undefined {
-  try {
-    return loadNativeOnly(repo);
-  } catch {
-    return undefined;
-  }
-}
-
-const native = wasmFiles ? tryNative() : undefined;
-const wasm = wasmFiles ? loadWasmOnly(repo) : undefined;
+const { native, wasm } = nativeAndWasm();
 const FIXTURES = readdirSync(path.join(repo, 'test', 'fixtures', 'media')).filter((f) => !f.endsWith('.md'));
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };

@@ -8,21 +8,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { NativeAddon } from '../../src/media/addon-types.js';
-import { loadNativeOnly, loadWasmOnly } from '../../src/media/native-addon.js';
 import { resolveProcessOptions } from '../../src/media/policy.js';
 import { makePng } from './pixel-helpers.js';
-import { repo, wasmFiles } from './wasm-build.js';
+import { nativeAndWasm } from './wasm-build.js';
 
-function tryNative(): NativeAddon | undefined {
-  try {
-    return loadNativeOnly(repo);
-  } catch {
-    return undefined;
-  }
-}
-
-const native = wasmFiles ? tryNative() : undefined;
-const wasm = wasmFiles ? loadWasmOnly(repo) : undefined;
+const { native, wasm } = nativeAndWasm();
 
 /** A photo-like RGBA image: gradients plus seeded noise, alpha a radial ramp with a transparent corner. */
 function photoPng(width: number, height: number, seed: number): Buffer {
@@ -45,41 +35,38 @@ function photoPng(width: number, height: number, seed: number): Buffer {
   });
 }
 
-describe.runIf(wasmFiles && native)(
-  'WebP with libwebp’s helper thread (native) and without it (wasm)',
-  () => {
-    const n = native as NativeAddon;
-    const w = wasm as NativeAddon;
+describe.runIf(wasm && native)('WebP with libwebp’s helper thread (native) and without it (wasm)', () => {
+  const n = native as NativeAddon;
+  const w = wasm as NativeAddon;
 
-    it('encode, decode + resize + encode, and decode to RGBA give identical bytes on large lossy+alpha images', async () => {
-      for (const [width, height] of [
-        [1200, 900],
-        [1601, 1203],
-      ] as const) {
-        const png = photoPng(width, height, width * 31 + height);
-        const toWebp = resolveProcessOptions({ format: 'webp' });
-        const a = await n.process(png, toWebp);
-        const b = await w.process(png, toWebp);
-        expect(a.mediaType, `${width}x${height}`).toBe('image/webp');
-        // Lossy with an alpha chunk: the case where the encoder's helper thread compresses the alpha plane.
-        expect(Buffer.from(a.data).includes('ALPH'), 'ALPH chunk').toBe(true);
-        expect(Buffer.from(a.data).includes('VP8 '), 'lossy VP8 chunk').toBe(true);
-        expect(Buffer.from(b.data).equals(Buffer.from(a.data)), `${width}x${height} PNG -> WebP`).toBe(true);
+  it('encode, decode + resize + encode, and decode to RGBA give identical bytes on large lossy+alpha images', async () => {
+    for (const [width, height] of [
+      [1200, 900],
+      [1601, 1203],
+    ] as const) {
+      const png = photoPng(width, height, width * 31 + height);
+      const toWebp = resolveProcessOptions({ format: 'webp' });
+      const a = await n.process(png, toWebp);
+      const b = await w.process(png, toWebp);
+      expect(a.mediaType, `${width}x${height}`).toBe('image/webp');
+      // Lossy with an alpha chunk: the case where the encoder's helper thread compresses the alpha plane.
+      expect(Buffer.from(a.data).includes('ALPH'), 'ALPH chunk').toBe(true);
+      expect(Buffer.from(a.data).includes('VP8 '), 'lossy VP8 chunk').toBe(true);
+      expect(Buffer.from(b.data).equals(Buffer.from(a.data)), `${width}x${height} PNG -> WebP`).toBe(true);
 
-        // The WebP back in, >= 512 px wide: the native decoder's threaded row pipeline; resized, so re-encoded.
-        const shrink = resolveProcessOptions({ format: 'webp', maxDimension: 800 });
-        const c = await n.process(a.data, shrink);
-        const d = await w.process(a.data, shrink);
-        expect(c.changes, `${width}x${height}`).toContain('resized');
-        expect(Buffer.from(d.data).equals(Buffer.from(c.data)), `${width}x${height} WebP -> WebP 800`).toBe(
-          true,
-        );
+      // The WebP back in, >= 512 px wide: the native decoder's threaded row pipeline; resized, so re-encoded.
+      const shrink = resolveProcessOptions({ format: 'webp', maxDimension: 800 });
+      const c = await n.process(a.data, shrink);
+      const d = await w.process(a.data, shrink);
+      expect(c.changes, `${width}x${height}`).toContain('resized');
+      expect(Buffer.from(d.data).equals(Buffer.from(c.data)), `${width}x${height} WebP -> WebP 800`).toBe(
+        true,
+      );
 
-        const e = n.decodeToRgba(a.data, width * height);
-        const f = w.decodeToRgba(a.data, width * height);
-        expect([e.width, e.height]).toEqual([width, height]);
-        expect(Buffer.from(f.data).equals(Buffer.from(e.data)), `${width}x${height} WebP -> RGBA`).toBe(true);
-      }
-    });
-  },
-);
+      const e = n.decodeToRgba(a.data, width * height);
+      const f = w.decodeToRgba(a.data, width * height);
+      expect([e.width, e.height]).toEqual([width, height]);
+      expect(Buffer.from(f.data).equals(Buffer.from(e.data)), `${width}x${height} WebP -> RGBA`).toBe(true);
+    }
+  });
+});

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../src/conversation.js';
 import { loadSession, openSessionIndex, SessionLog } from '../../src/session/index.js';
 import { BATCH_BYTES, type JsonlReadOptions, readJsonl } from '../../src/session/jsonl-reader.js';
+import { seededRandom } from '../helpers/media-corruption.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'panto-session-batch-'));
 let n = 0;
@@ -98,18 +99,6 @@ async function expectSameAsOracle(bytes: Buffer, maxLineBytes?: number): Promise
     expect(got, `chunkBytes ${chunkBytes}`).toStrictEqual(want);
   }
   return want;
-}
-
-/** A seeded PRNG (mulberry32), so a failure reproduces. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const obj = (i: number) => `{"i":${i},"text":"naïve café — 日本語 ${'x'.repeat(i % 300)}"}`;
@@ -206,7 +195,7 @@ describe('readJsonl batched decode equals a line-by-line reader', () => {
   });
 
   it('random files: valid, damaged, empty, CR and bad-UTF-8 lines at random chunk sizes', async () => {
-    const random = prng(16);
+    const random = seededRandom(16);
     const pool = [
       () => obj(Math.floor(random() * 1000)),
       () => '',
