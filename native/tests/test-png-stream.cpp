@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "budget.h"
@@ -227,6 +228,16 @@ std::vector<Spec> layouts() {
   };
 }
 
+/** Offset of the first IDAT chunk of `png` (its length field) and its payload length; offset 0 when there is none. */
+std::pair<size_t, uint32_t> first_idat(const std::vector<uint8_t>& png) {
+  for (size_t i = 8; i + 8 < png.size();) {
+    const uint32_t n = (uint32_t(png[i]) << 24) | (png[i + 1] << 16) | (png[i + 2] << 8) | png[i + 3];
+    if (!std::memcmp(&png[i + 4], "IDAT", 4)) return {i, n};
+    i += 12 + n;
+  }
+  return {0, 0};
+}
+
 }  // namespace
 
 PANTO_TEST(png, streaming_resize_gives_the_same_bytes_as_the_whole_image_path) {
@@ -331,17 +342,9 @@ PANTO_TEST(png, streaming_resize_reports_damaged_streams_like_the_whole_image_pa
   o.max_dimension = 300;
   PANTO_REQUIRE(streams(good, o));
   // The IDAT payload: cut it short (and fix the chunk length and CRC so only the zlib stream is damaged).
-  size_t idat = 0;
-  for (size_t i = 8; i + 8 < good.size();) {
-    const uint32_t n = (uint32_t(good[i]) << 24) | (good[i + 1] << 16) | (good[i + 2] << 8) | good[i + 3];
-    if (!std::memcmp(&good[i + 4], "IDAT", 4)) {
-      idat = i;
-      break;
-    }
-    i += 12 + n;
-  }
+  const size_t idat = first_idat(good).first;
+  const uint32_t n = first_idat(good).second;
   PANTO_REQUIRE(idat > 0);
-  const uint32_t n = (uint32_t(good[idat]) << 24) | (good[idat + 1] << 16) | (good[idat + 2] << 8) | good[idat + 3];
   auto with_idat = [&](const std::vector<uint8_t>& payload) {
     std::vector<uint8_t> out(good.begin(), good.begin() + long(idat));
     png_chunk(out, "IDAT", payload);
@@ -393,16 +396,9 @@ PANTO_TEST(png, streaming_resize_reports_damaged_streams_like_the_whole_image_pa
   {
     Spec taller{"rgb8", 401, 301, 2, 8};
     const auto t = make_png(taller);
-    size_t ti = 0;
-    for (size_t i = 8; i + 8 < t.size();) {
-      const uint32_t m = (uint32_t(t[i]) << 24) | (t[i + 1] << 16) | (t[i + 2] << 8) | t[i + 3];
-      if (!std::memcmp(&t[i + 4], "IDAT", 4)) {
-        ti = i;
-        break;
-      }
-      i += 12 + m;
-    }
-    const uint32_t m = (uint32_t(t[ti]) << 24) | (t[ti + 1] << 16) | (t[ti + 2] << 8) | t[ti + 3];
+    const size_t ti = first_idat(t).first;
+    const uint32_t m = first_idat(t).second;
+    PANTO_REQUIRE(ti > 0);
     const auto overrun = with_idat(std::vector<uint8_t>(t.begin() + long(ti) + 8, t.begin() + long(ti) + 8 + m));
     expect_same("overrunning zlib stream", overrun, o);
     PANTO_CHECK(run(overrun, o, true).code == "ERR_CORRUPT_MEDIA");
