@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "jpeg-decode.h"
+#include "jpeg-resize-stream.h"
 #include "png-decode.h"
 #include "png-resize-stream.h"
 
@@ -50,21 +51,28 @@ uint64_t png_bytes(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t
   return std::max({a, b, c});
 }
 
+/** libjpeg-turbo's own memory (jpeg-decode.cpp) at any output scale: a progressive or multi-scan file keeps every
+ *  coefficient of the full-size image (64 JCOEFs of 2 bytes per MCU-padded block); a single interleaved scan needs
+ *  only one MCU row. Plus the row buffers of the main/upsampling/colour stages (a few rows of the padded full width
+ *  per component; bounded generously here). 0 components = the walk failed. */
+uint64_t jpeg_reader_bytes(const uint8_t* d, size_t len, JpegLayout* l) {
+  if (!jpeg_walk(d, len, false, l).ok() || l->components == 0) return 0;
+  const uint64_t blocks = jpeg_total_blocks(*l);
+  const bool one_scan = !l->progressive && l->first_sos + 4 < len && d[l->first_sos + 4] == l->components;
+  const uint64_t coefs = one_scan ? 0 : blocks * 128;
+  const uint64_t rows = (uint64_t(l->width) + 64) * 64 * uint64_t(l->components) * 3;
+  return coefs + rows;
+}
+
 uint64_t jpeg_bytes(const uint8_t* d, size_t len, const MediaInfo& info, int eighths) {
   const uint64_t P = uint64_t(info.width) * info.height;
   JpegLayout l;
-  if (!jpeg_walk(d, len, false, &l).ok() || l.components == 0) return P * 12;
-  // libjpeg-turbo (jpeg-decode.cpp): a progressive or multi-scan file keeps every coefficient of the full-size image
-  // (64 JCOEFs of 2 bytes per MCU-padded block) whatever the output scale; a single interleaved scan needs only one
-  // MCU row. Plus the scaled output (4 bytes per pixel for CMYK/YCCK, converted in place), and the row buffers of
-  // the main/upsampling/colour stages (a few rows of the padded full width per component; bounded generously here).
-  const uint64_t blocks = jpeg_total_blocks(l);
-  const bool one_scan = !l.progressive && l.first_sos + 4 < len && d[l.first_sos + 4] == l.components;
-  const uint64_t coefs = one_scan ? 0 : blocks * 128;
+  const uint64_t reader = jpeg_reader_bytes(d, len, &l);
+  if (reader == 0) return P * 12;
+  // Plus the scaled output (4 bytes per pixel for CMYK/YCCK, converted in place).
   const uint64_t out = uint64_t(jpeg_scaled_dim(info.width, eighths)) * jpeg_scaled_dim(info.height, eighths) *
                        (l.components == 4 ? 4 : 3);
-  const uint64_t rows = (uint64_t(info.width) + 64) * 64 * uint64_t(l.components) * 3;
-  return coefs + out + rows;
+  return reader + out;
 }
 
 }  // namespace
@@ -94,6 +102,12 @@ uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& i
     const PngPlan plan = png_plan(d, len, info, png_shrink, true);
     decode = png_reader_bytes(plan, info.width) + png_resize_stream_bytes(plan.out_w, sw, plan.channels) +
              uint64_t(sh);
+  } else if (info.type == MediaType::Jpeg && jpeg_stream_resizes(info, jpeg_eighths, sw, sh)) {
+    // A JPEG decoded and resized row by row (jpeg-resize-stream.h): libjpeg's own memory, the ring and stbir's.
+    JpegLayout l;
+    const uint64_t reader = jpeg_reader_bytes(d, len, &l);
+    decode = reader == 0 ? estimate_decode_bytes(d, len, info, jpeg_eighths, png_shrink)
+                         : reader + jpeg_resize_stream_bytes(jpeg_scaled_dim(info.width, jpeg_eighths), sw);
   } else {
     decode = estimate_decode_bytes(d, len, info, jpeg_eighths, png_shrink);
   }

@@ -31,15 +31,20 @@ struct ErrorMgr {
   char message[JMSG_LENGTH_MAX];
 };
 
-/** Everything run_decode touches after setjmp: trivially destructible, so a longjmp out of libjpeg leaks nothing. */
-struct DecodeJob {
+}  // namespace
+
+/** Everything the run_* functions touch after setjmp: trivially destructible, so a longjmp out of libjpeg leaks
+ *  nothing. Budget memory, owned by a JpegRowReader. */
+struct JpegJob {
   jpeg_decompress_struct cinfo;
   ErrorMgr err;
   jpeg_progress_mgr progress;
-  uint8_t* pixels;  // budget memory; freed by the caller whatever the outcome
+  bool live;  // the decompressor exists (created, not yet destroyed)
   uint32_t width, height;
-  int channels;  // of `pixels`: 3 (RGB) or 4 (CMYK, inverted as Adobe writes it)
+  int channels;  // of the rows libjpeg writes: 3 (RGB) or 4 (CMYK, inverted as Adobe writes it)
 };
+
+namespace {
 
 [[noreturn]] void stop_with(j_common_ptr cinfo, int why) {
   auto* e = reinterpret_cast<ErrorMgr*>(cinfo->err);
@@ -86,19 +91,21 @@ void on_progress(j_common_ptr cinfo) {
   if (d->input_scan_number > kMaxScans) stop_with(cinfo, kTooManyScans);
 }
 
-/** Returns 1 on success (j->pixels holds the image), 0 with j->err.stop set otherwise. */
-int run_decode(DecodeJob* j, const uint8_t* d, size_t len, uint32_t want_w, uint32_t want_h, int eighths) {
+/** Returns 1 when the decompressor started (header read, every scan of a multi-scan file absorbed), 0 with
+ *  j->err.stop set otherwise (the decompressor is then destroyed). */
+int run_open(JpegJob* j, const uint8_t* d, size_t len, uint32_t want_w, uint32_t want_h, int eighths) {
   j->cinfo.err = jpeg_std_error(&j->err.pub);
   j->err.pub.error_exit = on_error_exit;
   j->err.pub.emit_message = on_emit_message;
   j->err.pub.output_message = on_output_message;
   j->err.stop = 0;
-  j->pixels = nullptr;
   if (setjmp(j->err.jmp)) {
     jpeg_destroy_decompress(&j->cinfo);
+    j->live = false;
     return 0;
   }
   jpeg_create_decompress(&j->cinfo);
+  j->live = true;
   j->progress.progress_monitor = on_progress;
   j->cinfo.progress = &j->progress;
   jpeg_mem_src(&j->cinfo, d, static_cast<unsigned long>(len));
@@ -115,30 +122,62 @@ int run_decode(DecodeJob* j, const uint8_t* d, size_t len, uint32_t want_w, uint
   if (j->width != jpeg_scaled_dim(want_w, eighths) || j->height != jpeg_scaled_dim(want_h, eighths) ||
       j->cinfo.output_components != j->channels)
     stop_with(j_common_ptr(&j->cinfo), kBadSize);
-  const size_t stride = size_t(j->width) * size_t(j->channels);
-  j->pixels = static_cast<uint8_t*>(panto_budget_malloc(stride * j->height));
-  if (!j->pixels) stop_with(j_common_ptr(&j->cinfo), kOutOfMemory);
-  JSAMPROW rows[16];
-  while (j->cinfo.output_scanline < j->height) {
-    JDIMENSION n = 0;
-    for (; n < 16 && j->cinfo.output_scanline + n < j->height; n++)
-      rows[n] = j->pixels + size_t(j->cinfo.output_scanline + n) * stride;
-    if (jpeg_read_scanlines(&j->cinfo, rows, n) == 0) stop_with(j_common_ptr(&j->cinfo), kCorruptWarning);
-  }
-  jpeg_finish_decompress(&j->cinfo);
-  jpeg_destroy_decompress(&j->cinfo);
   return 1;
 }
 
-/** Adobe CMYK/YCCK (stored inverted) to RGB in place, compacting 4 channels to 3: R = C'K'/255 (as stb did). */
-void cmyk_to_rgb(uint8_t* p, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    const unsigned k = p[i * 4 + 3];
-    for (int c = 0; c < 3; c++) {
-      const unsigned t = p[i * 4 + c] * k + 128;
-      p[i * 3 + c] = uint8_t((t + (t >> 8)) >> 8);
-    }
+/** The next `n` rows (n <= 16; no more than are left); 1 on success, 0 with j->err.stop set (decompressor destroyed). */
+int run_read(JpegJob* j, uint8_t* const* rows, uint32_t n) {
+  if (setjmp(j->err.jmp)) {
+    jpeg_destroy_decompress(&j->cinfo);
+    j->live = false;
+    return 0;
   }
+  JSAMPROW r[16];
+  for (uint32_t i = 0; i < n; i++) r[i] = rows[i];
+  JDIMENSION done = 0;
+  while (done < n) {
+    const JDIMENSION got = jpeg_read_scanlines(&j->cinfo, r + done, n - done);
+    if (got == 0) stop_with(j_common_ptr(&j->cinfo), kCorruptWarning);
+    done += got;
+  }
+  return 1;
+}
+
+/** Reads to EOI and destroys the decompressor; 1 on success, 0 with j->err.stop set. */
+int run_finish(JpegJob* j) {
+  if (setjmp(j->err.jmp)) {
+    jpeg_destroy_decompress(&j->cinfo);
+    j->live = false;
+    return 0;
+  }
+  jpeg_finish_decompress(&j->cinfo);
+  jpeg_destroy_decompress(&j->cinfo);
+  j->live = false;
+  return 1;
+}
+
+/** The typed status of a stop (j->err after a run_* returned 0). */
+Status stop_status(const JpegJob* j) {
+  const MediaType T = MediaType::Jpeg;
+  const int stop = j->err.stop, code = j->err.msg_code;
+  const std::string reason = j->err.message;
+  Budget* b = current_budget();
+  if (stop == kAborted || (stop == kLibjpegError && should_abort()))
+    return Status::Err("ERR_ABORTED", "processing was aborted", T);
+  if (stop == kOutOfMemory || (b && b->exceeded.load()) || (stop == kLibjpegError && code == JERR_OUT_OF_MEMORY))
+    return Status::Err("ERR_MEDIA_TOO_LARGE",
+                       "image/jpeg needs more memory to decode than its header implies (budget exceeded)", T);
+  if (stop == kTooManyScans)
+    return Status::Err("ERR_CORRUPT_MEDIA",
+                       "image/jpeg is corrupt: more than " + std::to_string(kMaxScans) +
+                           " scans (refused: decoding cost)",
+                       T);
+  if (stop == kBadSize)
+    return Status::Err("ERR_CORRUPT_MEDIA", "image/jpeg is corrupt: decoded size differs from the header", T);
+  if (stop == kLibjpegError && code == JERR_BAD_PRECISION)
+    return Status::Err("ERR_UNSUPPORTED_MEDIA", "image/jpeg: " + reason + "; convert it to an 8-bit JPEG or PNG", T);
+  return Status::Err("ERR_CORRUPT_MEDIA",
+                     "image/jpeg is corrupt: " + (reason.empty() ? std::string("decode failed") : reason), T);
 }
 
 }  // namespace
@@ -151,47 +190,91 @@ int jpeg_scale_eighths(uint32_t w, uint32_t h, uint32_t min_w, uint32_t min_h) {
 }
 
 Status decode_jpeg(const uint8_t* d, size_t len, const MediaInfo& info, int eighths, Pixels* out) {
-  const MediaType T = MediaType::Jpeg;
   if (eighths < 1 || eighths > 8) eighths = 8;
-  auto* job = static_cast<DecodeJob*>(panto_budget_malloc(sizeof(DecodeJob)));
-  if (!job)
-    return Status::Err("ERR_MEDIA_TOO_LARGE", "image/jpeg needs more memory to decode than its header implies", T);
-  std::memset(job, 0, sizeof(DecodeJob));
-  const int ok = run_decode(job, d, len, info.width, info.height, eighths);
-  const int stop = job->err.stop, code = job->err.msg_code;
-  const std::string reason = job->err.message;
-  OwnedBytes px =
-      OwnedBytes::adopt(job->pixels, size_t(job->width) * job->height * size_t(job->channels), budget_release);
-  const uint32_t w = job->width, h = job->height;
-  const int channels = job->channels;
-  panto_budget_free(job);
-  if (!ok) {
-    Budget* b = current_budget();
-    if (stop == kAborted || (stop == kLibjpegError && should_abort()))
-      return Status::Err("ERR_ABORTED", "processing was aborted", T);
-    if (stop == kOutOfMemory || (b && b->exceeded.load()) || (stop == kLibjpegError && code == JERR_OUT_OF_MEMORY))
-      return Status::Err("ERR_MEDIA_TOO_LARGE",
-                         "image/jpeg needs more memory to decode than its header implies (budget exceeded)", T);
-    if (stop == kTooManyScans)
-      return Status::Err("ERR_CORRUPT_MEDIA",
-                         "image/jpeg is corrupt: more than " + std::to_string(kMaxScans) +
-                             " scans (refused: decoding cost)",
-                         T);
-    if (stop == kBadSize)
-      return Status::Err("ERR_CORRUPT_MEDIA", "image/jpeg is corrupt: decoded size differs from the header", T);
-    if (stop == kLibjpegError && code == JERR_BAD_PRECISION)
-      return Status::Err("ERR_UNSUPPORTED_MEDIA", "image/jpeg: " + reason + "; convert it to an 8-bit JPEG or PNG", T);
-    return Status::Err("ERR_CORRUPT_MEDIA",
-                       "image/jpeg is corrupt: " + (reason.empty() ? std::string("decode failed") : reason), T);
+  JpegRowReader reader;
+  Status s = reader.open(d, len, info, eighths);
+  if (!s.ok()) return s;
+  const uint32_t w = reader.width(), h = reader.height();
+  const int channels = reader.channels();
+  const size_t stride = size_t(w) * size_t(channels);
+  OwnedBytes px;
+  if (!alloc_owned(stride * h, &px))
+    return Status::Err("ERR_MEDIA_TOO_LARGE",
+                       "image/jpeg needs more memory to decode than its header implies (budget exceeded)",
+                       MediaType::Jpeg);
+  uint8_t* rows[16];
+  for (uint32_t y = 0; y < h;) {
+    uint32_t n = 0;
+    for (; n < 16 && y + n < h; n++) rows[n] = px.data + size_t(y + n) * stride;
+    s = reader.read_rows(rows, n);
+    if (!s.ok()) return s;
+    y += n;
   }
+  s = reader.finish();
+  if (!s.ok()) return s;
   if (channels == 4) {
-    cmyk_to_rgb(px.data, size_t(w) * h);
+    cmyk_row_to_rgb(px.data, px.data, size_t(w) * h);
     px.shrink_to(size_t(w) * h * 3);
   }
   out->data = std::move(px);
   out->width = w;
   out->height = h;
   out->channels = 3;
+  return Status::Ok();
+}
+
+void cmyk_row_to_rgb(const uint8_t* src, uint8_t* dst, size_t n) {
+  // In place, pixel i's 3 bytes land at or before its 4 (read first), never on a pixel not yet read.
+  for (size_t i = 0; i < n; i++) {
+    const unsigned k = src[i * 4 + 3];
+    const unsigned c0 = src[i * 4], c1 = src[i * 4 + 1], c2 = src[i * 4 + 2];
+    const unsigned t0 = c0 * k + 128, t1 = c1 * k + 128, t2 = c2 * k + 128;
+    dst[i * 3] = uint8_t((t0 + (t0 >> 8)) >> 8);
+    dst[i * 3 + 1] = uint8_t((t1 + (t1 >> 8)) >> 8);
+    dst[i * 3 + 2] = uint8_t((t2 + (t2 >> 8)) >> 8);
+  }
+}
+
+JpegRowReader::~JpegRowReader() {
+  if (!job_) return;
+  if (job_->live) jpeg_destroy_decompress(&job_->cinfo);
+  panto_budget_free(job_);
+}
+
+Status JpegRowReader::fail() {
+  failed_ = stop_status(job_);
+  return failed_;
+}
+
+Status JpegRowReader::open(const uint8_t* d, size_t len, const MediaInfo& info, int eighths) {
+  if (job_) return Status::Err("ERR_INTERNAL", "JpegRowReader opened twice", MediaType::Jpeg);
+  if (eighths < 1 || eighths > 8) eighths = 8;
+  job_ = static_cast<JpegJob*>(panto_budget_malloc(sizeof(JpegJob)));
+  if (!job_) {
+    failed_ = Status::Err("ERR_MEDIA_TOO_LARGE", "image/jpeg needs more memory to decode than its header implies",
+                          MediaType::Jpeg);
+    return failed_;
+  }
+  std::memset(job_, 0, sizeof(JpegJob));
+  if (!run_open(job_, d, len, info.width, info.height, eighths)) return fail();
+  width_ = job_->width;
+  height_ = job_->height;
+  channels_ = job_->channels;
+  return Status::Ok();
+}
+
+Status JpegRowReader::read_rows(uint8_t* const* rows, uint32_t n) {
+  if (!failed_.ok()) return failed_;
+  if (!job_ || !job_->live || n > 16 || job_->cinfo.output_scanline + n > height_)
+    return Status::Err("ERR_INTERNAL", "JpegRowReader read past its rows", MediaType::Jpeg);
+  if (!run_read(job_, rows, n)) return fail();
+  return Status::Ok();
+}
+
+Status JpegRowReader::finish() {
+  if (!failed_.ok()) return failed_;
+  if (!job_ || !job_->live) return Status::Err("ERR_INTERNAL", "JpegRowReader finished twice", MediaType::Jpeg);
+  if (!run_finish(job_)) return fail();
   return Status::Ok();
 }
 

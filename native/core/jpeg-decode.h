@@ -29,4 +29,44 @@ int jpeg_scale_eighths(uint32_t w, uint32_t h, uint32_t min_w, uint32_t min_h);
  */
 Status decode_jpeg(const uint8_t* d, size_t len, const MediaInfo& info, int eighths, Pixels* out);
 
+struct JpegJob;
+
+/**
+ * The decoder behind decode_jpeg, row by row (the producer of the streamed JPEG resize, jpeg-resize-stream.h): open()
+ * reads the header and starts the decompressor at `eighths`/8 (a progressive or multi-scan file absorbs every scan
+ * here, into libjpeg's full-size coefficient arrays), read_rows() yields the scaled rows top to bottom, finish() reads
+ * the rest of the file to EOI. The same checks, limits, abort polling (per call of read_rows and per absorbed scan
+ * row) and error statuses as decode_jpeg; after any non-Ok status the reader is spent (every later call repeats it).
+ * Not thread-safe: one thread at a time (any thread with the call's budget active). Memory: libjpeg's (through the
+ * active budget, jpeg-memory.cpp), released by finish() or the destructor.
+ */
+class JpegRowReader {
+ public:
+  JpegRowReader() = default;
+  ~JpegRowReader();
+  JpegRowReader(const JpegRowReader&) = delete;
+  JpegRowReader& operator=(const JpegRowReader&) = delete;
+
+  Status open(const uint8_t* d, size_t len, const MediaInfo& info, int eighths);
+  /** Scaled size, and the channels of the rows read_rows writes: 3 (RGB, grayscale expanded) or 4 (CMYK/YCCK as
+   *  Adobe stores it, inverted: cmyk_row_to_rgb converts). Valid after a successful open(). */
+  uint32_t width() const { return width_; }
+  uint32_t height() const { return height_; }
+  int channels() const { return channels_; }
+  /** The next `n` rows (width() * channels() bytes each) into rows[0..n-1]. */
+  Status read_rows(uint8_t* const* rows, uint32_t n);
+  /** After the last row: reads to the end of the image and releases the decoder. */
+  Status finish();
+
+ private:
+  Status fail();
+  JpegJob* job_ = nullptr;
+  uint32_t width_ = 0, height_ = 0;
+  int channels_ = 3;
+  Status failed_;
+};
+
+/** Adobe CMYK/YCCK (stored inverted) to RGB: R = C'K'/255 (as stb did), `n` pixels; `dst` may be `src` (in place). */
+void cmyk_row_to_rgb(const uint8_t* src, uint8_t* dst, size_t n);
+
 }  // namespace panto

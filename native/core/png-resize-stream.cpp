@@ -1,286 +1,56 @@
-// Streaming PNG decode -> resize (see png-resize-stream.h).
+// Streaming PNG decode -> resize (see png-resize-stream.h): PngRowReader as the producer of row-resize-stream.h.
 #include "png-resize-stream.h"
-
-#include <stb/stb_image_resize2.h>
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
-#include <cstring>
-#include <exception>
-#include <mutex>
 
-#include "budget.h"
-#include "parallel.h"
 #include "png-decode.h"
-
-// WebAssembly without -pthread (scripts/build-wasm.sh): std::thread cannot start, so the resize pulls the rows.
-#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
-#define PANTO_STREAM_THREADS 0
-#else
-#define PANTO_STREAM_THREADS 1
-#endif
-
-#if PANTO_STREAM_THREADS
-#include <thread>
-#endif
+#include "row-resize-stream.h"
 
 namespace panto {
 namespace {
 
-/** Rows a waiting side lets the other side advance before it is woken: one futex wake-up per batch, not per row
- *  (on a virtualised 2-vCPU host a wake-up per row cost more CPU than unfiltering the row). */
-constexpr uint32_t kWakeBatch = 16;
-
-/** Thrown from stbir's input callback to leave the resize when the decoder stopped early (stbir allocates nothing
- *  while it runs, so unwinding through it leaks nothing; its buffers go with stbir_free_samplers). */
-struct StopResize {};
-
-/**
- * The ring between the decoder (producer) and the resize (consumer). Rows are produced in order into slot
- * (row % cap); the consumer asks for rows in non-decreasing order, and asking for row y releases every row below y.
- * Threaded: the producer runs on a helper thread and waits while the ring is full. Sequential: the consumer produces
- * the rows it asks for itself.
- */
-class RowRing {
+/** PngRowReader's rows; with `opaque_rgb`, each RGBA row is checked opaque and narrowed to RGB, and the first row with
+ *  an alpha below 255 stops the stream (transparent() is then true). */
+class PngProducer final : public RowProducer {
  public:
-  RowRing(PngRowReader* reader, bool opaque_rgb, uint32_t rows, uint32_t cap, size_t row_bytes, size_t in_row_bytes)
-      : reader_(reader), opaque_rgb_(opaque_rgb), rows_(rows), cap_(cap), row_bytes_(row_bytes),
-        in_row_bytes_(in_row_bytes) {}
+  PngProducer(PngRowReader* reader, bool opaque_rgb, size_t in_row_bytes)
+      : reader_(reader), opaque_rgb_(opaque_rgb), in_row_bytes_(in_row_bytes) {}
 
-  ~RowRing() { stop_and_join(); }
+  /** The RGBA row of the opaque check (false: over budget). */
+  bool alloc() { return !opaque_rgb_ || alloc_owned(in_row_bytes_, &rgba_); }
 
-  bool alloc() {
-    return alloc_owned(size_t(cap_) * row_bytes_ + (opaque_rgb_ ? in_row_bytes_ : 0), &ring_);
-  }
-
-  /** Starts the producer thread when this build and machine run parts concurrently; false = sequential. */
-  void start() {
-#if PANTO_STREAM_THREADS
-    if (!parts_run_concurrently()) return;
-    Budget* budget = current_budget();
-    try {
-      thread_ = std::thread([this, budget] {
-        BudgetScope scope(budget);
-        produce_all();
-      });
-      threaded_ = true;
-    } catch (...) {  // std::system_error (no thread available) or std::bad_alloc (its state): run sequentially
-      threaded_ = false;
-    }
-#endif
-  }
-
-  /** Row y for the resize (throws StopResize when the decoder stopped before it). */
-  const uint8_t* get(uint32_t y) {
-    if (y == last_y_ && last_) return last_;
-    if (y < floor_seen_) {  // stbir asks in non-decreasing order; anything else would read a recycled slot
-      internal_ = true;
-      throw StopResize{};
-    }
-    floor_seen_ = y;
-    if (threaded_) {
-#if PANTO_STREAM_THREADS
-      std::unique_lock<std::mutex> lock(m_);
-      floor_ = y;
-      if (producer_waiting_ && floor_ >= producer_wake_floor_) cv_producer_.notify_one();
-      if (produced_ <= y && !stopped_) {
-        // Sleep until a batch of rows is ready (or the decoder ends), not one wake-up per row.
-        // (At most half the ring: the decoder, blocked on a full ring, could otherwise never reach it.)
-        consumer_wake_rows_ = std::min(rows_, y + 1 + std::min(kWakeBatch, cap_ / 2));
-        consumer_waiting_ = true;
-        while (produced_ <= y && !stopped_) cv_consumer_.wait(lock);
-        consumer_waiting_ = false;
-      }
-      if (produced_ <= y) throw StopResize{};
-#endif
-    } else {
-      while (produced_ <= y) {
-        if (stopped_ || !produce_one(slot(produced_))) {
-          stopped_ = true;
-          throw StopResize{};
-        }
-        produced_++;
-      }
-    }
-    last_y_ = y;
-    last_ = slot(y);
-    return last_;
-  }
-
-  /**
-   * After the resize: decodes the rows it did not ask for and checks the end of the zlib stream (the same checks as
-   * the whole-image decode), or, after a stop, ends the producer. Returns the decoder's status (Ok, an error, or Ok
-   * with transparent() when the opaque check stopped it).
-   */
-  Status finish(bool resize_completed) {
-    if (!resize_completed) {
-      stop_and_join();
-    } else if (threaded_) {
-#if PANTO_STREAM_THREADS
-      {
-        std::unique_lock<std::mutex> lock(m_);
-        floor_ = rows_;  // every row released: the producer runs to the end of the stream
-        if (producer_waiting_) cv_producer_.notify_one();
-        consumer_wake_rows_ = rows_;
-        consumer_waiting_ = true;
-        while (!done_ && !stopped_) cv_consumer_.wait(lock);
-        consumer_waiting_ = false;
-      }
-      stop_and_join();
-#endif
-    } else {
-      while (!stopped_ && produced_ < rows_) {
-        if (!produce_one(slot(produced_))) stopped_ = true;  // rows the resize did not ask for
-        else produced_++;
-      }
-      if (!stopped_) status_ = reader_->finish();
-    }
-    if (exception_) std::rethrow_exception(exception_);
-    if (internal_) return Status::Err("ERR_INTERNAL", "resize asked for a PNG row out of order", MediaType::Png);
-    return status_;
-  }
-
-  bool transparent() const { return transparent_; }
-
- private:
-  uint8_t* slot(uint32_t row) { return ring_.data + size_t(row % cap_) * row_bytes_; }
-
-  /** Decodes the next row into `dst` (RGB when opaque_rgb); false when decoding stopped (status_/transparent_). */
-  bool produce_one(uint8_t* dst) {
-    if (!opaque_rgb_) {
-      status_ = reader_->next_row(dst);
-      return status_.ok();
-    }
-    uint8_t* rgba = ring_.data + size_t(cap_) * row_bytes_;
-    status_ = reader_->next_row(rgba);
-    if (!status_.ok()) return false;
+  Status next_row(uint8_t* dst) override {
+    if (!opaque_rgb_) return reader_->next_row(dst);
+    uint8_t* rgba = rgba_.data;
+    Status s = reader_->next_row(rgba);
+    if (!s.ok()) return s;
     const size_t n = in_row_bytes_ / 4;
     uint8_t acc = 0xFF;
     for (size_t i = 0; i < n; i++) acc &= rgba[i * 4 + 3];
     if (acc != 0xFF) {
       transparent_ = true;
-      return false;
+      return Status::Err("ERR_INTERNAL", "PNG row is not opaque (restart as RGBA)", MediaType::Png);
     }
     for (size_t i = 0; i < n; i++) {
       dst[i * 3] = rgba[i * 4];
       dst[i * 3 + 1] = rgba[i * 4 + 1];
       dst[i * 3 + 2] = rgba[i * 4 + 2];
     }
-    return true;
+    return Status::Ok();
   }
 
-#if PANTO_STREAM_THREADS
-  /** The producer thread: every row, then the stream's end; stops early on an error or when told to. */
-  void produce_all() {
-    try {
-      for (;;) {
-        uint32_t row;
-        {
-          std::unique_lock<std::mutex> lock(m_);
-          if (!stop_requested_ && produced_ >= floor_ + cap_ && produced_ < rows_) {
-            // Ring full: sleep until the resize has released a batch of rows.
-            producer_wake_floor_ = produced_ + std::min(kWakeBatch, cap_ / 2) - cap_ + 1;
-            producer_waiting_ = true;
-            while (!stop_requested_ && produced_ >= floor_ + cap_ && produced_ < rows_) cv_producer_.wait(lock);
-            producer_waiting_ = false;
-          }
-          if (stop_requested_) return;
-          row = produced_;
-        }
-        if (row == rows_) {
-          const Status s = reader_->finish();
-          std::lock_guard<std::mutex> lock(m_);
-          status_ = s;
-          if (!s.ok()) stopped_ = true;
-          done_ = true;  // (notified whatever the consumer's batch: nothing more comes)
-          if (consumer_waiting_) cv_consumer_.notify_one();
-          return;
-        }
-        // The slot of `row` holds no row the consumer may still ask for: produced_ - floor_ < cap_.
-        const bool ok = produce_one(slot(row));
-        std::lock_guard<std::mutex> lock(m_);
-        if (ok) produced_++;
-        else stopped_ = true;
-        if (consumer_waiting_ && (!ok || produced_ >= consumer_wake_rows_)) cv_consumer_.notify_one();
-        if (!ok) return;
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(m_);
-      exception_ = std::current_exception();
-      stopped_ = true;
-      if (consumer_waiting_) cv_consumer_.notify_one();
-    }
-  }
-#endif
+  Status finish() override { return reader_->finish(); }
 
-  void stop_and_join() {
-#if PANTO_STREAM_THREADS
-    if (thread_.joinable()) {
-      {
-        std::lock_guard<std::mutex> lock(m_);
-        stop_requested_ = true;
-        cv_producer_.notify_one();
-      }
-      thread_.join();
-    }
-#endif
-  }
+  bool transparent() const { return transparent_; }
 
+ private:
   PngRowReader* reader_;
   const bool opaque_rgb_;
-  const uint32_t rows_, cap_;
-  const size_t row_bytes_, in_row_bytes_;
-  OwnedBytes ring_;
-  bool threaded_ = false;
-  // Consumer-only state.
-  uint32_t last_y_ = UINT32_MAX;
-  const uint8_t* last_ = nullptr;
-  uint32_t floor_seen_ = 0;
-  bool internal_ = false;
-  // Shared state (under m_ when threaded). The producer writes status_/transparent_ before it sets stopped_ or
-  // done_ under the lock; the consumer reads them after join (or, sequentially, on its own thread).
-  uint32_t produced_ = 0;
-  uint32_t floor_ = 0;
-  bool stopped_ = false, done_ = false, stop_requested_ = false;
+  const size_t in_row_bytes_;
+  OwnedBytes rgba_;
   bool transparent_ = false;
-  bool producer_waiting_ = false, consumer_waiting_ = false;
-  uint32_t consumer_wake_rows_ = 0;  // a waiting consumer is woken once produced_ reaches this (or the decoder ends)
-  uint32_t producer_wake_floor_ = 0;  // a waiting producer is woken once floor_ reaches this
-  Status status_;
-  std::exception_ptr exception_;
-#if PANTO_STREAM_THREADS
-  std::mutex m_;
-  std::condition_variable cv_producer_, cv_consumer_;
-  std::thread thread_;
-#endif
-};
-
-struct Callbacks {
-  RowRing* ring;
-  const ResizedRowSink* sink;
-  int channels;
-};
-
-const void* input_cb(void*, const void*, int, int x, int y, void* ctx) {
-  const Callbacks* c = static_cast<const Callbacks*>(ctx);
-  return c->ring->get(uint32_t(y)) + size_t(x) * c->channels;
-}
-
-void output_cb(const void* px, int, int y, void* ctx) {
-  const Callbacks* c = static_cast<const Callbacks*>(ctx);
-  (*c->sink)(static_cast<const uint8_t*>(px), uint32_t(y));
-}
-
-Status oom() { return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while resizing", MediaType::Png); }
-
-/** stbir's samplers, freed on destruction. */
-struct Samplers {
-  STBIR_RESIZE* r = nullptr;
-  ~Samplers() {
-    if (r) stbir_free_samplers(r);
-  }
 };
 
 /** On unless the environment had PANTO_PNG_STREAMING=0 when the first call read it (benchmarks comparing the two
@@ -299,24 +69,20 @@ bool png_stream_resizes(const uint8_t* d, size_t len, const MediaInfo& info, uin
   if (info.type != MediaType::Png || !g_streaming.load(std::memory_order_relaxed)) return false;
   const PngPlan plan = png_plan(d, len, info, shrink, true);
   return plan.path == PngPath::Streaming && (plan.out_w != sw || plan.out_h != sh) &&
-         sw >= kPngStreamMinWidth;
+         sw >= kStreamMinWidth;
 }
 
 uint64_t png_resize_stream_bytes(uint32_t out_w, uint32_t tw, int channels) {
-  // The ring (+ one RGBA row for the opaque check), and stbir's one split: its decode buffer and a ring of
-  // horizontally resampled rows (floats, a filter's height of them: Mitchell covers <= 4 rows per unit of scale, and
-  // png_shrink_factor keeps the vertical scale above 1/64 only with a shrink; counted generously as 64 rows of the
-  // wider side), plus its coefficient tables (a few floats per output pixel of a row and column, in the fixed allowance).
+  // The generic stream's ring and stbir buffers, plus the opaque check's RGBA row (and one ring row of slack).
   const uint64_t row = uint64_t(out_w) * channels;
-  const uint64_t wide = uint64_t(out_w > tw ? out_w : tw) * 4 * sizeof(float);
-  return row * (kPngStreamRingRows + 1) + uint64_t(out_w) * 4 + wide * 72;
+  return row_resize_stream_bytes(out_w, tw, channels) + row + uint64_t(out_w) * 4;
 }
 
 Status png_resize_stream(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t shrink, uint32_t tw,
                          uint32_t th, bool opaque_rgb, const std::function<Status(int channels)>& begin,
                          const ResizedRowSink& sink, bool* transparent) {
   *transparent = false;
-  if (tw < kPngStreamMinWidth)
+  if (tw < kStreamMinWidth)
     return Status::Err("ERR_INTERNAL", "streaming resize below its minimum width", MediaType::Png);
   PngRowReader reader;
   Status s = reader.open(d, len, info, shrink);
@@ -324,48 +90,17 @@ Status png_resize_stream(const uint8_t* d, size_t len, const MediaInfo& info, ui
   const PngPlan& plan = reader.plan();
   const bool drop = opaque_rgb && plan.channels == 4;
   const int ch = drop ? 3 : plan.channels;
-  const size_t in_row = size_t(plan.out_w) * plan.channels;
-  const size_t row_bytes = size_t(plan.out_w) * ch;
   s = begin(ch);
   if (!s.ok()) return s;
-
-  RowRing ring(&reader, drop, plan.out_h, std::min<uint32_t>(kPngStreamRingRows, plan.out_h), row_bytes, in_row);
-  if (!ring.alloc()) return oom();
-  // The same resize as resize_pixels (pixels.cpp) with the same samplers, in one split: the bytes of each output row
-  // do not depend on the split (gather or scatter, each row sums the same input rows in the same order).
-  STBIR_RESIZE r;
-  const stbir_pixel_layout layout = ch == 4 ? STBIR_RGBA : STBIR_RGB;
-  // The pixel pointers are never dereferenced (the callbacks supply and take every row) but stbir offsets them, so they
-  // are a real, non-null address (the input bytes; never written). Strides are the true ones.
-  const uint8_t* any = d;
-  stbir_resize_init(&r, any, int(plan.out_w), int(plan.out_h), int(row_bytes), const_cast<uint8_t*>(any), int(tw),
-                    int(th), int(tw * uint32_t(ch)), layout, STBIR_TYPE_UINT8);
-  stbir_set_edgemodes(&r, STBIR_EDGE_CLAMP, STBIR_EDGE_CLAMP);
-  stbir_set_filters(&r, STBIR_FILTER_MITCHELL, STBIR_FILTER_MITCHELL);
-  Callbacks cbs{&ring, &sink, ch};
-  stbir_set_user_data(&r, &cbs);
-  stbir_set_pixel_callbacks(&r, input_cb, output_cb);
-  Samplers samplers;
-  if (stbir_build_samplers_with_splits(&r, 1) <= 0) return oom();
-  samplers.r = &r;
-
-  ring.start();
-  bool completed = false;
-  int ok = 1;
-  try {
-    ok = stbir_resize_extended_split(&r, 0, 1);
-    completed = true;
-  } catch (const StopResize&) {
-    completed = false;
-  }
-  s = ring.finish(completed);
-  if (ring.transparent()) {
+  PngProducer producer(&reader, drop, size_t(plan.out_w) * plan.channels);
+  if (!producer.alloc())
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while resizing", MediaType::Png);
+  s = row_resize_stream(&producer, plan.out_w, plan.out_h, ch, tw, th, sink, MediaType::Png);
+  if (producer.transparent()) {
     *transparent = true;
     return Status::Ok();
   }
-  if (!s.ok()) return s;
-  if (!ok) return oom();
-  return Status::Ok();
+  return s;
 }
 
 }  // namespace panto

@@ -1,10 +1,9 @@
-// Streaming PNG decode -> resize: the rows of PngRowReader (png-decode.h) feed stb_image_resize2 through its input
-// callback and the resized rows leave through its output callback, so neither the decoded image nor (with a
-// PngRowEncoder sink) the raw resized image ever exists as a whole. On builds with threads the decoder runs on a
-// helper thread that fills a small ring of rows while the caller's thread resizes (a two-stage pipeline in place of
-// the two row-split parts of resize_pixels); when no thread can start (WebAssembly, one core, set_parts_concurrency
-// off, thread creation failing) the resize pulls each row from the decoder itself. The bytes are the same either way
-// and the same as decode_png -> [drop_alpha] -> resize_pixels (pinned by native/tests/test-png-stream.cpp).
+// Streaming PNG decode -> resize: the rows of PngRowReader (png-decode.h) are the producer of the generic row stream
+// (row-resize-stream.h: a decoder helper thread, a ring of rows, stb_image_resize2 pulling them), so neither the
+// decoded image nor (with a PngRowEncoder sink) the raw resized image ever exists as a whole. This file keeps what is
+// PNG's own: the plan check, and the opaque-RGB resize of an RGBA image that restarts as RGBA at its first
+// transparent row. The bytes are the same as decode_png -> [drop_alpha] -> resize_pixels (pinned by
+// native/tests/test-png-stream.cpp).
 #pragma once
 
 #include <cstddef>
@@ -12,23 +11,9 @@
 #include <functional>
 
 #include "internal.h"
+#include "row-resize-stream.h"
 
 namespace panto {
-
-/** Rows in the decoder -> resize ring (each plan.out_w * channels bytes), fewer for shorter images. */
-constexpr uint32_t kPngStreamRingRows = 64;
-
-/**
- * Narrowest target (pixels) the streaming resize takes. With an output callback stbir converts each row from floats
- * to bytes in place, and its vector loop re-reads the row's last floats after the bytes of the first block have
- * overwritten the start of the row when the row is 9 bytes (4-wide vectors) or 17-19 bytes (8-wide): measured, a
- * 3-pixel RGB row differs from the buffered resize. From 8 pixels (24 bytes) on, the re-read floats are never
- * overwritten; narrower targets take the whole-image path (their memory is negligible anyway).
- */
-constexpr uint32_t kPngStreamMinWidth = 8;
-
-/** Receives the resized rows, in order (y = 0 .. th - 1), each tw * channels bytes; the pointer is valid for the call. */
-using ResizedRowSink = std::function<void(const uint8_t* row, uint32_t y)>;
 
 /**
  * Decodes `d` (a PNG whose png_plan(d, len, info, shrink, true) is Streaming) shrunk by `shrink` on load, and resizes
@@ -43,7 +28,7 @@ using ResizedRowSink = std::function<void(const uint8_t* row, uint32_t y)>;
  * Errors: those of PngRowReader (ERR_CORRUPT_MEDIA, ERR_MEDIA_TOO_LARGE, ERR_ABORTED — polled every 16 decoded rows,
  * and the resize stops at the next row it asks for), ERR_MEDIA_TOO_LARGE when stbir's buffers exceed the budget.
  * Exceptions thrown by the sink propagate (the helper thread is joined first); none escapes the helper thread.
- * Memory (budget): the reader's (cost.cpp), the ring (kPngStreamRingRows rows) and stbir's samplers and row buffers.
+ * Memory (budget): the reader's (cost.cpp), the ring (kStreamRingRows rows) and stbir's samplers and row buffers.
  */
 Status png_resize_stream(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t shrink, uint32_t tw,
                          uint32_t th, bool opaque_rgb, const std::function<Status(int channels)>& begin,

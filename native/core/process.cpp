@@ -16,6 +16,7 @@
 #include "budget.h"
 #include "cost.h"
 #include "jpeg-decode.h"
+#include "jpeg-resize-stream.h"
 #include "internal.h"
 #include "png-decode.h"
 #include "png-encode.h"
@@ -246,9 +247,16 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   const bool png_fused = png_streams && info.orientation == 1 && codec == MediaType::Png &&
                          (opts.format == OutputFormat::Png || len <= opts.max_encoded_bytes / 2 ||
                           uint64_t(sw) * sh < (1u << 20));
+  // A JPEG whose scaled decode still needs a resize is decoded and resized row by row too: only the resized image
+  // exists (orientation, the encoder and the ladder take it as before).
+  const bool jpeg_streams = t == MediaType::Jpeg && jpeg_stream_resizes(info, eighths, sw, sh);
   PngRowEncoder png_rows;
   if (png_streams) {
     s = png_stream(d, len, info, png_shrink, sw, sh, png_fused ? &png_rows : nullptr, &px);
+    if (!s.ok()) return s;
+    if (should_abort()) return aborted(t);
+  } else if (jpeg_streams) {
+    s = jpeg_resize_stream(d, len, info, eighths, sw, sh, &px);
     if (!s.ok()) return s;
     if (should_abort()) return aborted(t);
   } else {

@@ -287,7 +287,7 @@ PANTO_TEST(png, encoder_filter_row_matches_the_scalar_reference) {
 
 PANTO_TEST(png, streaming_resize_gives_the_same_bytes_for_narrow_targets) {
   // stbir's in-place float -> byte conversion with an output callback is wrong for 9- and 17..19-byte rows
-  // (kPngStreamMinWidth): every target width from 1 to 24 pixels, RGB and RGBA, stays identical.
+  // (kStreamMinWidth): every target width from 1 to 24 pixels, RGB and RGBA, stays identical.
   ProcessOptions o;
   o.max_dimension = 200;
   for (uint32_t w = 2; w <= 40; w += 1) {
