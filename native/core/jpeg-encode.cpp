@@ -1,7 +1,10 @@
-// JPEG encode through libjpeg-turbo (declared in internal.h as encode_jpeg): baseline, 4:2:0, ISLOW DCT (bit-exact
-// between SIMD and C builds), optimised Huffman tables (as sharp's default), the quality as given. The output grows
-// in budget memory through our own destination manager; libjpeg's own allocations go through jpeg-memory.cpp. Errors
-// longjmp back into run_encode, which (like run_decode) keeps all state in a trivially destructible job.
+// JPEG encode through libjpeg-turbo (see jpeg-encode.h; encode_jpeg is declared in internal.h): baseline, 4:2:0,
+// ISLOW DCT (bit-exact between SIMD and C builds), optimised Huffman tables (as sharp's default), the quality as
+// given. The output grows in budget memory through our own destination manager; libjpeg's own allocations go through
+// jpeg-memory.cpp. Errors longjmp back into the run_* function that called libjpeg; each (like jpeg-decode.cpp's)
+// keeps all state in a trivially destructible job, so the jump skips no destructor.
+#include "jpeg-encode.h"
+
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
@@ -16,7 +19,6 @@ extern "C" {
 #include "internal.h"
 
 namespace panto {
-namespace {
 
 struct EncodeJob {
   jpeg_compress_struct cinfo;
@@ -26,8 +28,11 @@ struct EncodeJob {
   uint8_t* data;  // budget memory; freed by the caller on failure
   size_t cap;
   int msg_code;
+  bool live;  // the compressor exists (created, not yet destroyed)
   char message[JMSG_LENGTH_MAX];
 };
+
+namespace {
 
 EncodeJob* job_of(j_common_ptr cinfo) {
   return reinterpret_cast<EncodeJob*>(reinterpret_cast<char*>(cinfo) - offsetof(EncodeJob, cinfo));
@@ -63,70 +68,135 @@ boolean dest_empty(j_compress_ptr cinfo) {
 
 void dest_term(j_compress_ptr) {}
 
-int run_encode(EncodeJob* j, const PixelView* px, int quality) {
+/** Starts the compressor; 1 on success, 0 (compressor destroyed, msg_code/message set) on a libjpeg error. */
+int run_begin(EncodeJob* j, uint32_t w, uint32_t h, int channels, int quality) {
   j->cinfo.err = jpeg_std_error(&j->err);
   j->err.error_exit = on_error_exit;
   j->err.output_message = on_output_message;
   if (setjmp(j->jmp)) {
     jpeg_destroy_compress(&j->cinfo);
+    j->live = false;
     return 0;
   }
   jpeg_create_compress(&j->cinfo);
+  j->live = true;
   j->dest.init_destination = dest_init;
   j->dest.empty_output_buffer = dest_empty;
   j->dest.term_destination = dest_term;
   j->cinfo.dest = &j->dest;
-  j->cinfo.image_width = px->width;
-  j->cinfo.image_height = px->height;
-  j->cinfo.input_components = px->channels == 4 ? 4 : 3;
-  j->cinfo.in_color_space = px->channels == 4 ? JCS_EXT_RGBX : JCS_RGB;  // alpha (if any) is ignored
+  j->cinfo.image_width = w;
+  j->cinfo.image_height = h;
+  j->cinfo.input_components = channels == 4 ? 4 : 3;
+  j->cinfo.in_color_space = channels == 4 ? JCS_EXT_RGBX : JCS_RGB;  // alpha (if any) is ignored
   jpeg_set_defaults(&j->cinfo);  // YCbCr, 4:2:0 (2x2 luma sampling), baseline Huffman
   jpeg_set_quality(&j->cinfo, quality, TRUE);
   j->cinfo.dct_method = JDCT_ISLOW;
   j->cinfo.optimize_coding = TRUE;
   jpeg_start_compress(&j->cinfo, TRUE);
-  const size_t stride = size_t(px->width) * size_t(px->channels);
-  JSAMPROW rows[16];
-  while (j->cinfo.next_scanline < j->cinfo.image_height) {
-    if (panto_should_abort()) {
-      j->msg_code = -1;
-      jpeg_destroy_compress(&j->cinfo);
-      return 0;
-    }
-    JDIMENSION n = 0;
-    for (; n < 16 && j->cinfo.next_scanline + n < j->cinfo.image_height; n++)
-      rows[n] = const_cast<JSAMPROW>(px->data + size_t(j->cinfo.next_scanline + n) * stride);
-    jpeg_write_scanlines(&j->cinfo, rows, n);
-  }
-  jpeg_finish_compress(&j->cinfo);
-  jpeg_destroy_compress(&j->cinfo);
   return 1;
 }
 
+int run_write(EncodeJob* j, const uint8_t* const* rows, uint32_t n) {
+  if (setjmp(j->jmp)) {
+    jpeg_destroy_compress(&j->cinfo);
+    j->live = false;
+    return 0;
+  }
+  JSAMPROW r[16];
+  for (uint32_t i = 0; i < n; i++) r[i] = const_cast<JSAMPROW>(rows[i]);
+  jpeg_write_scanlines(&j->cinfo, r, n);
+  return 1;
+}
+
+int run_finish(EncodeJob* j) {
+  if (setjmp(j->jmp)) {
+    jpeg_destroy_compress(&j->cinfo);
+    j->live = false;
+    return 0;
+  }
+  jpeg_finish_compress(&j->cinfo);
+  jpeg_destroy_compress(&j->cinfo);
+  j->live = false;
+  return 1;
+}
+
+Status oom() { return Status::Err("ERR_MEDIA_TOO_LARGE", "JPEG encoding failed (out of memory budget)"); }
+
 }  // namespace
 
-Status encode_jpeg(const PixelView& px, int quality, OwnedBytes* out) {
-  auto* job = static_cast<EncodeJob*>(panto_budget_malloc(sizeof(EncodeJob)));
-  if (!job) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding JPEG");
-  std::memset(job, 0, sizeof(EncodeJob));
-  job->cap = size_t(px.width) * px.height / 4 + 65536;
-  job->data = static_cast<uint8_t*>(panto_budget_malloc_sparse(job->cap));  // a guess; only what is written is resident
-  const int ok = job->data ? run_encode(job, &px, quality < 1 ? 1 : quality > 100 ? 100 : quality) : 0;
-  const int code = job->msg_code;
-  const std::string reason = job->message;
-  uint8_t* data = job->data;
-  const size_t size = job->cap - job->dest.free_in_buffer;
-  panto_budget_free(job);
-  if (!ok) {
-    panto_budget_free(data);
-    if (code == -1) return Status::Err("ERR_ABORTED", "processing was aborted");
-    Budget* b = current_budget();
-    if (!data || code == JERR_OUT_OF_MEMORY || (b && b->exceeded.load()))
-      return Status::Err("ERR_MEDIA_TOO_LARGE", "JPEG encoding failed (out of memory budget)");
-    return Status::Err("ERR_INTERNAL", "JPEG encoding failed: " + reason);
+JpegRowEncoder::~JpegRowEncoder() {
+  if (!job_) return;
+  if (job_->live) jpeg_destroy_compress(&job_->cinfo);
+  panto_budget_free(job_->data);
+  panto_budget_free(job_);
+}
+
+void JpegRowEncoder::fail_from_job() {
+  Budget* b = current_budget();
+  if (job_->msg_code == JERR_OUT_OF_MEMORY || (b && b->exceeded.load())) failed_ = oom();
+  else failed_ = Status::Err("ERR_INTERNAL", "JPEG encoding failed: " + std::string(job_->message));
+}
+
+Status JpegRowEncoder::begin(uint32_t w, uint32_t h, int channels, int quality) {
+  if (job_) return Status::Err("ERR_INTERNAL", "JpegRowEncoder begun twice");
+  job_ = static_cast<EncodeJob*>(panto_budget_malloc(sizeof(EncodeJob)));
+  if (!job_) return failed_ = Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding JPEG");
+  std::memset(job_, 0, sizeof(EncodeJob));
+  h_ = h;
+  job_->cap = size_t(w) * h / 4 + 65536;
+  job_->data = static_cast<uint8_t*>(panto_budget_malloc_sparse(job_->cap));  // a guess; only what is written is resident
+  if (!job_->data) return failed_ = oom();
+  if (!run_begin(job_, w, h, channels, quality < 1 ? 1 : quality > 100 ? 100 : quality)) {
+    fail_from_job();
+    return failed_;
   }
-  *out = OwnedBytes::adopt(data, size, budget_release);
   return Status::Ok();
+}
+
+void JpegRowEncoder::put_rows(const uint8_t* const* rows, uint32_t n) {
+  if (!failed_.ok()) return;
+  if (!job_ || !job_->live || n > 16 || y_ + n > h_) {
+    failed_ = Status::Err("ERR_INTERNAL", "JPEG encoder given more rows than the image has");
+    return;
+  }
+  if (!run_write(job_, rows, n)) fail_from_job();
+  else y_ += n;
+}
+
+void JpegRowEncoder::abort() {
+  if (failed_.ok()) failed_ = Status::Err("ERR_ABORTED", "processing was aborted");
+}
+
+Status JpegRowEncoder::finish(OwnedBytes* out) {
+  if (!failed_.ok()) return failed_;
+  if (!job_ || !job_->live || y_ != h_) return failed_ = Status::Err("ERR_INTERNAL", "JPEG encoder given too few rows");
+  if (!run_finish(job_)) {
+    fail_from_job();
+    return failed_;
+  }
+  const size_t size = job_->cap - job_->dest.free_in_buffer;
+  *out = OwnedBytes::adopt(job_->data, size, budget_release);
+  job_->data = nullptr;
+  return Status::Ok();
+}
+
+Status encode_jpeg(const PixelView& px, int quality, OwnedBytes* out) {
+  JpegRowEncoder enc;
+  Status s = enc.begin(px.width, px.height, px.channels, quality);
+  if (!s.ok()) return s;
+  const size_t stride = size_t(px.width) * size_t(px.channels);
+  const uint8_t* rows[16];
+  for (uint32_t y = 0; y < px.height;) {
+    if (panto_should_abort()) {
+      enc.abort();
+      break;
+    }
+    uint32_t n = 0;
+    for (; n < 16 && y + n < px.height; n++) rows[n] = px.data + size_t(y + n) * stride;
+    enc.put_rows(rows, n);
+    y += n;
+  }
+  return enc.finish(out);
 }
 
 }  // namespace panto

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "jpeg-decode.h"
+#include "jpeg-encode.h"
 
 namespace panto {
 namespace {
@@ -54,29 +55,55 @@ uint64_t jpeg_resize_stream_bytes(uint32_t scaled_w, uint32_t sw) {
   return row_resize_stream_bytes(scaled_w, sw, 3) + uint64_t(scaled_w) * 4;
 }
 
-Status jpeg_resize_stream(const uint8_t* d, size_t len, const MediaInfo& info, int eighths, uint32_t sw, uint32_t sh,
-                          Pixels* out) {
+namespace {
+
+/** Opens the reader and streams its resized rows into `sink`; `begin` (the sink's setup) runs once the decoder has
+ *  started, before any row. */
+template <typename Begin>
+Status stream_rows(const uint8_t* d, size_t len, const MediaInfo& info, int eighths, uint32_t sw, uint32_t sh,
+                   Begin begin, const ResizedRowSink& sink) {
   const MediaType T = MediaType::Jpeg;
   JpegRowReader reader;
   Status s = reader.open(d, len, info, eighths);
   if (!s.ok()) return s;
   JpegProducer producer(&reader);
   if (!producer.alloc()) return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while resizing", T);
+  s = begin();
+  if (!s.ok()) return s;
+  return row_resize_stream(&producer, reader.width(), reader.height(), 3, sw, sh, sink, T);
+}
+
+}  // namespace
+
+Status jpeg_resize_stream(const uint8_t* d, size_t len, const MediaInfo& info, int eighths, uint32_t sw, uint32_t sh,
+                          Pixels* out) {
   const size_t row_bytes = size_t(sw) * 3;
   Pixels px;
-  if (!alloc_owned(row_bytes * sh, &px.data))
-    return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while resizing", T);
-  px.width = sw;
-  px.height = sh;
-  px.channels = 3;
-  uint8_t* dst = px.data.data;
-  const ResizedRowSink sink = [dst, row_bytes](const uint8_t* row, uint32_t y) {
-    std::memcpy(dst + row_bytes * y, row, row_bytes);
+  auto begin = [&px, sw, sh, row_bytes] {
+    if (!alloc_owned(row_bytes * sh, &px.data))
+      return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while resizing", MediaType::Jpeg);
+    px.width = sw;
+    px.height = sh;
+    px.channels = 3;
+    return Status::Ok();
   };
-  s = row_resize_stream(&producer, reader.width(), reader.height(), 3, sw, sh, sink, T);
+  const ResizedRowSink sink = [&px, row_bytes](const uint8_t* row, uint32_t y) {
+    std::memcpy(px.data.data + row_bytes * y, row, row_bytes);
+  };
+  const Status s = stream_rows(d, len, info, eighths, sw, sh, begin, sink);
   if (!s.ok()) return s;
   *out = std::move(px);
   return Status::Ok();
+}
+
+Status jpeg_resize_stream_encode(const uint8_t* d, size_t len, const MediaInfo& info, int eighths, uint32_t sw,
+                                 uint32_t sh, int quality, OwnedBytes* out) {
+  JpegRowEncoder enc;
+  auto begin = [&enc, sw, sh, quality] { return enc.begin(sw, sh, 3, quality); };
+  const ResizedRowSink sink = [&enc](const uint8_t* row, uint32_t) { enc.put_rows(&row, 1); };
+  const Status s = stream_rows(d, len, info, eighths, sw, sh, begin, sink);
+  if (!s.ok()) return s;
+  return enc.finish(out);
 }
 
 }  // namespace panto

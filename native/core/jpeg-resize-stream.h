@@ -1,7 +1,8 @@
 // Streaming JPEG decode -> resize: the scaled rows of JpegRowReader (jpeg-decode.h, libjpeg-turbo at the M/8 scale
 // process() chose) are the producer of the generic row stream (row-resize-stream.h), so the decoded image never exists
-// as a whole; only the resized one does (the orientation, the encoder and the byte-cap ladder take it as before). The
-// bytes are the same as decode_jpeg -> resize_pixels (pinned by native/tests/test-jpeg-stream.cpp and
+// as a whole; only the resized one does (the orientation and the byte-cap ladder take it as before) — or, when it
+// only becomes a JPEG, not even that: its rows go straight into the encoder. The bytes are the same as
+// decode_jpeg -> resize_pixels [-> encode_jpeg] (pinned by native/tests/test-jpeg-stream.cpp and
 // test/media/jpeg-stream.test.ts).
 #pragma once
 
@@ -28,6 +29,14 @@ bool jpeg_stream_resizes(const MediaInfo& info, int eighths, uint32_t sw, uint32
  */
 Status jpeg_resize_stream(const uint8_t* d, size_t len, const MediaInfo& info, int eighths, uint32_t sw, uint32_t sh,
                           Pixels* out);
+
+/**
+ * jpeg_resize_stream with the resized rows going straight into the JPEG encoder (jpeg-encode.h; `quality` as
+ * encode_jpeg's): the resized image never exists either. `out` gets the same bytes as encode_jpeg of
+ * jpeg_resize_stream's pixels. Errors: jpeg_resize_stream's and the encoder's.
+ */
+Status jpeg_resize_stream_encode(const uint8_t* d, size_t len, const MediaInfo& info, int eighths, uint32_t sw,
+                                 uint32_t sh, int quality, OwnedBytes* out);
 
 /** Bytes jpeg_resize_stream allocates besides libjpeg's and `out`: the CMYK row, the ring and stbir's buffers. */
 uint64_t jpeg_resize_stream_bytes(uint32_t scaled_w, uint32_t sw);

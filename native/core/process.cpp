@@ -250,11 +250,19 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   // A JPEG whose scaled decode still needs a resize is decoded and resized row by row too: only the resized image
   // exists (orientation, the encoder and the ladder take it as before).
   const bool jpeg_streams = t == MediaType::Jpeg && jpeg_stream_resizes(info, eighths, sw, sh);
+  // ... and when those pixels only become a JPEG (no orientation), the resized rows go straight into the encoder: the
+  // resized image does not exist either unless the byte cap needs it (then the stream runs again into pixels).
+  const bool jpeg_fused = jpeg_streams && info.orientation == 1 && codec == MediaType::Jpeg;
   PngRowEncoder png_rows;
   if (png_streams) {
     s = png_stream(d, len, info, png_shrink, sw, sh, png_fused ? &png_rows : nullptr, &px);
     if (!s.ok()) return s;
     if (should_abort()) return aborted(t);
+  } else if (jpeg_fused) {
+    s = jpeg_resize_stream_encode(d, len, info, eighths, sw, sh, std::clamp(opts.jpeg_quality, 1, 100), &out->data);
+    if (!s.ok()) return s;
+    if (should_abort()) return aborted(t);
+    px.width = sw, px.height = sh, px.channels = 3;  // (no pixels unless the ladder needs them, below)
   } else if (jpeg_streams) {
     s = jpeg_resize_stream(d, len, info, eighths, sw, sh, &px);
     if (!s.ok()) return s;
@@ -302,6 +310,12 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     // Over the cap: the ladder needs the resized pixels, recovered exactly from the filtered rows.
     if (out->data.size > opts.max_encoded_bytes) {
       s = png_rows.take_pixels(&px);
+      if (!s.ok()) return s;
+    }
+  } else if (jpeg_fused) {
+    // Over the cap: the ladder needs the resized pixels; decoded and resized again (the same bytes).
+    if (out->data.size > opts.max_encoded_bytes) {
+      s = jpeg_resize_stream(d, len, info, eighths, sw, sh, &px);
       if (!s.ok()) return s;
     }
   } else if (!doomed_png) {

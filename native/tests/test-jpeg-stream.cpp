@@ -437,6 +437,32 @@ PANTO_TEST(jpeg, streaming_estimate_holds_no_decoded_image) {
       const uint64_t coefs = progressive ? uint64_t(4032) * 3024 * 2 * 3 / 2 + (1u << 20) : 0;
       PANTO_CHECK(budget.peak.load() - resized < decoded / 4 + coefs);
       PANTO_CHECK_EQ(budget.used.load(), uint64_t(0));
+      // Straight into the encoder: neither the decoded nor the resized image exists. What is left is libjpeg's
+      // (the encoder's optimised-Huffman coefficients: 128 bytes per 8x8 block of 2000x1500 at 4:2:0, 70500 blocks;
+      // the decoder's coefficients when progressive), the output and the stream's ring and stbir buffers.
+      panto::Budget fused_budget(streamed);
+      panto::OwnedBytes encoded;
+      {
+        panto::BudgetScope scope(&fused_budget);
+        PANTO_CHECK(panto::jpeg_resize_stream_encode(jpeg.data(), jpeg.size(), info, e, 2000, 1500, 80, &encoded).ok());
+      }
+      const uint64_t enc_coefs = 70500ull * 128;
+      std::printf("  %s (%s): fused budget peak %llu KiB (encoder coefficients %llu KiB, output %llu KiB)\n",
+                  progressive ? "progressive" : "baseline", threads ? "threaded" : "sequential",
+                  (unsigned long long)(fused_budget.peak.load() >> 10), (unsigned long long)(enc_coefs >> 10),
+                  (unsigned long long)(encoded.size >> 10));
+      PANTO_CHECK(fused_budget.peak.load() < enc_coefs + coefs + resized / 2);
+      // The same bytes as encoding the streamed pixels whole.
+      {
+        panto::Budget b2(streamed);
+        panto::BudgetScope scope(&b2);
+        panto::Pixels px;
+        PANTO_REQUIRE(panto::jpeg_resize_stream(jpeg.data(), jpeg.size(), info, e, 2000, 1500, &px).ok());
+        panto::OwnedBytes whole_enc;
+        PANTO_REQUIRE(panto::encode_jpeg(px.view(), 80, &whole_enc).ok());
+        PANTO_CHECK(whole_enc.size == encoded.size &&
+                    std::memcmp(whole_enc.data, encoded.data, encoded.size) == 0);
+      }
       panto::set_parts_concurrency(prev_t);
     }
   }
