@@ -8,7 +8,9 @@
 // - stb_image_resize2 allocates through the budget too.
 // - stb_image.h is patched at fetch time (cdeps/patches/stb/*.patch): out-of-range palette indices are black, PNG
 //   inflates into an exact-size buffer (overrun = corrupt), GIF LZW without an initial clear code, BMP V3 bitfield
-//   masks, and an abort hook between rows (PNG) and GIF LZW data sub-blocks.
+//   masks, an abort hook between rows (PNG) and GIF LZW data sub-blocks, no GIF background buffer before a second
+//   frame, and (STBI_GIF_FIRST_FRAME_ONLY) no GIF history unless the first frame reads it back: a first-frame
+//   decode holds its canvas, and the history only for a background colour.
 #include <libdeflate.h>
 
 #include "budget.h"
@@ -31,6 +33,9 @@
 #define STBI_FREE(p) panto_budget_free(p)
 // Polled between PNG rows (cdeps/patches/stb/0005) and GIF LZW sub-blocks (0007): an aborted call stops there.
 #define STBI_SHOULD_ABORT() panto_should_abort()
+// Only the first frame of a GIF is ever decoded (stbi_load_*): its per-pixel history is kept only when that frame
+// paints undrawn pixels with a background colour (cdeps/patches/stb/0009); a second frame would be refused.
+#define STBI_GIF_FIRST_FRAME_ONLY
 // Fresh mmapped blocks are already zero: a huge declared GIF canvas costs address space, not resident memory.
 #define STBI_ZERO_FRESH(p, n) panto_budget_zero_fresh((p), (n))
 #define STB_IMAGE_IMPLEMENTATION

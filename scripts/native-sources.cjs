@@ -134,6 +134,7 @@ module.exports = {
     'native/core/png-decode.cpp',
     'native/core/png-resize-stream.cpp',
     'native/core/row-resize-stream.cpp',
+    'native/core/decoded-resize-stream.cpp',
     'native/core/jpeg-decode.cpp',
     'native/core/jpeg-resize-stream.cpp',
     'native/core/jpeg-encode.cpp',

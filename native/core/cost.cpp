@@ -83,7 +83,9 @@ uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& in
   switch (info.type) {
     case MediaType::Png: return png_bytes(d, len, info, png_shrink);
     case MediaType::Jpeg: return jpeg_bytes(d, len, info, jpeg_eighths);
-    case MediaType::Gif: return P * 9 + (64u << 10);  // canvas, background, per-pixel history (stb)
+    // stb's first frame: the RGBA canvas and the per-pixel history when it has a background colour (no background
+    // buffer before a second frame: cdeps/patches/stb/0008, 0009), plus the LZW tables.
+    case MediaType::Gif: return P * 5 + (64u << 10);
     case MediaType::Bmp: return P * 8;                // decoded, then channel conversion
     case MediaType::Webp: return P * (info.has_alpha || info.frames > 1 ? 4 : 3);  // decoded in place
     default: return 0;

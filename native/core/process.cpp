@@ -15,6 +15,7 @@
 
 #include "budget.h"
 #include "cost.h"
+#include "decoded-resize-stream.h"
 #include "jpeg-decode.h"
 #include "jpeg-resize-stream.h"
 #include "internal.h"
@@ -271,7 +272,18 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     s = decode_image(d, len, info, &px, eighths, png_shrink);
     if (!s.ok()) return s;
     if (should_abort()) return aborted(t);
-    if (px.channels == 4 && !has_transparency(px)) drop_alpha(&px);
+    const bool opaque_rgba = px.channels == 4 && !has_transparency(px);
+    if (t == MediaType::Gif && gif_stream_resizes(px.width, px.height, sw, sh)) {
+      // A GIF canvas (whole, from stb, RGBA) is resized through the row stream, its pages given back as its rows are
+      // consumed: the canvas and the resized image are never both resident in full. Same bytes as below.
+      Pixels small;
+      s = decoded_resize_stream(&px, opaque_rgba, sw, sh, t, &small);
+      if (!s.ok()) return s;
+      px = std::move(small);
+      if (should_abort()) return aborted(t);
+    } else if (opaque_rgba) {
+      drop_alpha(&px);
+    }
 
     if (px.width != sw || px.height != sh) {
       Pixels small;
