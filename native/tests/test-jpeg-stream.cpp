@@ -2,7 +2,8 @@
 // row) against the whole-image path it replaces (decode_jpeg -> resize_pixels), through process(): byte-identical
 // outputs for baseline, progressive, restart-marker, grayscale, CMYK and YCCK files, 4:4:4 / 4:2:0 / 4:2:2 sampling,
 // every EXIF orientation, odd sizes, every DCT scale (1/8 .. 8/8), forced output formats and the byte-cap ladder,
-// with the decoder on a helper thread and sequentially; the same error codes for damaged and truncated streams;
+// with the decoder on a helper thread and sequentially; the same error codes for damaged and truncated streams; a
+// tight budget (ERR_MEDIA_TOO_LARGE, nothing left charged);
 // abort mid-stream; the decoder's own scan-count limit; and the cost estimate that no longer counts a decoded image.
 #include <atomic>
 #include <cmath>
@@ -357,6 +358,22 @@ PANTO_TEST(jpeg, streaming_resize_stops_on_abort_mid_stream) {
         PANTO_CHECK(rows_seen < sh / 2);
       }
       PANTO_CHECK_EQ(budget.used.load(), uint64_t(0));
+      // Straight into the encoder: an abort seen by the decoder (here already raised at its first row) stops the
+      // stream and releases the encoder and the decoder, with nothing left charged.
+      {
+        std::atomic<int> raised{1};
+        panto::Budget b2(256ull << 20, &raised);
+        {
+          panto::BudgetScope scope(&b2);
+          panto::OwnedBytes encoded;
+          const panto::Status st = panto::jpeg_resize_stream_encode(jpeg.data(), jpeg.size(), info, 4, 700,
+                                                                    uint32_t(std::lround(700.0 * s.h / s.w)), 80,
+                                                                    &encoded);
+          PANTO_CHECK_EQ(st.code, std::string("ERR_ABORTED"));
+          PANTO_CHECK(encoded.data == nullptr);
+        }
+        PANTO_CHECK_EQ(b2.used.load(), uint64_t(0));
+      }
       panto::set_parts_concurrency(prev);
       // And through process(): an abort flag already raised stops the call before any pixel work.
       ProcessOptions o;
@@ -466,4 +483,35 @@ PANTO_TEST(jpeg, streaming_estimate_holds_no_decoded_image) {
       panto::set_parts_concurrency(prev_t);
     }
   }
+}
+
+PANTO_TEST(jpeg, streaming_under_a_tight_budget_is_too_large_never_corrupt) {
+  // Budgets from far too small to enough: every stop (the decoder's setup, the ring, stbir, the encoder's
+  // coefficients or output) is ERR_MEDIA_TOO_LARGE, and nothing stays charged; both streamed paths.
+  const auto jpeg = make_jpeg(JSpec{"progressive", 1601, 1201, 3, 2, 2, true});
+  panto::MediaInfo info;
+  PANTO_REQUIRE(panto::probe(jpeg.data(), jpeg.size(), &info).ok());
+  int too_large = 0, ok = 0;
+  for (uint64_t limit = 64 << 10; limit <= (uint64_t(48) << 20); limit = limit * 3 / 2) {
+    for (bool encode : {false, true}) {
+      panto::Budget b(limit);
+      panto::Status st;
+      {
+        panto::BudgetScope scope(&b);
+        if (encode) {
+          panto::OwnedBytes out;
+          st = panto::jpeg_resize_stream_encode(jpeg.data(), jpeg.size(), info, 4, 700, 525, 80, &out);
+        } else {
+          panto::Pixels px;
+          st = panto::jpeg_resize_stream(jpeg.data(), jpeg.size(), info, 4, 700, 525, &px);
+        }
+      }
+      if (st.ok()) ok++;
+      else if (st.code == "ERR_MEDIA_TOO_LARGE") too_large++;
+      else record_failure(__FILE__, __LINE__, "budget " + std::to_string(limit) + ": " + st.code + " " + st.message);
+      PANTO_CHECK_EQ(b.used.load(), uint64_t(0));
+    }
+  }
+  PANTO_CHECK(too_large >= 4);
+  PANTO_CHECK(ok >= 2);
 }
