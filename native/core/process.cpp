@@ -291,9 +291,9 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   if (png_fused) {
     s = png_rows.finish(&out->data);
     if (!s.ok()) return s;
-    // Over the cap: the ladder needs the resized pixels, recovered exactly from the filtered rows.
+    // Over the cap: the ladder needs the resized pixels, recovered exactly from the PNG (inflated and unfiltered).
     if (out->data.size > opts.max_encoded_bytes) {
-      s = png_rows.take_pixels(&px);
+      s = png_rows.take_pixels(out->data, &px);
       if (!s.ok()) return s;
     }
   } else if (!doomed_png) {
