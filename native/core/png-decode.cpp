@@ -491,6 +491,9 @@ Status decode_whole_buffer(const uint8_t* d, const Chunks& chunks, const PngPlan
   for (auto& [off, n] : chunks.idat) total += n;
   OwnedBytes joined;
   const uint8_t* z = d + chunks.idat[0].first;
+  // The input's image data, offered to discard_input (budget.h; a no-op unless the call allows it) once it has been
+  // read for good: joined, or inflated.
+  const uint8_t* idat_end = d + chunks.idat.back().first + chunks.idat.back().second;
   if (chunks.idat.size() > 1) {
     if (!alloc_owned(total, &joined)) return oom();
     size_t o = 0;
@@ -499,6 +502,7 @@ Status decode_whole_buffer(const uint8_t* d, const Chunks& chunks, const PngPlan
       o += n;
     }
     z = joined.data;
+    discard_input(d + chunks.idat[0].first, idat_end);
   }
   const size_t row = size_t(plan.rowbytes);
   const size_t raw_size = size_t(plan.raw_bytes);
@@ -510,6 +514,7 @@ Status decode_whole_buffer(const uint8_t* d, const Chunks& chunks, const PngPlan
   const libdeflate_result rc = libdeflate_zlib_decompress(dec.get(), z, total, raw.data, raw_size, &got);
   dec.reset();
   joined.reset();
+  if (chunks.idat.size() == 1) discard_input(d + chunks.idat[0].first, idat_end);
   // A stream that produces more than the image needs is corrupt (libdeflate stops at the buffer's end).
   if (rc != LIBDEFLATE_SUCCESS || got != raw_size) return bad_data();
   uint8_t* base = raw.data;

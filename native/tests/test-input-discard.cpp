@@ -7,8 +7,10 @@
 //     returns (the header page stays: errors sniff it), and the output is byte-identical to the same call without
 //     the flag, for each path that discards: the row-by-row decode with shrink on load, the streamed resize into the
 //     PNG encoder, the streamed RGBA pass after an RGB pass found transparency in the last row (the first pass must
-//     not discard: it is decoded again), and the byte-cap ladder.
+//     not discard: it is decoded again), the byte-cap ladder, and the whole-buffer decode of a PNG that is not
+//     resized (its IDAT data released once inflated, or once joined when it comes in several chunks).
 // Linux only (elsewhere discard_input is a no-op and the tests say so).
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -78,6 +80,23 @@ std::vector<uint8_t> noisy_png(uint32_t w, uint32_t h, int c, bool last_row_alph
   return std::vector<uint8_t>(png.data, png.data + png.size);
 }
 
+/** `png` with its (one) IDAT split into chunks of at most `piece` bytes. */
+std::vector<uint8_t> split_idat(const std::vector<uint8_t>& png, size_t piece) {
+  std::vector<uint8_t> out(png.begin(), png.begin() + 33);  // signature + IHDR
+  for (size_t i = 33; i + 12 <= png.size();) {
+    const size_t n = (size_t(png[i]) << 24) | (size_t(png[i + 1]) << 16) | (size_t(png[i + 2]) << 8) | png[i + 3];
+    const std::string type(reinterpret_cast<const char*>(png.data() + i + 4), 4);
+    const uint8_t* data = png.data() + i + 8;
+    for (size_t o = 0; o < n || (n == 0 && o == 0); o += piece) {
+      const size_t k = std::min(piece, n - o);
+      png_chunk(out, type.c_str(), std::vector<uint8_t>(data + o, data + o + k));
+      if (type != "IDAT") break;
+    }
+    i += 12 + n;
+  }
+  return out;
+}
+
 }  // namespace
 
 PANTO_TEST(budget, discard_input_releases_only_whole_pages_of_the_declared_block) {
@@ -137,6 +156,7 @@ PANTO_TEST(png, process_returns_the_consumed_input_pages_and_gives_the_same_byte
     uint32_t max_dimension;
     uint64_t max_encoded;
     panto::OutputFormat format;
+    size_t idat_piece = 0;  // > 0: IDAT chunks of at most this many bytes
   };
   const std::vector<Case> cases = {
       {"RGB, shrink on load 2x exactly (row-by-row decode)", 2400, 1600, 3, false, 1200, 64ull << 20,
@@ -145,9 +165,14 @@ PANTO_TEST(png, process_returns_the_consumed_input_pages_and_gives_the_same_byte
       {"RGBA transparent in the last row (RGB pass, then RGBA pass)", 1800, 1200, 4, true, 1500, 64ull << 20,
        panto::OutputFormat::Png},
       {"RGB over the byte cap (ladder)", 2000, 1500, 3, false, 1500, 400000, panto::OutputFormat::Auto},
+      {"RGB not resized, over the byte cap (whole-buffer decode, one IDAT)", 1500, 1000, 3, false, 2000, 400000,
+       panto::OutputFormat::Auto},
+      {"RGBA not resized, several IDATs (whole-buffer decode of the joined data)", 1500, 1000, 4, true, 2000, 400000,
+       panto::OutputFormat::Auto, 65536},
   };
   for (const Case& k : cases) {
-    const std::vector<uint8_t> png = noisy_png(k.w, k.h, k.c, k.last_row_alpha);
+    std::vector<uint8_t> png = noisy_png(k.w, k.h, k.c, k.last_row_alpha);
+    if (k.idat_piece) png = split_idat(png, k.idat_piece);
     PANTO_REQUIRE(png.size() > (1u << 20));
     ProcessOptions o;
     o.max_dimension = k.max_dimension;
