@@ -37,6 +37,7 @@
 #include <new>
 #include <string>
 
+#include "budget.h"
 #include "media-core.h"
 
 namespace {
@@ -90,12 +91,13 @@ Napi::Uint8Array bytes_arg(const Napi::CallbackInfo& info, size_t i) {
   return info[i].As<Napi::Uint8Array>();
 }
 
-void free_release(uint8_t* p) { std::free(p); }
-
-/** A copy of `b` the call owns (malloc'd; ERR_MEDIA_TOO_LARGE when it cannot be allocated). */
+/** A copy of `b` the call owns (a budget input block; ERR_MEDIA_TOO_LARGE when it cannot be allocated). */
 panto::OwnedBytes copy_input(Napi::Env env, const Napi::Uint8Array& b) {
   const size_t n = b.ByteLength();
-  panto::OwnedBytes out = panto::OwnedBytes::adopt(static_cast<uint8_t*>(std::malloc(n ? n : 1)), n, free_release);
+  // A budget input block (no call's budget is active here, so nothing is charged): the call owns it and a decoder
+  // may return its consumed pages to the OS (ProcessOptions::input_discardable).
+  panto::OwnedBytes out =
+      panto::OwnedBytes::adopt(static_cast<uint8_t*>(panto_budget_malloc_input(n ? n : 1)), n, panto::budget_release);
   if (!out.data) throw_status(env, panto::Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory copying the input"));
   if (n) std::memcpy(out.data, b.Data(), n);
   return out;
@@ -349,6 +351,7 @@ Napi::Value Process(const Napi::CallbackInfo& info) {
                                                std::to_string(cap) + " bytes",
                                            t));
     }
+    opts.input_discardable = true;  // the worker's own copy (copy_input), read again only as a pass-through result
     auto* w = new ProcessWorker(env, copy_input(env, b), std::move(opts), std::move(abort));
     Napi::Promise p = w->Promise();
     w->Queue();

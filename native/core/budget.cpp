@@ -5,6 +5,7 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #define PANTO_BUDGET_MMAP 1
 #endif
 #include <cstring>
@@ -90,6 +91,22 @@ Header* map_huge(size_t len, bool sparse) {
   return static_cast<Header*>(s);
 }
 
+/** An input block (panto_budget_malloc_input): 4 KiB pages only, so that any whole page of it can be discarded;
+ *  mapped_length(size) bytes like every block, so free and realloc stay as they are. Prefaulted when the kernel can
+ *  (MADV_POPULATE_WRITE, Linux 5.14): it is written in full at once. */
+Header* map_input(size_t size) {
+  const size_t len = mapped_length(size);
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+#ifdef MADV_NOHUGEPAGE
+  madvise(p, len, MADV_NOHUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_WRITE
+  madvise(p, len, MADV_POPULATE_WRITE);  // best effort: without it, the copy faults its pages in
+#endif
+  return static_cast<Header*>(p);
+}
+
 /** `sparse` blocks (see map_huge) are never populated up front: only the pages written become resident. */
 Header* raw_alloc(size_t size, bool sparse = false) {
   if (size < kMmapThreshold) return static_cast<Header*>(std::malloc(sizeof(Header) + size));
@@ -113,6 +130,14 @@ Header* raw_realloc(Header* h, size_t size) {
   if (!n) return nullptr;
   std::memcpy(n, h, sizeof(Header) + (old < size ? old : size));
   raw_free(h);
+  return n;
+}
+
+size_t page_size() {
+  static const size_t n = [] {
+    const long v = sysconf(_SC_PAGESIZE);
+    return v > 0 ? size_t(v) : size_t(4096);
+  }();
   return n;
 }
 #else
@@ -203,6 +228,39 @@ void MemoryReservation::release() {
   bytes_ = 0;
 }
 #endif
+InputDiscardScope::InputDiscardScope(Budget* budget, const uint8_t* data, size_t len) : budget_(data ? budget : nullptr) {
+  if (!budget_) return;
+  budget_->discardable = data;
+  budget_->discardable_len = len;
+}
+InputDiscardScope::~InputDiscardScope() {
+  if (!budget_) return;
+  budget_->discardable = nullptr;
+  budget_->discardable_len = 0;
+}
+
+size_t discard_input(const uint8_t* begin, const uint8_t* end) {
+#if PANTO_BUDGET_MMAP && defined(MADV_DONTNEED)
+  const Budget* b = tls_budget;
+  if (!b || !b->discardable || b->discardable_len < kMmapThreshold || !(begin < end)) return 0;
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(b->discardable), hi = lo + b->discardable_len;
+  uintptr_t from = reinterpret_cast<uintptr_t>(begin), to = reinterpret_cast<uintptr_t>(end);
+  if (from < lo) from = lo;
+  if (to > hi) to = hi;
+  const uintptr_t page = page_size();
+  from = (from + page - 1) & ~(page - 1);
+  to &= ~(page - 1);
+  if (from >= to) return 0;
+  // Private anonymous memory: the pages are freed now and read back as zeros.
+  if (madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED) != 0) return 0;
+  return to - from;
+#else
+  (void)begin;
+  (void)end;
+  return 0;
+#endif
+}
+
 BudgetScope::BudgetScope(Budget* budget) : previous_(tls_budget) { tls_budget = budget; }
 BudgetScope::~BudgetScope() { tls_budget = previous_; }
 Budget* current_budget() { return tls_budget; }
@@ -231,6 +289,24 @@ void* budget_malloc(size_t size, bool sparse) {
 extern "C" void* panto_budget_malloc(size_t size) { return budget_malloc(size, false); }
 
 extern "C" void* panto_budget_malloc_sparse(size_t size) { return budget_malloc(size, true); }
+
+extern "C" void* panto_budget_malloc_input(size_t size) {
+#if PANTO_BUDGET_MMAP
+  if (size >= panto::kMmapThreshold && size <= SIZE_MAX - sizeof(Header) - panto::kHugePage) {
+    panto::Budget* b = panto::tls_budget;
+    if (!panto::charge(b, size)) return nullptr;
+    Header* h = panto::map_input(size);
+    if (!h) {
+      panto::undo_charge(b, size);
+      return nullptr;
+    }
+    h->budget_id = b ? b->id : 0;
+    h->size = size;
+    return h + 1;
+  }
+#endif
+  return budget_malloc(size, false);
+}
 
 extern "C" void panto_budget_free(void* ptr) {
   if (!ptr) return;

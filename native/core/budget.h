@@ -29,6 +29,11 @@ void* panto_budget_malloc(size_t size);
  *  is ever written (an encoder's output bound): its pages are neither populated up front nor huge, so its resident
  *  size is what was written. A realloc of it keeps that. */
 void* panto_budget_malloc_sparse(size_t size);
+/** Like panto_budget_malloc (same charge, same free/realloc) for a block written once in full and then read front
+ *  to back by a decoder: the copy of a caller's input. From 256 KiB (Linux) it is its own mapping on 4 KiB pages
+ *  (advised MADV_NOHUGEPAGE, prefaulted where the kernel can), so that discard_input (below) can return any whole
+ *  pages of it to the OS. */
+void* panto_budget_malloc_input(size_t size);
 void* panto_budget_realloc(void* ptr, size_t size);
 void panto_budget_free(void* ptr);
 /** Zeroes `n` bytes of a block JUST returned by panto_budget_malloc, skipping the work (and the resident pages) when
@@ -66,7 +71,37 @@ struct Budget {
   std::atomic<uint64_t> peak{0};
   std::atomic<bool> exceeded{false};  // an allocation was refused
   const std::atomic<int>* abort_flag;  // owned by the caller; outlives the Budget
+  // The input range discard_input may release (InputDiscardScope): set and cleared by the call's thread while no
+  // helper thread of the call runs (before they start, after they are joined).
+  const uint8_t* discardable = nullptr;
+  size_t discardable_len = 0;
 };
+
+/**
+ * Declares that the call of `budget` will never read [data, data + len) again except the parts a decoder has not
+ * consumed yet, until this scope ends: discard_input() may then return consumed pages to the OS. `data` must be a
+ * block from panto_budget_malloc_input (the caller's input copy, owned by the call: nothing else maps or reads it),
+ * or the scope does nothing (`data` null). A pass that may read the input again (a re-decode) must not run inside
+ * such a scope.
+ */
+class InputDiscardScope {
+ public:
+  InputDiscardScope(Budget* budget, const uint8_t* data, size_t len);
+  ~InputDiscardScope();
+  InputDiscardScope(const InputDiscardScope&) = delete;
+  InputDiscardScope& operator=(const InputDiscardScope&) = delete;
+
+ private:
+  Budget* budget_;
+};
+
+/**
+ * Returns to the OS the whole pages of [begin, end) that lie inside the input the active budget declared
+ * discardable (InputDiscardScope); they read as zeros afterwards. For a decoder that has consumed [begin, end) of
+ * its input for good. A no-op without such a scope, outside that range, for a block below 256 KiB, and off Linux.
+ * Returns the bytes released (whole pages).
+ */
+size_t discard_input(const uint8_t* begin, const uint8_t* end);
 
 /** Activates `budget` for the current thread until destroyed (scopes nest; the innermost one is charged). */
 class BudgetScope {

@@ -265,6 +265,25 @@ struct PngRowReader::Impl {
   // checked against the stream's trailer in finish() — the same verdict, measured ~5% of a streaming call's CPU less.
   uint32_t adler = 1;
   uint32_t trailer = 0;  // the stream's Adler-32, read when it ends
+  size_t discarded = 0;  // input offset from which consumed bytes have not been offered to discard_input yet
+
+  /**
+   * Offers the input consumed so far to discard_input (budget.h: a no-op unless the call declared its input
+   * discardable, process.cpp). Keeps the 4 bytes before next_in that read_trailer may read back, offering only when
+   * they lie in the current chunk; in steps of 256 KiB. The next offer starts 64 KiB-aligned below this one's end, so
+   * a page cut by it is offered again whole.
+   */
+  void discard_consumed() {
+    if (next_chunk == 0) return;
+    const auto& chunk = chunks.idat[next_chunk - 1];
+    const size_t pos = chunk.second - inf.zs.avail_in;
+    if (pos < 4) return;
+    const size_t upto = chunk.first + pos - 4;
+    if (upto < discarded + (256u << 10)) return;
+    discard_input(d + discarded, d + upto);
+    const uintptr_t again = reinterpret_cast<uintptr_t>(d + upto) & ~uintptr_t(0xFFFF);
+    if (again > reinterpret_cast<uintptr_t>(d + discarded)) discarded = size_t(again - reinterpret_cast<uintptr_t>(d));
+  }
 
   /** At Z_STREAM_END: the 4 bytes before next_in in the concatenated IDAT data are the Adler-32 (big-endian). */
   void read_trailer() {
@@ -319,7 +338,10 @@ struct PngRowReader::Impl {
 
   /** Reads, unfilters and converts the next input row; `*row` points at it in 8-bit RGB/RGBA (plan.channels). */
   Status read_row(const uint8_t** row) {
-    if ((y & 15) == 0 && should_abort()) return aborted();
+    if ((y & 15) == 0) {
+      if (should_abort()) return aborted();
+      discard_consumed();
+    }
     Status st;
     if (ended || !fill(cur, size_t(plan.rowbytes) + 1, &st)) return ended && st.ok() ? bad_data() : st;
     adler = libdeflate_adler32(adler, cur, size_t(plan.rowbytes) + 1);
@@ -350,6 +372,7 @@ Status PngRowReader::open(const uint8_t* d, size_t len, const MediaInfo& info, u
   m.chunks = walk_chunks(d, len);
   if (!m.chunks.ok) return corrupt("no image data");
   if (d[25] == 3 && !m.chunks.plte) return corrupt("palette image without PLTE");
+  m.discarded = m.chunks.idat[0].first;  // the header and the chunks before the first IDAT stay
   m.l = layout_of(d, info);
   m.conv.l = m.l;
   m.conv.channels = plan.channels;
@@ -446,7 +469,9 @@ Status decode_streaming(const uint8_t* d, size_t len, const MediaInfo& info, uin
   if (!s.ok()) return s;
   const PngPlan& plan = reader.plan();
   const size_t row_bytes = size_t(plan.out_w) * plan.channels;
-  if (!alloc_owned(row_bytes * plan.out_h, &out->data)) return oom();
+  // On 4 KiB pages (the sparse kind of block): the rows become resident as they are written while the input they come
+  // from is returned to the OS (discard_input), instead of 2 MiB at a time on top of the whole input.
+  if (!alloc_owned_sparse(row_bytes * plan.out_h, &out->data)) return oom();
   for (uint32_t y = 0; y < plan.out_h; y++) {
     s = reader.next_row(out->data.data + row_bytes * y);
     if (!s.ok()) return s;
@@ -466,6 +491,9 @@ Status decode_whole_buffer(const uint8_t* d, const Chunks& chunks, const PngPlan
   for (auto& [off, n] : chunks.idat) total += n;
   OwnedBytes joined;
   const uint8_t* z = d + chunks.idat[0].first;
+  // The input's image data, offered to discard_input (budget.h; a no-op unless the call allows it) once it has been
+  // read for good: joined, or inflated.
+  const uint8_t* idat_end = d + chunks.idat.back().first + chunks.idat.back().second;
   if (chunks.idat.size() > 1) {
     if (!alloc_owned(total, &joined)) return oom();
     size_t o = 0;
@@ -474,6 +502,7 @@ Status decode_whole_buffer(const uint8_t* d, const Chunks& chunks, const PngPlan
       o += n;
     }
     z = joined.data;
+    discard_input(d + chunks.idat[0].first, idat_end);
   }
   const size_t row = size_t(plan.rowbytes);
   const size_t raw_size = size_t(plan.raw_bytes);
@@ -485,6 +514,7 @@ Status decode_whole_buffer(const uint8_t* d, const Chunks& chunks, const PngPlan
   const libdeflate_result rc = libdeflate_zlib_decompress(dec.get(), z, total, raw.data, raw_size, &got);
   dec.reset();
   joined.reset();
+  if (chunks.idat.size() == 1) discard_input(d + chunks.idat[0].first, idat_end);
   // A stream that produces more than the image needs is corrupt (libdeflate stops at the buffer's end).
   if (rc != LIBDEFLATE_SUCCESS || got != raw_size) return bad_data();
   uint8_t* base = raw.data;

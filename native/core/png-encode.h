@@ -1,11 +1,12 @@
 // The PNG encoder's row interface (png-encode.cpp): rows arrive one at a time, top to bottom, and are filtered straight
 // into the IDAT data, so the raw image never needs to exist as a whole (the streaming resize's sink,
 // png-resize-stream.h). encode_png (internal.h) and this class give the same bytes for the same pixels: the same
-// per-row filter choice, the same single libdeflate stream at the same level.
+// per-row filter choice, the same chunks of filtered bytes compressed by libdeflate at the same level.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "internal.h"
 
@@ -20,30 +21,43 @@ namespace panto {
 void png_filter_row(const uint8_t* row, const uint8_t* prev, size_t n, int bpp, uint8_t* dst);
 void png_filter_row_scalar(const uint8_t* row, const uint8_t* prev, size_t n, int bpp, uint8_t* dst);
 
+/** Filtered bytes per libdeflate call (png-encode.cpp): the PNG's zlib stream is these chunks, each compressed on its
+ *  own and ended by a sync flush, so the encoder never holds more filtered data than one chunk and a row. */
+constexpr size_t kPngDeflateChunk = size_t(512) << 10;
+
 /**
- * Usage: begin(w, h, c); put_row() exactly h times; finish(&png). If the PNG is not wanted (over the byte cap), the
- * raw pixels are recovered exactly by take_pixels() (unfiltered in place: no second buffer).
+ * Usage: begin(w, h, c); put_row() exactly h times; finish(&png). The rows are filtered into a chunk buffer and each
+ * full chunk is compressed at once (kPngDeflateChunk; the same chunks encode_png makes, so the same bytes), so the
+ * filtered image never exists. If the PNG is not wanted (over the byte cap), take_pixels(png) recovers the raw pixels
+ * exactly from it (inflate + unfilter).
  *
- * Memory (budget): the filtered rows ((w * c + 1) * h bytes) and one raw row, from begin() until the encoder is
- * destroyed or take_pixels(); finish() adds libdeflate's compressor and the worst-case output buffer, shrunk to fit.
- * Errors: ERR_MEDIA_TOO_LARGE (budget, or the compressed stream over 2 GiB), ERR_ABORTED (finish() checks the flag
- * before and after compressing), ERR_INTERNAL (put_row called a wrong number of times).
+ * Memory (budget): from begin() until finish(): one chunk plus a row of filtered bytes, one raw row, libdeflate's
+ * compressor and the output buffer (sized by the worst case, sparse: only what is written is resident), which
+ * finish() hands over shrunk to fit. take_pixels() allocates the filtered image ((w * c + 1) * h bytes), which
+ * becomes the pixels.
+ * Errors: ERR_MEDIA_TOO_LARGE (budget, or the compressed stream over 2 GiB), ERR_ABORTED (polled before each chunk;
+ * put_row stops compressing and finish() reports it), ERR_INTERNAL (put_row called a wrong number of times). After an
+ * error nothing is written to `out`: a partial PNG is never produced.
  */
 class PngRowEncoder {
  public:
+  PngRowEncoder();
+  ~PngRowEncoder();
+  PngRowEncoder(const PngRowEncoder&) = delete;
+  PngRowEncoder& operator=(const PngRowEncoder&) = delete;
+
   Status begin(uint32_t w, uint32_t h, int channels);
-  /** Filters the next row (w * channels bytes; not kept). Calls beyond the h-th are ignored and fail finish(). */
+  /** Filters the next row (w * channels bytes; not kept) and compresses each chunk it completes. Calls beyond the
+   *  h-th are ignored and fail finish(). */
   void put_row(const uint8_t* row);
-  /** Compresses the h filtered rows into a complete PNG in `out`; the filtered rows stay for take_pixels(). */
+  /** Completes the PNG in `out` (after the h-th row, whose chunk was compressed by put_row). */
   Status finish(OwnedBytes* out);
-  /** Unfilters the rows in place into `px` (w x h x channels), after finish() or instead of it. */
-  Status take_pixels(Pixels* px);
+  /** Rebuilds the raw pixels (w x h x channels) from `png`, which finish() made: exact (lossless). */
+  Status take_pixels(const OwnedBytes& png, Pixels* px);
 
  private:
-  uint32_t w_ = 0, h_ = 0, y_ = 0;
-  int c_ = 0;
-  bool overflow_ = false;
-  OwnedBytes filtered_, prev_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace panto

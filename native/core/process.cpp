@@ -119,10 +119,15 @@ uint64_t estimate_png_size(const Pixels& px) {
  * The streaming PNG path (png-resize-stream.h): decodes and resizes to sw x sh into `enc` (filtered PNG rows) when
  * given, else into `px`. `px` gets the size and channels either way. An RGBA image is first resized as RGB (what
  * drop_alpha gives an opaque one) and, at its first non-opaque row, again from the start as RGBA.
+ * With `discardable` (ProcessOptions::input_discardable), the pass that cannot restart (the input has no alpha, or
+ * the RGBA pass) lets the decoder return the input's consumed pages to the OS: nothing reads `d` past its header
+ * after this (the ladder works on the pixels).
  */
 Status png_stream(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t shrink, uint32_t sw, uint32_t sh,
-                  PngRowEncoder* enc, Pixels* px) {
+                  PngRowEncoder* enc, Pixels* px, bool discardable) {
+  const bool may_restart = png_plan(d, len, info, shrink, true).channels == 4;
   for (bool opaque : {true, false}) {
+    InputDiscardScope discard(current_budget(), discardable && !(opaque && may_restart) ? d : nullptr, len);
     bool transparent = false;
     size_t row_bytes = 0;
     auto begin = [&](int ch) {
@@ -256,7 +261,7 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   const bool jpeg_fused = jpeg_streams && info.orientation == 1 && codec == MediaType::Jpeg;
   PngRowEncoder png_rows;
   if (png_streams) {
-    s = png_stream(d, len, info, png_shrink, sw, sh, png_fused ? &png_rows : nullptr, &px);
+    s = png_stream(d, len, info, png_shrink, sw, sh, png_fused ? &png_rows : nullptr, &px, opts.input_discardable);
     if (!s.ok()) return s;
     if (should_abort()) return aborted(t);
   } else if (jpeg_fused) {
@@ -269,7 +274,12 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     if (!s.ok()) return s;
     if (should_abort()) return aborted(t);
   } else {
-    s = decode_image(d, len, info, &px, eighths, png_shrink);
+    {
+      // A PNG decoded row by row (png-decode.h Streaming) returns its consumed input to the OS as it goes: the input
+      // is not read again past its header after this decode.
+      InputDiscardScope discard(&budget, t == MediaType::Png && opts.input_discardable ? d : nullptr, len);
+      s = decode_image(d, len, info, &px, eighths, png_shrink);
+    }
     if (!s.ok()) return s;
     if (should_abort()) return aborted(t);
     const bool opaque_rgba = px.channels == 4 && !has_transparency(px);
@@ -319,9 +329,9 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   if (png_fused) {
     s = png_rows.finish(&out->data);
     if (!s.ok()) return s;
-    // Over the cap: the ladder needs the resized pixels, recovered exactly from the filtered rows.
+    // Over the cap: the ladder needs the resized pixels, recovered exactly from the PNG (inflated and unfiltered).
     if (out->data.size > opts.max_encoded_bytes) {
-      s = png_rows.take_pixels(&px);
+      s = png_rows.take_pixels(out->data, &px);
       if (!s.ok()) return s;
     }
   } else if (jpeg_fused) {
