@@ -149,6 +149,10 @@ Status png_stream(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t 
   return Status::Err("ERR_INTERNAL", "PNG stream reported transparency twice", MediaType::Png);
 }
 
+/** Bytes at the start of an input that a call keeps resident after giving the rest back (sniff reads them on the
+ *  error paths). */
+constexpr size_t kInputHeaderKeep = 64;
+
 Status too_large_output(uint64_t cap, uint64_t got) {
   return Status::Err("ERR_MEDIA_TOO_LARGE", "cannot encode the image within " + num(cap) +
                                                 " bytes (smallest attempt was " + num(got) + " bytes)");
@@ -245,6 +249,8 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   BudgetScope scope(&budget);
   if (should_abort()) return aborted(t);
 
+  // Read before any decode: the input may be given back to the OS once decoded (below).
+  const bool lossless = codec == MediaType::Webp && t == MediaType::Webp && webp_is_lossless(d, len);
   Pixels px;
   // A PNG that png-decode.cpp streams and that needs a resize is decoded and resized row by row: the decoded image
   // never exists. When the resized pixels only become a PNG (no orientation, no prediction below), the resized rows
@@ -281,6 +287,13 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
       s = decode_image(d, len, info, &px, eighths, png_shrink);
     }
     if (!s.ok()) return s;
+    // Decoded whole: nothing reads the input again in this call past its first page (sniff on an error path;
+    // `lossless` was read above), so a call that owns its input gives the rest back now rather than holding it
+    // through the resize, the encode and the ladder.
+    if (opts.input_discardable) {
+      InputDiscardScope discard(&budget, d, len);
+      discard_input(d + kInputHeaderKeep, d + len);
+    }
     if (should_abort()) return aborted(t);
     const bool opaque_rgba = px.channels == 4 && !has_transparency(px);
     if (t == MediaType::Gif && gif_stream_resizes(px.width, px.height, sw, sh)) {
@@ -317,7 +330,6 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     add_change(out, "flattened");
   }
 
-  const bool lossless = codec == MediaType::Webp && t == MediaType::Webp && webp_is_lossless(d, len);
   const int q = std::clamp(opts.jpeg_quality, 1, 100);
   // A PNG predicted well over the cap goes straight to the ladder (unless the caller forced PNG). A PNG input already
   // under half the cap (screenshots) is not predicted: its re-encoded pixels nearly always fit, and a miss costs only

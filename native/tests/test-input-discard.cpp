@@ -8,7 +8,10 @@
 //     the flag, for each path that discards: the row-by-row decode with shrink on load, the streamed resize into the
 //     PNG encoder, the streamed RGBA pass after an RGB pass found transparency in the last row (the first pass must
 //     not discard: it is decoded again), the byte-cap ladder, and the whole-buffer decode of a PNG that is not
-//     resized (its IDAT data released once inflated, or once joined when it comes in several chunks).
+//     resized (its IDAT data released once inflated, or once joined when it comes in several chunks);
+//   - process() on inputs decoded whole (GIF, BMP, lossless and lossy WebP): everything past the header page is given
+//     back once the decode is done, before the resize, the encode and the ladder, with the same output bytes (a
+//     lossless WebP stays lossless: that is read before the input goes).
 // Linux only (elsewhere discard_input is a no-op and the tests say so).
 #include <algorithm>
 #include <atomic>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "budget.h"
+#include "gif-writer.h"
 #include "internal.h"
 #include "test-util.h"
 
@@ -95,6 +99,40 @@ std::vector<uint8_t> split_idat(const std::vector<uint8_t>& png, size_t piece) {
     i += 12 + n;
   }
   return out;
+}
+
+/** A bottom-up 24-bit BMP of noisy pixels (about 3 bytes per pixel, so the input is megabytes). */
+std::vector<uint8_t> noisy_bmp(uint32_t w, uint32_t h) {
+  const uint32_t stride = (w * 3 + 3) & ~3u;
+  std::vector<uint8_t> out = {'B', 'M'};
+  put_le32(out, 54 + stride * h);
+  put_le32(out, 0);
+  put_le32(out, 54);
+  put_le32(out, 40);
+  put_le32(out, w);
+  put_le32(out, h);
+  put_le16(out, 1);
+  put_le16(out, 24);
+  out.resize(54, 0);
+  Prng r(w * 7u + h);
+  for (uint32_t y = 0; y < h; y++) {
+    for (uint32_t x = 0; x < w; x++)
+      for (int k = 0; k < 3; k++) out.push_back(uint8_t(x * (k + 1) + y + (r.next() & 31)));
+    out.resize(out.size() + (stride - w * 3), 0);
+  }
+  return out;
+}
+
+/** A WebP of noisy RGB pixels, lossless or lossy at quality 95. */
+std::vector<uint8_t> noisy_webp(uint32_t w, uint32_t h, bool lossless) {
+  std::vector<uint8_t> px(size_t(w) * h * 3);
+  Prng r(w + h * 3u);
+  for (size_t i = 0; i < px.size(); i++) px[i] = uint8_t(i % 251 + (r.next() & 63));
+  panto::Budget budget(1ull << 30);
+  panto::BudgetScope scope(&budget);
+  panto::OwnedBytes webp;
+  if (!panto::encode_webp(panto::PixelView{w, h, 3, px.data()}, lossless, 95, &webp).ok()) return {};
+  return std::vector<uint8_t>(webp.data, webp.data + webp.size);
 }
 
 }  // namespace
@@ -197,6 +235,50 @@ PANTO_TEST(png, process_returns_the_consumed_input_pages_and_gives_the_same_byte
     PANTO_CHECK(resident * 10 < total);                             // at least 90% released
     PANTO_CHECK(std::memcmp(in.p, png.data(), 64) == 0);            // the header is intact
     PANTO_CHECK(panto::sniff(in.p, in.n) == panto::MediaType::Png);  // what an error path reads
+#endif
+  }
+}
+
+PANTO_TEST(process, a_wholly_decoded_input_is_given_back_before_the_encode) {
+  struct Case {
+    const char* name;
+    std::vector<uint8_t> bytes;
+    panto::MediaType type;
+    uint32_t max_dimension;
+    uint64_t max_encoded;
+  };
+  GifSpec gif{"one full frame", 1000, 700, 0, {{0, 0, 1000, 700}}};
+  const std::vector<Case> cases = {
+      {"GIF, resized, PNG over the cap (ladder)", make_gif(gif), panto::MediaType::Gif, 800, 300000},
+      {"BMP 24-bit, resized", noisy_bmp(1400, 1000), panto::MediaType::Bmp, 1000, 64ull << 20},
+      {"WebP lossless, resized (stays lossless)", noisy_webp(900, 700, true), panto::MediaType::Webp, 800, 64ull << 20},
+      {"WebP lossy, resized", noisy_webp(1800, 1400, false), panto::MediaType::Webp, 1000, 64ull << 20},
+  };
+  for (const Case& k : cases) {
+    PANTO_REQUIRE(k.bytes.size() > (300u << 10));
+    PANTO_REQUIRE(panto::sniff(k.bytes.data(), k.bytes.size()) == k.type);
+    ProcessOptions o;
+    o.max_dimension = k.max_dimension;
+    o.max_encoded_bytes = k.max_encoded;
+    o.max_input_bytes = 256ull << 20;
+    ProcessResult plain;
+    PANTO_REQUIRE(panto::process(k.bytes.data(), k.bytes.size(), o, &plain).ok());
+    InputBlock in(k.bytes);
+    o.input_discardable = true;
+    ProcessResult r;
+    PANTO_CHECK(panto::process(in.p, in.n, o, &r).ok());
+    PANTO_CHECK(r.type == plain.type && r.width == plain.width && r.height == plain.height);
+    PANTO_CHECK(r.changes == plain.changes);
+    PANTO_CHECK(r.data.size == plain.data.size && std::memcmp(r.data.data, plain.data.data, r.data.size) == 0);
+    PANTO_CHECK(r.data.size > 0);  // re-encoded (a pass-through result is the input itself and keeps it)
+#ifdef __linux__
+    size_t total = 0;
+    const size_t resident = resident_pages(in.p, in.n, &total);
+    std::printf("  %s: %zu bytes -> %s %ux%u (%zu bytes); input pages resident after the call: %zu of %zu\n", k.name,
+                k.bytes.size(), panto::mime_of(r.type), r.width, r.height, r.data.size, resident, total);
+    PANTO_CHECK(resident <= 2);  // the header page (and the block's tail page)
+    PANTO_CHECK(std::memcmp(in.p, k.bytes.data(), 64) == 0);
+    PANTO_CHECK(panto::sniff(in.p, in.n) == k.type);
 #endif
   }
 }
