@@ -9,8 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import { type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
-import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
+import { type JsonlReadOptions, readJsonl } from './jsonl-reader.js';
+import { pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
 import {
   openSessionIndex,
@@ -49,7 +49,8 @@ export interface LoadedSession {
    * is kept (later reads return the same array; it belongs to the session object, do not mutate it). That first
    * access throws what loading would have thrown for those lines — `ERR_SESSION_CORRUPT` (not valid JSON or UTF-8,
    * with the line number) or `ERR_SESSION_FORMAT` (not a valid entry) — and `ERR_SESSION_CHANGED` when the file is no
-   * longer the one loaded (size, mtime or inode differ, or a line's id/parent/type does not match the index).
+   * longer the one loaded (size, mtime or inode differ, or a line's id/parent/type does not match the index). Until
+   * then the session object keeps the file's index (a few dozen bytes per entry) and the path, not the file's text.
    */
   readonly entries: readonly SessionEntry[];
   /** The current conversation: the path to the leaf with the latest compaction applied. */
@@ -59,15 +60,6 @@ export interface LoadedSession {
   /** The current model: the latest `model_change` on the path to the leaf, else the header's `model`. */
   model?: string;
   warnings: SessionWarning[];
-}
-
-/** Internal result shared with SessionLog.open (which needs the tree and the file's tail state). */
-export interface SessionState extends LoadedSession {
-  byId: Map<string, SessionEntry>;
-  view: ConversationView;
-  read: JsonlReadResult;
-  /** True when the file had no header (see the `no_header` warning): `header` is a new one, not yet written. */
-  headerMissing: boolean;
 }
 
 /** The latest `model_change` model on `path`, else `fallback`. */
@@ -101,11 +93,8 @@ function formatError(path: string, line: number, problem: string): PantoError {
   return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
 }
 
-/** Read and check a session file. See `loadSession` for errors. */
-export async function readSessionState(
-  path: string,
-  options: LoadSessionOptions = {},
-): Promise<SessionState> {
+/** Read and check every line of a session file now (`eager: true`). See `loadSession` for errors. */
+async function loadEagerly(path: string, options: LoadSessionOptions): Promise<LoadedSession> {
   let header: SessionHeader | undefined;
   const entries: SessionEntry[] = [];
   const byId = new Map<string, SessionEntry>();
@@ -162,26 +151,20 @@ export async function readSessionState(
       message: `${path}: last line has no trailing newline; loaded`,
     });
   }
-  const headerMissing = header === undefined;
   if (header === undefined) {
     // Nothing parsed: an empty file, blank lines, or a first line cut short by a crash before the header was written.
     header = headerlessSession(path, warnings);
   }
   const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
   const branch = linear ? entries : pathToLeaf(byId, leafId);
-  const view = resolveConversation(branch);
   const model = currentModel(branch, header.model);
   return {
     header,
     entries,
-    conversation: { messages: view.messages },
+    conversation: { messages: resolveConversation(branch).messages },
     leafId,
     ...(model === undefined ? {} : { model }),
     warnings,
-    byId,
-    view,
-    read,
-    headerMissing,
   };
 }
 
@@ -237,10 +220,7 @@ class LazyLoadedSession implements LoadedSession {
  * empty session with a `no_header` warning. File-system errors (e.g. `ENOENT`) propagate unchanged.
  */
 export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<LoadedSession> {
-  if (options.eager) {
-    const { header, entries, conversation, leafId, model, warnings } = await readSessionState(path, options);
-    return { header, entries, conversation, leafId, ...(model === undefined ? {} : { model }), warnings };
-  }
+  if (options.eager) return loadEagerly(path, options);
   const indexOptions: SessionIndexOptions = {};
   if (options.chunkBytes !== undefined) indexOptions.chunkBytes = options.chunkBytes;
   if (options.maxLineBytes !== undefined) indexOptions.maxLineBytes = options.maxLineBytes;

@@ -17,8 +17,14 @@
  * (`loadSession` decodes it to U+FFFD); `SessionLog` never writes it.
  *
  * The file must not change while the index is used: every read compares the file's size, mtime and inode with those
- * at open and re-checks each line's id, so a file changed on disk (an append included) fails with
- * `ERR_SESSION_CHANGED` instead of returning wrong data. Reopen the index to see the new state.
+ * at open and re-checks each line's id, parent and type, so a file changed on disk (an append included) fails with
+ * `ERR_SESSION_CHANGED` instead of returning wrong data (a line that still begins as indexed but says otherwise in a
+ * repeated key later is the line's own lie: `ERR_SESSION_FORMAT`). Reopen the index to see the new state. The one
+ * exception is `SessionLog`, the file's locked writer, which tells its index about its own appends and repairs.
+ *
+ * Reads are synchronous underneath (`readAt`, `readAll`, `conversationView` return directly; `entry`, `entries`,
+ * `conversation`, `verify` wrap them in a promise): `loadSession` and `SessionLog` parse lazily behind getters. A read
+ * of page-cached lines blocks the event loop for about as long as parsing them does.
  */
 
 import { isUtf8 } from 'node:buffer';
