@@ -34,45 +34,21 @@ export function pathToLeaf(byId: ReadonlyMap<string, SessionEntry>, leafId: stri
 
 /** The conversation along `path` (see the module comment for the rules). */
 export function resolveConversation(path: readonly SessionEntry[]): ConversationView {
-  let c = -1;
-  for (let i = path.length - 1; i >= 0; i--) {
-    if (path[i]?.type === 'compaction') {
-      c = i;
-      break;
-    }
-  }
-  const messages: Message[] = [];
-  const entryIds: Array<string | null> = [];
-  const addRange = (from: number, to: number) => {
-    for (let i = from; i < to; i++) {
-      const e = path[i];
-      if (e?.type === 'message') {
-        messages.push(e.message);
-        entryIds.push(e.id);
-      }
-    }
-  };
-  if (c === -1) {
-    addRange(0, path.length);
-    return { messages, entryIds };
-  }
-  const compaction = path[c] as CompactionEntry;
-  for (const m of compaction.replacement) {
-    messages.push(m);
-    entryIds.push(null);
-  }
-  if (compaction.firstKeptEntryId !== null) {
-    const k = path.findIndex((e, i) => i < c && e.id === compaction.firstKeptEntryId);
-    if (k === -1) {
-      throw new PantoError(
+  const positions: number[] = new Array(path.length);
+  for (let i = 0; i < path.length; i++) positions[i] = i;
+  return resolveBranch(positions, {
+    typeAt: (i) => (path[i] as SessionEntry).type,
+    positionOf: (id) => {
+      const k = path.findIndex((e) => e.id === id);
+      return k === -1 ? undefined : k;
+    },
+    read: (wanted) => wanted.map((i) => path[i] as SessionEntry),
+    offBranch: (compaction) =>
+      new PantoError(
         'ERR_SESSION_FORMAT',
         `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
-      );
-    }
-    addRange(k, c);
-  }
-  addRange(c + 1, path.length);
-  return { messages, entryIds };
+      ),
+  });
 }
 
 /**
