@@ -6,6 +6,8 @@
 //   loadSession (lazy)         the default: index the file, parse the current conversation only (for a compacted
 //                              session: the compaction and what follows it; uncompacted: every message on the branch)
 //   SessionLog.open (resume)   the same for appending: lock, index, conversation, tail repair
+//   SessionLog.open eager      `{ eager: true }`: lock, one pass parsing every line, tail repair (what a resume that
+//                              needs every entry anyway should use, e.g. for whole-session usage)
 //   loadSession + .entries     the lazy load, then every entry materialised (the lines the conversation did not parse)
 //   loadSession eager          `{ eager: true }`: every line parsed and checked while loading (the old default)
 //   openSessionIndex           the index alone (header, ids, parents, types, offsets; no entry parsed)
@@ -125,6 +127,11 @@ async function child(mode, path) {
     const { SessionLog } = await import(DIST);
     keep = await SessionLog.open(path);
     entries = keep.conversation.messages.length;
+    keep.close();
+  } else if (mode === 'resumeEager') {
+    const { SessionLog } = await import(DIST);
+    keep = await SessionLog.open(path, { eager: true });
+    entries = keep.entries.length + 1; // + header
     keep.close();
   } else if (mode === 'lazyEntries') {
     const { loadSession } = await import(DIST);
@@ -321,6 +328,7 @@ function median(xs) {
 const ROWS = {
   loadSession: 'loadSession (lazy)',
   resume: 'SessionLog.open (resume)',
+  resumeEager: 'SessionLog.open eager',
   lazyEntries: 'loadSession + .entries',
   eager: 'loadSession eager',
   openIndex: 'openSessionIndex only',
@@ -413,7 +421,7 @@ async function main() {
     const text = join(dir, 'text.jsonl');
     if (args.only !== 'images') {
       const count = writeTextSession(text, textMb * MB);
-      const modes = ['loadSession', 'resume', 'lazyEntries', 'eager', 'openIndex'];
+      const modes = ['loadSession', 'resume', 'lazyEntries', 'eager', 'resumeEager', 'openIndex'];
       appendCompaction(text, count);
       compare(
         'text-heavy session (~1 KB entries), compacted once keeping the last ~5%: resuming parses those lines only',

@@ -9,8 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import { type JsonlReadOptions, readJsonl } from './jsonl-reader.js';
-import { pathToLeaf, resolveConversation } from './resolve-conversation.js';
+import { type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
+import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
 import {
   openSessionIndex,
@@ -93,8 +93,19 @@ function formatError(path: string, line: number, problem: string): PantoError {
   return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
 }
 
+/** What an eager read gives `SessionLog.open` besides the loaded session. */
+export interface EagerState {
+  session: LoadedSession & { entries: SessionEntry[] };
+  byId: Map<string, SessionEntry>;
+  /** The conversation with the entry id of each message (`null` for a compaction's replacement). */
+  view: ConversationView;
+  read: JsonlReadResult;
+  /** True when the file has no header (`no_header`): `session.header` is a new one, not in the file. */
+  headerMissing: boolean;
+}
+
 /** Read and check every line of a session file now (`eager: true`). See `loadSession` for errors. */
-async function loadEagerly(path: string, options: LoadSessionOptions): Promise<LoadedSession> {
+export async function readEagerly(path: string, options: JsonlReadOptions): Promise<EagerState> {
   let header: SessionHeader | undefined;
   const entries: SessionEntry[] = [];
   const byId = new Map<string, SessionEntry>();
@@ -151,6 +162,7 @@ async function loadEagerly(path: string, options: LoadSessionOptions): Promise<L
       message: `${path}: last line has no trailing newline; loaded`,
     });
   }
+  const headerMissing = header === undefined;
   if (header === undefined) {
     // Nothing parsed: an empty file, blank lines, or a first line cut short by a crash before the header was written.
     header = headerlessSession(path, warnings);
@@ -158,13 +170,20 @@ async function loadEagerly(path: string, options: LoadSessionOptions): Promise<L
   const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
   const branch = linear ? entries : pathToLeaf(byId, leafId);
   const model = currentModel(branch, header.model);
+  const view = resolveConversation(branch);
   return {
-    header,
-    entries,
-    conversation: { messages: resolveConversation(branch).messages },
-    leafId,
-    ...(model === undefined ? {} : { model }),
-    warnings,
+    session: {
+      header,
+      entries,
+      conversation: { messages: view.messages },
+      leafId,
+      ...(model === undefined ? {} : { model }),
+      warnings,
+    },
+    byId,
+    view,
+    read,
+    headerMissing,
   };
 }
 
@@ -220,7 +239,7 @@ class LazyLoadedSession implements LoadedSession {
  * empty session with a `no_header` warning. File-system errors (e.g. `ENOENT`) propagate unchanged.
  */
 export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<LoadedSession> {
-  if (options.eager) return loadEagerly(path, options);
+  if (options.eager) return (await readEagerly(path, options)).session;
   const indexOptions: SessionIndexOptions = {};
   if (options.chunkBytes !== undefined) indexOptions.chunkBytes = options.chunkBytes;
   if (options.maxLineBytes !== undefined) indexOptions.maxLineBytes = options.maxLineBytes;

@@ -25,7 +25,7 @@ import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, truncateSync,
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { FileLock } from './file-lock.js';
-import type { LoadSessionOptions, SessionWarning } from './load-session.js';
+import { type LoadSessionOptions, readEagerly, type SessionWarning } from './load-session.js';
 import {
   type ConversationView,
   type LazyEntries,
@@ -89,6 +89,54 @@ function checkMessage(message: Message, where: string): void {
   if (problem) throw invalid(`cannot append: ${problem}`);
 }
 
+/** The entries a file held when a log opened it, by position in file order: parsed on demand, or all in memory. */
+interface OpenedEntries {
+  readonly size: number;
+  idAt(i: number): string;
+  parentAt(i: number): string | null;
+  typeAt(i: number): SessionEntry['type'];
+  positionOf(id: string): number | undefined;
+  /** The entries at these positions (ascending); a fresh array. */
+  read(positions: readonly number[]): SessionEntry[];
+  /** Every entry, in file order, reusing the entries in `known`; a fresh array the caller owns. */
+  all(known: readonly ParsedRun[]): SessionEntry[];
+}
+
+/** A lazy open's entries: through the index (synchronous reads; its errors). */
+function indexed(index: SessionIndex): OpenedEntries {
+  return {
+    size: index.size,
+    idAt: (i) => index.ids[i] as string,
+    parentAt: (i) => index.parents[i] as string | null,
+    typeAt: (i) => index.types[i] as SessionEntry['type'],
+    positionOf: (id) => index.positionOf(id),
+    read: (positions) => index.readAt(positions),
+    all: (known) => index.readAll(known),
+  };
+}
+
+/** An eager open's entries, all parsed. Positions by id are built on the first `positionOf`. */
+function inMemory(entries: readonly SessionEntry[], byId: ReadonlyMap<string, SessionEntry>): OpenedEntries {
+  const size = entries.length;
+  let positions: Map<string, number> | undefined;
+  return {
+    size,
+    idAt: (i) => (entries[i] as SessionEntry).id,
+    parentAt: (i) => (entries[i] as SessionEntry).parentId,
+    typeAt: (i) => (entries[i] as SessionEntry).type,
+    positionOf: (id) => {
+      if (!byId.has(id)) return undefined;
+      if (positions === undefined) {
+        positions = new Map();
+        for (let i = 0; i < size; i++) positions.set((entries[i] as SessionEntry).id, i);
+      }
+      return positions.get(id);
+    },
+    read: (wanted) => wanted.map((i) => entries[i] as SessionEntry),
+    all: () => entries.slice(0, size),
+  };
+}
+
 export class SessionLog {
   readonly path: string;
   readonly header: SessionHeader;
@@ -96,7 +144,9 @@ export class SessionLog {
   readonly warnings: readonly SessionWarning[];
   readonly #fsync: boolean;
   readonly #lock: FileLock;
-  /** The entries the file held at open (positions 0 .. index.size - 1), parsed on demand; null for a new file. */
+  /** The entries the file held at open (positions 0 .. size - 1); null for a new file. */
+  readonly #opened: OpenedEntries | null;
+  /** The index behind `#opened` after a lazy open (told about this log's own writes); null otherwise. */
   readonly #index: SessionIndex | null;
   /** Entries this log appended (positions index.size ..), and their positions by id. */
   readonly #appended: SessionEntry[] = [];
@@ -120,6 +170,8 @@ export class SessionLog {
     fd: number;
     size: number;
     index: SessionIndex | null;
+    opened?: OpenedEntries;
+    leafId?: string | null;
     view: ConversationView;
     model: string | undefined;
   }) {
@@ -131,7 +183,8 @@ export class SessionLog {
     this.#fd = init.fd;
     this.#size = init.size;
     this.#index = init.index;
-    this.#leafId = init.index?.leafId ?? null;
+    this.#opened = init.opened ?? (init.index ? indexed(init.index) : null);
+    this.#leafId = init.leafId !== undefined ? init.leafId : (init.index?.leafId ?? null);
     this.#view = init.view;
     this.#model = init.model;
   }
@@ -198,10 +251,10 @@ export class SessionLog {
       const indexOptions: SessionIndexOptions = {};
       if (options.chunkBytes !== undefined) indexOptions.chunkBytes = options.chunkBytes;
       if (options.maxLineBytes !== undefined) indexOptions.maxLineBytes = options.maxLineBytes;
+      if (options.eager) return await SessionLog.#openEagerly(path, options, lock);
       const index = await openSessionIndex(path, indexOptions);
       const known: ParsedRun[] = [];
       const view = index.conversationView(known);
-      const all = options.eager ? index.readAll(known) : undefined;
       const warnings = [...index.warnings];
       const fsync = options.fsync ?? false;
       if (index.headerMissing) {
@@ -258,14 +311,73 @@ export class SessionLog {
         view,
         model: index.model,
       });
-      if (all) log.#all = all;
-      else log.#known = known;
+      log.#known = known;
       return log;
     } catch (err) {
       if (fd !== undefined) closeSync(fd);
       lock.release();
       throw err;
     }
+  }
+
+  /**
+   * `open` with `eager: true`: one pass parses and checks every line (jsonl-reader.ts), then the same repairs. The
+   * caller holds `lock` and releases it if this throws.
+   */
+  static async #openEagerly(path: string, options: SessionLogOptions, lock: FileLock): Promise<SessionLog> {
+    const state = await readEagerly(path, options);
+    const { header, entries, leafId, model } = state.session;
+    const warnings = [...state.session.warnings];
+    const fsync = options.fsync ?? false;
+    let size = state.read.fileBytes;
+    if (state.headerMissing) {
+      truncateSync(path, 0);
+      size = 0;
+      warnings.push({
+        kind: 'repaired',
+        line: 1,
+        message: `${path}: wrote a new session header (the file had none; ${state.read.fileBytes} bytes dropped)`,
+      });
+    } else if (state.read.torn) {
+      truncateSync(path, state.read.torn.offset);
+      size = state.read.torn.offset;
+      warnings.push({
+        kind: 'repaired',
+        line: state.read.torn.line,
+        message: `${path}:${state.read.torn.line}: cut off the incomplete last line (${state.read.torn.bytes} bytes) before appending`,
+      });
+    }
+    const fd = openSync(path, 'a');
+    try {
+      if (state.headerMissing) {
+        const line = Buffer.from(`${JSON.stringify(header)}\n`, 'utf8');
+        writeSync(fd, line);
+        if (fsync) fsyncSync(fd);
+        size = line.length;
+      } else if (!state.read.torn && state.read.unterminated) {
+        writeSync(fd, '\n');
+        size += 1;
+      }
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+    const log = new SessionLog({
+      path,
+      header,
+      warnings,
+      fsync,
+      lock,
+      fd,
+      size,
+      index: null,
+      opened: inMemory(entries, state.byId),
+      leafId,
+      view: state.view,
+      model,
+    });
+    log.#all = entries;
+    return log;
   }
 
   /**
@@ -310,7 +422,7 @@ export class SessionLog {
    */
   get entries(): readonly SessionEntry[] {
     if (this.#all === undefined) {
-      const all = this.#index?.readAll(this.#known) ?? [];
+      const all = this.#opened?.all(this.#known) ?? [];
       for (const e of this.#appended) all.push(e);
       this.#all = all;
       this.#known = [];
@@ -480,41 +592,39 @@ export class SessionLog {
 
   /** Number of entries the file held at open. */
   #based(): number {
-    return this.#index?.size ?? 0;
+    return this.#opened?.size ?? 0;
   }
 
   #positionOf(id: string): number | undefined {
-    return this.#index?.positionOf(id) ?? this.#appendedAt.get(id);
+    return this.#opened?.positionOf(id) ?? this.#appendedAt.get(id);
   }
 
   #idAt(i: number): string {
     const base = this.#based();
-    return i < base
-      ? ((this.#index as SessionIndex).ids[i] as string)
-      : (this.#appended[i - base] as SessionEntry).id;
+    return i < base ? (this.#opened as OpenedEntries).idAt(i) : (this.#appended[i - base] as SessionEntry).id;
   }
 
   #parentAt(i: number): string | null {
     const base = this.#based();
     return i < base
-      ? ((this.#index as SessionIndex).parents[i] as string | null)
+      ? (this.#opened as OpenedEntries).parentAt(i)
       : (this.#appended[i - base] as SessionEntry).parentId;
   }
 
   /** The entry tree by position: the file's entries at open through the index, then the appended ones. */
   #lazy(): LazyEntries {
-    const index = this.#index;
+    const opened = this.#opened;
     const base = this.#based();
     return {
       typeAt: (i) =>
         (i < base
-          ? (index as SessionIndex).types[i]
+          ? (opened as OpenedEntries).typeAt(i)
           : this.#appended[i - base]?.type) as SessionEntry['type'],
       positionOf: (id) => this.#positionOf(id),
       read: (positions) => {
         let split = 0;
         while (split < positions.length && (positions[split] as number) < base) split++;
-        const old = split === 0 ? [] : (index as SessionIndex).readAt(positions.slice(0, split));
+        const old = split === 0 ? [] : (opened as OpenedEntries).read(positions.slice(0, split));
         for (let k = split; k < positions.length; k++)
           old.push(this.#appended[(positions[k] as number) - base] as SessionEntry);
         return old;

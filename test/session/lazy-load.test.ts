@@ -124,6 +124,39 @@ describe('lazy and eager loads agree', () => {
     eagerOpened.close();
   });
 
+  it('SessionLog lazy and eager opens of the same file behave alike through branches and appends', async () => {
+    const path = file();
+    const ids = await generatedSession(path, 21, 100);
+    const copy = file();
+    writeFileSync(copy, readFileSync(path));
+    const lazy = await SessionLog.open(path);
+    const eager = await SessionLog.open(copy, { eager: true });
+    const random = seededRandom(22);
+    for (let k = 0; k < 8; k++) {
+      expect(lazy.conversation).toStrictEqual(eager.conversation);
+      expect(lazy.model).toBe(eager.model);
+      if (k === 0) expect(lazy.leafId).toBe(eager.leafId); // appended ids are random: equal only before
+      expect(lazy.size).toBe(eager.size);
+      const target = ids[Math.floor(random() * ids.length)] as string;
+      lazy.branch(target);
+      eager.branch(target);
+      if (k % 2) {
+        lazy.appendModelChange({ model: `switch-${k}` });
+        eager.appendModelChange({ model: `switch-${k}` });
+      } else {
+        lazy.appendMessage(say(`step ${k}`));
+        eager.appendMessage(say(`step ${k}`));
+      }
+    }
+    // The file's entries are equal; the appended ones differ only in their random ids and times.
+    expect(lazy.entries.slice(0, ids.length)).toStrictEqual(eager.entries.slice(0, ids.length));
+    const appended = (log: SessionLog) =>
+      log.entries.slice(ids.length).map((e) => ({ ...e, id: '', parentId: '', timestamp: '' }));
+    expect(appended(lazy)).toStrictEqual(appended(eager));
+    lazy.close();
+    eager.close();
+  });
+
   it('SessionLog.entries: lazy, then kept up to date by appends; conversation messages are the same objects', async () => {
     const path = file();
     await generatedSession(path, 11, 60);
