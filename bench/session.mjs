@@ -2,16 +2,25 @@
 // Session log benchmark: load throughput of loadSession vs a bare `readline` + JSON.parse loop over the same file
 // (the peer pattern: what pi and most JSONL readers do), and peak RSS relative to the file size.
 //
+// Rows (each vs readline+JSON.parse, which must parse every line to find anything):
+//   loadSession (lazy)         the default: index the file, parse the current conversation only (for a compacted
+//                              session: the compaction and what follows it; uncompacted: every message on the branch)
+//   SessionLog.open (resume)   the same for appending: lock, index, conversation, tail repair
+//   SessionLog.open eager      `{ eager: true }`: lock, one pass parsing every line, tail repair (what a resume that
+//                              needs every entry anyway should use, e.g. for whole-session usage)
+//   loadSession + .entries     the lazy load, then every entry materialised (the lines the conversation did not parse)
+//   loadSession eager          `{ eager: true }`: every line parsed and checked while loading (the old default)
+//   openSessionIndex           the index alone (header, ids, parents, types, offsets; no entry parsed)
+//   floor                      read + batch decode + JSON.parse + keep, no checks: the least an eager loader does
+//
 // Usage: npm run build:ts && npm run bench:session [-- --mb=300 --text-mb=200 --runs=5 --gb]
 //   --gb  also loads a 1 GB image-heavy session (beyond V8's ~512 MB string limit) and reports peak RSS / file size.
 //   --only=text|images  run one of the two sessions
 //   --ascii  also runs an ASCII-only variant of the text-heavy session (clearly labelled; not the issue's row)
-// Each measurement runs in a fresh child process so peak RSS belongs to one loader only. The text-heavy case also
-// measures `openSessionIndex` (the lazily parsed index) for two jobs: opening (header, leaf, model, ids/parents/types
-// and line offsets; no entry parsed) and opening + `conversation()` (every message on the branch parsed: in this
-// file, which has no compaction and no branches, that is every line, the same work readline+JSON.parse does); then
-// again after a compaction is appended that keeps the last ~5% (conversation() parses only those; readline still
-// has to parse every line to find the current conversation — its row does not even resolve it, so it is flattered).
+// Each measurement runs in a fresh child process so peak RSS belongs to one loader only. The text-heavy session is
+// measured twice: compacted once keeping the last ~5% (resuming parses only those lines; readline still has to parse
+// every line to find the current conversation — its row does not even resolve it, so it is flattered), and never
+// compacted (the conversation is every line, so the lazy load parses what readline parses).
 // Throughput is reported per wall second and per CPU second (user+sys, incl. GC threads); the CPU figure is the
 // steadier one on a busy machine.
 
@@ -113,16 +122,29 @@ async function child(mode, path) {
   } else if (mode === 'loadSession') {
     const { loadSession } = await import(DIST);
     keep = await loadSession(path);
+    entries = keep.conversation.messages.length;
+  } else if (mode === 'resume') {
+    const { SessionLog } = await import(DIST);
+    keep = await SessionLog.open(path);
+    entries = keep.conversation.messages.length;
+    keep.close();
+  } else if (mode === 'resumeEager') {
+    const { SessionLog } = await import(DIST);
+    keep = await SessionLog.open(path, { eager: true });
+    entries = keep.entries.length + 1; // + header
+    keep.close();
+  } else if (mode === 'lazyEntries') {
+    const { loadSession } = await import(DIST);
+    keep = await loadSession(path);
+    entries = keep.entries.length + 1; // + header
+  } else if (mode === 'eager') {
+    const { loadSession } = await import(DIST);
+    keep = await loadSession(path, { eager: true });
     entries = keep.entries.length + 1; // + header
   } else if (mode === 'openIndex') {
     const { openSessionIndex } = await import(DIST);
     keep = await openSessionIndex(path);
     entries = keep.size + 1; // + header
-  } else if (mode === 'indexConversation') {
-    const { openSessionIndex } = await import(DIST);
-    const index = await openSessionIndex(path);
-    keep = await index.conversation();
-    entries = index.size + 1;
   } else if (mode === 'readFile') {
     keep = readFileSync(path, 'utf8')
       .split('\n')
@@ -138,7 +160,8 @@ async function child(mode, path) {
   const seconds = (performance.now() - t0) / 1000;
   const usage = process.resourceUsage();
   const cpuSeconds = (usage.userCPUTime + usage.systemCPUTime) / 1e6;
-  await new Promise((resolve) => setImmediate(resolve)); // deliver the last GC entries
+  // Deliver the last GC entries (after a long synchronous stretch they arrive a few ticks later).
+  await new Promise((resolve) => setTimeout(resolve, 100));
   gcObserver.disconnect();
   // With --expose-gc (a separate run, not timed): the heap the loaded result holds.
   const heapKept = heapAfterGc() - heapBefore;
@@ -302,15 +325,30 @@ function median(xs) {
   return s[Math.floor(s.length / 2)];
 }
 
-function compareThroughput(label, path, runs, target) {
+const ROWS = {
+  loadSession: 'loadSession (lazy)',
+  resume: 'SessionLog.open (resume)',
+  resumeEager: 'SessionLog.open eager',
+  lazyEntries: 'loadSession + .entries',
+  eager: 'loadSession eager',
+  openIndex: 'openSessionIndex only',
+  floor: 'floor (parse+keep only)',
+  readline: 'readline+JSON.parse',
+};
+
+/**
+ * The given modes beside readline+JSON.parse on the same file, interleaved run by run (fresh process each). `target`:
+ * `speed` / `rss` for the loadSession (lazy) row, `heap` to print the heap an eager load holds.
+ */
+function compare(label, path, runs, modes, target) {
   const size = statSync(path).size;
-  const modes = ['loadSession', 'readline', ...(target.floor ? ['floor'] : [])];
-  const wall = Object.fromEntries(modes.map((m) => [m, []]));
-  const cpu = Object.fromEntries(modes.map((m) => [m, []]));
-  const gc = Object.fromEntries(modes.map((m) => [m, []]));
-  const rss = Object.fromEntries(modes.map((m) => [m, 0]));
+  const all = [...modes, 'readline'];
+  const wall = Object.fromEntries(all.map((m) => [m, []]));
+  const cpu = Object.fromEntries(all.map((m) => [m, []]));
+  const gc = Object.fromEntries(all.map((m) => [m, []]));
+  const rss = Object.fromEntries(all.map((m) => [m, 0]));
   for (let r = 0; r < runs; r++) {
-    for (const mode of modes) {
+    for (const mode of all) {
       const out = runChild(mode, path);
       if (out.error) throw new Error(`${mode}: ${out.error}`);
       wall[mode].push(out.mbPerSec);
@@ -320,62 +358,31 @@ function compareThroughput(label, path, runs, target) {
     }
   }
   const ratio = (m, mode) => (median(m[mode]) / median(m.readline)).toFixed(2);
-  const row = (name, mode) =>
-    `  ${name.padEnd(22)} ${median(wall[mode]).toFixed(0).padStart(6)} MB/s wall ${median(cpu[mode]).toFixed(0).padStart(6)} MB/s CPU` +
-    `   peak RSS ${(rss[mode] / size).toFixed(2)}x file   GC ${(100 * median(gc[mode])).toFixed(0)}% of wall` +
-    (mode === 'readline' ? '' : `   ${ratio(wall, mode)}x wall ${ratio(cpu, mode)}x CPU of readline`);
   console.log(`\n${label}: ${(size / MB).toFixed(0)} MB, median of ${runs} runs (fresh process each)`);
-  console.log(row('loadSession', 'loadSession'));
-  console.log(row('readline+JSON.parse', 'readline'));
-  if (target.floor) console.log(row('floor (parse+keep only)', 'floor'));
-  console.log(
-    `  ratio loadSession/readline: ${ratio(wall, 'loadSession')}x wall, ${ratio(cpu, 'loadSession')}x CPU time  (target >= ${target.speed.toFixed(2)}x)`,
-  );
-  if (target.rss !== undefined) {
+  for (const mode of all) {
     console.log(
-      `  loadSession peak RSS ${(rss.loadSession / size).toFixed(2)}x file (target <= ${target.rss.toFixed(2)}x)`,
+      `  ${ROWS[mode].padEnd(26)} ${median(wall[mode]).toFixed(0).padStart(6)} MB/s wall ${median(cpu[mode]).toFixed(0).padStart(6)} MB/s CPU` +
+        `   peak RSS ${(rss[mode] / size).toFixed(2)}x file   GC ${(100 * median(gc[mode])).toFixed(0).padStart(2)}% of wall` +
+        (mode === 'readline' ? '' : `   ${ratio(wall, mode)}x wall ${ratio(cpu, mode)}x CPU of readline`),
     );
-    // The V8 heap the loaded session holds after a full GC (separate, untimed run with --expose-gc): a floor under
-    // peak RSS for any loader that returns every entry parsed.
-    const held = runChild('loadSession', path, ['--expose-gc']);
+  }
+  if (target.speed !== undefined && modes.includes('loadSession')) {
+    console.log(
+      `  loadSession (lazy) / readline: ${ratio(wall, 'loadSession')}x wall, ${ratio(cpu, 'loadSession')}x CPU (target >= ${target.speed.toFixed(2)}x)` +
+        (target.rss === undefined
+          ? ''
+          : `; peak RSS ${(rss.loadSession / size).toFixed(2)}x file (target <= ${target.rss.toFixed(2)}x)`),
+    );
+  }
+  if (target.heap) {
+    // The V8 heap an eagerly loaded session holds after a full GC (separate, untimed run with --expose-gc): a floor
+    // under peak RSS for any loader that returns every entry parsed.
+    const held = runChild('eager', path, ['--expose-gc']);
     const node = runChild('none', path);
     if (!held.error && !node.error)
       console.log(
-        `  heap held by the loaded session ${(held.heapKept / size).toFixed(2)}x file; node's own RSS ${(node.maxRss / size).toFixed(2)}x file`,
+        `  heap held by an eagerly loaded session ${(held.heapKept / size).toFixed(2)}x file; node's own RSS ${(node.maxRss / size).toFixed(2)}x file`,
       );
-  }
-}
-
-/**
- * openSessionIndex beside readline+JSON.parse on the same file, interleaved run by run: opening only, and opening +
- * conversation(). readline+JSON.parse is the peer for both (a line reader must parse every line to find anything).
- */
-function compareIndex(path, runs, label) {
-  const size = statSync(path).size;
-  const modes = ['openIndex', 'indexConversation', 'readline'];
-  const wall = Object.fromEntries(modes.map((m) => [m, []]));
-  const cpu = Object.fromEntries(modes.map((m) => [m, []]));
-  const rss = Object.fromEntries(modes.map((m) => [m, 0]));
-  for (let r = 0; r < runs; r++) {
-    for (const mode of modes) {
-      const out = runChild(mode, path);
-      if (out.error) throw new Error(`${mode}: ${out.error}`);
-      wall[mode].push(out.mbPerSec);
-      cpu[mode].push(out.mbPerCpuSec);
-      rss[mode] = Math.max(rss[mode], out.maxRss);
-    }
-  }
-  console.log(`  openSessionIndex (lazy) vs readline, ${label}; median of ${runs} interleaved runs:`);
-  for (const [label, mode] of [
-    ['open only (no entry parsed)', 'openIndex'],
-    ['open + conversation()', 'indexConversation'],
-    ['readline+JSON.parse', 'readline'],
-  ]) {
-    const ratio = (m) => (median(m[mode]) / median(m.readline)).toFixed(2);
-    console.log(
-      `    ${label.padEnd(28)} ${median(wall[mode]).toFixed(0).padStart(6)} MB/s wall ${median(cpu[mode]).toFixed(0).padStart(6)} MB/s CPU` +
-        `   ${ratio(wall)}x wall ${ratio(cpu)}x CPU of readline   peak RSS ${(rss[mode] / size).toFixed(2)}x file`,
-    );
   }
 }
 
@@ -400,22 +407,37 @@ async function main() {
     if (args.only !== 'text') {
       const images = join(dir, 'images.jsonl');
       writeImageSession(images, imageMb * MB);
-      compareThroughput('image-heavy session (~3.2 MB base64 image per tool result)', images, runs, {
-        speed: 0.8,
-      });
+      compare(
+        'image-heavy session (~3.2 MB base64 image per tool result)',
+        images,
+        runs,
+        ['loadSession', 'eager'],
+        {
+          speed: 0.8,
+        },
+      );
       rmSync(images);
     }
     const text = join(dir, 'text.jsonl');
     if (args.only !== 'images') {
       const count = writeTextSession(text, textMb * MB);
-      compareThroughput('text-heavy session (~1 KB entries)', text, runs, {
-        speed: 1.2,
-        rss: 1.5,
-        floor: true,
-      });
-      compareIndex(text, runs, 'no compaction: conversation() parses every line, as readline does');
+      const modes = ['loadSession', 'resume', 'lazyEntries', 'eager', 'resumeEager', 'openIndex'];
       appendCompaction(text, count);
-      compareIndex(text, runs, 'compacted, last ~5% kept: conversation() parses those lines only');
+      compare(
+        'text-heavy session (~1 KB entries), compacted once keeping the last ~5%: resuming parses those lines only',
+        text,
+        runs,
+        modes,
+        { speed: 1.2, rss: 1.5 },
+      );
+      writeTextSession(text, textMb * MB);
+      compare(
+        'text-heavy session (~1 KB entries), never compacted: the conversation is every line, as readline parses',
+        text,
+        runs,
+        [...modes, 'floor'],
+        { speed: 1.2, rss: 1.5, heap: true },
+      );
       rmSync(text);
     }
 
@@ -424,11 +446,16 @@ async function main() {
       // text, where V8 keeps every string at one byte per character.
       const ascii = join(dir, 'ascii.jsonl');
       writeTextSession(ascii, textMb * MB, ASCII_PROSE);
-      compareThroughput('ASCII-only variant of the text-heavy session (--ascii)', ascii, runs, {
-        speed: 1.2,
-        rss: 1.5,
-        floor: true,
-      });
+      compare(
+        'ASCII-only variant of the text-heavy session (--ascii), never compacted',
+        ascii,
+        runs,
+        ['loadSession', 'eager', 'floor'],
+        {
+          speed: 1.2,
+          rss: 1.5,
+        },
+      );
       rmSync(ascii);
     }
 
@@ -443,6 +470,7 @@ async function main() {
       for (const [label, mode, nodeArgs] of [
         ['loadSession (default heap)', 'loadSession', []],
         [`loadSession (--max-old-space-size=${heapMb})`, 'loadSession', [`--max-old-space-size=${heapMb}`]],
+        [`loadSession eager (--max-old-space-size=${heapMb})`, 'eager', [`--max-old-space-size=${heapMb}`]],
         ['readline+JSON.parse (default heap)', 'readline', []],
         ['readFileSync+split (whole-file string)', 'readFile', []],
       ]) {

@@ -89,7 +89,11 @@ export interface AgentOptions {
    */
   model: ModelInfo | string;
   tools?: ToolSource;
-  /** Session log to resume from and append to. Its conversation is the agent's starting history. */
+  /**
+   * Session log to resume from and append to. Its conversation is the agent's starting history. The usage of the
+   * log's earlier answers (all branches, also those a compaction replaced) is counted when `usage` is first read,
+   * so constructing the agent parses nothing the conversation did not need (see `Agent.usage` for the errors).
+   */
   session?: SessionLog;
   /** Starting history when there is no session. Copied. */
   messages?: readonly Message[];
@@ -168,6 +172,9 @@ export class Agent {
   /** A context window smaller than the model's, stated by the provider in a context-overflow error. */
   #statedWindow: number | undefined;
   readonly #totals: UsageTotals = emptyTotals();
+  /** Counts the resumed log's answers (first read of `usage`); until then `#laterUsage` keeps what was added since. */
+  #resumedUsage: (() => UsageTotals) | undefined;
+  #laterUsage: Array<[Usage, ModelPrice | undefined]> = [];
   /** Cost of the assistant message appended last (for its `turn_end`). */
   #lastCost: UsageCost | undefined;
   readonly #workspaceRoot: string | undefined;
@@ -228,10 +235,28 @@ export class Agent {
     this.#price = options.price;
     this.#maxStreamRetries = count(options.maxStreamRetries, 2, 'maxStreamRetries');
     this.#streamRetryDelayMs = count(options.streamRetryDelayMs, 1000, 'streamRetryDelayMs');
-    const earlier = options.session
-      ? options.session.entries.flatMap((e) => (e.type === 'message' ? [e.message] : []))
-      : this.#messages;
-    for (const m of earlier) this.#countUsage(m);
+    if (options.session) {
+      // The entries the log holds now (the agent's own appends come after them and are counted as they happen),
+      // priced as they would have been now: with this price option and model, whatever setModel does later.
+      const session = options.session;
+      const held = session.size;
+      const price = this.#price;
+      const model = this.#model;
+      if (held > 0)
+        this.#resumedUsage = () => {
+          const totals = emptyTotals();
+          const entries = session.entries;
+          for (let i = 0; i < held; i++) {
+            const e = entries[i] as (typeof entries)[number];
+            if (e.type !== 'message' || e.message.role !== 'assistant' || e.message.usage === undefined)
+              continue;
+            const id = e.message.model;
+            const p = price === null ? undefined : (price ?? priceOf(id ?? model.id) ?? priceOf(model.id));
+            addUsage(totals, e.message.usage, p);
+          }
+          return totals;
+        };
+    } else for (const m of this.#messages) this.#countUsage(m);
     this.#workspaceRoot = options.workspaceRoot;
     this.#concurrency = options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY;
     if (options.onEvent) this.#listeners.add(options.onEvent);
@@ -255,8 +280,21 @@ export class Agent {
   /**
    * Token and cost totals of the session: every answer of the resumed session log (all branches) or of the handed-in
    * messages, every answer of this agent, and the summary requests of its compactions. A copy.
+   *
+   * With a resumed `session`, the first read parses the log's entries (`SessionLog.entries`, synchronous reads) and
+   * throws what that throws — `ERR_SESSION_CORRUPT` / `ERR_SESSION_FORMAT` for a damaged line the lazy open did not
+   * parse, `ERR_SESSION_CHANGED` for a file changed behind the log — and a later read tries again. The totals are
+   * the same, to the last bit, as counting the log first and this agent's usage after it.
    */
   get usage(): UsageTotals {
+    const resumed = this.#resumedUsage;
+    if (resumed !== undefined) {
+      const totals = resumed();
+      for (const [usage, price] of this.#laterUsage) addUsage(totals, usage, price);
+      Object.assign(this.#totals, totals);
+      this.#resumedUsage = undefined;
+      this.#laterUsage = [];
+    }
     return { ...this.#totals };
   }
 
@@ -682,7 +720,7 @@ export class Agent {
         : { ...this.#model, limits: { ...this.#model.limits, contextWindow: window } };
     return providerSummarizer(this.#provider, model, {
       onUsage: (usage, id) => {
-        addUsage(this.#totals, usage, this.#priceOf(id));
+        this.#addUsage(usage, this.#priceOf(id));
       },
     });
   }
@@ -765,7 +803,12 @@ export class Agent {
 
   #countUsage(message: Message): ReturnType<typeof addUsage> {
     if (message.role !== 'assistant' || message.usage === undefined) return undefined;
-    return addUsage(this.#totals, message.usage, this.#priceOf(message.model));
+    return this.#addUsage(message.usage, this.#priceOf(message.model));
+  }
+
+  #addUsage(usage: Usage, price: ModelPrice | undefined): UsageCost | undefined {
+    if (this.#resumedUsage !== undefined) this.#laterUsage.push([usage, price]);
+    return addUsage(this.#totals, usage, price);
   }
 
   #turnUsage(message: AssistantMessage): { usage?: Usage; cost?: UsageCost } {

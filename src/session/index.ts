@@ -10,7 +10,7 @@ export type {
   SessionHeader,
 } from './session-entry.js';
 export { SESSION_FORMAT_VERSION } from './session-entry.js';
-export type { SessionIndex, SessionIndexOptions, SessionLineRef } from './session-index.js';
+export type { ParsedRun, SessionIndex, SessionIndexOptions, SessionLineRef } from './session-index.js';
 export { openSessionIndex } from './session-index.js';
 export type { CompactionInput, CreateSessionOptions, SessionLogOptions } from './session-log.js';
 export { SessionLog } from './session-log.js';

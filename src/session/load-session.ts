@@ -1,7 +1,9 @@
 /**
- * Loading a session file: stream it line by line (see jsonl-reader.ts), check every line, and resolve the current
- * conversation (see resolve-conversation.ts). Memory: the parsed entries plus one line's bytes; the file is never
- * held as one string, so sessions far beyond V8's string limit load.
+ * Loading a session file. By default lazily: the file is indexed in one pass over its bytes (session-index.ts: header,
+ * ids, parents, types and line offsets), and only the current conversation is parsed — the lines of the current
+ * branch from its latest compaction on. `entries` parses the rest when it is first read. With `eager: true` every
+ * line is parsed and checked while loading (jsonl-reader.ts), as before. Either way the file is never held as one
+ * string, so sessions far beyond V8's string limit load.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -10,9 +12,22 @@ import { PantoError } from '../errors.js';
 import { type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
+import {
+  openSessionIndex,
+  type ParsedRun,
+  type SessionIndex,
+  type SessionIndexOptions,
+} from './session-index.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
-export interface LoadSessionOptions extends JsonlReadOptions {}
+export interface LoadSessionOptions extends JsonlReadOptions {
+  /**
+   * Parse and check every line while loading (default false: only the current conversation is parsed, the other
+   * lines when `entries` is first read). Eager loading reports any damaged line at load time, at the cost of holding
+   * every entry (about twice the file in memory for text).
+   */
+  eager?: boolean;
+}
 
 /** Something the loader recovered from; the data it names was not loaded or was repaired. */
 export interface SessionWarning {
@@ -28,8 +43,16 @@ export interface SessionWarning {
 
 export interface LoadedSession {
   header: SessionHeader;
-  /** Every entry in file order (all branches, including the messages a compaction replaced). */
-  entries: SessionEntry[];
+  /**
+   * Every entry in file order (all branches, including the messages a compaction replaced). After a lazy load (the
+   * default) the lines not yet parsed are read, parsed and checked on the first access, synchronously, and the array
+   * is kept (later reads return the same array; it belongs to the session object, do not mutate it). That first
+   * access throws what loading would have thrown for those lines — `ERR_SESSION_CORRUPT` (not valid JSON or UTF-8,
+   * with the line number) or `ERR_SESSION_FORMAT` (not a valid entry) — and `ERR_SESSION_CHANGED` when the file is no
+   * longer the one loaded (size, mtime or inode differ, or a line's id/parent/type does not match the index). Until
+   * then the session object keeps the file's index (a few dozen bytes per entry) and the path, not the file's text.
+   */
+  readonly entries: readonly SessionEntry[];
   /** The current conversation: the path to the leaf with the latest compaction applied. */
   conversation: Conversation;
   /** Id of the last entry, or `null` when the file holds only a header. */
@@ -37,15 +60,6 @@ export interface LoadedSession {
   /** The current model: the latest `model_change` on the path to the leaf, else the header's `model`. */
   model?: string;
   warnings: SessionWarning[];
-}
-
-/** Internal result shared with SessionLog.open (which needs the tree and the file's tail state). */
-export interface SessionState extends LoadedSession {
-  byId: Map<string, SessionEntry>;
-  view: ConversationView;
-  read: JsonlReadResult;
-  /** True when the file had no header (see the `no_header` warning): `header` is a new one, not yet written. */
-  headerMissing: boolean;
 }
 
 /** The latest `model_change` model on `path`, else `fallback`. */
@@ -79,11 +93,19 @@ function formatError(path: string, line: number, problem: string): PantoError {
   return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
 }
 
-/** Read and check a session file. See `loadSession` for errors. */
-export async function readSessionState(
-  path: string,
-  options: LoadSessionOptions = {},
-): Promise<SessionState> {
+/** What an eager read gives `SessionLog.open` besides the loaded session. */
+export interface EagerState {
+  session: LoadedSession & { entries: SessionEntry[] };
+  byId: Map<string, SessionEntry>;
+  /** The conversation with the entry id of each message (`null` for a compaction's replacement). */
+  view: ConversationView;
+  read: JsonlReadResult;
+  /** True when the file has no header (`no_header`): `session.header` is a new one, not in the file. */
+  headerMissing: boolean;
+}
+
+/** Read and check every line of a session file now (`eager: true`). See `loadSession` for errors. */
+export async function readEagerly(path: string, options: JsonlReadOptions): Promise<EagerState> {
   let header: SessionHeader | undefined;
   const entries: SessionEntry[] = [];
   const byId = new Map<string, SessionEntry>();
@@ -147,15 +169,17 @@ export async function readSessionState(
   }
   const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
   const branch = linear ? entries : pathToLeaf(byId, leafId);
-  const view = resolveConversation(branch);
   const model = currentModel(branch, header.model);
+  const view = resolveConversation(branch);
   return {
-    header,
-    entries,
-    conversation: { messages: view.messages },
-    leafId,
-    ...(model === undefined ? {} : { model }),
-    warnings,
+    session: {
+      header,
+      entries,
+      conversation: { messages: view.messages },
+      leafId,
+      ...(model === undefined ? {} : { model }),
+      warnings,
+    },
     byId,
     view,
     read,
@@ -163,17 +187,62 @@ export async function readSessionState(
   };
 }
 
+/** A lazily loaded session: `entries` reads the index's remaining lines on first access (see `LoadedSession`). */
+class LazyLoadedSession implements LoadedSession {
+  readonly header: SessionHeader;
+  readonly conversation: Conversation;
+  readonly leafId: string | null;
+  declare readonly model?: string;
+  readonly warnings: SessionWarning[];
+  readonly #index: SessionIndex;
+  #entries: readonly SessionEntry[] | undefined;
+  /** The entries the conversation was parsed from, until `entries` takes them over. */
+  #known: ParsedRun[];
+
+  constructor(index: SessionIndex) {
+    this.#index = index;
+    this.header = index.header;
+    this.#known = [];
+    this.conversation = { messages: index.conversationView(this.#known).messages };
+    this.leafId = index.leafId;
+    if (index.model !== undefined) this.model = index.model;
+    this.warnings = [...index.warnings];
+  }
+
+  get entries(): readonly SessionEntry[] {
+    if (this.#entries === undefined) {
+      this.#entries = this.#index.readAll(this.#known);
+      this.#known = [];
+    }
+    return this.#entries;
+  }
+}
+
 /**
  * Load a session file written by `SessionLog`. Streams the file (bounded extra memory; no whole-file string).
  *
- * Errors (`PantoError`): `ERR_SESSION_CORRUPT` for a line in the middle that is not valid JSON or a line longer than
- * `maxLineBytes` (the message names the line number); `ERR_SESSION_FORMAT` for a first line that is not a header, a newer
- * header, or a line that is valid JSON but not a valid entry. A torn LAST line is not an error: it is skipped and
- * reported in `warnings`; a file with no header at all (empty, or only a torn first line) loads as an empty session
- * with a `no_header` warning.
- * File-system errors (e.g. `ENOENT`) propagate unchanged.
+ * Lazy (the default): the file is indexed (header, ids, parents, types, line offsets) and only the current
+ * conversation's lines are parsed — for a compacted session, the latest compaction and what follows it on the
+ * branch, never the history it replaced. Checked at load time: the header, every line's length, unique ids, parents
+ * that name earlier entries, the unterminated/torn last line, the branch's compaction, and every line that was
+ * parsed (the conversation's, the current model's `model_change`, lines not in `SessionLog`'s leading-field form).
+ * Checked when `entries` is first read instead: the other lines' JSON, UTF-8 and entry shape (same error codes and
+ * line numbers as at load; see `LoadedSession.entries`). A line that is not valid UTF-8 is an error
+ * (`ERR_SESSION_CORRUPT`) when the lazy path reads it; the eager path decodes it with U+FFFD, as it always did.
+ * With `eager: true` every line is parsed and checked now, and `entries` is ready.
+ *
+ * Errors (`PantoError`): `ERR_SESSION_CORRUPT` for a line that is not valid JSON or a line longer than `maxLineBytes`
+ * (the message names the line number); `ERR_SESSION_FORMAT` for a first line that is not a header, a newer header, a
+ * line that is valid JSON but not a valid entry, a duplicate id or a parent that is not an earlier entry;
+ * `ERR_SESSION_CHANGED` (lazy only) when the file changed while it was read. A torn LAST line is not an error: it is
+ * skipped and reported in `warnings`; a file with no header at all (empty, or only a torn first line) loads as an
+ * empty session with a `no_header` warning. File-system errors (e.g. `ENOENT`) propagate unchanged.
  */
 export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<LoadedSession> {
-  const { header, entries, conversation, leafId, model, warnings } = await readSessionState(path, options);
-  return { header, entries, conversation, leafId, ...(model === undefined ? {} : { model }), warnings };
+  if (options.eager) return (await readEagerly(path, options)).session;
+  const indexOptions: SessionIndexOptions = {};
+  if (options.chunkBytes !== undefined) indexOptions.chunkBytes = options.chunkBytes;
+  if (options.maxLineBytes !== undefined) indexOptions.maxLineBytes = options.maxLineBytes;
+  const index = await openSessionIndex(path, indexOptions);
+  return new LazyLoadedSession(index);
 }

@@ -34,43 +34,98 @@ export function pathToLeaf(byId: ReadonlyMap<string, SessionEntry>, leafId: stri
 
 /** The conversation along `path` (see the module comment for the rules). */
 export function resolveConversation(path: readonly SessionEntry[]): ConversationView {
+  const positions: number[] = new Array(path.length);
+  for (let i = 0; i < path.length; i++) positions[i] = i;
+  return resolveBranch(positions, {
+    typeAt: (i) => (path[i] as SessionEntry).type,
+    positionOf: (id) => {
+      const k = path.findIndex((e) => e.id === id);
+      return k === -1 ? undefined : k;
+    },
+    read: (wanted) => wanted.map((i) => path[i] as SessionEntry),
+    offBranch: (compaction) =>
+      new PantoError(
+        'ERR_SESSION_FORMAT',
+        `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
+      ),
+  });
+}
+
+/**
+ * What `resolveBranch` needs of a lazily parsed tree: each entry is known by its position in file order (its type
+ * without parsing it) and parsed on request.
+ */
+export interface LazyEntries {
+  /** Type of the entry at position `i`. */
+  typeAt(i: number): SessionEntry['type'];
+  /** Position of the entry with this id, if any. */
+  positionOf(id: string): number | undefined;
+  /** The entries at these positions (ascending, distinct), parsed and checked; throws typed errors. */
+  read(positions: readonly number[]): SessionEntry[];
+  /** The error for a compaction (at position `i`) whose `firstKeptEntryId` is not earlier on its branch. */
+  offBranch(compaction: CompactionEntry, i: number): PantoError;
+}
+
+/**
+ * The conversation along `branch` (positions from the root to the leaf, ascending), as `resolveConversation` gives
+ * it, reading only the latest compaction and the message entries that follow from it (never the replaced history).
+ */
+export function resolveBranch(branch: readonly number[], tree: LazyEntries): ConversationView {
   let c = -1;
-  for (let i = path.length - 1; i >= 0; i--) {
-    if (path[i]?.type === 'compaction') {
-      c = i;
+  for (let k = branch.length - 1; k >= 0; k--) {
+    if (tree.typeAt(branch[k] as number) === 'compaction') {
+      c = k;
       break;
     }
   }
   const messages: Message[] = [];
   const entryIds: Array<string | null> = [];
-  const addRange = (from: number, to: number) => {
-    for (let i = from; i < to; i++) {
-      const e = path[i];
-      if (e?.type === 'message') {
+  const addMessages = (from: number, to: number) => {
+    const wanted: number[] = [];
+    for (let k = from; k < to; k++) {
+      const i = branch[k] as number;
+      if (tree.typeAt(i) === 'message') wanted.push(i);
+    }
+    for (const e of tree.read(wanted)) {
+      if (e.type === 'message') {
         messages.push(e.message);
         entryIds.push(e.id);
       }
     }
   };
   if (c === -1) {
-    addRange(0, path.length);
+    addMessages(0, branch.length);
     return { messages, entryIds };
   }
-  const compaction = path[c] as CompactionEntry;
+  const at = branch[c] as number;
+  const compaction = tree.read([at])[0] as CompactionEntry;
   for (const m of compaction.replacement) {
     messages.push(m);
     entryIds.push(null);
   }
+  let from = c + 1;
   if (compaction.firstKeptEntryId !== null) {
-    const k = path.findIndex((e, i) => i < c && e.id === compaction.firstKeptEntryId);
-    if (k === -1) {
-      throw new PantoError(
-        'ERR_SESSION_FORMAT',
-        `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
-      );
-    }
-    addRange(k, c);
+    const kept = tree.positionOf(compaction.firstKeptEntryId);
+    const k = kept === undefined ? -1 : branch.indexOf(kept);
+    if (k === -1 || k >= c) throw tree.offBranch(compaction, at);
+    from = k;
   }
-  addRange(c + 1, path.length);
+  addMessages(from, branch.length);
   return { messages, entryIds };
+}
+
+/** The model of the latest `model_change` on `branch` (that one entry is read), else `fallback`. */
+export function modelOnBranch(
+  branch: readonly number[],
+  tree: LazyEntries,
+  fallback: string | undefined,
+): string | undefined {
+  for (let k = branch.length - 1; k >= 0; k--) {
+    const i = branch[k] as number;
+    if (tree.typeAt(i) === 'model_change') {
+      const e = tree.read([i])[0];
+      return e?.type === 'model_change' ? e.model : fallback;
+    }
+  }
+  return fallback;
 }

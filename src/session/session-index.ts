@@ -17,17 +17,25 @@
  * (`loadSession` decodes it to U+FFFD); `SessionLog` never writes it.
  *
  * The file must not change while the index is used: every read compares the file's size, mtime and inode with those
- * at open and re-checks each line's id, so a file changed on disk (an append included) fails with
- * `ERR_SESSION_CHANGED` instead of returning wrong data. Reopen the index to see the new state.
+ * at open and re-checks each line's id, parent and type, so a file changed on disk (an append included) fails with
+ * `ERR_SESSION_CHANGED` instead of returning wrong data (a line that still begins as indexed but says otherwise in a
+ * repeated key later is the line's own lie: `ERR_SESSION_FORMAT`). Reopen the index to see the new state. The one
+ * exception is `SessionLog`, the file's locked writer, which tells its index about its own appends and repairs.
+ *
+ * Reads are synchronous underneath (`readAt`, `readAll`, `conversationView` return directly; `entry`, `entries`,
+ * `conversation`, `verify` wrap them in a promise): `loadSession` and `SessionLog` parse lazily behind getters. A read
+ * of page-cached lines blocks the event loop for about as long as parsing them does.
  */
 
 import { isUtf8 } from 'node:buffer';
-import { type FileHandle, open } from 'node:fs/promises';
-import type { Conversation, Message } from '../conversation.js';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import { BATCH_BYTES } from './jsonl-reader.js';
+import { BATCH_BYTES, type TornLine } from './jsonl-reader.js';
 import { headerlessSession, type SessionWarning } from './load-session.js';
-import type { CompactionEntry, SessionEntry, SessionHeader } from './session-entry.js';
+import { type ConversationView, type LazyEntries, resolveBranch } from './resolve-conversation.js';
+import type { SessionEntry, SessionHeader } from './session-entry.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export interface SessionIndexOptions {
@@ -35,6 +43,12 @@ export interface SessionIndexOptions {
   chunkBytes?: number;
   /** Longest line accepted, in bytes (default 256 MiB). A longer line fails with `ERR_SESSION_CORRUPT`. */
   maxLineBytes?: number;
+}
+
+/** Entries a read returned, with their positions (indices into `ids`). */
+export interface ParsedRun {
+  positions: readonly number[];
+  entries: readonly SessionEntry[];
 }
 
 /** Where an entry's line is in the file. */
@@ -85,12 +99,20 @@ function idEnd(b: Buffer, at: number, end: number): number {
 
 type EntryType = SessionEntry['type'];
 
-interface FileIdentity {
+/** What a read compares with the file on disk: a difference fails with `ERR_SESSION_CHANGED`. */
+export interface FileIdentity {
   size: number;
   mtimeMs: number;
   ino: number;
   dev: number;
 }
+
+/**
+ * @internal For `SessionLog`, the file's one writer: after its own append or repair it makes `stat` the state later
+ * reads expect (the indexed lines are unchanged; the file only grew or lost a torn tail past them). Not exported
+ * from the package.
+ */
+export let adoptFileIdentity: (index: SessionIndex, stat: FileIdentity) => void;
 
 function corrupt(path: string, line: number, problem: string, cause?: unknown): PantoError {
   return new PantoError(
@@ -140,8 +162,14 @@ export class SessionIndex {
   readonly lines: readonly SessionLineRef[];
   /** Bytes of the file that was indexed. */
   readonly fileBytes: number;
+  /** The last line, when it ended without a newline and did not parse (skipped; a `torn_line` warning). */
+  readonly torn: TornLine | undefined;
+  /** True when the last line parsed but has no trailing newline (an appender must write one first). */
+  readonly unterminated: boolean;
+  /** True when the file has no header (see the `no_header` warning): `header` is a new one, not in the file. */
+  readonly headerMissing: boolean;
   readonly #byId: Map<string, number>;
-  readonly #identity: FileIdentity;
+  #identity: FileIdentity;
   readonly #chunkBytes: number;
   /** Entries parsed while opening (lines not in the leading-field form, the current model's change); kept. */
   readonly #parsed: Map<number, SessionEntry>;
@@ -161,6 +189,9 @@ export class SessionIndex {
     chunkBytes: number;
     parsed: Map<number, SessionEntry>;
     model: string | undefined;
+    torn: TornLine | undefined;
+    unterminated: boolean;
+    headerMissing: boolean;
   }) {
     this.path = state.path;
     this.header = state.header;
@@ -176,6 +207,15 @@ export class SessionIndex {
     this.#parsed = state.parsed;
     this.leafId = state.ids.length > 0 ? (state.ids[state.ids.length - 1] as string) : null;
     this.model = state.model;
+    this.torn = state.torn;
+    this.unterminated = state.unterminated;
+    this.headerMissing = state.headerMissing;
+  }
+
+  static {
+    adoptFileIdentity = (index, stat) => {
+      index.#identity = { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev };
+    };
   }
 
   /** Number of entries. */
@@ -185,6 +225,11 @@ export class SessionIndex {
 
   has(id: string): boolean {
     return this.#byId.has(id);
+  }
+
+  /** Position (index into `ids`) of the entry with this id, or `undefined`. */
+  positionOf(id: string): number | undefined {
+    return this.#byId.get(id);
   }
 
   /**
@@ -218,7 +263,7 @@ export class SessionIndex {
     const i = this.#byId.get(id);
     if (i === undefined)
       throw new PantoError('ERR_INVALID_ARGUMENT', `${this.path}: no entry ${id} in the session`);
-    const [entry] = await this.#read([i]);
+    const [entry] = this.#read([i]);
     return entry as SessionEntry;
   }
 
@@ -237,11 +282,73 @@ export class SessionIndex {
         throw new PantoError('ERR_INVALID_ARGUMENT', `${this.path}: no entry ${id} in the session`);
       wanted[j] = i;
     }
-    const sorted = [...new Set(wanted)].sort((a, b) => a - b);
-    const read = await this.#read(sorted);
+    return this.readAt(wanted);
+  }
+
+  /**
+   * The entries at these positions (indices into `ids`), in the order asked, parsed and checked now, with synchronous
+   * reads (for callers that cannot await, such as `SessionLog`'s getters; the event loop waits for the reads). Same
+   * reading, caching and errors as `entries`; a position out of range fails with `ERR_INVALID_ARGUMENT`.
+   */
+  readAt(positions: readonly number[]): SessionEntry[] {
+    let ascending = true;
+    for (let j = 0; j < positions.length; j++) {
+      const i = positions[j] as number;
+      if (!Number.isInteger(i) || i < 0 || i >= this.ids.length)
+        throw new PantoError('ERR_INVALID_ARGUMENT', `${this.path}: no entry at position ${i}`);
+      if (j > 0 && i <= (positions[j - 1] as number)) ascending = false;
+    }
+    if (ascending) return this.#read(positions);
+    const sorted = [...new Set(positions)].sort((a, b) => a - b);
+    const read = this.#read(sorted);
     const at = new Map<number, SessionEntry>();
     for (let j = 0; j < sorted.length; j++) at.set(sorted[j] as number, read[j] as SessionEntry);
-    return wanted.map((i) => at.get(i) as SessionEntry);
+    return positions.map((i) => at.get(i) as SessionEntry);
+  }
+
+  /**
+   * Every entry in file order, parsed and checked now (synchronous reads, as `readAt`). Entries in `known` (runs an
+   * earlier read of this index returned, e.g. those `conversationView` recorded) are taken as they are, not read
+   * again, so the result shares their objects.
+   */
+  readAll(known: readonly ParsedRun[] = []): SessionEntry[] {
+    const all: SessionEntry[] = new Array(this.ids.length);
+    for (const run of known) {
+      for (let k = 0; k < run.positions.length; k++)
+        all[run.positions[k] as number] = run.entries[k] as SessionEntry;
+    }
+    const missing: number[] = [];
+    for (let i = 0; i < all.length; i++) if (all[i] === undefined) missing.push(i);
+    const read = this.#read(missing);
+    for (let k = 0; k < missing.length; k++) all[missing[k] as number] = read[k] as SessionEntry;
+    return all;
+  }
+
+  /**
+   * The current conversation with, for each message, the id of the entry that holds it (`null` for a compaction's
+   * replacement), read as `conversation()` reads it, synchronously. The entries it parses are appended to `record`,
+   * when given (for `readAll`).
+   */
+  conversationView(record?: ParsedRun[]): ConversationView {
+    return resolveBranch(this.branch(), this.#lazy(record));
+  }
+
+  #lazy(record?: ParsedRun[]): LazyEntries {
+    return {
+      typeAt: (i) => this.types[i] as EntryType,
+      positionOf: (id) => this.#byId.get(id),
+      read: (positions) => {
+        const entries = this.#read(positions);
+        record?.push({ positions, entries });
+        return entries;
+      },
+      offBranch: (compaction, i) =>
+        formatError(
+          this.path,
+          this.lineOf(i),
+          `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
+        ),
+    };
   }
 
   /**
@@ -250,47 +357,7 @@ export class SessionIndex {
    * @throws as `entry`, for any line it reads.
    */
   async conversation(): Promise<Conversation> {
-    const branch = this.branch();
-    let c = -1;
-    for (let k = branch.length - 1; k >= 0; k--) {
-      if (this.types[branch[k] as number] === 'compaction') {
-        c = k;
-        break;
-      }
-    }
-    const messages: Message[] = [];
-    const messageIndices = (from: number, to: number): number[] => {
-      const out: number[] = [];
-      for (let k = from; k < to; k++) {
-        const i = branch[k] as number;
-        if (this.types[i] === 'message') out.push(i);
-      }
-      return out;
-    };
-    const pushMessages = (entries: SessionEntry[]) => {
-      for (const e of entries) if (e.type === 'message') messages.push(e.message);
-    };
-    if (c === -1) {
-      pushMessages(await this.#read(messageIndices(0, branch.length)));
-      return { messages };
-    }
-    const [compaction] = (await this.#read([branch[c] as number])) as [CompactionEntry];
-    messages.push(...compaction.replacement);
-    let from = c + 1;
-    if (compaction.firstKeptEntryId !== null) {
-      const kept = this.#byId.get(compaction.firstKeptEntryId);
-      const k = kept === undefined ? -1 : branch.indexOf(kept);
-      if (k === -1 || k >= c) {
-        throw formatError(
-          this.path,
-          this.lineOf(branch[c] as number),
-          `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
-        );
-      }
-      from = k;
-    }
-    pushMessages(await this.#read(messageIndices(from, branch.length)));
-    return { messages };
+    return { messages: this.conversationView().messages };
   }
 
   /**
@@ -302,8 +369,8 @@ export class SessionIndex {
     const all: number[] = [];
     for (let i = 0; i < this.ids.length; i++) all.push(i);
     const chunk = 4096;
-    for (let s = 0; s < all.length; s += chunk) await this.#read(all.slice(s, s + chunk));
-    await this.conversation();
+    for (let s = 0; s < all.length; s += chunk) this.#read(all.slice(s, s + chunk));
+    this.conversationView();
   }
 
   /** 1-based line number of entry `i` (an index into `ids`). */
@@ -311,8 +378,31 @@ export class SessionIndex {
     return (this.lines[i] as SessionLineRef).line;
   }
 
-  async #checkIdentity(fh: FileHandle): Promise<void> {
-    const st = await fh.stat();
+  /** Whether entry `i`'s line, on disk now, begins with the leading fields the index took from it. */
+  #leadsAsIndexed(i: number): boolean {
+    const parent = this.parents[i] as string | null;
+    const lead = Buffer.from(
+      `{"type":"${this.types[i]}","id":"${this.ids[i]}","parentId":${parent === null ? 'null' : `"${parent}"`}`,
+      'latin1',
+    );
+    const ref = this.lines[i] as SessionLineRef;
+    if (lead.length > ref.bytes) return false;
+    const got = Buffer.alloc(lead.length);
+    try {
+      const fd = openSync(this.path, 'r');
+      try {
+        if (readSync(fd, got, 0, lead.length, ref.offset) !== lead.length) return false;
+      } finally {
+        closeSync(fd);
+      }
+    } catch {
+      return false;
+    }
+    return got.equals(lead);
+  }
+
+  #checkIdentity(fd: number): void {
+    const st = fstatSync(fd);
     const id = this.#identity;
     if (st.size !== id.size || st.mtimeMs !== id.mtimeMs || st.ino !== id.ino || st.dev !== id.dev) {
       throw new PantoError(
@@ -323,11 +413,11 @@ export class SessionIndex {
   }
 
   /** Parse and check entries `indices` (ascending file order), reading runs of nearby lines in one read. */
-  async #read(indices: readonly number[]): Promise<SessionEntry[]> {
+  #read(indices: readonly number[]): SessionEntry[] {
     const out: SessionEntry[] = new Array(indices.length);
-    const fh = await open(this.path, 'r');
+    const fd = openSync(this.path, 'r');
     try {
-      await this.#checkIdentity(fh);
+      this.#checkIdentity(fd);
       let buf = Buffer.allocUnsafe(0);
       let k = 0;
       while (k < indices.length) {
@@ -352,7 +442,7 @@ export class SessionIndex {
         const length = Math.min(end, this.#identity.size) - start;
         if (buf.length < length)
           buf = Buffer.allocUnsafe(Math.max(length, Math.min(this.#chunkBytes, 1 << 20)));
-        const { bytesRead } = await fh.read(buf, 0, length, start);
+        const bytesRead = readSync(fd, buf, 0, length, start);
         if (bytesRead !== length) {
           throw new PantoError(
             'ERR_SESSION_CHANGED',
@@ -386,9 +476,9 @@ export class SessionIndex {
           }
         }
       }
-      await this.#checkIdentity(fh);
+      this.#checkIdentity(fd);
     } finally {
-      await fh.close();
+      closeSync(fd);
     }
     return out;
   }
@@ -463,10 +553,11 @@ export class SessionIndex {
     if (problem) throw formatError(this.path, line, problem);
     const e = value as SessionEntry;
     if (e.id !== this.ids[i] || e.parentId !== this.parents[i] || e.type !== this.types[i]) {
-      throw new PantoError(
-        'ERR_SESSION_CHANGED',
-        `${this.path}:${line}: entry ${e.id} (${e.type}) is not the indexed ${this.ids[i]} (${this.types[i]}); the file changed or the line repeats a key`,
-      );
+      const what = `entry ${e.id} (${e.type}, parent ${e.parentId}) is not the indexed ${this.ids[i]} (${this.types[i]}, parent ${this.parents[i]})`;
+      // The line still begins with the fields it was indexed by: the line itself lies (a repeated key later in it
+      // says otherwise). Else the file was rewritten under the reader.
+      if (this.#leadsAsIndexed(i)) throw formatError(this.path, line, `${what}: the line repeats a key`);
+      throw new PantoError('ERR_SESSION_CHANGED', `${this.path}:${line}: ${what}; the file changed`);
     }
     return e;
   }
@@ -527,6 +618,8 @@ export async function openSessionIndex(
     const warnings: SessionWarning[] = [];
     let header: SessionHeader | undefined;
     let modelChanges = 0;
+    let torn: TornLine | undefined;
+    let unterminated = false;
 
     const addEntry = (
       line: number,
@@ -682,6 +775,7 @@ export async function openSessionIndex(
         try {
           value = JSON.parse(whole.toString('utf8', 0, bytes));
         } catch {
+          torn = { line: lineNo, offset, bytes: total };
           warnings.push({
             kind: 'torn_line',
             line: lineNo,
@@ -693,6 +787,7 @@ export async function openSessionIndex(
         }
         if (!isUtf8(whole.subarray(0, bytes))) throw corrupt(path, lineNo, 'not valid UTF-8');
         addParsed(lineNo, offset, bytes, value);
+        unterminated = true;
         warnings.push({
           kind: 'unterminated_line',
           line: lineNo,
@@ -747,8 +842,24 @@ export async function openSessionIndex(
       throw new PantoError('ERR_SESSION_CHANGED', `${path}: the file changed while it was being indexed`);
     }
 
+    const headerMissing = header === undefined;
     if (header === undefined) header = headerlessSession(path, warnings);
-    const state = { path, header, warnings, ids, parents, types, lines, byId, identity, chunkBytes, parsed };
+    const state = {
+      path,
+      header,
+      warnings,
+      ids,
+      parents,
+      types,
+      lines,
+      byId,
+      identity,
+      chunkBytes,
+      parsed,
+      torn,
+      unterminated,
+      headerMissing,
+    };
     const index = new SessionIndex({ ...state, model: undefined });
     // The current model: the latest model_change on the branch (that one line is parsed now).
     let model = header.model;

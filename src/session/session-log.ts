@@ -12,20 +12,26 @@
  *   round-trip, such as `undefined`, `Date`, `Uint8Array` or `NaN`), so a log never holds a line it cannot load.
  * - The log keeps the current conversation (`conversation`), equal to what `loadSession` returns for the file. It
  *   holds references to the appended messages: do not mutate a message after appending it.
+ * - Opening is lazy, as `loadSession` is: the file is indexed (session-index.ts) and only the current conversation is
+ *   parsed. The entries the file held when it was opened are parsed when something needs them: `entries` (all, on
+ *   its first read), `branch()` (the new branch's conversation and model), with synchronous reads. Such a read
+ *   checks the file is still the one this log wrote (size, mtime and inode as after its last write, and each line's
+ *   id/parent/type) and fails with `ERR_SESSION_CHANGED` otherwise; a damaged line fails it as `loadSession` would
+ *   (`ERR_SESSION_CORRUPT` / `ERR_SESSION_FORMAT`, with the line number). `eager: true` parses every line at open.
  */
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, ftruncateSync, openSync, truncateSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, truncateSync, writeSync } from 'node:fs';
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { FileLock } from './file-lock.js';
+import { type LoadSessionOptions, readEagerly, type SessionWarning } from './load-session.js';
 import {
-  currentModel,
-  type LoadSessionOptions,
-  readSessionState,
-  type SessionWarning,
-} from './load-session.js';
-import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
+  type ConversationView,
+  type LazyEntries,
+  modelOnBranch,
+  resolveBranch,
+} from './resolve-conversation.js';
 import {
   type CompactionEntry,
   type CustomEntry,
@@ -35,6 +41,13 @@ import {
   type SessionEntry,
   type SessionHeader,
 } from './session-entry.js';
+import {
+  adoptFileIdentity,
+  openSessionIndex,
+  type ParsedRun,
+  type SessionIndex,
+  type SessionIndexOptions,
+} from './session-index.js';
 import { jsonProblem, messageJsonProblem, messageProblem } from './validate-entry.js';
 
 export interface SessionLogOptions extends LoadSessionOptions {
@@ -76,6 +89,54 @@ function checkMessage(message: Message, where: string): void {
   if (problem) throw invalid(`cannot append: ${problem}`);
 }
 
+/** The entries a file held when a log opened it, by position in file order: parsed on demand, or all in memory. */
+interface OpenedEntries {
+  readonly size: number;
+  idAt(i: number): string;
+  parentAt(i: number): string | null;
+  typeAt(i: number): SessionEntry['type'];
+  positionOf(id: string): number | undefined;
+  /** The entries at these positions (ascending); a fresh array. */
+  read(positions: readonly number[]): SessionEntry[];
+  /** Every entry, in file order, reusing the entries in `known`; a fresh array the caller owns. */
+  all(known: readonly ParsedRun[]): SessionEntry[];
+}
+
+/** A lazy open's entries: through the index (synchronous reads; its errors). */
+function indexed(index: SessionIndex): OpenedEntries {
+  return {
+    size: index.size,
+    idAt: (i) => index.ids[i] as string,
+    parentAt: (i) => index.parents[i] as string | null,
+    typeAt: (i) => index.types[i] as SessionEntry['type'],
+    positionOf: (id) => index.positionOf(id),
+    read: (positions) => index.readAt(positions),
+    all: (known) => index.readAll(known),
+  };
+}
+
+/** An eager open's entries, all parsed. Positions by id are built on the first `positionOf`. */
+function inMemory(entries: readonly SessionEntry[], byId: ReadonlyMap<string, SessionEntry>): OpenedEntries {
+  const size = entries.length;
+  let positions: Map<string, number> | undefined;
+  return {
+    size,
+    idAt: (i) => (entries[i] as SessionEntry).id,
+    parentAt: (i) => (entries[i] as SessionEntry).parentId,
+    typeAt: (i) => (entries[i] as SessionEntry).type,
+    positionOf: (id) => {
+      if (!byId.has(id)) return undefined;
+      if (positions === undefined) {
+        positions = new Map();
+        for (let i = 0; i < size; i++) positions.set((entries[i] as SessionEntry).id, i);
+      }
+      return positions.get(id);
+    },
+    read: (wanted) => wanted.map((i) => entries[i] as SessionEntry),
+    all: () => entries.slice(0, size),
+  };
+}
+
 export class SessionLog {
   readonly path: string;
   readonly header: SessionHeader;
@@ -83,12 +144,22 @@ export class SessionLog {
   readonly warnings: readonly SessionWarning[];
   readonly #fsync: boolean;
   readonly #lock: FileLock;
-  readonly #entries: SessionEntry[];
-  readonly #byId: Map<string, SessionEntry>;
+  /** The entries the file held at open (positions 0 .. size - 1); null for a new file. */
+  readonly #opened: OpenedEntries | null;
+  /** The index behind `#opened` after a lazy open (told about this log's own writes); null otherwise. */
+  readonly #index: SessionIndex | null;
+  /** Entries this log appended (positions index.size ..), and their positions by id. */
+  readonly #appended: SessionEntry[] = [];
+  readonly #appendedAt = new Map<string, number>();
+  /** Every entry, once `entries` was read (kept up to date by appends). */
+  #all: SessionEntry[] | undefined;
+  /** Entries parsed for the conversation at open, until `entries` takes them over. */
+  #known: ParsedRun[] = [];
   #fd: number | null;
   #size: number;
   #leafId: string | null;
   #view: ConversationView;
+  #model: string | undefined;
 
   private constructor(init: {
     path: string;
@@ -98,10 +169,11 @@ export class SessionLog {
     lock: FileLock;
     fd: number;
     size: number;
-    entries: SessionEntry[];
-    byId: Map<string, SessionEntry>;
-    leafId: string | null;
+    index: SessionIndex | null;
+    opened?: OpenedEntries;
+    leafId?: string | null;
     view: ConversationView;
+    model: string | undefined;
   }) {
     this.path = init.path;
     this.header = init.header;
@@ -110,10 +182,11 @@ export class SessionLog {
     this.#lock = init.lock;
     this.#fd = init.fd;
     this.#size = init.size;
-    this.#entries = init.entries;
-    this.#byId = init.byId;
-    this.#leafId = init.leafId;
+    this.#index = init.index;
+    this.#opened = init.opened ?? (init.index ? indexed(init.index) : null);
+    this.#leafId = init.leafId !== undefined ? init.leafId : (init.index?.leafId ?? null);
     this.#view = init.view;
+    this.#model = init.model;
   }
 
   /**
@@ -151,10 +224,9 @@ export class SessionLog {
       lock,
       fd,
       size: 0,
-      entries: [],
-      byId: new Map(),
-      leafId: null,
+      index: null,
       view: { messages: [], entryIds: [] },
+      model: header.model,
     });
     try {
       log.#writeLine(header);
@@ -166,78 +238,146 @@ export class SessionLog {
   }
 
   /**
-   * Open an existing session file for appending: take its lock, load it (same checks and errors as `loadSession`),
-   * and repair its end — a torn last line is cut off (reported in `warnings` as `repaired`), a missing final newline
-   * is written — so the next append starts a clean line. A file without a header (empty, or a first line torn by a
-   * crash before anything was recorded) gets a new header (warnings `no_header` and `repaired`).
+   * Open an existing session file for appending: take its lock, load it (same checks and errors as `loadSession`,
+   * lazily unless `eager`: see the module comment), and repair its end — a torn last line is cut off (reported in
+   * `warnings` as `repaired`), a missing final newline is written — so the next append starts a clean line. A file
+   * without a header (empty, or a first line torn by a crash before anything was recorded) gets a new header
+   * (warnings `no_header` and `repaired`). Nothing is written before every load-time check passed.
    */
   static async open(path: string, options: SessionLogOptions = {}): Promise<SessionLog> {
     const lock = FileLock.acquire(path);
+    let fd: number | undefined;
     try {
-      const state = await readSessionState(path, options);
-      const warnings = [...state.warnings];
-      let size = state.read.fileBytes;
-      if (state.headerMissing) {
+      const indexOptions: SessionIndexOptions = {};
+      if (options.chunkBytes !== undefined) indexOptions.chunkBytes = options.chunkBytes;
+      if (options.maxLineBytes !== undefined) indexOptions.maxLineBytes = options.maxLineBytes;
+      if (options.eager) return await SessionLog.#openEagerly(path, options, lock);
+      const index = await openSessionIndex(path, indexOptions);
+      const known: ParsedRun[] = [];
+      const view = index.conversationView(known);
+      const warnings = [...index.warnings];
+      const fsync = options.fsync ?? false;
+      if (index.headerMissing) {
         truncateSync(path, 0);
-        const fd = openSync(path, 'a');
-        const line = Buffer.from(`${JSON.stringify(state.header)}\n`, 'utf8');
-        try {
-          writeSync(fd, line);
-          if (options.fsync) fsyncSync(fd);
-        } catch (err) {
-          closeSync(fd);
-          throw err;
-        }
+        fd = openSync(path, 'a');
+        const line = Buffer.from(`${JSON.stringify(index.header)}\n`, 'utf8');
+        writeSync(fd, line);
+        if (fsync) fsyncSync(fd);
         warnings.push({
           kind: 'repaired',
           line: 1,
-          message: `${path}: wrote a new session header (the file had none; ${state.read.fileBytes} bytes dropped)`,
+          message: `${path}: wrote a new session header (the file had none; ${index.fileBytes} bytes dropped)`,
         });
-        return new SessionLog({
+        const header = index.header;
+        const log = new SessionLog({
           path,
-          header: state.header,
+          header,
           warnings,
-          fsync: options.fsync ?? false,
+          fsync,
           lock,
           fd,
           size: line.length,
-          entries: [],
-          byId: new Map(),
-          leafId: null,
+          index: null,
           view: { messages: [], entryIds: [] },
+          model: header.model,
         });
+        return log;
       }
-      if (state.read.torn) {
-        truncateSync(path, state.read.torn.offset);
-        size = state.read.torn.offset;
+      let size = index.fileBytes;
+      if (index.torn) {
+        truncateSync(path, index.torn.offset);
+        size = index.torn.offset;
         warnings.push({
           kind: 'repaired',
-          line: state.read.torn.line,
-          message: `${path}:${state.read.torn.line}: cut off the incomplete last line (${state.read.torn.bytes} bytes) before appending`,
+          line: index.torn.line,
+          message: `${path}:${index.torn.line}: cut off the incomplete last line (${index.torn.bytes} bytes) before appending`,
         });
       }
-      const fd = openSync(path, 'a');
-      if (!state.read.torn && state.read.unterminated) {
+      fd = openSync(path, 'a');
+      if (!index.torn && index.unterminated) {
         writeSync(fd, '\n');
         size += 1;
       }
-      return new SessionLog({
+      adoptFileIdentity(index, fstatSync(fd));
+      const log = new SessionLog({
         path,
-        header: state.header,
+        header: index.header,
         warnings,
-        fsync: options.fsync ?? false,
+        fsync,
         lock,
         fd,
         size,
-        entries: state.entries,
-        byId: state.byId,
-        leafId: state.leafId,
-        view: state.view,
+        index,
+        view,
+        model: index.model,
       });
+      log.#known = known;
+      return log;
     } catch (err) {
+      if (fd !== undefined) closeSync(fd);
       lock.release();
       throw err;
     }
+  }
+
+  /**
+   * `open` with `eager: true`: one pass parses and checks every line (jsonl-reader.ts), then the same repairs. The
+   * caller holds `lock` and releases it if this throws.
+   */
+  static async #openEagerly(path: string, options: SessionLogOptions, lock: FileLock): Promise<SessionLog> {
+    const state = await readEagerly(path, options);
+    const { header, entries, leafId, model } = state.session;
+    const warnings = [...state.session.warnings];
+    const fsync = options.fsync ?? false;
+    let size = state.read.fileBytes;
+    if (state.headerMissing) {
+      truncateSync(path, 0);
+      size = 0;
+      warnings.push({
+        kind: 'repaired',
+        line: 1,
+        message: `${path}: wrote a new session header (the file had none; ${state.read.fileBytes} bytes dropped)`,
+      });
+    } else if (state.read.torn) {
+      truncateSync(path, state.read.torn.offset);
+      size = state.read.torn.offset;
+      warnings.push({
+        kind: 'repaired',
+        line: state.read.torn.line,
+        message: `${path}:${state.read.torn.line}: cut off the incomplete last line (${state.read.torn.bytes} bytes) before appending`,
+      });
+    }
+    const fd = openSync(path, 'a');
+    try {
+      if (state.headerMissing) {
+        const line = Buffer.from(`${JSON.stringify(header)}\n`, 'utf8');
+        writeSync(fd, line);
+        if (fsync) fsyncSync(fd);
+        size = line.length;
+      } else if (!state.read.torn && state.read.unterminated) {
+        writeSync(fd, '\n');
+        size += 1;
+      }
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+    const log = new SessionLog({
+      path,
+      header,
+      warnings,
+      fsync,
+      lock,
+      fd,
+      size,
+      index: null,
+      opened: inMemory(entries, state.byId),
+      leafId,
+      view: state.view,
+      model,
+    });
+    log.#all = entries;
+    return log;
   }
 
   /**
@@ -271,12 +411,28 @@ export class SessionLog {
 
   /** The current model: the latest `model_change` on the current branch, else the header's `model`. */
   get model(): string | undefined {
-    return currentModel(pathToLeaf(this.#byId, this.#leafId), this.header.model);
+    return this.#model;
   }
 
-  /** Every entry of the file in file order (read-only view). */
+  /**
+   * Every entry of the file in file order (read-only view, owned by the log; appends extend it). The first read
+   * parses the entries the file held at open that were not parsed yet (synchronous reads); it throws as described in
+   * the module comment (`ERR_SESSION_CORRUPT`, `ERR_SESSION_FORMAT`, `ERR_SESSION_CHANGED`), and a later read tries
+   * again. After that it costs nothing.
+   */
   get entries(): readonly SessionEntry[] {
-    return this.#entries;
+    if (this.#all === undefined) {
+      const all = this.#opened?.all(this.#known) ?? [];
+      for (const e of this.#appended) all.push(e);
+      this.#all = all;
+      this.#known = [];
+    }
+    return this.#all;
+  }
+
+  /** Number of entries in the file (those it held at open and those appended since); reads nothing. */
+  get size(): number {
+    return this.#based() + this.#appended.length;
   }
 
   get closed(): boolean {
@@ -309,6 +465,7 @@ export class SessionLog {
       entry[key] = v;
     }
     this.#append(entry);
+    this.#model = entry.model;
     return entry;
   }
 
@@ -380,9 +537,28 @@ export class SessionLog {
    * does not survive a reload.
    */
   branch(entryId: string): void {
-    if (!this.#byId.has(entryId)) throw invalid(`no entry ${entryId} in this session`);
+    const at = this.#positionOf(entryId);
+    if (at === undefined) throw invalid(`no entry ${entryId} in this session`);
+    const path: number[] = [];
+    for (let i: number | undefined = at; i !== undefined; ) {
+      path.push(i);
+      const parent = this.#parentAt(i);
+      const p: number | undefined = parent === null ? undefined : this.#positionOf(parent);
+      // Parents are earlier entries (checked at open; appends attach to known entries), so this ends.
+      if (parent !== null && (p === undefined || p >= i))
+        throw new PantoError(
+          'ERR_SESSION_FORMAT',
+          `${this.path}: entry ${this.#idAt(i)} has no earlier parent`,
+        );
+      i = p;
+    }
+    path.reverse();
+    const tree = this.#lazy();
+    const view = resolveBranch(path, tree);
+    const model = modelOnBranch(path, tree, this.header.model);
     this.#leafId = entryId;
-    this.#view = resolveConversation(pathToLeaf(this.#byId, entryId));
+    this.#view = view;
+    this.#model = model;
   }
 
   /** Release the lock and close the file. Idempotent. */
@@ -402,15 +578,63 @@ export class SessionLog {
     if (this.#fd === null) throw invalid(`session log ${this.path} is closed`);
     let id: string;
     do id = randomBytes(6).toString('hex');
-    while (this.#byId.has(id));
+    while (this.#positionOf(id) !== undefined);
     return { id, parentId: this.#leafId, timestamp: new Date().toISOString() };
   }
 
   #append(entry: SessionEntry): void {
     this.#writeLine(entry);
-    this.#entries.push(entry);
-    this.#byId.set(entry.id, entry);
+    this.#appendedAt.set(entry.id, this.#based() + this.#appended.length);
+    this.#appended.push(entry);
+    this.#all?.push(entry);
     this.#leafId = entry.id;
+  }
+
+  /** Number of entries the file held at open. */
+  #based(): number {
+    return this.#opened?.size ?? 0;
+  }
+
+  #positionOf(id: string): number | undefined {
+    return this.#opened?.positionOf(id) ?? this.#appendedAt.get(id);
+  }
+
+  #idAt(i: number): string {
+    const base = this.#based();
+    return i < base ? (this.#opened as OpenedEntries).idAt(i) : (this.#appended[i - base] as SessionEntry).id;
+  }
+
+  #parentAt(i: number): string | null {
+    const base = this.#based();
+    return i < base
+      ? (this.#opened as OpenedEntries).parentAt(i)
+      : (this.#appended[i - base] as SessionEntry).parentId;
+  }
+
+  /** The entry tree by position: the file's entries at open through the index, then the appended ones. */
+  #lazy(): LazyEntries {
+    const opened = this.#opened;
+    const base = this.#based();
+    return {
+      typeAt: (i) =>
+        (i < base
+          ? (opened as OpenedEntries).typeAt(i)
+          : this.#appended[i - base]?.type) as SessionEntry['type'],
+      positionOf: (id) => this.#positionOf(id),
+      read: (positions) => {
+        let split = 0;
+        while (split < positions.length && (positions[split] as number) < base) split++;
+        const old = split === 0 ? [] : (opened as OpenedEntries).read(positions.slice(0, split));
+        for (let k = split; k < positions.length; k++)
+          old.push(this.#appended[(positions[k] as number) - base] as SessionEntry);
+        return old;
+      },
+      offBranch: (compaction) =>
+        new PantoError(
+          'ERR_SESSION_FORMAT',
+          `${this.path}: compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
+        ),
+    };
   }
 
   #writeLine(value: SessionHeader | SessionEntry): void {
@@ -427,8 +651,20 @@ export class SessionLog {
       } catch {
         // the original error is the one to report; a later open repairs a torn tail
       }
+      this.#adopt(fd);
       throw err;
     }
     this.#size += line.length;
+    this.#adopt(fd);
+  }
+
+  /** After this log's own write: later lazy reads expect the file as it is now (see the module comment). */
+  #adopt(fd: number): void {
+    if (this.#index === null) return;
+    try {
+      adoptFileIdentity(this.#index, fstatSync(fd));
+    } catch {
+      // fstat of an open descriptor does not fail in practice; if it did, the next lazy read reports the change
+    }
   }
 }

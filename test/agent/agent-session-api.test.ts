@@ -298,3 +298,88 @@ describe('thinking and prompt caching as Agent options', () => {
     expect(eventsOf(events, 'warning').map((e) => e.warning.code)).toEqual(['option-ignored']);
   });
 });
+
+describe('a resumed session: its earlier usage is counted when first asked for', () => {
+  const usageOf = (i: number) => ({ inputTokens: 1000 + i, outputTokens: 100 + i, cacheReadTokens: i });
+  const answer = (i: number): Message => ({
+    role: 'assistant',
+    content: [{ type: 'text', text: `answer ${i}` }],
+    stopReason: 'end',
+    usage: usageOf(i),
+    model: 'claude-sonnet-4-5',
+  });
+
+  /** A log of 10 answered turns, compacted down to the last two, then one more turn. */
+  async function compactedLog(): Promise<string> {
+    const path = join(ws.root, `lazy-usage-${Date.now()}.jsonl`);
+    const log = await SessionLog.create(path, { model: 'claude-sonnet-4-5' });
+    for (let i = 0; i < 10; i++) {
+      log.appendMessage(user(`q${i}`));
+      log.appendMessage(answer(i));
+    }
+    log.appendCompaction({
+      summary: 's',
+      replacement: [user('summary')],
+      firstKeptIndex: 16,
+      messageCountBefore: 20,
+      tokensBefore: 9000,
+      tokensAfter: 3000,
+    });
+    log.appendMessage(user('q10'));
+    log.appendMessage(answer(10));
+    log.close();
+    return path;
+  }
+
+  it('counts every answer of the log (also the replaced ones), then the agent’s own, to the last bit', async () => {
+    const path = await compactedLog();
+    const price = priceOf('claude-sonnet-4-5');
+    if (!price) throw new Error('expected a catalog price');
+    server.enqueue({ type: 'reply', text: 'new', usage: { input: 7, output: 3 } });
+    const log = await SessionLog.open(path);
+    const agent = new Agent({
+      provider: providerFor(server, 'anthropic-messages'),
+      model: 'claude-sonnet-4-5',
+      session: log,
+    });
+    await agent.prompt('go on'); // adds usage before the log's is counted
+    let cost = 0;
+    for (let i = 0; i <= 10; i++) cost += usageCost(usageOf(i), price).total;
+    cost += usageCost({ inputTokens: 7, outputTokens: 3 }, price).total;
+    const sum = (f: (i: number) => number) =>
+      Array.from({ length: 11 }, (_, i) => f(i)).reduce((a, b) => a + b);
+    expect(agent.usage).toStrictEqual({
+      requests: 12,
+      inputTokens: sum((i) => 1000 + i) + 7,
+      outputTokens: sum((i) => 100 + i) + 3,
+      cacheReadTokens: sum((i) => i),
+      cacheWriteTokens: 0,
+      cost,
+      unpricedRequests: 0,
+    });
+    expect(agent.usage).toStrictEqual(agent.usage);
+    log.close();
+  });
+
+  it('a damaged line in the replaced history: the agent resumes; usage reports the damage, typed', async () => {
+    const path = await compactedLog();
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    const lines = readFileSync(path, 'utf8').split('\n');
+    lines[4] = `${(lines[4] as string).slice(0, 100)}`; // an old answer, cut short (its leading fields intact)
+    writeFileSync(path, lines.join('\n'));
+    const log = await SessionLog.open(path);
+    const agent = new Agent({
+      provider: providerFor(server, 'anthropic-messages'),
+      model: 'claude-sonnet-4-5',
+      session: log,
+    });
+    expect(agent.messages.map((m) => m.role)).toEqual([
+      'user',
+      ...Array(3).fill(['user', 'assistant']).flat(),
+    ]);
+    expect(() => agent.usage).toThrow(expect.objectContaining({ code: 'ERR_SESSION_CORRUPT' }));
+    expect(() => agent.usage).toThrow(`${path}:5:`);
+    log.close();
+    expect((await loadSession(path).catch((e: unknown) => e)) instanceof Error).toBe(false);
+  });
+});

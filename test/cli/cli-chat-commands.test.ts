@@ -586,3 +586,35 @@ describe('output into a closed pipe', () => {
     expect(tool.stdout).toMatch(/^read: ok in [\d.]+ ms\n$/);
   });
 });
+
+describe('panto session: lazy transcript, eager --entries', () => {
+  it('a damaged line off the current branch: the transcript prints; --entries fails on it, typed, with its line', async () => {
+    const file = path.join(tmp, 'damaged-branch.jsonl');
+    const say = (id: string, parentId: string | null, text: string) =>
+      JSON.stringify({
+        type: 'message',
+        id,
+        parentId,
+        timestamp: 't',
+        message: { role: 'user', content: [{ type: 'text', text }] },
+      });
+    await writeFile(
+      file,
+      [
+        JSON.stringify({ type: 'session', version: 1, id: 'lazy', created: 't' }),
+        say('a', null, 'hi'),
+        say('b', 'a', 'old branch').slice(0, 90), // cut short, its leading fields intact
+        say('c', 'a', 'again'),
+        '',
+      ].join('\n'),
+    );
+    const transcript = await runPanto(['session', file]);
+    expect(transcript.code).toBe(0);
+    expect(transcript.stdout).toContain('2 messages');
+    expect(transcript.stdout).toContain('again');
+    const entries = await runPanto(['session', file, '--entries']);
+    expect(entries.code).toBe(1);
+    expect(entries.stderr).toContain(`${file}:3: not valid JSON`);
+    expect(entries.stderr).toContain('ERR_SESSION_CORRUPT');
+  });
+});

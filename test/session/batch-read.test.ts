@@ -251,6 +251,15 @@ describe('SessionIndex batched reads', () => {
       await expect(index.entries([ids[1] as string, 'nope'])).rejects.toMatchObject({
         code: 'ERR_INVALID_ARGUMENT',
       });
+      // The synchronous reads: positions in any order, repeats; readAll in file order; conversationView's ids.
+      expect(index.readAt([599, 0, 300, 0])).toStrictEqual([599, 0, 300, 0].map((i) => loaded.entries[i]));
+      expect(index.readAll()).toStrictEqual(loaded.entries);
+      expect(index.conversationView().entryIds).toStrictEqual(ids);
+      for (const bad of [-1, 600, 1.5]) {
+        expect(() => index.readAt([0, bad])).toThrow(
+          expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
+        );
+      }
     }
   });
 

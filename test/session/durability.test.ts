@@ -98,9 +98,22 @@ describe('corrupt middle line', () => {
       '{"type":"message","id":"zz","parentId":null,"timestamp":"t","message":{"role":"robot"}}\n',
     );
     writeFileSync(path, lines.join(''));
-    const err = await loadSession(path).catch((e: unknown) => e);
+    // Eagerly: at load time.
+    const err = await loadSession(path, { eager: true }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'ERR_SESSION_FORMAT' });
     expect((err as Error).message).toMatch(/:3: entry\.message\.role/);
+    // Lazily: line 3 is off the current branch, so the load parses it only when `entries` is read, with the same error.
+    const loaded = await loadSession(path);
+    expect(loaded.conversation.messages).toStrictEqual([say('one'), say('two')]);
+    const lazyErr = (() => {
+      try {
+        return loaded.entries;
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(lazyErr).toMatchObject({ code: 'ERR_SESSION_FORMAT' });
+    expect((lazyErr as Error).message).toBe((err as Error).message);
   });
 
   it('fails for a parentId that names no earlier entry and for a duplicate id', async () => {

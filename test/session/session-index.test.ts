@@ -33,7 +33,7 @@ function docExample(): string {
 
 /** The index agrees with loadSession on everything both report, and every entry reads back deep-equal. */
 async function expectSameAsLoad(path: string, options: { chunkBytes?: number } = {}): Promise<void> {
-  const loaded = await loadSession(path, options);
+  const loaded = await loadSession(path, { ...options, eager: true });
   const index = await openSessionIndex(path, options);
   expect(index.header).toStrictEqual(loaded.header);
   expect(index.leafId).toBe(loaded.leafId);

@@ -18,7 +18,8 @@ as such ([assistant — aborted ...]; they are not sent to the model again).
 
 Options:
   --entries   list every entry in the file (ids, parents, kinds), including
-              messages a compaction replaced
+              messages a compaction replaced (reads and checks every line;
+              without it only the current conversation's lines are read)
   --json      print {header, warnings, messages} as JSON (base64 abbreviated)
   --full      with --json: base64 in full
   -h, --help  show this help
@@ -43,7 +44,9 @@ export async function runSession(argv: string[], io: CliIo): Promise<number> {
   if (!file || positionals.length > 1) throw new CliError(`expected one FILE\n\n${sessionHelp}`, EXIT_USAGE);
   let session: Awaited<ReturnType<typeof loadSession>>;
   try {
-    session = await loadSession(file);
+    // Lazy: the transcript needs the current conversation only. With --entries every line is read and checked now,
+    // so a damaged line in an old branch fails here, before anything is printed.
+    session = await loadSession(file, { eager: values.entries ?? false });
   } catch (err) {
     if (isSystemError(err)) throw new CliError(describeSystemError(err, file));
     throw err;

@@ -1,0 +1,405 @@
+/**
+ * Lazy loading (`loadSession`, `SessionLog.open`): what the index-based open returns equals the eager load, the lines
+ * it does not need stay unparsed until asked for, and a file that changes or lies is a typed error, never wrong data.
+ */
+import {
+  appendFileSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Message } from '../../src/conversation.js';
+import { type LoadedSession, loadSession, SessionLog } from '../../src/session/index.js';
+import { seededRandom } from '../helpers/media-corruption.js';
+import { everyKindOfMessage } from './helpers/sample-conversation.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'panto-session-lazy-'));
+let n = 0;
+const file = () => join(dir, `s${n++}.jsonl`);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const say = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
+const answer = (text: string, i: number): Message => ({
+  role: 'assistant',
+  content: [{ type: 'text', text }],
+  stopReason: 'end',
+  usage: { inputTokens: 100 + i, outputTokens: 10 + i },
+  model: `m-${i % 3}`,
+});
+
+/** The error `fn` throws (or undefined). */
+function thrown(fn: () => unknown): { code?: string; message: string } | undefined {
+  try {
+    fn();
+  } catch (err) {
+    return err as { code?: string; message: string };
+  }
+  return undefined;
+}
+
+/**
+ * A session written by SessionLog from a seeded script: messages of every kind, model changes, custom entries,
+ * branches back to random earlier entries, and compactions of the current conversation. Returns the ids written.
+ */
+async function generatedSession(path: string, seed: number, steps: number): Promise<string[]> {
+  const random = seededRandom(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
+  const kinds = everyKindOfMessage();
+  const log = await SessionLog.create(path, { model: 'start-model' });
+  const ids: string[] = [];
+  for (let s = 0; s < steps; s++) {
+    const r = random();
+    if (r < 0.45) ids.push(log.appendMessage(s % 2 ? answer(`a${s} ünï`, s) : say(`u${s} 日本`)).id);
+    else if (r < 0.55) ids.push(log.appendMessage(pick(kinds)).id);
+    else if (r < 0.62) ids.push(log.appendModelChange({ model: `model-${s}`, provider: 'p' }).id);
+    else if (r < 0.68) ids.push(log.appendCustom('note', { s, nested: [1, 'x', null] }).id);
+    else if (r < 0.78 && ids.length > 0) log.branch(pick(ids));
+    else {
+      const count = log.conversation.messages.length;
+      if (count < 2) continue;
+      const first = 1 + Math.floor(random() * (count - 1));
+      ids.push(
+        log.appendCompaction({
+          summary: `summary ${s}`,
+          replacement: [say(`summary ${s}`)],
+          firstKeptIndex: first,
+          messageCountBefore: count,
+          tokensBefore: 1000 + s,
+          tokensAfter: 100 + s,
+        }).id,
+      );
+    }
+  }
+  log.close();
+  return ids;
+}
+
+/** Everything the lazy load reports equals the eager load's, `entries` included (read last). */
+function expectSameSession(lazy: LoadedSession, eager: LoadedSession): void {
+  expect(lazy.header).toStrictEqual(eager.header);
+  expect(lazy.leafId).toBe(eager.leafId);
+  expect(lazy.model).toBe(eager.model);
+  expect(lazy.warnings).toStrictEqual(eager.warnings);
+  expect(lazy.conversation).toStrictEqual(eager.conversation);
+  expect(lazy.entries).toStrictEqual(eager.entries);
+  expect(lazy.entries).toBe(lazy.entries); // cached: the same array on every read
+}
+
+describe('lazy and eager loads agree', () => {
+  it.each([1, 2, 3, 4, 5, 6])('generated session %i: branches, compactions, model changes', async (seed) => {
+    const path = file();
+    const ids = await generatedSession(path, seed, 120);
+    expect(readFileSync(path, 'utf8')).toContain('"type":"compaction"');
+    const eager = await loadSession(path, { eager: true });
+    expectSameSession(await loadSession(path), eager);
+    // Tiny reads: lines span chunks.
+    expectSameSession(await loadSession(path, { chunkBytes: 97 }), eager);
+    // The writer's lazy open: same state; branching to any entry resolves as the eager log does.
+    const lazyLog = await SessionLog.open(path);
+    expect(lazyLog.conversation).toStrictEqual(eager.conversation);
+    expect(lazyLog.model).toBe(eager.model);
+    expect(lazyLog.leafId).toBe(eager.leafId);
+    const random = seededRandom(seed + 100);
+    for (let k = 0; k < 5; k++) {
+      const target = ids[Math.floor(random() * ids.length)] as string;
+      lazyLog.branch(target);
+      const added = lazyLog.appendMessage(say(`after branch ${k}`));
+      expect(added.parentId).toBe(target);
+    }
+    const conversation = lazyLog.conversation;
+    const model = lazyLog.model;
+    lazyLog.close();
+    const reloaded = await loadSession(path, { eager: true });
+    expect(reloaded.conversation).toStrictEqual(conversation);
+    expect(reloaded.model).toBe(model);
+    const eagerOpened = await SessionLog.open(path, { eager: true });
+    expect(eagerOpened.entries).toStrictEqual(reloaded.entries);
+    eagerOpened.close();
+  });
+
+  it('SessionLog lazy and eager opens of the same file behave alike through branches and appends', async () => {
+    const path = file();
+    const ids = await generatedSession(path, 21, 100);
+    const copy = file();
+    writeFileSync(copy, readFileSync(path));
+    const lazy = await SessionLog.open(path);
+    const eager = await SessionLog.open(copy, { eager: true });
+    const random = seededRandom(22);
+    for (let k = 0; k < 8; k++) {
+      expect(lazy.conversation).toStrictEqual(eager.conversation);
+      expect(lazy.model).toBe(eager.model);
+      if (k === 0) expect(lazy.leafId).toBe(eager.leafId); // appended ids are random: equal only before
+      expect(lazy.size).toBe(eager.size);
+      const target = ids[Math.floor(random() * ids.length)] as string;
+      lazy.branch(target);
+      eager.branch(target);
+      if (k % 2) {
+        lazy.appendModelChange({ model: `switch-${k}` });
+        eager.appendModelChange({ model: `switch-${k}` });
+      } else {
+        lazy.appendMessage(say(`step ${k}`));
+        eager.appendMessage(say(`step ${k}`));
+      }
+    }
+    // The file's entries are equal; the appended ones differ only in their random ids and times.
+    expect(lazy.entries.slice(0, ids.length)).toStrictEqual(eager.entries.slice(0, ids.length));
+    const appended = (log: SessionLog) =>
+      log.entries.slice(ids.length).map((e) => ({ ...e, id: '', parentId: '', timestamp: '' }));
+    expect(appended(lazy)).toStrictEqual(appended(eager));
+    lazy.close();
+    eager.close();
+  });
+
+  it('SessionLog.entries: lazy, then kept up to date by appends; conversation messages are the same objects', async () => {
+    const path = file();
+    await generatedSession(path, 11, 60);
+    const log = await SessionLog.open(path);
+    const before = log.conversation.messages;
+    const all = log.entries;
+    const appended = log.appendCustom('after', 1);
+    expect(log.entries).toBe(all);
+    expect(all.at(-1)).toBe(appended);
+    // The conversation's messages were parsed once, at open: entries shares them.
+    const parsed = new Set(
+      all.flatMap((e) => (e.type === 'message' ? [e.message] : e.type === 'compaction' ? e.replacement : [])),
+    );
+    for (const m of before) expect(parsed.has(m)).toBe(true);
+    log.close();
+    expect((await loadSession(path, { eager: true })).entries).toStrictEqual(all);
+  });
+
+  it('tail repairs and warnings match the eager load (torn, unterminated, empty lines, no header)', async () => {
+    const path = file();
+    const log = await SessionLog.create(path);
+    log.appendMessage(say('one'));
+    log.appendMessage(say('two'));
+    log.close();
+    const text = readFileSync(path, 'utf8');
+    const cases = [
+      `${text}{"type":"message","id":"torn`,
+      text.slice(0, -1),
+      text.replace('\n', '\n\n'),
+      '',
+      '{"type":"session","vers',
+      text.replace(/\n/g, '\r\n'),
+    ];
+    for (const content of cases) {
+      writeFileSync(path, content);
+      const eager = await loadSession(path, { eager: true });
+      const lazy = await loadSession(path);
+      expect({ ...lazy.header, id: '', created: '' }).toStrictEqual({ ...eager.header, id: '', created: '' });
+      expect(lazy.warnings).toStrictEqual(eager.warnings);
+      expect(lazy.conversation).toStrictEqual(eager.conversation);
+      expect(lazy.entries).toStrictEqual(eager.entries);
+      const opened = await SessionLog.open(path);
+      expect(opened.warnings.slice(0, eager.warnings.length)).toStrictEqual(
+        eager.warnings.map((w) => (w.kind === 'no_header' ? { ...w } : w)),
+      );
+      opened.appendMessage(say('appended'));
+      expect(opened.entries.at(-1)?.type).toBe('message');
+      opened.close();
+      const after = await loadSession(path, { eager: true });
+      expect(after.warnings.filter((w) => w.kind !== 'empty_line')).toEqual([]);
+      expect(after.conversation.messages.at(-1)).toStrictEqual(say('appended'));
+    }
+  });
+});
+
+describe('a compacted session is resumed without parsing the history it replaced', () => {
+  /** A session whose first messages a compaction replaced; the line of `damaged` is then cut short in place. */
+  async function compactedWithDamagedHistory(): Promise<{ path: string; line: number }> {
+    const path = file();
+    const log = await SessionLog.create(path, { model: 'm' });
+    for (let i = 0; i < 20; i++) log.appendMessage(i % 2 ? answer(`old ${i}`, i) : say(`old ${i}`));
+    log.appendCompaction({
+      summary: 's',
+      replacement: [say('summary')],
+      firstKeptIndex: 18,
+      messageCountBefore: 20,
+      tokensBefore: 10,
+      tokensAfter: 5,
+    });
+    log.appendMessage(say('new'));
+    log.close();
+    // Line 5 (entry 4, replaced): keep its leading fields, break its JSON and its UTF-8.
+    const lines = readFileSync(path, 'utf8').split('\n');
+    lines[4] = `${(lines[4] as string).slice(0, 90)}\u00ff`;
+    const bytes = Buffer.from(lines.join('\n'), 'utf8');
+    const at = bytes.indexOf(Buffer.from('\u00ff', 'utf8'));
+    bytes[at + 1] = 0x28; // invalid UTF-8 too
+    writeFileSync(path, bytes);
+    return { path, line: 5 };
+  }
+
+  it('loadSession and SessionLog.open succeed; the damage is reported when entries are read', async () => {
+    const { path, line } = await compactedWithDamagedHistory();
+    const expected = [say('summary'), say('old 18'), answer('old 19', 19), say('new')];
+    const loaded = await loadSession(path);
+    expect(loaded.conversation.messages).toStrictEqual(expected);
+    const err = thrown(() => loaded.entries);
+    expect(err?.code).toBe('ERR_SESSION_CORRUPT');
+    expect(err?.message).toContain(`${path}:${line}:`);
+    // A failed read is not cached: it fails again the same way.
+    expect(thrown(() => loaded.entries)?.code).toBe('ERR_SESSION_CORRUPT');
+    await expect(loadSession(path, { eager: true })).rejects.toMatchObject({ code: 'ERR_SESSION_CORRUPT' });
+
+    const log = await SessionLog.open(path);
+    expect(log.conversation.messages).toStrictEqual(expected);
+    log.appendMessage(say('more'));
+    expect(thrown(() => log.entries)?.code).toBe('ERR_SESSION_CORRUPT');
+    log.close();
+    await expect(SessionLog.open(path, { eager: true })).rejects.toMatchObject({
+      code: 'ERR_SESSION_CORRUPT',
+    });
+  });
+});
+
+describe('a file changed after a lazy open', () => {
+  async function plain(): Promise<string> {
+    const path = file();
+    const log = await SessionLog.create(path);
+    const first = log.appendMessage(say('m0'));
+    for (let i = 1; i < 6; i++) log.appendMessage(say(`m${i}`));
+    log.branch(first.id); // m1..m5 are off the current branch: not parsed by a lazy load
+    log.appendMessage(say('m6'));
+    log.close();
+    return path;
+  }
+
+  it('loadSession: an append, a truncation, a rewrite in place, a replaced file: ERR_SESSION_CHANGED', async () => {
+    const path = await plain();
+    const original = readFileSync(path);
+    const changes: Array<() => void> = [
+      () => appendFileSync(path, '\n'),
+      () => truncateSync(path, original.length - 10),
+      () => {
+        // Same size, an id rewritten, the old mtime put back.
+        const before = new Date(1_700_000_000_000);
+        utimesSync(path, before, before);
+        const text = original.toString('latin1');
+        const id = [...text.matchAll(/"id":"([0-9a-f]+)"/g)][3]?.[1] as string; // m2's (0 is the header's)
+        writeFileSync(
+          path,
+          Buffer.from(text.replace(`"id":"${id}"`, `"id":"${'f'.repeat(id.length)}"`), 'latin1'),
+        );
+        utimesSync(path, before, before);
+      },
+      () => {
+        writeFileSync(`${path}.new`, original);
+        renameSync(`${path}.new`, path);
+      },
+    ];
+    for (const change of changes) {
+      writeFileSync(path, original);
+      if (change === changes[2]) {
+        const before = new Date(1_700_000_000_000);
+        utimesSync(path, before, before);
+      }
+      const loaded = await loadSession(path);
+      change();
+      expect(thrown(() => loaded.entries)?.code).toBe('ERR_SESSION_CHANGED');
+    }
+  });
+
+  it('SessionLog: its own appends are fine; an append by another writer is ERR_SESSION_CHANGED', async () => {
+    const path = await plain();
+    const log = await SessionLog.open(path);
+    const first = log.entries[0]?.id as string;
+    log.appendMessage(say('mine'));
+    log.branch(first); // reads the file's old entries again: still the file this log wrote
+    log.appendMessage(say('mine too'));
+    expect(log.conversation.messages).toStrictEqual([say('m0'), say('mine too')]);
+    expect(log.entries.map((e) => e.type === 'message' && e.message)).toStrictEqual(
+      ['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6', 'mine', 'mine too'].map(say),
+    );
+    log.close();
+
+    const reopened = await SessionLog.open(path);
+    const ids = readFileSync(path, 'utf8').match(/"id":"[0-9a-f]+"/g) ?? [];
+    appendFileSync(path, '\n'); // a writer that ignores the lock
+    expect(thrown(() => reopened.entries)?.code).toBe('ERR_SESSION_CHANGED');
+    expect(thrown(() => reopened.branch((ids[2] as string).slice(6, -1)))?.code).toBe('ERR_SESSION_CHANGED');
+    reopened.close();
+  });
+});
+
+describe('hostile files stay bounded and typed on the lazy path', () => {
+  it('a line longer than maxLineBytes, a parent cycle or forward reference, a duplicate id: fail at open', async () => {
+    const path = file();
+    const log = await SessionLog.create(path);
+    log.appendMessage(say('x'.repeat(50_000)));
+    log.close();
+    await expect(loadSession(path, { maxLineBytes: 4096, chunkBytes: 1024 })).rejects.toMatchObject({
+      code: 'ERR_SESSION_CORRUPT',
+      message: expect.stringMatching(/:2: line is longer than maxLineBytes/),
+    });
+    const head = readFileSync(path, 'utf8').split('\n')[0] as string;
+    const line = (id: string, parentId: string | null) =>
+      `${JSON.stringify({ type: 'message', id, parentId, timestamp: 't', message: say(id) })}\n`;
+    for (const [body, pattern] of [
+      [line('a', 'a'), /:2: parentId a does not name an earlier entry/],
+      [line('a', 'b') + line('b', 'a'), /:2: parentId b does not name an earlier entry/],
+      [line('a', null) + line('a', null), /:3: duplicate entry id a/],
+    ] as const) {
+      writeFileSync(path, `${head}\n${body}`);
+      await expect(loadSession(path)).rejects.toMatchObject({
+        code: 'ERR_SESSION_FORMAT',
+        message: expect.stringMatching(pattern),
+      });
+      await expect(SessionLog.open(path)).rejects.toMatchObject({ code: 'ERR_SESSION_FORMAT' });
+    }
+  });
+
+  it('a line whose leading fields lie (a repeated key later in it) is ERR_SESSION_FORMAT when read', async () => {
+    const path = file();
+    const log = await SessionLog.create(path);
+    const a = log.appendMessage(say('a'));
+    log.appendMessage(say('b'));
+    log.branch(a.id);
+    log.appendMessage(say('c'));
+    log.close();
+    const lines = readFileSync(path, 'utf8').split('\n');
+    // Line 3 ("b", off the current branch) says parent a up front, and parent "nowhere" at its end.
+    lines[2] = `${(lines[2] as string).slice(0, -1)},"parentId":"nowhere"}`;
+    writeFileSync(path, lines.join('\n'));
+    const loaded = await loadSession(path);
+    expect(loaded.conversation.messages).toStrictEqual([say('a'), say('c')]);
+    const err = thrown(() => loaded.entries);
+    expect(err?.code).toBe('ERR_SESSION_FORMAT');
+    expect(err?.message).toMatch(/:3: .*repeats a key/);
+    await expect(loadSession(path, { eager: true })).rejects.toMatchObject({ code: 'ERR_SESSION_FORMAT' });
+  });
+
+  it('a compaction that keeps from an entry off its branch fails at open when it is current', async () => {
+    const path = file();
+    const log = await SessionLog.create(path);
+    const a = log.appendMessage(say('a'));
+    log.appendMessage(say('b'));
+    log.close();
+    const line = JSON.stringify({
+      type: 'compaction',
+      id: 'c',
+      parentId: a.id,
+      timestamp: 't',
+      summary: 's',
+      replacement: [],
+      firstKeptEntryId: 'nope',
+      tokensBefore: 1,
+      tokensAfter: 1,
+    });
+    appendFileSync(path, `${line}\n`);
+    await expect(loadSession(path)).rejects.toMatchObject({
+      code: 'ERR_SESSION_FORMAT',
+      message: /keeps from entry nope/,
+    });
+    await expect(SessionLog.open(path)).rejects.toMatchObject({ code: 'ERR_SESSION_FORMAT' });
+    await expect(loadSession(path, { eager: true })).rejects.toMatchObject({ code: 'ERR_SESSION_FORMAT' });
+  });
+});
