@@ -103,7 +103,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   let resumed: SessionLog | undefined;
   if (values.resume) {
     try {
-      resumed = await SessionLog.open(path.resolve(values.resume));
+      resumed = await SessionLog.open(path.resolve(values.resume), { eager: true });
     } catch (err) {
       if (isSystemError(err)) throw new CliError(describeSystemError(err, values.resume));
       throw err;
