@@ -25,6 +25,7 @@ import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, truncateSync,
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { FileLock } from './file-lock.js';
+import type { TornLine } from './jsonl-reader.js';
 import { type LoadSessionOptions, readEagerly, type SessionWarning } from './load-session.js';
 import {
   type ConversationView,
@@ -135,6 +136,75 @@ function inMemory(entries: readonly SessionEntry[], byId: ReadonlyMap<string, Se
     read: (wanted) => wanted.map((i) => entries[i] as SessionEntry),
     all: () => entries.slice(0, size),
   };
+}
+
+/** The end of a session file as `open` found it (from the index or the eager read): what it repairs. */
+interface FileEnd {
+  headerMissing: boolean;
+  fileBytes: number;
+  torn?: TornLine | undefined;
+  unterminated: boolean;
+}
+
+/** The part of a `SessionLog`'s state that both ways of opening a file set the same way. */
+interface OpenedForAppend {
+  path: string;
+  header: SessionHeader;
+  warnings: SessionWarning[];
+  fsync: boolean;
+  lock: FileLock;
+  fd: number;
+  size: number;
+}
+
+/**
+ * Repair the end of `path` so the next append starts a clean line, then open it with O_APPEND: a file without a
+ * header is emptied and gets `header` (fsynced when `fsync`), a torn last line is cut off, a missing final newline
+ * is written. Each cut is reported in `warnings` (pushed to) as `repaired`. The returned descriptor is the caller's
+ * to close; it is closed here if a write fails. I/O errors are thrown as they come.
+ */
+function openForAppend(
+  path: string,
+  header: SessionHeader,
+  end: FileEnd,
+  warnings: SessionWarning[],
+  fsync: boolean,
+  lock: FileLock,
+): OpenedForAppend {
+  let size = end.fileBytes;
+  if (end.headerMissing) {
+    truncateSync(path, 0);
+    size = 0;
+    warnings.push({
+      kind: 'repaired',
+      line: 1,
+      message: `${path}: wrote a new session header (the file had none; ${end.fileBytes} bytes dropped)`,
+    });
+  } else if (end.torn) {
+    truncateSync(path, end.torn.offset);
+    size = end.torn.offset;
+    warnings.push({
+      kind: 'repaired',
+      line: end.torn.line,
+      message: `${path}:${end.torn.line}: cut off the incomplete last line (${end.torn.bytes} bytes) before appending`,
+    });
+  }
+  const fd = openSync(path, 'a');
+  try {
+    if (end.headerMissing) {
+      const line = Buffer.from(`${JSON.stringify(header)}\n`, 'utf8');
+      writeSync(fd, line);
+      if (fsync) fsyncSync(fd);
+      size = line.length;
+    } else if (!end.torn && end.unterminated) {
+      writeSync(fd, '\n');
+      size += 1;
+    }
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  return { path, header, warnings, fsync, lock, fd, size };
 }
 
 export class SessionLog {
@@ -256,61 +326,18 @@ export class SessionLog {
       const known: ParsedRun[] = [];
       const view = index.conversationView(known);
       const warnings = [...index.warnings];
-      const fsync = options.fsync ?? false;
+      const opened = openForAppend(path, index.header, index, warnings, options.fsync ?? false, lock);
+      fd = opened.fd;
       if (index.headerMissing) {
-        truncateSync(path, 0);
-        fd = openSync(path, 'a');
-        const line = Buffer.from(`${JSON.stringify(index.header)}\n`, 'utf8');
-        writeSync(fd, line);
-        if (fsync) fsyncSync(fd);
-        warnings.push({
-          kind: 'repaired',
-          line: 1,
-          message: `${path}: wrote a new session header (the file had none; ${index.fileBytes} bytes dropped)`,
-        });
-        const header = index.header;
-        const log = new SessionLog({
-          path,
-          header,
-          warnings,
-          fsync,
-          lock,
-          fd,
-          size: line.length,
+        return new SessionLog({
+          ...opened,
           index: null,
           view: { messages: [], entryIds: [] },
-          model: header.model,
+          model: index.header.model,
         });
-        return log;
-      }
-      let size = index.fileBytes;
-      if (index.torn) {
-        truncateSync(path, index.torn.offset);
-        size = index.torn.offset;
-        warnings.push({
-          kind: 'repaired',
-          line: index.torn.line,
-          message: `${path}:${index.torn.line}: cut off the incomplete last line (${index.torn.bytes} bytes) before appending`,
-        });
-      }
-      fd = openSync(path, 'a');
-      if (!index.torn && index.unterminated) {
-        writeSync(fd, '\n');
-        size += 1;
       }
       adoptFileIdentity(index, fstatSync(fd));
-      const log = new SessionLog({
-        path,
-        header: index.header,
-        warnings,
-        fsync,
-        lock,
-        fd,
-        size,
-        index,
-        view,
-        model: index.model,
-      });
+      const log = new SessionLog({ ...opened, index, view, model: index.model });
       log.#known = known;
       return log;
     } catch (err) {
@@ -328,48 +355,10 @@ export class SessionLog {
     const state = await readEagerly(path, options);
     const { header, entries, leafId, model } = state.session;
     const warnings = [...state.session.warnings];
-    const fsync = options.fsync ?? false;
-    let size = state.read.fileBytes;
-    if (state.headerMissing) {
-      truncateSync(path, 0);
-      size = 0;
-      warnings.push({
-        kind: 'repaired',
-        line: 1,
-        message: `${path}: wrote a new session header (the file had none; ${state.read.fileBytes} bytes dropped)`,
-      });
-    } else if (state.read.torn) {
-      truncateSync(path, state.read.torn.offset);
-      size = state.read.torn.offset;
-      warnings.push({
-        kind: 'repaired',
-        line: state.read.torn.line,
-        message: `${path}:${state.read.torn.line}: cut off the incomplete last line (${state.read.torn.bytes} bytes) before appending`,
-      });
-    }
-    const fd = openSync(path, 'a');
-    try {
-      if (state.headerMissing) {
-        const line = Buffer.from(`${JSON.stringify(header)}\n`, 'utf8');
-        writeSync(fd, line);
-        if (fsync) fsyncSync(fd);
-        size = line.length;
-      } else if (!state.read.torn && state.read.unterminated) {
-        writeSync(fd, '\n');
-        size += 1;
-      }
-    } catch (err) {
-      closeSync(fd);
-      throw err;
-    }
+    const end = { ...state.read, headerMissing: state.headerMissing };
+    const opened = openForAppend(path, header, end, warnings, options.fsync ?? false, lock);
     const log = new SessionLog({
-      path,
-      header,
-      warnings,
-      fsync,
-      lock,
-      fd,
-      size,
+      ...opened,
       index: null,
       opened: inMemory(entries, state.byId),
       leafId,

@@ -5,15 +5,9 @@
  * forced formats, over maxEncodedBytes so the ladder runs) give byte-identical outputs. The old path is forced in a
  * child process by the internal PANTO_GIF_STREAMING=0 (read once when the addon loads; not API).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-const ROOT = join(import.meta.dirname, '..', '..');
-const DIST = join(ROOT, 'dist', 'media', 'index.js');
+import { distBuilt, StreamingSwitch } from './streaming-switch.js';
 
 /** Photo-like RGBA pixels (deterministic); `hole` makes a transparent rectangle. */
 function pixels(width: number, height: number, seed: number, hole = false): Buffer {
@@ -32,23 +26,15 @@ function pixels(width: number, height: number, seed: number, hole = false): Buff
   return out;
 }
 
-interface Case {
-  name: string;
-  gif: Buffer;
-  options: Record<string, unknown>;
-}
-
-let dir = '';
-const cases: Case[] = [];
+const sw = new StreamingSwitch('PANTO_GIF_STREAMING', 'gif');
+const cases = sw.cases;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'panto-gif-stream-'));
   const gif = (w: number, h: number, seed: number, hole = false) =>
     sharp(pixels(w, h, seed, hole), { raw: { width: w, height: h, channels: 4 } })
       .gif()
       .toBuffer();
-  const add = (name: string, g: Buffer, options: Record<string, unknown>) =>
-    cases.push({ name, gif: g, options });
+  const add = sw.add.bind(sw);
   const opaque = await gif(1201, 803, 3);
   add('opaque -> png', opaque, { maxDimension: 700 });
   add('opaque -> jpeg', opaque, { maxDimension: 333, format: 'jpeg' });
@@ -61,47 +47,14 @@ beforeAll(async () => {
     .gif({ delay: [100, 100], loop: 0 })
     .toBuffer();
   add('animated (first frame)', animated, { maxDimension: 500 });
-  for (const [i, c] of cases.entries()) writeFileSync(join(dir, `${i}.gif`), c.gif);
+  sw.writeFiles();
 }, 60_000);
 
-afterAll(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => sw.remove());
 
-function runChild(
-  streaming: boolean,
-): { hash: string; type: string; width: number; height: number; changes: string[] }[] {
-  const script = `
-    const { readFileSync } = require('node:fs');
-    const { createHash } = require('node:crypto');
-    (async () => {
-      const { processMedia } = await import(${JSON.stringify(DIST)});
-      const cases = JSON.parse(process.argv[1]);
-      const out = [];
-      for (const c of cases) {
-        const r = await processMedia(readFileSync(c.file), c.options);
-        out.push({ hash: createHash('sha256').update(r.data).digest('hex'), type: r.mediaType, width: r.width,
-          height: r.height, changes: r.changes });
-      }
-      process.stdout.write(JSON.stringify(out));
-    })().catch((e) => { console.error(e); process.exit(1); });`;
-  const arg = JSON.stringify(cases.map((c, i) => ({ file: join(dir, `${i}.gif`), options: c.options })));
-  const env = { ...process.env };
-  if (streaming) delete env.PANTO_GIF_STREAMING;
-  else env.PANTO_GIF_STREAMING = '0';
-  const r = spawnSync(process.execPath, ['-e', script, arg], { env, encoding: 'utf8', maxBuffer: 1 << 24 });
-  if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
-describe.runIf(existsSync(DIST))('GIF first frame resized through the row stream', () => {
+describe.runIf(distBuilt)('GIF first frame resized through the row stream', () => {
   it('gives byte-identical outputs to drop_alpha -> resize_pixels', () => {
-    const whole = runChild(false);
-    const streamed = runChild(true);
-    expect(streamed.length).toBe(cases.length);
-    for (let i = 0; i < cases.length; i++) {
-      expect({ name: cases[i]?.name, ...streamed[i] }).toEqual({ name: cases[i]?.name, ...whole[i] });
-    }
+    const streamed = sw.expectStreamedMatchesWhole();
     const ladder = streamed[cases.findIndex((c) => c.name.includes('ladder'))];
     expect(ladder?.changes).toContain('quality-reduced');
     expect(streamed[cases.findIndex((c) => c.name.startsWith('animated'))]?.changes).toContain('first-frame');

@@ -7,20 +7,11 @@
  * PANTO_JPEG_STREAMING=0 (read once when the addon loads; not API); both children run the built library (dist/) on
  * the same addon build. Damaged streams and aborts keep their error codes.
  */
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processMedia } from '../../src/media/index.js';
-import { loadNativeOnly, loadWasmOnly } from '../../src/media/native-addon.js';
-import { resolveProcessOptions } from '../../src/media/policy.js';
-import { repo, wasmFiles } from './wasm-build.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
-const DIST = join(ROOT, 'dist', 'media', 'index.js');
+import { distBuilt, StreamingSwitch } from './streaming-switch.js';
+import { wasmFiles } from './wasm-build.js';
 
 /** A photo-like RGB canvas: gradients, a sharp bar and noise (deterministic). */
 function photoLike(width: number, height: number): Buffer {
@@ -40,20 +31,12 @@ function photoLike(width: number, height: number): Buffer {
   return out;
 }
 
-interface Case {
-  name: string;
-  jpeg: Buffer;
-  options: Record<string, unknown>;
-}
-
-let dir = '';
-const cases: Case[] = [];
+const sw = new StreamingSwitch('PANTO_JPEG_STREAMING', 'jpg');
+const cases = sw.cases;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'panto-jpeg-stream-'));
   const raw = (w: number, h: number) => sharp(photoLike(w, h), { raw: { width: w, height: h, channels: 3 } });
-  const add = (name: string, jpeg: Buffer, options: Record<string, unknown> = {}) =>
-    cases.push({ name, jpeg, options });
+  const add = sw.add.bind(sw);
   const photo = await raw(2017, 1511).jpeg({ quality: 90 }).toBuffer();
   // Targets decoding at 1/8, 2/8, 3/8, 4/8, 6/8 and 8/8 of 2017 px (then resized to the exact size).
   for (const d of [200, 401, 700, 1000, 1400, 1900])
@@ -73,48 +56,14 @@ beforeAll(async () => {
   // A high-quality noisy photo over maxEncodedBytes: the ladder re-encodes the resized pixels at lower quality.
   const noisy = await raw(1600, 1200).jpeg({ quality: 100, chromaSubsampling: '4:4:4' }).toBuffer();
   add('over the byte cap (ladder)', noisy, { maxDimension: 1100, maxEncodedBytes: 150_000, jpegQuality: 95 });
-  for (const [i, c] of cases.entries()) writeFileSync(join(dir, `${i}.jpg`), c.jpeg);
+  sw.writeFiles();
 }, 60_000);
 
-afterAll(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => sw.remove());
 
-/** Runs every case in a child process on dist/ (streaming on or off); one line of JSON per case. */
-function runChild(
-  streaming: boolean,
-): { hash: string; type: string; width: number; height: number; changes: string[] }[] {
-  const script = `
-    const { readFileSync } = require('node:fs');
-    const { createHash } = require('node:crypto');
-    (async () => {
-      const { processMedia } = await import(${JSON.stringify(DIST)});
-      const cases = JSON.parse(process.argv[1]);
-      const out = [];
-      for (const c of cases) {
-        const r = await processMedia(readFileSync(c.file), c.options);
-        out.push({ hash: createHash('sha256').update(r.data).digest('hex'), type: r.mediaType, width: r.width,
-          height: r.height, changes: r.changes });
-      }
-      process.stdout.write(JSON.stringify(out));
-    })().catch((e) => { console.error(e); process.exit(1); });`;
-  const arg = JSON.stringify(cases.map((c, i) => ({ file: join(dir, `${i}.jpg`), options: c.options })));
-  const env = { ...process.env };
-  if (streaming) delete env.PANTO_JPEG_STREAMING;
-  else env.PANTO_JPEG_STREAMING = '0';
-  const r = spawnSync(process.execPath, ['-e', script, arg], { env, encoding: 'utf8', maxBuffer: 1 << 24 });
-  if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
-describe.runIf(existsSync(DIST))('streaming JPEG decode -> resize', () => {
+describe.runIf(distBuilt)('streaming JPEG decode -> resize', () => {
   it('gives byte-identical outputs to the whole-image path', () => {
-    const whole = runChild(false);
-    const streamed = runChild(true);
-    expect(streamed.length).toBe(cases.length);
-    for (let i = 0; i < cases.length; i++) {
-      expect({ name: cases[i]?.name, ...streamed[i] }).toEqual({ name: cases[i]?.name, ...whole[i] });
-    }
+    const streamed = sw.expectStreamedMatchesWhole();
     // The cases really cover the ladder, orientation and every output kind.
     const ladder = streamed[cases.findIndex((c) => c.name === 'over the byte cap (ladder)')];
     expect(ladder?.changes).toContain('quality-reduced');
@@ -123,12 +72,11 @@ describe.runIf(existsSync(DIST))('streaming JPEG decode -> resize', () => {
       expect(streamed.some((r) => r.type === t && r.changes.includes('resized'))).toBe(true);
   }, 120_000);
 
-  it('the in-process result matches the child (same addon, streaming on)', async () => {
-    const c = cases[0] as Case;
-    const r = await processMedia(c.jpeg, c.options);
-    const [child] = runChild(true);
-    expect(createHash('sha256').update(r.data).digest('hex')).toBe(child?.hash);
-  }, 60_000);
+  it(
+    'the in-process result matches the child (same addon, streaming on)',
+    () => sw.expectInProcessMatchesChild(),
+    60_000,
+  );
 });
 
 describe('streaming JPEG path: damaged input and abort', () => {
@@ -150,14 +98,6 @@ describe('streaming JPEG path: damaged input and abort', () => {
 describe.runIf(wasmFiles)(
   'streaming JPEG path in WebAssembly (no threads: the resize pulls the rows)',
   () => {
-    it('gives the native addon’s bytes for every case', async () => {
-      const native = loadNativeOnly(repo);
-      const wasm = loadWasmOnly(repo);
-      for (const c of cases) {
-        const o = resolveProcessOptions(c.options);
-        const [a, b] = await Promise.all([native.process(c.jpeg, o), wasm.process(c.jpeg, o)]);
-        expect(b, c.name).toEqual(a);
-      }
-    }, 120_000);
+    it('gives the native addon’s bytes for every case', () => sw.expectWasmMatchesNative(), 120_000);
   },
 );

@@ -6,21 +6,12 @@
  * is forced in a child process by the internal PANTO_PNG_STREAMING=0 (read once when the addon loads; not API), both
  * children run the built library (dist/) on the same addon build. Damaged streams keep their error codes.
  */
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processMedia } from '../../src/media/index.js';
-import { loadNativeOnly, loadWasmOnly } from '../../src/media/native-addon.js';
-import { resolveProcessOptions } from '../../src/media/policy.js';
 import { PNG_SIGNATURE, pngChunk } from '../helpers/png-file.js';
-import { repo, wasmFiles } from './wasm-build.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
-const DIST = join(ROOT, 'dist', 'media', 'index.js');
+import { distBuilt, StreamingSwitch } from './streaming-switch.js';
+import { wasmFiles } from './wasm-build.js';
 
 /** A UI-like RGB(A) canvas: flat panels, text-like stripes, a gradient strip (deterministic). */
 function uiLike(
@@ -47,21 +38,13 @@ function uiLike(
   return out;
 }
 
-interface Case {
-  name: string;
-  png: Buffer;
-  options: Record<string, unknown>;
-}
-
-let dir = '';
-const cases: Case[] = [];
+const sw = new StreamingSwitch('PANTO_PNG_STREAMING', 'png');
+const cases = sw.cases;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'panto-png-stream-'));
   const raw = (w: number, h: number, c: 3 | 4, a: (x: number, y: number) => number = () => 255) =>
     sharp(uiLike(w, h, c, a), { raw: { width: w, height: h, channels: c } });
-  const add = (name: string, png: Buffer, options: Record<string, unknown> = {}) =>
-    cases.push({ name, png, options });
+  const add = sw.add.bind(sw);
   add('rgb 1441x901', await raw(1441, 901, 3).png().toBuffer(), { maxDimension: 1000 });
   add('rgba opaque 1203x777', await raw(1203, 777, 4).png().toBuffer(), { maxDimension: 1000 });
   add(
@@ -101,48 +84,14 @@ beforeAll(async () => {
     maxEncodedBytes: 900_000,
     format: 'png',
   });
-  for (const [i, c] of cases.entries()) writeFileSync(join(dir, `${i}.png`), c.png);
+  sw.writeFiles();
 }, 60_000);
 
-afterAll(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => sw.remove());
 
-/** Runs every case in a child process on dist/ (streaming on or off); one line of JSON per case. */
-function runChild(
-  streaming: boolean,
-): { hash: string; type: string; width: number; height: number; changes: string[] }[] {
-  const script = `
-    const { readFileSync } = require('node:fs');
-    const { createHash } = require('node:crypto');
-    (async () => {
-      const { processMedia } = await import(${JSON.stringify(DIST)});
-      const cases = JSON.parse(process.argv[1]);
-      const out = [];
-      for (const c of cases) {
-        const r = await processMedia(readFileSync(c.file), c.options);
-        out.push({ hash: createHash('sha256').update(r.data).digest('hex'), type: r.mediaType, width: r.width,
-          height: r.height, changes: r.changes });
-      }
-      process.stdout.write(JSON.stringify(out));
-    })().catch((e) => { console.error(e); process.exit(1); });`;
-  const arg = JSON.stringify(cases.map((c, i) => ({ file: join(dir, `${i}.png`), options: c.options })));
-  const env = { ...process.env };
-  if (streaming) delete env.PANTO_PNG_STREAMING;
-  else env.PANTO_PNG_STREAMING = '0';
-  const r = spawnSync(process.execPath, ['-e', script, arg], { env, encoding: 'utf8', maxBuffer: 1 << 24 });
-  if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
-describe.runIf(existsSync(DIST))('streaming PNG decode -> resize -> encode', () => {
+describe.runIf(distBuilt)('streaming PNG decode -> resize -> encode', () => {
   it('gives byte-identical outputs to the whole-image path', () => {
-    const whole = runChild(false);
-    const streamed = runChild(true);
-    expect(streamed.length).toBe(cases.length);
-    for (let i = 0; i < cases.length; i++) {
-      expect({ name: cases[i]?.name, ...streamed[i] }).toEqual({ name: cases[i]?.name, ...whole[i] });
-    }
+    const streamed = sw.expectStreamedMatchesWhole();
     // The cases really cover the ladder and both output kinds.
     const ladder = streamed[cases.findIndex((c) => c.name === 'over the byte cap (ladder)')];
     expect(ladder?.type).toBe('image/jpeg');
@@ -150,12 +99,11 @@ describe.runIf(existsSync(DIST))('streaming PNG decode -> resize -> encode', () 
     expect(streamed.some((r) => r.type === 'image/png' && r.changes.includes('resized'))).toBe(true);
   }, 120_000);
 
-  it('the in-process result matches the child (same addon, streaming on)', async () => {
-    const c = cases[0] as Case;
-    const r = await processMedia(c.png, c.options);
-    const [child] = runChild(true);
-    expect(createHash('sha256').update(r.data).digest('hex')).toBe(child?.hash);
-  }, 60_000);
+  it(
+    'the in-process result matches the child (same addon, streaming on)',
+    () => sw.expectInProcessMatchesChild(),
+    60_000,
+  );
 });
 
 describe('streaming PNG path: damaged input', () => {
@@ -188,13 +136,5 @@ describe('streaming PNG path: damaged input', () => {
 });
 
 describe.runIf(wasmFiles)('streaming PNG path in WebAssembly (no threads: the resize pulls the rows)', () => {
-  it('gives the native addon’s bytes for every case', async () => {
-    const native = loadNativeOnly(repo);
-    const wasm = loadWasmOnly(repo);
-    for (const c of cases) {
-      const o = resolveProcessOptions(c.options);
-      const [a, b] = await Promise.all([native.process(c.png, o), wasm.process(c.png, o)]);
-      expect(b, c.name).toEqual(a);
-    }
-  }, 120_000);
+  it('gives the native addon’s bytes for every case', () => sw.expectWasmMatchesNative(), 120_000);
 });
