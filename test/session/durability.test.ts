@@ -47,34 +47,43 @@ describe('torn last line', () => {
     expect(loaded.warnings[0]?.message).toMatch(/:5: last line is incomplete/);
   });
 
-  it('cuts the torn line off before the next append, so the file stays valid', async () => {
-    const messages = [say('one'), withImage(1)];
-    const { path } = await sessionOf(messages);
-    const goodSize = statSync(path).size;
-    appendFileSync(path, '{"type":"message","id":"x","parentId":null,"timestamp":"t","message":{"role":"us');
-    const log = await SessionLog.open(path);
-    expect(log.warnings.map((w) => w.kind)).toEqual(['torn_line', 'repaired']);
-    expect(statSync(path).size).toBe(goodSize);
-    log.appendMessage(say('after the crash'));
-    log.close();
-    const loaded = await loadSession(path);
-    expect(loaded.warnings).toEqual([]);
-    expect(loaded.conversation.messages).toStrictEqual([...messages, say('after the crash')]);
-  });
+  it.each([false, true])(
+    'cuts the torn line off before the next append, so the file stays valid (eager: %s)',
+    async (eager) => {
+      const messages = [say('one'), withImage(1)];
+      const { path } = await sessionOf(messages);
+      const goodSize = statSync(path).size;
+      appendFileSync(
+        path,
+        '{"type":"message","id":"x","parentId":null,"timestamp":"t","message":{"role":"us',
+      );
+      const log = await SessionLog.open(path, { eager });
+      expect(log.warnings.map((w) => w.kind)).toEqual(['torn_line', 'repaired']);
+      expect(statSync(path).size).toBe(goodSize);
+      log.appendMessage(say('after the crash'));
+      log.close();
+      const loaded = await loadSession(path);
+      expect(loaded.warnings).toEqual([]);
+      expect(loaded.conversation.messages).toStrictEqual([...messages, say('after the crash')]);
+    },
+  );
 
-  it('keeps a complete last line that only lacks its newline, and terminates it before appending', async () => {
-    const { path, lines } = await sessionOf([say('one'), say('two')]);
-    writeFileSync(path, lines.join('').slice(0, -1));
-    const loaded = await loadSession(path);
-    expect(loaded.conversation.messages).toStrictEqual([say('one'), say('two')]);
-    expect(loaded.warnings.map((w) => w.kind)).toEqual(['unterminated_line']);
-    const log = await SessionLog.open(path);
-    log.appendMessage(say('three'));
-    log.close();
-    const again = await loadSession(path);
-    expect(again.warnings).toEqual([]);
-    expect(again.conversation.messages).toStrictEqual([say('one'), say('two'), say('three')]);
-  });
+  it.each([false, true])(
+    'keeps a complete last line that only lacks its newline, and terminates it before appending (eager: %s)',
+    async (eager) => {
+      const { path, lines } = await sessionOf([say('one'), say('two')]);
+      writeFileSync(path, lines.join('').slice(0, -1));
+      const loaded = await loadSession(path);
+      expect(loaded.conversation.messages).toStrictEqual([say('one'), say('two')]);
+      expect(loaded.warnings.map((w) => w.kind)).toEqual(['unterminated_line']);
+      const log = await SessionLog.open(path, { eager });
+      log.appendMessage(say('three'));
+      log.close();
+      const again = await loadSession(path);
+      expect(again.warnings).toEqual([]);
+      expect(again.conversation.messages).toStrictEqual([say('one'), say('two'), say('three')]);
+    },
+  );
 });
 
 describe('corrupt middle line', () => {
@@ -156,26 +165,31 @@ describe('a session killed before its header was written', () => {
   });
 
   it.each([
-    ['empty', ''],
-    ['a torn header', '{"type":"session","version":1,"id":"ab'],
-  ])('%s: open() writes a new header, appends, and the file reloads cleanly', async (_name, content) => {
-    const path = file();
-    writeFileSync(path, content);
-    const log = await SessionLog.open(path);
-    expect(log.warnings.map((w) => w.kind)).toEqual(
-      content === '' ? ['no_header', 'repaired'] : ['torn_line', 'no_header', 'repaired'],
-    );
-    log.appendMessage(say('after the crash'));
-    log.close();
-    const loaded = await loadSession(path);
-    expect(loaded.warnings).toEqual([]);
-    expect(loaded.header.id).toBe(log.header.id);
-    expect(loaded.conversation.messages).toEqual([say('after the crash')]);
-    // openOrCreate takes the same path
-    const again = await SessionLog.openOrCreate(path);
-    expect(again.conversation.messages).toHaveLength(1);
-    again.close();
-  });
+    ['empty', '', false],
+    ['a torn header', '{"type":"session","version":1,"id":"ab', false],
+    ['empty', '', true],
+    ['a torn header', '{"type":"session","version":1,"id":"ab', true],
+  ])(
+    '%s: open() (eager: %s) writes a new header, appends, and the file reloads cleanly',
+    async (_name, content, eager) => {
+      const path = file();
+      writeFileSync(path, content);
+      const log = await SessionLog.open(path, { eager });
+      expect(log.warnings.map((w) => w.kind)).toEqual(
+        content === '' ? ['no_header', 'repaired'] : ['torn_line', 'no_header', 'repaired'],
+      );
+      log.appendMessage(say('after the crash'));
+      log.close();
+      const loaded = await loadSession(path);
+      expect(loaded.warnings).toEqual([]);
+      expect(loaded.header.id).toBe(log.header.id);
+      expect(loaded.conversation.messages).toEqual([say('after the crash')]);
+      // openOrCreate takes the same path
+      const again = await SessionLog.openOrCreate(path);
+      expect(again.conversation.messages).toHaveLength(1);
+      again.close();
+    },
+  );
 });
 
 describe('header and limits', () => {
