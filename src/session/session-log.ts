@@ -146,7 +146,7 @@ interface FileEnd {
   unterminated: boolean;
 }
 
-/** The part of a `SessionLog`'s state that both ways of opening a file set the same way. */
+/** The file, lock and append position of a `SessionLog` (`create` sets them too, for a new file). */
 interface OpenedForAppend {
   path: string;
   header: SessionHeader;
@@ -231,20 +231,15 @@ export class SessionLog {
   #view: ConversationView;
   #model: string | undefined;
 
-  private constructor(init: {
-    path: string;
-    header: SessionHeader;
-    warnings: SessionWarning[];
-    fsync: boolean;
-    lock: FileLock;
-    fd: number;
-    size: number;
-    index: SessionIndex | null;
-    opened?: OpenedEntries;
-    leafId?: string | null;
-    view: ConversationView;
-    model: string | undefined;
-  }) {
+  private constructor(
+    init: OpenedForAppend & {
+      index: SessionIndex | null;
+      opened?: OpenedEntries;
+      leafId?: string | null;
+      view: ConversationView;
+      model: string | undefined;
+    },
+  ) {
     this.path = init.path;
     this.header = init.header;
     this.warnings = init.warnings;
