@@ -13,50 +13,19 @@
 #include "decoded-resize-stream.h"
 #include "internal.h"
 #include "parallel.h"
+#include "process-switch-run.h"
 #include "gif-writer.h"
 #include "test-util.h"
 
 using panto::MediaType;
 using panto::ProcessOptions;
-using panto::ProcessResult;
 using namespace panto_test;
 
 namespace {
 
-struct Outcome {
-  std::string code;
-  std::vector<uint8_t> bytes;
-  uint32_t w = 0, h = 0;
-  MediaType type = MediaType::Unknown;
-  std::vector<std::string> changes;
-};
-
-Outcome run(const std::vector<uint8_t>& in, const ProcessOptions& o, bool streaming, bool threads = true) {
-  const bool prev_s = panto::set_gif_streaming(streaming);
-  const bool prev_t = panto::set_parts_concurrency(threads);
-  ProcessResult r;
-  const panto::Status st = panto::process(in.data(), in.size(), o, &r);
-  panto::set_gif_streaming(prev_s);
-  panto::set_parts_concurrency(prev_t);
-  Outcome out;
-  out.code = st.ok() ? "OK" : st.code;
-  if (st.ok()) out.bytes = output_bytes(r, in);
-  out.w = r.width, out.h = r.height, out.type = r.type, out.changes = r.changes;
-  return out;
-}
-
 void expect_same(const std::string& what, const std::vector<uint8_t>& in, const ProcessOptions& o) {
-  const Outcome whole = run(in, o, false);
+  const Outcome whole = expect_streamed_same(panto::set_gif_streaming, what, in, o);
   PANTO_CHECK_EQ(whole.code, std::string("OK"));
-  for (bool threads : {true, false}) {
-    const Outcome s = run(in, o, true, threads);
-    const std::string label = what + (threads ? " (threaded)" : " (sequential)");
-    if (s.code != whole.code || s.bytes != whole.bytes || s.w != whole.w || s.h != whole.h ||
-        s.type != whole.type || s.changes != whole.changes)
-      record_failure(__FILE__, __LINE__, label + ": differs from drop_alpha -> resize_pixels (" + s.code + ", " +
-                                             std::to_string(s.bytes.size()) + " vs " +
-                                             std::to_string(whole.bytes.size()) + " bytes)");
-  }
 }
 
 std::vector<GifSpec> layouts() {

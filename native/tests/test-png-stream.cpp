@@ -19,14 +19,13 @@
 #include "cost.h"
 #include "internal.h"
 #include "parallel.h"
+#include "process-switch-run.h"
 #include "png-decode.h"
 #include "png-encode.h"
 #include "png-resize-stream.h"
 #include "test-util.h"
 
-using panto::MediaType;
 using panto::ProcessOptions;
-using panto::ProcessResult;
 using namespace panto_test;
 
 namespace {
@@ -148,26 +147,8 @@ std::vector<uint8_t> make_png(const Spec& s) {
   return out;
 }
 
-struct Outcome {
-  std::string code;
-  std::vector<uint8_t> bytes;
-  uint32_t w = 0, h = 0;
-  MediaType type = MediaType::Unknown;
-  std::vector<std::string> changes;
-};
-
 Outcome run(const std::vector<uint8_t>& in, const ProcessOptions& o, bool streaming, bool threads = true) {
-  const bool prev_s = panto::set_png_streaming(streaming);
-  const bool prev_t = panto::set_parts_concurrency(threads);
-  ProcessResult r;
-  const panto::Status st = panto::process(in.data(), in.size(), o, &r);
-  panto::set_png_streaming(prev_s);
-  panto::set_parts_concurrency(prev_t);
-  Outcome out;
-  out.code = st.ok() ? "OK" : st.code;
-  if (st.ok()) out.bytes = output_bytes(r, in);
-  out.w = r.width, out.h = r.height, out.type = r.type, out.changes = r.changes;
-  return out;
+  return run_switched(panto::set_png_streaming, in, o, streaming, threads);
 }
 
 /** Whether process() takes the streaming path for `in` under `o` (same header math as process.cpp). */
@@ -185,20 +166,7 @@ bool streams(const std::vector<uint8_t>& in, const ProcessOptions& o) {
 }
 
 void expect_same(const std::string& what, const std::vector<uint8_t>& in, const ProcessOptions& o) {
-  const Outcome old_path = run(in, o, false);
-  for (bool threads : {true, false}) {
-    const Outcome s = run(in, o, true, threads);
-    const std::string label = what + (threads ? " (threaded)" : " (sequential)");
-    if (s.code != old_path.code) {
-      record_failure(__FILE__, __LINE__, label + ": code " + s.code + " vs whole-image " + old_path.code);
-      continue;
-    }
-    if (s.bytes != old_path.bytes || s.w != old_path.w || s.h != old_path.h || s.type != old_path.type ||
-        s.changes != old_path.changes)
-      record_failure(__FILE__, __LINE__, label + ": output differs from the whole-image path (" +
-                                             std::to_string(s.bytes.size()) + " vs " +
-                                             std::to_string(old_path.bytes.size()) + " bytes)");
-  }
+  expect_streamed_same(panto::set_png_streaming, what, in, o);
 }
 
 std::vector<Spec> layouts() {
