@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "abort-sweep.h"
 #include "budget.h"
 #include "decoded-resize-stream.h"
 #include "internal.h"
-#include "parallel.h"
 #include "process-switch-run.h"
 #include "gif-writer.h"
 #include "test-util.h"
@@ -65,23 +65,16 @@ PANTO_TEST(gif, streamed_resize_stops_on_abort_and_frees_everything) {
   const auto gif = make_gif(GifSpec{"big", 1600, 1200, 0, {{0, 0, 1600, 1200}}});
   panto::MediaInfo info;
   PANTO_REQUIRE(panto::probe(gif.data(), gif.size(), &info).ok());
-  for (bool threads : {true, false}) {
-    const bool prev = panto::set_parts_concurrency(threads);
-    std::atomic<int> flag{0};
-    panto::Budget budget(256ull << 20, &flag);
-    {
-      panto::BudgetScope scope(&budget);
-      panto::Pixels px;
-      PANTO_REQUIRE(panto::decode_image(gif.data(), gif.size(), info, &px).ok());
-      PANTO_CHECK_EQ(px.channels, 4);
-      flag.store(1);  // raised before the stream: the producer's first poll stops it
-      panto::Pixels out;
-      const panto::Status s = panto::decoded_resize_stream(&px, true, 800, 600, MediaType::Gif, &out);
-      PANTO_CHECK_EQ(s.code, std::string("ERR_ABORTED"));
-      PANTO_CHECK(px.data.data == nullptr);  // the canvas is released whatever the outcome
-      PANTO_CHECK(out.data.data == nullptr);
-    }
-    PANTO_CHECK_EQ(budget.used.load(), uint64_t(0));
-    panto::set_parts_concurrency(prev);
-  }
+  abort_sweep([&](bool, panto::Budget& budget, std::atomic<int>& flag) {
+    panto::BudgetScope scope(&budget);
+    panto::Pixels px;
+    PANTO_REQUIRE(panto::decode_image(gif.data(), gif.size(), info, &px).ok());
+    PANTO_CHECK_EQ(px.channels, 4);
+    flag.store(1);  // raised before the stream: the producer's first poll stops it
+    panto::Pixels out;
+    const panto::Status s = panto::decoded_resize_stream(&px, true, 800, 600, MediaType::Gif, &out);
+    PANTO_CHECK_EQ(s.code, std::string("ERR_ABORTED"));
+    PANTO_CHECK(px.data.data == nullptr);  // the canvas is released whatever the outcome
+    PANTO_CHECK(out.data.data == nullptr);
+  });
 }

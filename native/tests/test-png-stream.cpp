@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "abort-sweep.h"
 #include "budget.h"
 #include "cost.h"
 #include "internal.h"
@@ -398,10 +399,8 @@ PANTO_TEST(png, streaming_resize_stops_on_abort_mid_stream) {
   const auto png = make_png(Spec{"rgb8", 1200, 900, 2, 8});
   panto::MediaInfo info;
   PANTO_REQUIRE(panto::probe(png.data(), png.size(), &info).ok());
-  for (bool threads : {true, false}) {
-    const bool prev = panto::set_parts_concurrency(threads);
-    std::atomic<int> flag{0};
-    panto::Budget budget(256ull << 20, &flag);
+  // abort_sweep checks that everything is freed (the helper thread joined) after each setting.
+  abort_sweep([&](bool, panto::Budget& budget, std::atomic<int>& flag) {
     uint32_t rows_seen = 0;
     {
       panto::BudgetScope scope(&budget);
@@ -417,9 +416,7 @@ PANTO_TEST(png, streaming_resize_stops_on_abort_mid_stream) {
       PANTO_CHECK(!transparent);
     }
     PANTO_CHECK(rows_seen < 600);
-    PANTO_CHECK_EQ(budget.used.load(), uint64_t(0));  // everything freed, the helper thread joined
-    panto::set_parts_concurrency(prev);
-  }
+  });
 }
 
 PANTO_TEST(png, streaming_resize_estimate_holds_no_decoded_image) {
