@@ -271,11 +271,14 @@ void budget_release(uint8_t* p) { panto_budget_free(p); }
 using panto::Header;
 
 namespace {
-void* budget_malloc(size_t size, bool sparse) {
-  if (size > SIZE_MAX - sizeof(Header)) return nullptr;
+/** Charges `size` bytes to the thread's budget, then takes a block from `alloc()` (a Header* followed by `size` bytes,
+ *  or nullptr): on failure the charge is undone and nullptr returned; else the header records the budget and size and
+ *  the caller gets the bytes after it. */
+template <class Alloc>
+void* charged_block(size_t size, Alloc alloc) {
   panto::Budget* b = panto::tls_budget;
   if (!panto::charge(b, size)) return nullptr;
-  Header* h = panto::raw_alloc(size, sparse);
+  Header* h = alloc();
   if (!h) {
     panto::undo_charge(b, size);
     return nullptr;
@@ -283,6 +286,11 @@ void* budget_malloc(size_t size, bool sparse) {
   h->budget_id = b ? b->id : 0;
   h->size = size;
   return h + 1;
+}
+
+void* budget_malloc(size_t size, bool sparse) {
+  if (size > SIZE_MAX - sizeof(Header)) return nullptr;
+  return charged_block(size, [size, sparse] { return panto::raw_alloc(size, sparse); });
 }
 }  // namespace
 
@@ -292,18 +300,8 @@ extern "C" void* panto_budget_malloc_sparse(size_t size) { return budget_malloc(
 
 extern "C" void* panto_budget_malloc_input(size_t size) {
 #if PANTO_BUDGET_MMAP
-  if (size >= panto::kMmapThreshold && size <= SIZE_MAX - sizeof(Header) - panto::kHugePage) {
-    panto::Budget* b = panto::tls_budget;
-    if (!panto::charge(b, size)) return nullptr;
-    Header* h = panto::map_input(size);
-    if (!h) {
-      panto::undo_charge(b, size);
-      return nullptr;
-    }
-    h->budget_id = b ? b->id : 0;
-    h->size = size;
-    return h + 1;
-  }
+  if (size >= panto::kMmapThreshold && size <= SIZE_MAX - sizeof(Header) - panto::kHugePage)
+    return charged_block(size, [size] { return panto::map_input(size); });
 #endif
   return budget_malloc(size, false);
 }

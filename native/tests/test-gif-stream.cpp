@@ -9,54 +9,23 @@
 #include <string>
 #include <vector>
 
+#include "abort-sweep.h"
 #include "budget.h"
 #include "decoded-resize-stream.h"
 #include "internal.h"
-#include "parallel.h"
+#include "process-switch-run.h"
 #include "gif-writer.h"
 #include "test-util.h"
 
 using panto::MediaType;
 using panto::ProcessOptions;
-using panto::ProcessResult;
 using namespace panto_test;
 
 namespace {
 
-struct Outcome {
-  std::string code;
-  std::vector<uint8_t> bytes;
-  uint32_t w = 0, h = 0;
-  MediaType type = MediaType::Unknown;
-  std::vector<std::string> changes;
-};
-
-Outcome run(const std::vector<uint8_t>& in, const ProcessOptions& o, bool streaming, bool threads = true) {
-  const bool prev_s = panto::set_gif_streaming(streaming);
-  const bool prev_t = panto::set_parts_concurrency(threads);
-  ProcessResult r;
-  const panto::Status st = panto::process(in.data(), in.size(), o, &r);
-  panto::set_gif_streaming(prev_s);
-  panto::set_parts_concurrency(prev_t);
-  Outcome out;
-  out.code = st.ok() ? "OK" : st.code;
-  if (st.ok()) out.bytes = output_bytes(r, in);
-  out.w = r.width, out.h = r.height, out.type = r.type, out.changes = r.changes;
-  return out;
-}
-
 void expect_same(const std::string& what, const std::vector<uint8_t>& in, const ProcessOptions& o) {
-  const Outcome whole = run(in, o, false);
+  const Outcome whole = expect_streamed_same(panto::set_gif_streaming, what, in, o);
   PANTO_CHECK_EQ(whole.code, std::string("OK"));
-  for (bool threads : {true, false}) {
-    const Outcome s = run(in, o, true, threads);
-    const std::string label = what + (threads ? " (threaded)" : " (sequential)");
-    if (s.code != whole.code || s.bytes != whole.bytes || s.w != whole.w || s.h != whole.h ||
-        s.type != whole.type || s.changes != whole.changes)
-      record_failure(__FILE__, __LINE__, label + ": differs from drop_alpha -> resize_pixels (" + s.code + ", " +
-                                             std::to_string(s.bytes.size()) + " vs " +
-                                             std::to_string(whole.bytes.size()) + " bytes)");
-  }
 }
 
 std::vector<GifSpec> layouts() {
@@ -96,23 +65,16 @@ PANTO_TEST(gif, streamed_resize_stops_on_abort_and_frees_everything) {
   const auto gif = make_gif(GifSpec{"big", 1600, 1200, 0, {{0, 0, 1600, 1200}}});
   panto::MediaInfo info;
   PANTO_REQUIRE(panto::probe(gif.data(), gif.size(), &info).ok());
-  for (bool threads : {true, false}) {
-    const bool prev = panto::set_parts_concurrency(threads);
-    std::atomic<int> flag{0};
-    panto::Budget budget(256ull << 20, &flag);
-    {
-      panto::BudgetScope scope(&budget);
-      panto::Pixels px;
-      PANTO_REQUIRE(panto::decode_image(gif.data(), gif.size(), info, &px).ok());
-      PANTO_CHECK_EQ(px.channels, 4);
-      flag.store(1);  // raised before the stream: the producer's first poll stops it
-      panto::Pixels out;
-      const panto::Status s = panto::decoded_resize_stream(&px, true, 800, 600, MediaType::Gif, &out);
-      PANTO_CHECK_EQ(s.code, std::string("ERR_ABORTED"));
-      PANTO_CHECK(px.data.data == nullptr);  // the canvas is released whatever the outcome
-      PANTO_CHECK(out.data.data == nullptr);
-    }
-    PANTO_CHECK_EQ(budget.used.load(), uint64_t(0));
-    panto::set_parts_concurrency(prev);
-  }
+  abort_sweep([&](bool, panto::Budget& budget, std::atomic<int>& flag) {
+    panto::BudgetScope scope(&budget);
+    panto::Pixels px;
+    PANTO_REQUIRE(panto::decode_image(gif.data(), gif.size(), info, &px).ok());
+    PANTO_CHECK_EQ(px.channels, 4);
+    flag.store(1);  // raised before the stream: the producer's first poll stops it
+    panto::Pixels out;
+    const panto::Status s = panto::decoded_resize_stream(&px, true, 800, 600, MediaType::Gif, &out);
+    PANTO_CHECK_EQ(s.code, std::string("ERR_ABORTED"));
+    PANTO_CHECK(px.data.data == nullptr);  // the canvas is released whatever the outcome
+    PANTO_CHECK(out.data.data == nullptr);
+  });
 }

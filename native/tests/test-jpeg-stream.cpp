@@ -17,18 +17,19 @@ extern "C" {
 #include <jpeglib.h>
 }
 
+#include "abort-sweep.h"
 #include "budget.h"
 #include "cost.h"
 #include "internal.h"
 #include "jpeg-decode.h"
 #include "jpeg-resize-stream.h"
 #include "parallel.h"
+#include "process-switch-run.h"
 #include "row-resize-stream.h"
 #include "test-util.h"
 
 using panto::MediaType;
 using panto::ProcessOptions;
-using panto::ProcessResult;
 using namespace panto_test;
 
 namespace {
@@ -102,26 +103,8 @@ std::vector<uint8_t> make_jpeg(const JSpec& s) {
   return out;
 }
 
-struct Outcome {
-  std::string code;
-  std::vector<uint8_t> bytes;
-  uint32_t w = 0, h = 0;
-  MediaType type = MediaType::Unknown;
-  std::vector<std::string> changes;
-};
-
 Outcome run(const std::vector<uint8_t>& in, const ProcessOptions& o, bool streaming, bool threads = true) {
-  const bool prev_s = panto::set_jpeg_streaming(streaming);
-  const bool prev_t = panto::set_parts_concurrency(threads);
-  ProcessResult r;
-  const panto::Status st = panto::process(in.data(), in.size(), o, &r);
-  panto::set_jpeg_streaming(prev_s);
-  panto::set_parts_concurrency(prev_t);
-  Outcome out;
-  out.code = st.ok() ? "OK" : st.code;
-  if (st.ok()) out.bytes = output_bytes(r, in);
-  out.w = r.width, out.h = r.height, out.type = r.type, out.changes = r.changes;
-  return out;
+  return run_switched(panto::set_jpeg_streaming, in, o, streaming, threads);
 }
 
 /** process()'s target for `in` under `o`, in stored orientation, and the DCT scale it decodes at. */
@@ -154,20 +137,7 @@ bool streams(const std::vector<uint8_t>& in, const ProcessOptions& o, int* eight
 
 /** Streaming (threaded and sequential) against the whole-image path: same code, bytes, size, type and changes. */
 void expect_same(const std::string& what, const std::vector<uint8_t>& in, const ProcessOptions& o) {
-  const Outcome whole = run(in, o, false);
-  for (bool threads : {true, false}) {
-    const Outcome s = run(in, o, true, threads);
-    const std::string label = what + (threads ? " (threaded)" : " (sequential)");
-    if (s.code != whole.code) {
-      record_failure(__FILE__, __LINE__, label + ": code " + s.code + " vs whole-image " + whole.code);
-      continue;
-    }
-    if (s.bytes != whole.bytes || s.w != whole.w || s.h != whole.h || s.type != whole.type ||
-        s.changes != whole.changes)
-      record_failure(__FILE__, __LINE__, label + ": output differs from the whole-image path (" +
-                                             std::to_string(s.bytes.size()) + " vs " +
-                                             std::to_string(whole.bytes.size()) + " bytes)");
-  }
+  expect_streamed_same(panto::set_jpeg_streaming, what, in, o);
 }
 
 std::vector<JSpec> layouts() {
@@ -334,10 +304,7 @@ PANTO_TEST(jpeg, streaming_resize_stops_on_abort_mid_stream) {
     const auto jpeg = make_jpeg(s);
     panto::MediaInfo info;
     PANTO_REQUIRE(panto::probe(jpeg.data(), jpeg.size(), &info).ok());
-    for (bool threads : {true, false}) {
-      const bool prev = panto::set_parts_concurrency(threads);
-      std::atomic<int> flag{0};
-      panto::Budget budget(256ull << 20, &flag);
+    abort_sweep([&](bool threads, panto::Budget& budget, std::atomic<int>& flag) {
       uint32_t rows_seen = 0;
       {
         panto::BudgetScope scope(&budget);
@@ -357,7 +324,6 @@ PANTO_TEST(jpeg, streaming_resize_stops_on_abort_mid_stream) {
         PANTO_CHECK_EQ(st.code, std::string("ERR_ABORTED"));
         PANTO_CHECK(rows_seen < sh / 2);
       }
-      PANTO_CHECK_EQ(budget.used.load(), uint64_t(0));
       // Straight into the encoder: an abort seen by the decoder (here already raised at its first row) stops the
       // stream and releases the encoder and the decoder, with nothing left charged.
       {
@@ -374,14 +340,13 @@ PANTO_TEST(jpeg, streaming_resize_stops_on_abort_mid_stream) {
         }
         PANTO_CHECK_EQ(b2.used.load(), uint64_t(0));
       }
-      panto::set_parts_concurrency(prev);
       // And through process(): an abort flag already raised stops the call before any pixel work.
       ProcessOptions o;
       o.max_dimension = 700;
       std::atomic<int> raised{1};
       o.abort_flag = &raised;
       PANTO_CHECK_EQ(run(jpeg, o, true, threads).code, std::string("ERR_ABORTED"));
-    }
+    });
   }
 }
 
@@ -399,17 +364,9 @@ PANTO_TEST(jpeg, streaming_decoder_refuses_too_many_scans_itself) {
   for (int i = 0; i < 300; i++) bomb.insert(bomb.end(), scan.begin(), scan.end());
   bomb.push_back(0xFF);
   bomb.push_back(0xD9);
-  panto::MediaInfo info;
-  PANTO_REQUIRE(panto::probe(bomb.data(), bomb.size(), &info).ok());
-  panto::Budget b(1ull << 30);
-  {
-    panto::BudgetScope scope(&b);
-    panto::Pixels px;
-    const auto st = panto::jpeg_resize_stream(bomb.data(), bomb.size(), info, 4, 300, 225, &px);
-    PANTO_CHECK_EQ(st.code, std::string("ERR_CORRUPT_MEDIA"));
-    PANTO_CHECK(px.data.data == nullptr);
-  }
-  PANTO_CHECK_EQ(b.used.load(), uint64_t(0));
+  expect_decoder_refuses(bomb, [](const uint8_t* d, size_t len, const panto::MediaInfo& info, panto::Pixels* px) {
+    return panto::jpeg_resize_stream(d, len, info, 4, 300, 225, px);
+  });
   ProcessOptions o;
   o.max_dimension = 300;
   PANTO_CHECK(streams(bomb, o));

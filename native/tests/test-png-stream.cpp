@@ -15,18 +15,18 @@
 #include <utility>
 #include <vector>
 
+#include "abort-sweep.h"
 #include "budget.h"
 #include "cost.h"
 #include "internal.h"
 #include "parallel.h"
+#include "process-switch-run.h"
 #include "png-decode.h"
 #include "png-encode.h"
 #include "png-resize-stream.h"
 #include "test-util.h"
 
-using panto::MediaType;
 using panto::ProcessOptions;
-using panto::ProcessResult;
 using namespace panto_test;
 
 namespace {
@@ -148,26 +148,8 @@ std::vector<uint8_t> make_png(const Spec& s) {
   return out;
 }
 
-struct Outcome {
-  std::string code;
-  std::vector<uint8_t> bytes;
-  uint32_t w = 0, h = 0;
-  MediaType type = MediaType::Unknown;
-  std::vector<std::string> changes;
-};
-
 Outcome run(const std::vector<uint8_t>& in, const ProcessOptions& o, bool streaming, bool threads = true) {
-  const bool prev_s = panto::set_png_streaming(streaming);
-  const bool prev_t = panto::set_parts_concurrency(threads);
-  ProcessResult r;
-  const panto::Status st = panto::process(in.data(), in.size(), o, &r);
-  panto::set_png_streaming(prev_s);
-  panto::set_parts_concurrency(prev_t);
-  Outcome out;
-  out.code = st.ok() ? "OK" : st.code;
-  if (st.ok()) out.bytes = output_bytes(r, in);
-  out.w = r.width, out.h = r.height, out.type = r.type, out.changes = r.changes;
-  return out;
+  return run_switched(panto::set_png_streaming, in, o, streaming, threads);
 }
 
 /** Whether process() takes the streaming path for `in` under `o` (same header math as process.cpp). */
@@ -185,20 +167,7 @@ bool streams(const std::vector<uint8_t>& in, const ProcessOptions& o) {
 }
 
 void expect_same(const std::string& what, const std::vector<uint8_t>& in, const ProcessOptions& o) {
-  const Outcome old_path = run(in, o, false);
-  for (bool threads : {true, false}) {
-    const Outcome s = run(in, o, true, threads);
-    const std::string label = what + (threads ? " (threaded)" : " (sequential)");
-    if (s.code != old_path.code) {
-      record_failure(__FILE__, __LINE__, label + ": code " + s.code + " vs whole-image " + old_path.code);
-      continue;
-    }
-    if (s.bytes != old_path.bytes || s.w != old_path.w || s.h != old_path.h || s.type != old_path.type ||
-        s.changes != old_path.changes)
-      record_failure(__FILE__, __LINE__, label + ": output differs from the whole-image path (" +
-                                             std::to_string(s.bytes.size()) + " vs " +
-                                             std::to_string(old_path.bytes.size()) + " bytes)");
-  }
+  expect_streamed_same(panto::set_png_streaming, what, in, o);
 }
 
 std::vector<Spec> layouts() {
@@ -430,10 +399,8 @@ PANTO_TEST(png, streaming_resize_stops_on_abort_mid_stream) {
   const auto png = make_png(Spec{"rgb8", 1200, 900, 2, 8});
   panto::MediaInfo info;
   PANTO_REQUIRE(panto::probe(png.data(), png.size(), &info).ok());
-  for (bool threads : {true, false}) {
-    const bool prev = panto::set_parts_concurrency(threads);
-    std::atomic<int> flag{0};
-    panto::Budget budget(256ull << 20, &flag);
+  // abort_sweep checks that everything is freed (the helper thread joined) after each setting.
+  abort_sweep([&](bool, panto::Budget& budget, std::atomic<int>& flag) {
     uint32_t rows_seen = 0;
     {
       panto::BudgetScope scope(&budget);
@@ -449,9 +416,7 @@ PANTO_TEST(png, streaming_resize_stops_on_abort_mid_stream) {
       PANTO_CHECK(!transparent);
     }
     PANTO_CHECK(rows_seen < 600);
-    PANTO_CHECK_EQ(budget.used.load(), uint64_t(0));  // everything freed, the helper thread joined
-    panto::set_parts_concurrency(prev);
-  }
+  });
 }
 
 PANTO_TEST(png, streaming_resize_estimate_holds_no_decoded_image) {

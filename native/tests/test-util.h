@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "budget.h"
 #include "harness.h"
+#include "internal.h"
 #include "media-core.h"
 
 namespace panto_test {
@@ -198,6 +200,24 @@ inline std::vector<uint8_t> jpeg_with_dimensions(std::vector<uint8_t> jpeg, uint
     o += 2 + len;
   }
   return {};
+}
+
+/** Probes `bomb` (it must probe), then calls `decode(bomb.data(), bomb.size(), info, &px)` (a decoder called straight,
+ *  with no structure check before it) under a fresh 1 GiB budget: it must refuse the file with ERR_CORRUPT_MEDIA,
+ *  leave `px` empty and, once `px` is gone, nothing charged to the budget. */
+template <class Decode>
+void expect_decoder_refuses(const std::vector<uint8_t>& bomb, Decode decode) {
+  panto::MediaInfo info;
+  PANTO_REQUIRE(panto::probe(bomb.data(), bomb.size(), &info).ok());
+  panto::Budget b(1ull << 30);
+  {
+    panto::BudgetScope scope(&b);
+    panto::Pixels px;
+    const panto::Status st = decode(bomb.data(), bomb.size(), info, &px);
+    PANTO_CHECK_EQ(st.code, std::string("ERR_CORRUPT_MEDIA"));
+    PANTO_CHECK(px.data.data == nullptr);
+  }
+  PANTO_CHECK_EQ(b.used.load(), uint64_t(0));
 }
 
 /** mulberry32, same sequence as test/helpers/media-corruption.ts seededRandom (as uint32). */
