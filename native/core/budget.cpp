@@ -239,17 +239,12 @@ InputDiscardScope::~InputDiscardScope() {
   budget_->discardable_len = 0;
 }
 
-size_t discard_input(const uint8_t* begin, const uint8_t* end) {
+size_t release_pages(const uint8_t* begin, const uint8_t* end) {
 #if PANTO_BUDGET_MMAP && defined(MADV_DONTNEED)
-  const Budget* b = tls_budget;
-  if (!b || !b->discardable || b->discardable_len < kMmapThreshold || !(begin < end)) return 0;
-  const uintptr_t lo = reinterpret_cast<uintptr_t>(b->discardable), hi = lo + b->discardable_len;
-  uintptr_t from = reinterpret_cast<uintptr_t>(begin), to = reinterpret_cast<uintptr_t>(end);
-  if (from < lo) from = lo;
-  if (to > hi) to = hi;
+  if (!(begin < end)) return 0;
   const uintptr_t page = page_size();
-  from = (from + page - 1) & ~(page - 1);
-  to &= ~(page - 1);
+  const uintptr_t from = (reinterpret_cast<uintptr_t>(begin) + page - 1) & ~(page - 1);
+  const uintptr_t to = reinterpret_cast<uintptr_t>(end) & ~(page - 1);
   if (from >= to) return 0;
   // Private anonymous memory: the pages are freed now and read back as zeros.
   if (madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED) != 0) return 0;
@@ -259,6 +254,14 @@ size_t discard_input(const uint8_t* begin, const uint8_t* end) {
   (void)end;
   return 0;
 #endif
+}
+
+size_t discard_input(const uint8_t* begin, const uint8_t* end) {
+  const Budget* b = tls_budget;
+  if (!b || !b->discardable || b->discardable_len < kMmapThreshold) return 0;
+  const uint8_t* lo = b->discardable;
+  const uint8_t* hi = lo + b->discardable_len;
+  return release_pages(begin < lo ? lo : begin, end > hi ? hi : end);
 }
 
 BudgetScope::BudgetScope(Budget* budget) : previous_(tls_budget) { tls_budget = budget; }

@@ -103,6 +103,13 @@ class InputDiscardScope {
  */
 size_t discard_input(const uint8_t* begin, const uint8_t* end);
 
+/**
+ * Returns to the OS the whole pages inside [begin, end) (never a page that also holds bytes outside it); they read as
+ * zeros afterwards. Only for memory the caller owns outright and will not read again (a block of its own that
+ * nothing else shares a page with, besides its ends). Linux only; elsewhere a no-op. Returns the bytes released.
+ */
+size_t release_pages(const uint8_t* begin, const uint8_t* end);
+
 /** Activates `budget` for the current thread until destroyed (scopes nest; the innermost one is charged). */
 class BudgetScope {
  public:

@@ -5,11 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
-
 #include "budget.h"
 #include "row-resize-stream.h"
 
@@ -46,17 +41,9 @@ class DecodedProducer final : public RowProducer {
 
   /** Returns the whole pages of [released_, done) of the pixel block (only pages inside it: they hold nothing else). */
   void release(size_t done) {
-#if defined(__linux__) && defined(MADV_DONTNEED)
     if (done - released_ < kReleaseBytes && done < px_->data.size) return;
-    static const size_t page = size_t(sysconf(_SC_PAGESIZE));
-    const uintptr_t base = reinterpret_cast<uintptr_t>(px_->data.data);
-    const uintptr_t from = (base + released_ + page - 1) & ~uintptr_t(page - 1);
-    const uintptr_t to = (base + done) & ~uintptr_t(page - 1);
-    if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+    release_pages(px_->data.data + released_, px_->data.data + done);
     released_ = done;
-#else
-    (void)done;
-#endif
   }
 
   const Pixels* px_;
