@@ -7,10 +7,15 @@
  *
  * Validation never changes the arguments: no type coercion, no defaults, no property removal. The model sees exactly
  * which argument was wrong and can send a corrected call.
+ *
+ * Ajv (~10 MB of heap and ~80 ms) is loaded on the first schema compile, not when libpanto is imported: a host that
+ * never dispatches a tool call never loads it. Ajv is CommonJS, so `require` loads it synchronously and
+ * `validateArgs` stays synchronous.
  */
 
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ToolCallBlock } from '../conversation.js';
 import type { JsonSchema } from '../tool.js';
 
@@ -54,13 +59,16 @@ const OPTIONS = {
   logger: false,
 } as const;
 
+/** Required on first use (the same module instances `import 'ajv'` would give). */
+const require = createRequire(import.meta.url);
+
 function compilerFor(schema: JsonSchema): Ajv | Ajv2020 {
   const dialect = schema.$schema;
   if (typeof dialect === 'string' && /draft-0[67]/.test(dialect)) {
-    ajv07 ??= new Ajv(OPTIONS);
+    ajv07 ??= new (require('ajv') as { Ajv: typeof Ajv }).Ajv(OPTIONS);
     return ajv07;
   }
-  ajv2020 ??= new Ajv2020(OPTIONS);
+  ajv2020 ??= new (require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020(OPTIONS);
   return ajv2020;
 }
 

@@ -18,11 +18,11 @@ import { PantoError } from '../errors.js';
 import type { ToolContext, ToolDecl } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
 import { type LuaBudgets, type ResolvedBudgets, resolveBudgets } from './budget.js';
-import { CAPABILITIES, type Capability } from './host-api.js';
+import { CAPABILITIES, type Capability } from './capabilities.js';
 import type { LuaLogger } from './lua-log.js';
 import type { LuaLoadError } from './lua-runtime.js';
-import { loadToolsInThread, type ToolBackend } from './thread-backend.js';
-import { WorkerBackend, type WorkerOptions } from './worker-backend.js';
+import type { ToolBackend } from './thread-backend.js';
+import type { WorkerOptions } from './worker-backend.js';
 import { DEFAULT_DENYLIST, realRoot } from './workspace-paths.js';
 
 export interface LuaToolSourceOptions {
@@ -181,9 +181,12 @@ export class LuaToolSource implements ToolSource {
     };
     const name = options.name ?? `lua:${dirs[dirs.length - 1] ?? ''}`;
     if (isolation === 'worker') {
+      const { WorkerBackend } = await import('./worker-backend.js');
       const { backend, decls, loadErrors } = await WorkerBackend.start(resolved, log, options.worker ?? {});
       return new LuaToolSource(name, backend, decls, loadErrors, fixedRoot, 'worker');
     }
+    // fengari (the Lua VM, ~20 MB with the runtime) loads here, on the first in-thread load, not at import.
+    const { loadToolsInThread } = await import('./thread-backend.js');
     const { backend, decls, loadErrors } = await loadToolsInThread(resolved, log);
     return new LuaToolSource(name, backend, decls, loadErrors, fixedRoot, 'thread');
   }

@@ -3,7 +3,8 @@
  * tools (all pages), follow `notifications/tools/list_changed`, call tools, restart once after a crash, close.
  *
  * Contract:
- * - Nothing starts before `start()` or the first `callTool()` (lazy). `start()` is idempotent and shared by
+ * - Nothing starts before `start()` or the first `callTool()` (lazy), and the MCP SDK itself is loaded by the first
+ *   `start()` (see `mcp-sdk.ts`). `start()` is idempotent and shared by
  *   concurrent callers; it rejects with `ERR_MCP_UNAVAILABLE` when the server cannot be spawned/reached or does not
  *   answer `initialize` + `tools/list` within `initTimeoutMs`.
  * - A server that exits or drops the connection while not being closed is "crashed". The next call restarts it once
@@ -14,24 +15,14 @@
  *   messages.
  */
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  type CallToolResult,
-  ErrorCode,
-  LoggingMessageNotificationSchema,
-  McpError,
-  type Tool as McpTool,
-  type Progress,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool as McpTool, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { PantoError } from '../errors.js';
 import { errorMessage } from '../tool-source.js';
-import { installLineBuffer } from './line-buffer.js';
 import type { McpServerConfig } from './mcp-config.js';
 import type { McpResourceContents } from './mcp-result.js';
+import { type ClientSdk, clientSdk, loadedClientSdk } from './mcp-sdk.js';
 
 /** A line for the host's log: a server's stderr, its `notifications/message`, lifecycle events. */
 export interface McpLogEntry {
@@ -104,8 +95,16 @@ export class McpConnection {
   async #connect(): Promise<void> {
     this.#state = 'starting';
     this.#lastTransportError = undefined;
-    const client = new Client(this.#opts.clientInfo, { capabilities: {} });
-    const transport = this.#makeTransport();
+    const sdk = await clientSdk();
+    if ((this.#state as State) === 'closed') {
+      throw new PantoError(
+        'ERR_MCP_UNAVAILABLE',
+        `MCP server '${this.name}' could not be started: closed while starting`,
+      );
+    }
+    const { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } = sdk;
+    const client = new sdk.Client(this.#opts.clientInfo, { capabilities: {} });
+    const transport = this.#makeTransport(sdk);
     this.#client = client;
     client.onclose = () => this.#onClosed(client);
     client.onerror = (err) => {
@@ -162,21 +161,21 @@ export class McpConnection {
     }
   }
 
-  #makeTransport(): Transport {
+  #makeTransport(sdk: ClientSdk): Transport {
     const cfg = this.config;
     if (cfg.type === 'http') {
-      return new StreamableHTTPClientTransport(new URL(cfg.url), {
+      return new sdk.StreamableHTTPClientTransport(new URL(cfg.url), {
         ...(cfg.headers ? { requestInit: { headers: cfg.headers } } : {}),
       });
     }
-    const t = new StdioClientTransport({
+    const t = new sdk.StdioClientTransport({
       command: cfg.command,
       ...(cfg.args ? { args: cfg.args } : {}),
       ...(cfg.env ? { env: cfg.env } : {}),
       ...(cfg.cwd ? { cwd: cfg.cwd } : {}),
       stderr: 'pipe',
     });
-    installLineBuffer(t, this.#opts.maxMessageBytes);
+    sdk.installLineBuffer(t, this.#opts.maxMessageBytes);
     let partial = '';
     t.stderr?.on('data', (chunk: Buffer) => {
       const text = partial + chunk.toString('utf8');
@@ -317,7 +316,7 @@ export class McpConnection {
           `MCP server '${this.name}' did not answer ${tool} in time (${errorMessage(err)}); the call was cancelled`,
         );
       }
-      if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+      if (isMcpError(err, 'ConnectionClosed')) {
         throw new Error(`MCP server '${this.name}' stopped during the call: ${this.#explain(undefined)}`);
       }
       throw new Error(`MCP server '${this.name}' failed the call: ${errorMessage(err)}`);
@@ -358,8 +357,14 @@ function deferResponses(transport: Transport): void {
   };
 }
 
+/** `err` is the SDK's `McpError` with that code (false while the SDK is not loaded: no SDK error can exist yet). */
+function isMcpError(err: unknown, code: 'ConnectionClosed' | 'RequestTimeout'): boolean {
+  const sdk = loadedClientSdk();
+  return sdk !== undefined && err instanceof sdk.McpError && err.code === sdk.ErrorCode[code];
+}
+
 function isTimeout(err: unknown): boolean {
-  return err instanceof McpError && err.code === ErrorCode.RequestTimeout;
+  return isMcpError(err, 'RequestTimeout');
 }
 
 async function closeQuietly(client: Client): Promise<void> {

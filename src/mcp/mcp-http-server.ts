@@ -8,18 +8,12 @@
  * - `close()` ends every session and the listener.
  */
 
-import { randomUUID } from 'node:crypto';
-import {
-  createServer,
-  type Server as HttpServer,
-  type IncomingMessage,
-  type ServerResponse,
-} from 'node:http';
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { PantoError } from '../errors.js';
 import type { ToolSource } from '../tool-source.js';
+import { serveSdk } from './mcp-sdk.js';
 import { createMcpServer, type McpServerOptions } from './mcp-server.js';
 
 export interface McpHttpServerOptions extends McpServerOptions {
@@ -57,6 +51,9 @@ export async function serveMcpHttp(
       `serveMcpHttp: port must be an integer 0..65535, got ${port}`,
     );
   }
+  // The SDK and node:http load on the first serve, not when libpanto is imported.
+  const [{ StreamableHTTPServerTransport, isInitializeRequest }, { createServer }, { randomUUID }] =
+    await Promise.all([serveSdk(), import('node:http'), import('node:crypto')]);
   const maxSessions = options.maxSessions ?? 64;
   const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024;
   const sessions = new Map<string, StreamableHTTPServerTransport>();

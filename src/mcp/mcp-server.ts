@@ -16,20 +16,15 @@
  *   after it aborted (the race the MCP spec asks both sides to tolerate).
  */
 
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { dispatchToolCalls } from '../agent/dispatch.js';
 import type { StoredPart, ToolCallBlock } from '../conversation.js';
 import type { ProcessOptions } from '../media/types.js';
 import type { ToolUpdate } from '../tool.js';
 import type { ToolSource } from '../tool-source.js';
 import { LIB_VERSION } from './lib-version.js';
+import { serverSdkSync } from './mcp-sdk.js';
 
 export interface McpServerOptions {
   /** Server name in `initialize`. Default `libpanto`. */
@@ -48,9 +43,11 @@ let callCounter = 0;
 
 /**
  * An MCP `Server` (official SDK) offering `source`'s tools. Connect it to a transport (`server.connect(transport)`),
- * or use `serveMcpStdio` / `serveMcpHttp`. `source.list()` is read on every `tools/list`.
+ * or use `serveMcpStdio` / `serveMcpHttp`. `source.list()` is read on every `tools/list`. The first call loads the
+ * SDK's server half synchronously if nothing loaded it yet (see `mcp-sdk.ts`).
  */
 export function createMcpServer(source: ToolSource, options: McpServerOptions = {}): Server {
+  const { Server, CallToolRequestSchema, ListToolsRequestSchema, ErrorCode, McpError } = serverSdkSync();
   const server = new Server(
     { name: options.name ?? 'libpanto', version: options.version ?? LIB_VERSION },
     {

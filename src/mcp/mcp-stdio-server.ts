@@ -4,8 +4,8 @@
  */
 
 import type { Readable, Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { ToolSource } from '../tool-source.js';
+import { serveSdk } from './mcp-sdk.js';
 import { createMcpServer, type McpServerOptions } from './mcp-server.js';
 
 export interface McpStdioServerOptions extends McpServerOptions {
@@ -24,6 +24,7 @@ export async function serveMcpStdio(
   source: ToolSource,
   options: McpStdioServerOptions = {},
 ): Promise<McpStdioServer> {
+  const { StdioServerTransport } = await serveSdk();
   const stdin = options.stdin ?? process.stdin;
   const transport = new StdioServerTransport(stdin, options.stdout ?? process.stdout);
   const server = createMcpServer(source, options);

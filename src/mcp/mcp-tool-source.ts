@@ -16,7 +16,6 @@
  * - `close()` ends every server (stdio children are terminated) and is idempotent.
  */
 
-import { createHash } from 'node:crypto';
 import { PantoError } from '../errors.js';
 import type { JsonSchema, ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
@@ -226,6 +225,8 @@ export class McpToolSource implements ToolSource {
 export function namespacedName(server: string, tool: string): string {
   const full = `${server}__${tool.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
   if (full.length <= 64) return full;
+  // node:crypto on first use only (a long name), not at import.
+  const { createHash } = process.getBuiltinModule('node:crypto');
   const hash = createHash('sha256').update(`${server}\0${tool}`).digest('hex').slice(0, 8);
   return `${full.slice(0, 55)}_${hash}`;
 }
