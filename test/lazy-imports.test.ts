@@ -1,0 +1,71 @@
+/**
+ * Importing the public entry must not load the heavy dependencies of features the host may never use (the MCP SDK
+ * with zod, the fengari Lua VM, Ajv, node:http); each loads when its feature is first used, and the feature then
+ * works. Runs the built entry (dist/index.js) in a child process so the module graph is a fresh one; the child is
+ * test/fixtures/import/lazy-child.mjs. Pins behaviour only — the import's time and memory are measured by
+ * `npm run bench:import`.
+ */
+
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const child = path.join(repo, 'test', 'fixtures', 'import', 'lazy-child.mjs');
+
+interface Loaded {
+  packages: string[];
+  builtins: string[];
+}
+interface ChildReport {
+  atImport: Loaded;
+  afterLua: Loaded;
+  afterMcp: Loaded;
+  luaText: string;
+  invalid: { isError: boolean; text: string };
+  sameSdkInstance: boolean;
+  started: string[];
+  mcpText: string;
+  mcpIsError: boolean;
+}
+
+/** Packages that only a feature needs, never the import. */
+const HEAVY = ['@modelcontextprotocol/sdk', 'zod', 'fengari', 'ajv', 'ajv-formats', 'hono', 'cross-spawn'];
+
+let report: ChildReport;
+
+beforeAll(async () => {
+  if (!existsSync(path.join(repo, 'dist', 'index.js')))
+    throw new Error("dist is missing: run 'npm run build:ts'");
+  const { stdout } = await promisify(execFile)(process.execPath, [child], { cwd: repo, timeout: 60_000 });
+  report = JSON.parse(stdout) as ChildReport;
+});
+
+describe('importing libpanto', () => {
+  it('loads none of the heavy packages and no node:http', () => {
+    for (const name of HEAVY) expect(report.atImport.packages).not.toContain(name);
+    expect(report.atImport.builtins).not.toContain('node:http');
+  });
+
+  it('loads fengari and Ajv when a Lua tool is loaded and dispatched, and the tool runs', () => {
+    expect(report.afterLua.packages).toEqual(expect.arrayContaining(['fengari', 'ajv']));
+    expect(report.afterLua.packages).not.toContain('@modelcontextprotocol/sdk');
+    expect(report.luaText).toBe('This is a simple text response for testing.');
+    // Argument validation still runs (Ajv loaded synchronously inside the dispatch).
+    expect(report.invalid.isError).toBe(true);
+    expect(report.invalid.text).toMatch(/at \/steps: must be integer \(rule: type\)/);
+  });
+
+  it('loads the MCP SDK when MCP is used, and a server and client work over loopback HTTP', () => {
+    expect(report.afterMcp.packages).toContain('@modelcontextprotocol/sdk');
+    expect(report.afterMcp.builtins).toContain('node:http');
+    // createMcpServer (synchronous) returns the same SDK Server class an ESM import of the SDK gives.
+    expect(report.sameSdkInstance).toBe(true);
+    expect(report.started).toEqual(['local']);
+    expect(report.mcpIsError).toBe(false);
+    expect(report.mcpText).toBe('This is a simple text response for testing.');
+  });
+});
