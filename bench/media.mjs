@@ -75,8 +75,8 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** One processing function per library over `input`, each resolving to a description of its output. */
 async function pipelines(input, format) {
-  const { processMedia } = await import(join(ROOT, 'dist', 'media', 'index.js'));
-  const { DEFAULT_PROCESS_OPTIONS } = await import(join(ROOT, 'dist', 'media', 'policy.js'));
+  // Through the public entry, as a libpanto user loads it: the whole-process RSS rows include the import.
+  const { processMedia, DEFAULT_PROCESS_OPTIONS } = await import(join(ROOT, 'dist', 'index.js'));
   const out = {
     processMedia,
     libpanto: async () => {
