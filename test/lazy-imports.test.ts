@@ -15,6 +15,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const child = path.join(repo, 'test', 'fixtures', 'import', 'lazy-child.mjs');
+const syncServerChild = path.join(repo, 'test', 'fixtures', 'import', 'sync-server-child.mjs');
+const run = promisify(execFile);
 
 interface Loaded {
   packages: string[];
@@ -40,7 +42,7 @@ let report: ChildReport;
 beforeAll(async () => {
   if (!existsSync(path.join(repo, 'dist', 'index.js')))
     throw new Error("dist is missing: run 'npm run build:ts'");
-  const { stdout } = await promisify(execFile)(process.execPath, [child], { cwd: repo, timeout: 60_000 });
+  const { stdout } = await run(process.execPath, [child], { cwd: repo, timeout: 60_000 });
   report = JSON.parse(stdout) as ChildReport;
 });
 
@@ -68,4 +70,25 @@ describe('importing libpanto', () => {
     expect(report.mcpIsError).toBe(false);
     expect(report.mcpText).toBe('This is a simple text response for testing.');
   });
+});
+
+describe('createMcpServer as the first MCP use (synchronous SDK load)', () => {
+  // Default Node ≥ 20.19: require() of the SDK's ESM files (the instances import() gives). Without require(esm)
+  // (Node 22.0–22.11, or --no-experimental-require-module): the SDK's CommonJS build. Same behaviour either way.
+  for (const flags of [[], ['--no-experimental-require-module']]) {
+    it(`serves list and call over an SDK transport${flags.length ? ' (no require(esm))' : ''}`, async () => {
+      const { stdout } = await run(process.execPath, [...flags, syncServerChild], {
+        cwd: repo,
+        timeout: 60_000,
+      });
+      const r = JSON.parse(stdout);
+      expect(r.requireModule).toBe(flags.length === 0);
+      expect(r.sameSdkInstance).toBe(r.requireModule);
+      expect(r.tools).toEqual(['echo']);
+      expect(r.ok).toEqual({ content: [{ type: 'text', text: 'hi' }] });
+      expect(r.invalid.isError).toBe(true);
+      expect(r.invalid.content[0].text).toMatch(/at \/s: must be string \(rule: type\), received 5/);
+      expect(r.unknown).toEqual({ code: -32602 });
+    });
+  }
 });
