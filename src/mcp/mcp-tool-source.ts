@@ -16,6 +16,7 @@
  * - `close()` ends every server (stdio children are terminated) and is idempotent.
  */
 
+import { createRequire } from 'node:module';
 import { PantoError } from '../errors.js';
 import type { JsonSchema, ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
@@ -226,7 +227,7 @@ export function namespacedName(server: string, tool: string): string {
   const full = `${server}__${tool.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
   if (full.length <= 64) return full;
   // node:crypto on first use only (a long name), not at import.
-  const { createHash } = process.getBuiltinModule('node:crypto');
+  const { createHash } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
   const hash = createHash('sha256').update(`${server}\0${tool}`).digest('hex').slice(0, 8);
   return `${full.slice(0, 55)}_${hash}`;
 }
