@@ -47,6 +47,8 @@ const DEFERRED = [
 const ROWS = [
   { name: 'bare node', specs: [] },
   { name: 'libpanto', specs: [entry] },
+  // The media entry (`libpanto/media`): what a host that only makes images model-ready loads.
+  { name: 'libpanto/media', specs: [pathToFileURL(path.join(dist, 'media', 'index.js')).href] },
   { name: 'openai', specs: ['openai'] },
   { name: '@anthropic-ai/sdk', specs: ['@anthropic-ai/sdk'] },
   { name: 'sharp', specs: ['sharp'] },
@@ -157,7 +159,7 @@ const ours = samples.has('libpanto') ? stat('libpanto') : undefined;
 for (const row of ROWS) {
   const s = stat(row.name);
   const ratio = (a, b) =>
-    ours && row.name !== 'libpanto' && row.specs.length > 0 ? `${(a / b).toFixed(2)}×` : '';
+    ours && !row.name.startsWith('libpanto') && row.specs.length > 0 ? `${(a / b).toFixed(2)}×` : '';
   console.log(
     `| ${row.name} | ${s.ms.toFixed(0)} | ${mb(s.rss)} | ${mb(s.total)} | ${s.wall.toFixed(0)} | ${ratio(ours?.ms, s.ms)} | ${ratio(ours?.rss, s.rss)} |`,
   );

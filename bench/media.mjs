@@ -75,8 +75,10 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** One processing function per library over `input`, each resolving to a description of its output. */
 async function pipelines(input, format) {
-  // Through the public entry, as a libpanto user loads it: the whole-process RSS rows include the import.
-  const { processMedia, DEFAULT_PROCESS_OPTIONS } = await import(join(ROOT, 'dist', 'index.js'));
+  // Through the package's public media entry (`libpanto/media`, resolved by the package's own exports), as a host that
+  // makes images model-ready imports it: the whole-process RSS rows include that import. (`import 'libpanto'` loads
+  // the agent, providers and session modules as well: `npm run bench:import` measures that.)
+  const { processMedia, DEFAULT_PROCESS_OPTIONS } = await import('libpanto/media');
   const out = {
     processMedia,
     libpanto: async () => {

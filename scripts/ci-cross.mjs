@@ -511,8 +511,23 @@ await step('pack', () => {
     const r = JSON.parse(cli.slice(cli.indexOf('{')));
     if (!JSON.stringify(r).includes('oriented'))
       throw new Error(`CLI output lacks "oriented": ${cli.slice(0, 400)}`);
+    // Both exported entries resolve from the installed package and share one module graph.
+    writeFileSync(
+      join(project, 'entries.mjs'),
+      [
+        "import { readFileSync } from 'node:fs';",
+        "import { processMedia } from 'libpanto/media';",
+        "import * as lib from 'libpanto';",
+        "if (lib.processMedia !== processMedia) throw new Error('libpanto/media is a second instance');",
+        "const r = await processMedia(readFileSync('photo.jpg'));",
+        'process.stdout.write(JSON.stringify({ mediaType: r.mediaType, changes: r.changes }));',
+      ].join('\n'),
+    );
+    const entries = JSON.parse(sh(process.execPath, ['entries.mjs'], { cwd: project, env }));
+    if (!entries.changes.includes('oriented'))
+      throw new Error(`libpanto/media did not orient photo.jpg: ${JSON.stringify(entries)}`);
     const mb = (n) => `${(n / 1e6).toFixed(2)} MB`;
-    return `tarball ${mb(info.size)} (unpacked ${mb(info.unpackedSize)}, ${info.entryCount} files); npm install ${installSeconds.toFixed(1)} s with no compiler; panto image ok`;
+    return `tarball ${mb(info.size)} (unpacked ${mb(info.unpackedSize)}, ${info.entryCount} files); npm install ${installSeconds.toFixed(1)} s with no compiler; panto image ok; libpanto and libpanto/media ok`;
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

@@ -16,6 +16,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const child = path.join(repo, 'test', 'fixtures', 'import', 'lazy-child.mjs');
 const syncServerChild = path.join(repo, 'test', 'fixtures', 'import', 'sync-server-child.mjs');
+const mediaChild = path.join(repo, 'test', 'fixtures', 'import', 'media-child.mjs');
 const run = promisify(execFile);
 
 interface Loaded {
@@ -91,4 +92,19 @@ describe('createMcpServer as the first MCP use (synchronous SDK load)', () => {
       expect(r.unknown).toEqual({ code: -32602 });
     });
   }
+});
+
+describe("importing the media entry 'libpanto/media'", () => {
+  it('loads only media modules, processes an image, and shares its instances with libpanto', async () => {
+    const { stdout } = await run(process.execPath, [mediaChild], { cwd: repo, timeout: 60_000 });
+    const r = JSON.parse(stdout);
+    expect(r.atImport.own.length).toBeGreaterThan(0);
+    for (const file of r.atImport.own) expect(file).toMatch(/^dist\/(media\/|errors\.js$)/);
+    for (const name of HEAVY) expect(r.atImport.packages).not.toContain(name);
+    expect(r.processed).toEqual({ mediaType: 'image/png', width: 1, height: 1 });
+    expect(r.sameInstances).toBe(true);
+    expect(r.mediaExports).toEqual(
+      expect.arrayContaining(['processMedia', 'probeMedia', 'sniffMedia', 'MediaError', 'setMediaMemoryLimit']),
+    );
+  });
 });
