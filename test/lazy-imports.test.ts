@@ -104,7 +104,13 @@ describe("importing the media entry 'libpanto/media'", () => {
     expect(r.processed).toEqual({ mediaType: 'image/png', width: 1, height: 1 });
     expect(r.sameInstances).toBe(true);
     expect(r.mediaExports).toEqual(
-      expect.arrayContaining(['processMedia', 'probeMedia', 'sniffMedia', 'MediaError', 'setMediaMemoryLimit']),
+      expect.arrayContaining([
+        'processMedia',
+        'probeMedia',
+        'sniffMedia',
+        'MediaError',
+        'setMediaMemoryLimit',
+      ]),
     );
   });
 });
