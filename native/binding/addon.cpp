@@ -6,8 +6,8 @@
 //   sniff(u8) -> string|null    synchronous, magic bytes only.
 //   probe(u8) -> info|null      synchronous, header only; null for unrecognised/unsupported types, throws
 //                               MediaError(ERR_CORRUPT_MEDIA/...) for a supported type with an unreadable header.
-//   process(u8, opts, token?, owned?) -> Promise<result>   work on the libuv threadpool (AsyncWorker). `opts` are RESOLVED
-//                               options (src/media/policy.ts): every field present and in range, else
+//   process(u8, opts, token?, owned?) -> Promise<result>   work on the libuv threadpool (AsyncWorker). `opts` are
+//                               RESOLVED options (src/media/policy.ts): every field present and in range, else
 //                               ERR_INVALID_ARGUMENT naming the field, the expected range and the actual value.
 //                               Rejects with code ERR_MEDIA_BUSY (internal, never user-facing) when the process-wide
 //                               memory pool cannot fit the call's estimate right now: the caller retries later.
@@ -24,9 +24,9 @@
 // holds a reference to it until it settles and reads it in place (no copy); like a copy, it is not charged to the
 // call's budget, and the decoders may return its consumed pages to the OS (ProcessOptions::input_discardable: it is
 // private memory that is never read again). A pass-through result is then a Uint8Array view of that ArrayBuffer (the
-// caller wraps it as a Buffer; still no copy). Output bytes are handed to JS as an external Buffer whose finalizer releases the core's allocation (no copy),
-// or copied once when external buffers are not allowed. The synchronous entry points read the input in place (no JS
-// runs meanwhile).
+// caller wraps it as a Buffer; still no copy). Output bytes are handed to JS as an external Buffer whose finalizer
+// releases the core's allocation (no copy), or copied once when external buffers are not allowed. The synchronous
+// entry points read the input in place (no JS runs meanwhile).
 // Exceptions: no C++ exception leaves any entry point (each is guarded: std::bad_alloc -> ERR_MEDIA_TOO_LARGE, other
 // -> ERR_INTERNAL; node-addon-api's CPP_EXCEPTIONS_ALL is the backstop). Completion callbacks and finalizers swallow
 // everything: during worker_thread/environment teardown N-API calls fail, and a throw there would abort the process.
