@@ -3,8 +3,6 @@
  * the memory behind `bytes` to the library, detaching the caller's ArrayBuffer so that no one can read or change the
  * bytes while the pipeline works on them.
  */
-import { types } from 'node:util';
-
 /** `ArrayBuffer.prototype.transfer` (ES2024; Node >= 21): detaches or throws, never copies a non-detachable buffer. */
 type Transferable = ArrayBuffer & { transfer?: () => ArrayBuffer; resizable?: boolean };
 
@@ -22,7 +20,7 @@ type Transferable = ArrayBuffer & { transfer?: () => ArrayBuffer; resizable?: bo
  */
 export function takeOwnership(bytes: Uint8Array): Uint8Array | undefined {
   const buf = bytes.buffer as Transferable;
-  if (!types.isArrayBuffer(buf) || buf.resizable === true) return undefined;
+  if (!isArrayBuffer(buf) || buf.resizable === true) return undefined;
   const n = buf.byteLength;
   if (n === 0 || bytes.byteOffset !== 0 || bytes.byteLength !== n) return undefined;
   let owned: ArrayBuffer;
@@ -34,4 +32,16 @@ export function takeOwnership(bytes: Uint8Array): Uint8Array | undefined {
   // structuredClone copies what it cannot detach: only a detached original means the memory changed hands.
   if (buf.byteLength !== 0 || owned.byteLength !== n) return undefined;
   return new Uint8Array(owned, 0, n);
+}
+
+const arrayBufferByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength')?.get;
+
+/** A brand check that holds across realms: ArrayBuffer's byteLength getter throws for a SharedArrayBuffer. */
+function isArrayBuffer(v: unknown): v is ArrayBuffer {
+  try {
+    arrayBufferByteLength?.call(v);
+    return arrayBufferByteLength !== undefined;
+  } catch {
+    return false;
+  }
 }
