@@ -41,8 +41,8 @@ const BUSY_RETRY_MS = 25;
  * pages of it to the OS; a pass-through `data` is then a view of that memory (still no copy). Any other `bytes`
  * (subarray, pooled small Buffer, SharedArrayBuffer, resizable or non-detachable buffer) is copied as without the
  * option, silently: `bytes.byteLength === 0` right after the call is the sign the memory was taken. Nothing is
- * detached when the call throws synchronously (bad options, an aborted signal, input over the size limit).
- * `signal`: aborting it rejects at once with ERR_ABORTED and stops the native work between rows/scans.
+ * detached when the call is refused before any work is queued (bad options, an aborted signal, input over the size
+ * limit). Docs: docs/images-and-pdfs.md, "Ownership".
  * `signal`: aborting it rejects at once with ERR_ABORTED and stops the native work between rows/scans.
  *
  * Rejects with `MediaError`: ERR_UNSUPPORTED_MEDIA (names the sniffed type), ERR_CORRUPT_MEDIA (decoder's reason),
