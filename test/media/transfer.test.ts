@@ -248,6 +248,24 @@ describe('hostile callers of a transferred call', () => {
     expect(transferred).toBe(plain);
   });
 
+  it('the same buffer handed to two calls at once: the first takes it, the second sees it detached', async () => {
+    const png = inputs['screenshot.png'] as Buffer;
+    const expected = await processMedia(png);
+    const empty = await processMedia(new Uint8Array(0)).then(
+      () => 'resolved',
+      (e: { code: string }) => e.code,
+    );
+    const mine = own(png);
+    const [a, b] = await Promise.allSettled([
+      processMedia(mine, { transfer: true }),
+      processMedia(mine, { transfer: true }),
+    ]);
+    expect(a.status).toBe('fulfilled');
+    expect(Buffer.compare((a as PromiseFulfilledResult<{ data: Buffer }>).value.data, expected.data)).toBe(0);
+    expect(b.status).toBe('rejected');
+    expect((b as PromiseRejectedResult).reason.code).toBe(empty);
+  });
+
   it('the caller cannot reach the bytes after the call: its own transfer or detach gets nothing, the call is unaffected', async () => {
     const png = inputs['photo.png'] as Buffer;
     const expected = await processMedia(png);
