@@ -10,6 +10,9 @@
  * codec like libpanto does (JPEG->JPEG q80, PNG->PNG, WebP->WebP q80, GIF->PNG of frame 1, BMP->PNG).
  * Timing: one child per input loads BOTH libraries and interleaves them (A B B A A B ...) after a warm-up each, so
  * load from other processes on the machine hits both alike; median wall ms of BENCH_RUNS runs each.
+ * Input: every run of either library reads the file into a buffer of its own (outside the timed region); libpanto
+ * takes that buffer over (`processMedia(bytes, { transfer: true })`: no input copy, the buffer is detached), sharp
+ * reads it in place — what a caller that hands its bytes on gets from each.
  * Memory: each (library, input) pair also runs in its OWN child (warm-up + 2 runs) that loads only that library, and
  * reports its peak RSS (VmHWM, whole process incl. Node itself) and its baseline RSS before the first run.
  * sharp's cache is off; its thread pool is left at default (it may use both cores for one image; libpanto uses the
@@ -73,7 +76,17 @@ function vmHwmMb() {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** One processing function per library over `input`, each resolving to a description of its output. */
+/** The input file read into a buffer of its own for one run, after collecting what earlier runs left (--expose-gc). */
+function freshInput(file) {
+  globalThis.gc?.();
+  return readFileSync(file);
+}
+
+/**
+ * One processing function per library over `input`, each resolving to a description of its output. Given `fresh`
+ * (a buffer of the input read for that run alone), a function works on it instead: libpanto then takes it over with
+ * `transfer: true` (no input copy; the buffer is detached), sharp reads it in place as it always does.
+ */
 async function pipelines(input, format) {
   // Through the package's public media entry (`libpanto/media`, resolved by the package's own exports), as a host that
   // makes images model-ready imports it: the whole-process RSS rows include that import. (`import 'libpanto'` loads
@@ -81,8 +94,8 @@ async function pipelines(input, format) {
   const { processMedia, DEFAULT_PROCESS_OPTIONS } = await import('libpanto/media');
   const out = {
     processMedia,
-    libpanto: async () => {
-      const r = await processMedia(input);
+    libpanto: async (fresh) => {
+      const r = await (fresh ? processMedia(fresh, { transfer: true }) : processMedia(input));
       return {
         data: r.data,
         bytes: r.data.length,
@@ -96,8 +109,8 @@ async function pipelines(input, format) {
   if (format) {
     const sharp = (await import('sharp')).default;
     sharp.cache(false);
-    out.sharp = async () => {
-      let p = sharp(input)
+    out.sharp = async (fresh) => {
+      let p = sharp(fresh ?? input)
         .rotate()
         .resize(2000, 2000, { fit: 'inside', withoutEnlargement: true, kernel: 'mitchell' });
       if (format === 'jpeg') p = p.jpeg({ quality: 80 });
@@ -106,7 +119,7 @@ async function pipelines(input, format) {
       let { data, info } = await p.toBuffer({ resolveWithObject: true });
       // The same job as processMedia's byte cap: a PNG over maxEncodedBytes is made again as JPEG q80.
       if (format === 'png-capped' && data.length > DEFAULT_PROCESS_OPTIONS.maxEncodedBytes) {
-        ({ data, info } = await sharp(input)
+        ({ data, info } = await sharp(fresh ?? input)
           .rotate()
           .resize(2000, 2000, { fit: 'inside', withoutEnlargement: true, kernel: 'mitchell' })
           .jpeg({ quality: 80 })
@@ -128,6 +141,10 @@ async function pipelines(input, format) {
 //   --worker time <file> [sharpFormat]   both libraries loaded, runs interleaved (A B A B ...) so that load from other
 //                                        processes hits both alike; prints median ms per library
 //   --worker rss <lib> <file> [format]   ONE library loaded: warm-up + 2 runs; prints peak RSS (VmHWM) and output
+// In both, EVERY run of EITHER library gets its own buffer, read from the file just before the run and outside the
+// timed region, with the previous runs' buffers collected first (gc(); workers run with --expose-gc): libpanto takes
+// that buffer over (`transfer: true`, as a caller handing its bytes on would), sharp reads it in place. So neither
+// pays for an input copy it does not need, and a run never sees another run's garbage.
 //   --worker passthrough <file>          batches of processMedia vs Buffer.toString('base64') on a small file
 //   --worker ownership                   the cost of the call owning its input: a copy of 1/16/64 MB, and
 //                                        processMedia of a PDF that size (pass-through: copy + envelope check)
@@ -139,12 +156,13 @@ if (process.argv[2] === '--worker') {
     const libs = ['libpanto', ...(p.sharp ? ['sharp'] : [])];
     const times = Object.fromEntries(libs.map((l) => [l, []]));
     const cpu = Object.fromEntries(libs.map((l) => [l, []]));
-    for (const l of libs) await p[l](); // warm-up
+    for (const l of libs) await p[l](freshInput(file)); // warm-up
     for (let i = 0; i < RUNS; i++) {
       for (const l of i % 2 ? [...libs].reverse() : libs) {
+        const fresh = freshInput(file);
         const c0 = process.cpuUsage();
         const t0 = performance.now();
-        await p[l]();
+        await p[l](fresh);
         times[l].push(performance.now() - t0);
         const c = process.cpuUsage(c0); // all threads of this process: sharp's pool included
         cpu[l].push((c.user + c.system) / 1000);
@@ -158,14 +176,16 @@ if (process.argv[2] === '--worker') {
     );
   } else if (mode === 'rss') {
     const [lib, file, format] = process.argv.slice(4);
-    const input = readFileSync(file);
-    // Load only the measured library.
+    // Load only the measured library (`input` is only what pipelines() is built over: every run gets its own).
     const run =
-      lib === 'sharp' ? (await pipelines(input, format)).sharp : (await pipelines(input, '')).libpanto;
-    const baselineRssMb = process.memoryUsage.rss() / 2 ** 20;
-    const { data: _data, ...first } = await run();
-    await run();
-    await run();
+      lib === 'sharp'
+        ? (await pipelines(Buffer.alloc(0), format)).sharp
+        : (await pipelines(Buffer.alloc(0), '')).libpanto;
+    const firstInput = freshInput(file);
+    const baselineRssMb = process.memoryUsage.rss() / 2 ** 20; // library loaded, the first run's input read
+    const { data: _data, ...first } = await run(firstInput);
+    await run(freshInput(file));
+    await run(freshInput(file));
     process.stdout.write(JSON.stringify({ ...first, peakRssMb: vmHwmMb(), baselineRssMb }));
   } else if (mode === 'psnr') {
     // Both outputs of the same input decoded by sharp to raw RGB (flattened on white) at sharp's output size (ours resized to it, with the
@@ -509,11 +529,15 @@ function generateInChild() {
 }
 
 function worker(...args) {
-  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--worker', ...args], {
-    encoding: 'utf8',
-    maxBuffer: 1 << 20,
-    env: process.env,
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['--expose-gc', fileURLToPath(import.meta.url), '--worker', ...args],
+    {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+      env: process.env,
+    },
+  );
   if (r.status !== 0) {
     const lines = (r.stderr || r.stdout || '').trim().split('\n');
     const why = (lines.find((l) => /Error|error:/.test(l)) ?? lines.slice(-3).join(' | ')).trim();
@@ -542,7 +566,9 @@ async function main() {
   if (made.length)
     console.log(`generated ${made.join(', ')} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   console.log(
-    `node ${process.version}, ${RUNS} timed runs each (median), one child process per library and input\n`,
+    `node ${process.version}, ${RUNS} timed runs each (median), one child process per library and input; every ` +
+      `run reads the input into a buffer of its own (outside the timing): libpanto takes it over ` +
+      `(processMedia transfer: true, no input copy), sharp reads it in place\n`,
   );
 
   const header =

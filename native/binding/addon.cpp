@@ -6,8 +6,8 @@
 //   sniff(u8) -> string|null    synchronous, magic bytes only.
 //   probe(u8) -> info|null      synchronous, header only; null for unrecognised/unsupported types, throws
 //                               MediaError(ERR_CORRUPT_MEDIA/...) for a supported type with an unreadable header.
-//   process(u8, opts, token?) -> Promise<result>   work on the libuv threadpool (AsyncWorker). `opts` are RESOLVED
-//                               options (src/media/policy.ts): every field present and in range, else
+//   process(u8, opts, token?, owned?) -> Promise<result>   work on the libuv threadpool (AsyncWorker). `opts` are
+//                               RESOLVED options (src/media/policy.ts): every field present and in range, else
 //                               ERR_INVALID_ARGUMENT naming the field, the expected range and the actual value.
 //                               Rejects with code ERR_MEDIA_BUSY (internal, never user-facing) when the process-wide
 //                               memory pool cannot fit the call's estimate right now: the caller retries later.
@@ -19,9 +19,14 @@
 //
 // Ownership: process() copies the input bytes into memory the call owns before it returns (the caller may mutate,
 // transfer or detach its buffer at once); on a pass-through the copy itself becomes the result Buffer (no second
-// copy). Output bytes are handed to JS as an external Buffer whose finalizer releases the core's allocation (no copy),
-// or copied once when external buffers are not allowed. The synchronous entry points read the input in place (no JS
-// runs meanwhile).
+// copy). With `owned` === true the caller (src/media/process-media.ts, after taking the bytes over with a transfer)
+// hands the input's ArrayBuffer to the call instead: nothing else may read, write or detach it from then on. The call
+// holds a reference to it until it settles and reads it in place (no copy); like a copy, it is not charged to the
+// call's budget, and the decoders may return its consumed pages to the OS (ProcessOptions::input_discardable: it is
+// private memory that is never read again). A pass-through result is then a Uint8Array view of that ArrayBuffer (the
+// caller wraps it as a Buffer; still no copy). Output bytes are handed to JS as an external Buffer whose finalizer
+// releases the core's allocation (no copy), or copied once when external buffers are not allowed. The synchronous
+// entry points read the input in place (no JS runs meanwhile).
 // Exceptions: no C++ exception leaves any entry point (each is guarded: std::bad_alloc -> ERR_MEDIA_TOO_LARGE, other
 // -> ERR_INTERNAL; node-addon-api's CPP_EXCEPTIONS_ALL is the backstop). Completion callbacks and finalizers swallow
 // everything: during worker_thread/environment teardown N-API calls fail, and a throw there would abort the process.
@@ -257,6 +262,7 @@ Napi::Value Abort(const Napi::CallbackInfo& info) {
 
 class ProcessWorker : public Napi::AsyncWorker {
  public:
+  /** A call on its own copy of the input (`input`). */
   ProcessWorker(Napi::Env env, panto::OwnedBytes input, panto::ProcessOptions opts, AbortFlag abort)
       : Napi::AsyncWorker(env, "panto:processMedia"),
         deferred_(Napi::Promise::Deferred::New(env)),
@@ -264,6 +270,20 @@ class ProcessWorker : public Napi::AsyncWorker {
         opts_(std::move(opts)),
         abort_(std::move(abort)) {
     opts_.abort_flag = abort_.get();
+    in_ = input_.view();
+  }
+
+  /** A call on an input it was handed (`owned`, see Ownership above): read in place, referenced until destroyed. */
+  ProcessWorker(Napi::Env env, const Napi::Uint8Array& owned, panto::ProcessOptions opts, AbortFlag abort)
+      : Napi::AsyncWorker(env, "panto:processMedia"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        opts_(std::move(opts)),
+        abort_(std::move(abort)) {
+    opts_.abort_flag = abort_.get();
+    Napi::ArrayBuffer ab = owned.ArrayBuffer();
+    owned_ = Napi::Persistent(ab);
+    owned_offset_ = owned.ByteOffset();
+    in_ = {owned.Data(), owned.ByteLength()};
   }
 
   Napi::Promise Promise() { return deferred_.Promise(); }
@@ -271,8 +291,7 @@ class ProcessWorker : public Napi::AsyncWorker {
  protected:
   void Execute() override {
     try {
-      const panto::ByteView in = input_.view();
-      status_ = panto::process(in.data, in.size, opts_, &result_);
+      status_ = panto::process(in_.data, in_.size, opts_, &result_);
     } catch (...) {
       status_ = panto::Status::Err("ERR_INTERNAL", "unexpected exception in the media worker");
     }
@@ -312,9 +331,12 @@ class ProcessWorker : public Napi::AsyncWorker {
       return;
     }
     Napi::Object o = Napi::Object::New(env);
-    const size_t input_len = input_.size;
-    // Pass-through: the call's own copy of the input is the result (no second copy).
-    o.Set("data", to_buffer(env, result_.unchanged ? &input_ : &result_.data));
+    const size_t input_len = in_.size;
+    // Pass-through: the call's own copy of the input (or the input it was handed) is the result (no second copy).
+    if (result_.unchanged && !owned_.IsEmpty())
+      o.Set("data", Napi::Uint8Array::New(env, in_.size, owned_.Value(), owned_offset_));
+    else
+      o.Set("data", to_buffer(env, result_.unchanged ? &input_ : &result_.data));
     o.Set("mediaType", panto::mime_of(result_.type));
     o.Set("width", Napi::Number::New(env, result_.width));
     o.Set("height", Napi::Number::New(env, result_.height));
@@ -327,7 +349,10 @@ class ProcessWorker : public Napi::AsyncWorker {
   }
 
   Napi::Promise::Deferred deferred_;
-  panto::OwnedBytes input_;
+  panto::OwnedBytes input_;                    // the call's copy (empty when it was handed its input)
+  Napi::Reference<Napi::ArrayBuffer> owned_;   // the input it was handed (empty on a copy)
+  size_t owned_offset_ = 0;
+  panto::ByteView in_;                         // what the call reads: input_ or the bytes of owned_
   panto::ProcessOptions opts_;
   AbortFlag abort_;  // shared with the token; kept alive by the worker
   panto::Status status_;
@@ -351,8 +376,11 @@ Napi::Value Process(const Napi::CallbackInfo& info) {
                                                std::to_string(cap) + " bytes",
                                            t));
     }
-    opts.input_discardable = true;  // the worker's own copy (copy_input), read again only as a pass-through result
-    auto* w = new ProcessWorker(env, copy_input(env, b), std::move(opts), std::move(abort));
+    // The worker's own copy (copy_input), or the input it was handed: read again only as a pass-through result.
+    opts.input_discardable = true;
+    const bool owned = info.Length() > 3 && info[3].IsBoolean() && info[3].As<Napi::Boolean>().Value();
+    auto* w = owned ? new ProcessWorker(env, b, std::move(opts), std::move(abort))
+                    : new ProcessWorker(env, copy_input(env, b), std::move(opts), std::move(abort));
     Napi::Promise p = w->Promise();
     w->Queue();
     return p;

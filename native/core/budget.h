@@ -80,8 +80,10 @@ struct Budget {
 /**
  * Declares that the call of `budget` will never read [data, data + len) again except the parts a decoder has not
  * consumed yet, until this scope ends: discard_input() may then return consumed pages to the OS. `data` must be a
- * block from panto_budget_malloc_input (the caller's input copy, owned by the call: nothing else maps or reads it),
- * or the scope does nothing (`data` null). A pass that may read the input again (a re-decode) must not run inside
+ * block from panto_budget_malloc_input (the caller's input copy, owned by the call: nothing else maps or reads it) or
+ * other private memory the call owns outright (an input handed over by transfer, ProcessOptions::input_discardable;
+ * only whole pages inside it are ever released, so neighbours sharing its first or last page are untouched), or the
+ * scope does nothing (`data` null). A pass that may read the input again (a re-decode) must not run inside
  * such a scope.
  */
 class InputDiscardScope {

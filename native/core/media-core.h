@@ -105,9 +105,10 @@ struct ProcessOptions {
   /** Set (non-zero, from any thread) to stop the call between rows/scans/stages with ERR_ABORTED. Not owned; must
    *  outlive the call. */
   const std::atomic<int>* abort_flag = nullptr;
-  /** The input is a block from panto_budget_malloc_input (budget.h) owned by the caller, who reads it again only as
-   *  a pass-through result: the decoder may return the pages it has consumed to the OS while it decodes (Linux; the
-   *  streamed PNG path). Leave false for any other memory. */
+  /** The input is memory the caller owns outright and reads again only as a pass-through result — a block from
+   *  panto_budget_malloc_input (budget.h), or an ArrayBuffer the binding was handed by transfer (private anonymous
+   *  memory nothing else maps or reads): the decoder may return the whole pages it has consumed to the OS while it
+   *  decodes (Linux; they read as zeros afterwards). Leave false for any other memory. */
   bool input_discardable = false;
 };
 

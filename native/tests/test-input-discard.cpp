@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -280,5 +281,58 @@ PANTO_TEST(process, a_wholly_decoded_input_is_given_back_before_the_encode) {
     PANTO_CHECK(std::memcmp(in.p, k.bytes.data(), 64) == 0);
     PANTO_CHECK(panto::sniff(in.p, in.n) == k.type);
 #endif
+  }
+}
+
+// An input the binding was handed by transfer (addon.cpp, `owned`): not an input block but memory from the runtime's
+// allocator (Node's ArrayBuffer allocator is malloc), at any alignment, with other data possibly sharing its first and
+// last pages. With input_discardable the call may release only whole pages inside it: the bytes around it (here: a
+// sentinel run on the same pages) stay intact, the output is byte-identical to the same call without the flag, and
+// the consumed pages are returned. The heap block is freed normally afterwards (MADV_DONTNEED on private anonymous
+// memory only zero-fills the pages).
+PANTO_TEST(process, a_transferred_heap_input_gives_back_only_whole_pages_inside_it) {
+  const std::vector<uint8_t> png = noisy_png(2000, 1500, 3, false);
+  PANTO_REQUIRE(png.size() > (1u << 20));
+  struct Case {
+    const char* name;
+    uint32_t max_dimension;
+    uint64_t max_encoded;
+  };
+  const std::vector<Case> cases = {{"streamed resize into the PNG encoder", 1500, 64ull << 20},
+                                   {"not resized, over the byte cap (whole-buffer decode)", 2000, 400000}};
+  for (const Case& k : cases) {
+    for (size_t misalign : {size_t(0), size_t(1), size_t(3001)}) {
+      ProcessOptions o;
+      o.max_dimension = k.max_dimension;
+      o.max_encoded_bytes = k.max_encoded;
+      o.max_input_bytes = 256ull << 20;
+      ProcessResult plain;
+      PANTO_REQUIRE(panto::process(png.data(), png.size(), o, &plain).ok());
+      const size_t guard = 5000;  // sentinels before and after: they share the input's first and last pages
+      uint8_t* block = static_cast<uint8_t*>(std::malloc(misalign + guard + png.size() + guard));
+      PANTO_REQUIRE(block != nullptr);
+      uint8_t* in = block + misalign + guard;
+      std::memset(block, 0xA5, misalign + guard);
+      std::memcpy(in, png.data(), png.size());
+      std::memset(in + png.size(), 0x5A, guard);
+      o.input_discardable = true;
+      ProcessResult r;
+      PANTO_CHECK(panto::process(in, png.size(), o, &r).ok());
+      PANTO_CHECK(r.type == plain.type && r.width == plain.width && r.height == plain.height);
+      PANTO_CHECK(r.data.size == plain.data.size && std::memcmp(r.data.data, plain.data.data, r.data.size) == 0);
+      bool intact = true;
+      for (size_t i = 0; i < misalign + guard; i++) intact = intact && block[i] == 0xA5;
+      for (size_t i = 0; i < guard; i++) intact = intact && in[png.size() + i] == 0x5A;
+      PANTO_CHECK(intact);
+      PANTO_CHECK(std::memcmp(in, png.data(), 64) == 0);  // the header is intact
+#ifdef __linux__
+      size_t total = 0;
+      const size_t resident = resident_pages(in, png.size(), &total);
+      std::printf("  %s, offset %zu: input pages resident after the call: %zu of %zu\n", k.name,
+                  (misalign + guard) % 4096, resident, total);
+      PANTO_CHECK(resident * 5 < total);  // most of it given back
+#endif
+      std::free(block);
+    }
   }
 }

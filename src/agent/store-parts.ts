@@ -3,14 +3,17 @@
  *
  * Every media part goes through `processMedia` exactly once (all parts of one output at the same time, on the libuv
  * threadpool) and its output is base64-encoded exactly once. A part the pipeline refuses is replaced by a text note
- * naming the reason; nothing here rejects for bad bytes.
+ * naming the reason; nothing here rejects for bad bytes. Bytes the library decoded itself (`markPrivateMedia`) are
+ * handed to `processMedia` with `transfer: true` (no input copy; the part's `data` is left empty); a tool's or host's
+ * own bytes are copied and left as they were.
  */
 
 import type { ImagePart, StoredPart } from '../conversation.js';
 import { processMedia } from '../media/index.js';
-import type { ProcessedMedia, ProcessOptions } from '../media/types.js';
+import type { ProcessedMedia, ProcessMediaOptions, ProcessOptions } from '../media/types.js';
 import type { MediaResultPart, ResultPart } from '../tool.js';
 import { type DroppedMedia, droppedNote, processedNote } from './media-notes.js';
+import { isPrivateMedia } from './private-media.js';
 
 /** What happened to one media part, reported as it completes. */
 export type MediaOutcome =
@@ -59,18 +62,19 @@ async function storeMedia(
   options: StorePartsOptions,
 ): Promise<StoredPart[]> {
   const label = { hint: part.mediaType, name: part.name };
+  // Read before the call: bytes the library decoded itself are handed over (`transfer`), which empties `part.data`.
+  const byteLength = part.data.byteLength;
   let media: ProcessedMedia;
   try {
-    const policy: ProcessOptions =
+    const policy: ProcessMediaOptions =
       part.mediaType === undefined
         ? { ...options.media }
         : { ...options.media, mediaTypeHint: part.mediaType };
-    media = await processMedia(
-      part.data,
-      options.signal === undefined ? policy : { ...policy, signal: options.signal },
-    );
+    if (options.signal !== undefined) policy.signal = options.signal;
+    if (isPrivateMedia(part.data)) policy.transfer = true;
+    media = await processMedia(part.data, policy);
   } catch (err) {
-    const dropped = droppedNote(err, part.data.byteLength, label);
+    const dropped = droppedNote(err, byteLength, label);
     options.onMedia?.({ type: 'dropped', partIndex, dropped });
     return [{ type: 'text', text: dropped.note }];
   }

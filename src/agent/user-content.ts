@@ -12,6 +12,7 @@ import type { StoredPart, UserMessage } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import type { ProcessOptions } from '../media/types.js';
 import type { MediaResultPart, ResultPart } from '../tool.js';
+import { markPrivateMedia } from './private-media.js';
 import { type MediaOutcome, toStoredParts } from './store-parts.js';
 
 /** One piece of user content: text, raw media bytes, or a stored part. */
@@ -66,7 +67,8 @@ function toResultPart(part: UserContentPart, index: number): ResultPart {
         // Re-validate stored parts from the host: same pipeline, same guarantees as raw bytes.
         const media: MediaResultPart = {
           type: 'media',
-          data: Buffer.from(part.data, 'base64'),
+          // Decoded here and referenced nowhere else: processMedia may take it over instead of copying it.
+          data: markPrivateMedia(Buffer.from(part.data, 'base64')),
           mediaType: part.mediaType,
         };
         if (part.type === 'document' && part.name !== undefined) media.name = part.name;

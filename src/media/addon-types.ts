@@ -14,8 +14,11 @@ export interface NativeMediaInfo {
 export type NativeProcessOptions = ResolvedProcessOptions;
 
 export interface NativeProcessResult {
-  /** A fresh Buffer owned by the caller (external memory from the addon, or a copy of the input on pass-through). */
-  data: Buffer;
+  /**
+   * A fresh Buffer owned by the caller (external memory from the addon, or a copy of the input on pass-through); on
+   * the pass-through of an `owned` input, a Uint8Array view of that input (processMedia wraps it as a Buffer).
+   */
+  data: Buffer | Uint8Array;
   mediaType: string;
   width: number;
   height: number;
@@ -31,11 +34,17 @@ export interface NativeProcessResult {
 export interface NativeAddon {
   sniff(bytes: Uint8Array): string | null;
   probe(bytes: Uint8Array): NativeMediaInfo | null;
-  /** Copies `bytes` before returning. Rejects with code ERR_MEDIA_BUSY when the memory pool is full (retry later). */
+  /**
+   * Copies `bytes` before returning, unless `owned`: then `bytes` views memory the caller has handed over for good
+   * (src/media/take-ownership.ts; nothing else reads, writes or detaches it) and the native addon reads it in place
+   * until the call settles (the wasm build copies it into its memory as usual). Rejects with code ERR_MEDIA_BUSY
+   * when the memory pool is full (retry later, with the same bytes).
+   */
   process(
     bytes: Uint8Array,
     options: NativeProcessOptions,
     abortToken?: unknown,
+    owned?: boolean,
   ): Promise<NativeProcessResult>;
   /** A cancellation token for `process`; `abort(token)` stops the calls holding it with ERR_ABORTED. */
   abortToken(): unknown;

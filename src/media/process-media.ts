@@ -2,6 +2,7 @@ import { MediaError } from './media-error.js';
 import { loadNativeAddon, type NativeProcessResult } from './native-addon.js';
 import { resolveProcessOptions } from './policy.js';
 import { assertBytes } from './sniff-media.js';
+import { takeOwnership } from './take-ownership.js';
 import type {
   MediaChange,
   OutputMediaType,
@@ -34,6 +35,14 @@ const BUSY_RETRY_MS = 25;
  * work than 16x the image's blocks are refused (ERR_CORRUPT_MEDIA).
  * All pixel work runs on the libuv threadpool. The input bytes are copied before this returns: the caller may reuse,
  * transfer or detach its buffer at once. The returned `data` is a new Buffer the caller owns.
+ * `transfer: true` hands the input's memory to the call instead of copying it (src/media/take-ownership.ts): when
+ * `bytes` is the whole of a detachable, non-shared, fixed-length ArrayBuffer, that ArrayBuffer is detached before
+ * this returns (every view of it then has length 0) and the call reads the memory in place and may return consumed
+ * pages of it to the OS; a pass-through `data` is then a view of that memory (still no copy). Any other `bytes`
+ * (subarray, pooled small Buffer, SharedArrayBuffer, resizable or non-detachable buffer) is copied as without the
+ * option, silently: `bytes.byteLength === 0` right after the call is the sign the memory was taken. Nothing is
+ * detached when the call is refused before any work is queued (bad options, an aborted signal, input over the size
+ * limit). Docs: docs/images-and-pdfs.md, "Ownership".
  * `signal`: aborting it rejects at once with ERR_ABORTED and stops the native work between rows/scans.
  *
  * Rejects with `MediaError`: ERR_UNSUPPORTED_MEDIA (names the sniffed type), ERR_CORRUPT_MEDIA (decoder's reason),
@@ -46,12 +55,20 @@ export async function processMedia(
   options: ProcessMediaOptions = {},
 ): Promise<ProcessedMedia> {
   assertBytes(bytes);
-  const { signal, ...policy } = checkOptionsObject(options);
+  const { signal, transfer, ...policy } = checkOptionsObject(options);
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new MediaError('ERR_INVALID_ARGUMENT', 'signal must be an AbortSignal');
+  if (transfer !== undefined && typeof transfer !== 'boolean')
+    throw new MediaError('ERR_INVALID_ARGUMENT', `transfer must be a boolean, got ${describe(transfer)}`);
   const resolved = resolveProcessOptions(policy);
   if (signal?.aborted) throw abortedError(signal);
   const native = loadNativeAddon();
+  // An input over the size limit is refused by the backend before any work: it is not taken either.
+  const owned =
+    transfer === true && bytes.byteLength <= Math.max(resolved.maxInputBytes, resolved.maxPdfBytes)
+      ? takeOwnership(bytes)
+      : undefined;
+  const input = owned ?? bytes;
   const token = signal === undefined ? undefined : native.abortToken();
   let stop: ((err: MediaError) => void) | undefined;
   const aborted = signal && new Promise<never>((_, reject) => (stop = reject));
@@ -62,7 +79,8 @@ export async function processMedia(
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     for (;;) {
-      const work = native.process(bytes, resolved, token);
+      // Every try (a BUSY retry too) hands over the same owned bytes: the backend holds them until it settles.
+      const work = native.process(input, resolved, token, owned !== undefined);
       let r: NativeProcessResult;
       try {
         r = await (aborted ? Promise.race([work, aborted]) : work);
@@ -87,8 +105,12 @@ function checkOptionsObject(options: unknown): ProcessMediaOptions {
 }
 
 function toProcessed(r: NativeProcessResult): ProcessedMedia {
+  // A pass-through of an owned input comes back as a view of it (no copy): wrap it as a Buffer over the same memory.
+  const data = Buffer.isBuffer(r.data)
+    ? r.data
+    : Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength);
   const result: ProcessedMedia = {
-    data: r.data,
+    data,
     mediaType: r.mediaType as OutputMediaType,
     width: r.width,
     height: r.height,
@@ -104,6 +126,12 @@ function toProcessed(r: NativeProcessResult): ProcessedMedia {
   };
   if (r.mediaType === 'application/pdf' && r.original.frames > 0) result.pages = r.original.frames;
   return result;
+}
+
+function describe(v: unknown): string {
+  if (typeof v === 'string') return `'${v}'`;
+  if (v === null || typeof v !== 'object') return String(v);
+  return Array.isArray(v) ? 'an array' : 'an object';
 }
 
 function abortedError(signal: AbortSignal): MediaError {

@@ -75,6 +75,13 @@ export interface ProcessOptions {
 export interface ProcessMediaOptions extends ProcessOptions {
   /** Aborting rejects the call at once with ERR_ABORTED and stops the native work between rows/scans. */
   signal?: AbortSignal | undefined;
+  /**
+   * Hand the input's memory to the call instead of copying it (default false). Taken only when `bytes` is the whole
+   * of a detachable, non-shared, fixed-length ArrayBuffer: that buffer is then detached before `processMedia`
+   * returns (all its views read as empty). Anything else is copied as usual, without notice; check
+   * `bytes.byteLength === 0` after the call to know. See docs/images-and-pdfs.md, "Ownership".
+   */
+  transfer?: boolean | undefined;
 }
 
 /** Output codec request for `ProcessOptions.format`. */

@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { NativeProcessOptions } from './addon-types.js';
 
 /** A compiled `WebAssembly.Module` (opaque here; handed to workers, which instantiate it without recompiling). */
@@ -198,7 +199,7 @@ export class WasmPool {
 
   #spawn(): Slot {
     const words = createSlotWords();
-    const worker = new Worker(this.#workerPath, {
+    const worker = new (workerThreads().Worker)(this.#workerPath, {
       workerData: {
         gluePath: this.#gluePath,
         wasmModule: this.#module,
@@ -254,4 +255,14 @@ export class WasmPool {
 
 function trap(message: string): WasmProcessOutcome {
   return { kind: 'trap', message };
+}
+
+let threads: typeof import('node:worker_threads') | undefined;
+/**
+ * node:worker_threads, loaded when the first wasm worker starts: importing the media module (on the native addon,
+ * which never starts one) does not load it (about 0.4 MB of a process's resident memory).
+ */
+function workerThreads(): typeof import('node:worker_threads') {
+  threads ??= createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads');
+  return threads;
 }
