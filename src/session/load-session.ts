@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { tailMentionsCompaction } from './compaction-probe.js';
 import { type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
@@ -34,8 +35,10 @@ export interface SessionWarning {
   /** `torn_line`: a final line cut short by a crash was skipped; `unterminated_line`: the final line lacks a newline
    * (kept); `empty_line`: an empty line was skipped; `repaired`: an appender fixed the file's end before writing;
    * `no_header`: the file is empty or holds only a torn first line (a crash before the header was written) — it
-   * loads as an empty session with a new header, and `SessionLog.open` writes that header. */
-  kind: 'torn_line' | 'unterminated_line' | 'empty_line' | 'repaired' | 'no_header';
+   * loads as an empty session with a new header, and `SessionLog.open` writes that header; `invalid_utf8`: the line
+   * holds bytes that are not valid UTF-8 (`SessionLog` never writes them) — each bad sequence was read as U+FFFD and
+   * the line loaded (its other checks apply as usual). */
+  kind: 'torn_line' | 'unterminated_line' | 'empty_line' | 'repaired' | 'no_header' | 'invalid_utf8';
   /** 1-based line number. */
   line: number;
   message: string;
@@ -93,6 +96,15 @@ function formatError(path: string, line: number, problem: string): PantoError {
   return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
 }
 
+/** The `invalid_utf8` warning for `line` (the same text on every path). */
+export function invalidUtf8Warning(path: string, line: number): SessionWarning {
+  return {
+    kind: 'invalid_utf8',
+    line,
+    message: `${path}:${line}: not valid UTF-8; each bad byte sequence was read as U+FFFD and the line loaded`,
+  };
+}
+
 /** What an eager read gives `SessionLog.open` besides the loaded session. */
 export interface EagerState {
   session: LoadedSession & { entries: SessionEntry[] };
@@ -104,8 +116,19 @@ export interface EagerState {
   headerMissing: boolean;
 }
 
-/** Read and check every line of a session file now (`eager: true`). See `loadSession` for errors. */
-export async function readEagerly(path: string, options: JsonlReadOptions): Promise<EagerState> {
+/** Thrown by `readEagerly` with `stopAtCompaction` when it parses a compaction entry (never escapes this module's callers). */
+export class CompactionSeen extends Error {}
+
+/**
+ * Read and check every line of a session file now (`eager: true`). See `loadSession` for errors. With
+ * `stopAtCompaction`, the first compaction entry parsed stops the read with `CompactionSeen` (the caller then loads
+ * lazily, which never parses the history a compaction replaced).
+ */
+export async function readEagerly(
+  path: string,
+  options: JsonlReadOptions,
+  stopAtCompaction = false,
+): Promise<EagerState> {
   let header: SessionHeader | undefined;
   const entries: SessionEntry[] = [];
   const byId = new Map<string, SessionEntry>();
@@ -125,6 +148,7 @@ export async function readEagerly(path: string, options: JsonlReadOptions): Prom
       const problem = entryProblem(value);
       if (problem) throw formatError(path, line, problem);
       const entry = value as SessionEntry;
+      if (stopAtCompaction && entry.type === 'compaction') throw new CompactionSeen();
       const id = entry.id;
       const parentId = entry.parentId;
       // One hash operation per entry: an id already present leaves the size unchanged (and fails the load).
@@ -147,6 +171,10 @@ export async function readEagerly(path: string, options: JsonlReadOptions): Prom
     line,
     message: `${path}:${line}: empty line skipped`,
   }));
+  if (read.invalidUtf8.length > 0) {
+    for (const line of read.invalidUtf8) warnings.push(invalidUtf8Warning(path, line));
+    warnings.sort((a, b) => a.line - b.line);
+  }
   if (read.torn) {
     warnings.push({
       kind: 'torn_line',
@@ -193,7 +221,6 @@ class LazyLoadedSession implements LoadedSession {
   readonly conversation: Conversation;
   readonly leafId: string | null;
   declare readonly model?: string;
-  readonly warnings: SessionWarning[];
   readonly #index: SessionIndex;
   #entries: readonly SessionEntry[] | undefined;
   /** The entries the conversation was parsed from, until `entries` takes them over. */
@@ -206,7 +233,11 @@ class LazyLoadedSession implements LoadedSession {
     this.conversation = { messages: index.conversationView(this.#known).messages };
     this.leafId = index.leafId;
     if (index.model !== undefined) this.model = index.model;
-    this.warnings = [...index.warnings];
+  }
+
+  /** The index's warnings (live: a line read by `entries` that is not valid UTF-8 adds its `invalid_utf8`). */
+  get warnings(): SessionWarning[] {
+    return this.#index.warnings as SessionWarning[];
   }
 
   get entries(): readonly SessionEntry[] {
@@ -215,6 +246,31 @@ class LazyLoadedSession implements LoadedSession {
       this.#known = [];
     }
     return this.#entries;
+  }
+}
+
+/**
+ * The one-pass load a lazy load takes when the file shows no compaction (compaction-probe.ts): every line parsed and
+ * checked, as `readEagerly`. `undefined` when the lazy path must load instead: the end of the file mentions a
+ * compaction, the read parsed a compaction entry, or a line failed a check (`ERR_SESSION_FORMAT` /
+ * `ERR_SESSION_CORRUPT`; the lazy path reports a damaged line off the conversation only when it is read, and names
+ * the same error otherwise). Any other error propagates.
+ */
+export async function readUncompacted(
+  path: string,
+  options: JsonlReadOptions,
+): Promise<EagerState | undefined> {
+  if (await tailMentionsCompaction(path)) return undefined;
+  try {
+    return await readEagerly(path, options, true);
+  } catch (err) {
+    if (err instanceof CompactionSeen) return undefined;
+    if (
+      err instanceof PantoError &&
+      (err.code === 'ERR_SESSION_FORMAT' || err.code === 'ERR_SESSION_CORRUPT')
+    )
+      return undefined;
+    throw err;
   }
 }
 
@@ -240,6 +296,8 @@ class LazyLoadedSession implements LoadedSession {
  */
 export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<LoadedSession> {
   if (options.eager) return (await readEagerly(path, options)).session;
+  const whole = await readUncompacted(path, options);
+  if (whole) return whole.session;
   const indexOptions: SessionIndexOptions = {};
   if (options.chunkBytes !== undefined) indexOptions.chunkBytes = options.chunkBytes;
   if (options.maxLineBytes !== undefined) indexOptions.maxLineBytes = options.maxLineBytes;

@@ -262,12 +262,17 @@ describe('a compacted session is resumed without parsing the history it replaced
 });
 
 describe('a file changed after a lazy open', () => {
+  /**
+   * m0, then m1..m5 and a custom entry off the current branch (not parsed by a lazy load), then m6. The custom
+   * entry's data is the string "compaction", so the file's end mentions one: the load takes the index path.
+   */
   async function plain(): Promise<string> {
     const path = file();
     const log = await SessionLog.create(path);
     const first = log.appendMessage(say('m0'));
     for (let i = 1; i < 6; i++) log.appendMessage(say(`m${i}`));
-    log.branch(first.id); // m1..m5 are off the current branch: not parsed by a lazy load
+    log.appendCustom('note', 'compaction');
+    log.branch(first.id);
     log.appendMessage(say('m6'));
     log.close();
     return path;
@@ -316,7 +321,7 @@ describe('a file changed after a lazy open', () => {
     log.branch(first); // reads the file's old entries again: still the file this log wrote
     log.appendMessage(say('mine too'));
     expect(log.conversation.messages).toStrictEqual([say('m0'), say('mine too')]);
-    expect(log.entries.map((e) => e.type === 'message' && e.message)).toStrictEqual(
+    expect(log.entries.flatMap((e) => (e.type === 'message' ? [e.message] : []))).toStrictEqual(
       ['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6', 'mine', 'mine too'].map(say),
     );
     log.close();
