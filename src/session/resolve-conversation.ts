@@ -37,7 +37,8 @@ export function resolveConversation(path: readonly SessionEntry[]): Conversation
   // Without a compaction the conversation is the path's messages, in order (the common, never-compacted case: one
   // loop instead of the position lists resolveBranch builds for a lazily read tree).
   let compacted = false;
-  for (let i = 0; i < path.length && !compacted; i++) compacted = (path[i] as SessionEntry).type === 'compaction';
+  for (let i = 0; i < path.length && !compacted; i++)
+    compacted = (path[i] as SessionEntry).type === 'compaction';
   if (!compacted) {
     const messages: Message[] = [];
     const entryIds: Array<string | null> = [];
