@@ -1,9 +1,13 @@
 /**
- * Loading a session file. By default lazily: the file is indexed in one pass over its bytes (session-index.ts: header,
- * ids, parents, types and line offsets), and only the current conversation is parsed — the lines of the current
- * branch from its latest compaction on. `entries` parses the rest when it is first read. With `eager: true` every
- * line is parsed and checked while loading (jsonl-reader.ts), as before. Either way the file is never held as one
- * string, so sessions far beyond V8's string limit load.
+ * Loading a session file. By default lazily, on one of two paths chosen by a look at the file's end
+ * (compaction-probe.ts): when it mentions a compaction, the file is indexed in one pass over its bytes
+ * (session-index.ts: header, ids, parents, types and line offsets) and only the current conversation is parsed — the
+ * lines of the current branch from its latest compaction on — and `entries` parses the rest when it is first read;
+ * when it does not, the conversation is every message of the branch, and one pass parses every line (jsonl-reader.ts,
+ * as `eager: true`), handing over to the index path at the first compaction entry or failed check. With `eager: true`
+ * every line is parsed and checked while loading. Either way the file is never held as one string, so sessions far
+ * beyond V8's string limit load. Bytes that are not valid UTF-8 read as U+FFFD with an `invalid_utf8` warning on
+ * every path.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -50,10 +54,12 @@ export interface LoadedSession {
    * Every entry in file order (all branches, including the messages a compaction replaced). After a lazy load (the
    * default) the lines not yet parsed are read, parsed and checked on the first access, synchronously, and the array
    * is kept (later reads return the same array; it belongs to the session object, do not mutate it). That first
-   * access throws what loading would have thrown for those lines — `ERR_SESSION_CORRUPT` (not valid JSON or UTF-8,
-   * with the line number) or `ERR_SESSION_FORMAT` (not a valid entry) — and `ERR_SESSION_CHANGED` when the file is no
-   * longer the one loaded (size, mtime or inode differ, or a line's id/parent/type does not match the index). Until
-   * then the session object keeps the file's index (a few dozen bytes per entry) and the path, not the file's text.
+   * access throws what loading would have thrown for those lines — `ERR_SESSION_CORRUPT` (not valid JSON, with the
+   * line number) or `ERR_SESSION_FORMAT` (not a valid entry) — and `ERR_SESSION_CHANGED` when the file is no longer
+   * the one loaded (size, mtime or inode differ, or a line's id/parent/type does not match the index). Until then the
+   * session object keeps the file's index (a few dozen bytes per entry) and the path, not the file's text. After a
+   * lazy load that took the one-pass path (no compaction in the file, see `loadSession`) the array is ready and
+   * reading it never touches the file.
    */
   readonly entries: readonly SessionEntry[];
   /** The current conversation: the path to the leaf with the latest compaction applied. */
@@ -62,6 +68,10 @@ export interface LoadedSession {
   leafId: string | null;
   /** The current model: the latest `model_change` on the path to the leaf, else the header's `model`. */
   model?: string;
+  /**
+   * What the load recovered from, in line order. After a lazy load on the index path, a line first parsed by
+   * `entries` that is not valid UTF-8 adds its `invalid_utf8` warning then (the array is live).
+   */
   warnings: SessionWarning[];
 }
 
@@ -277,20 +287,26 @@ export async function readUncompacted(
 /**
  * Load a session file written by `SessionLog`. Streams the file (bounded extra memory; no whole-file string).
  *
- * Lazy (the default): the file is indexed (header, ids, parents, types, line offsets) and only the current
- * conversation's lines are parsed — for a compacted session, the latest compaction and what follows it on the
- * branch, never the history it replaced. Checked at load time: the header, every line's length, unique ids, parents
- * that name earlier entries, the unterminated/torn last line, the branch's compaction, and every line that was
- * parsed (the conversation's, the current model's `model_change`, lines not in `SessionLog`'s leading-field form).
- * Checked when `entries` is first read instead: the other lines' JSON, UTF-8 and entry shape (same error codes and
- * line numbers as at load; see `LoadedSession.entries`). A line that is not valid UTF-8 is an error
- * (`ERR_SESSION_CORRUPT`) when the lazy path reads it; the eager path decodes it with U+FFFD, as it always did.
- * With `eager: true` every line is parsed and checked now, and `entries` is ready.
+ * Lazy (the default): the last 16 MiB of the file are searched for `"compaction"` (compaction-probe.ts).
+ * - Found — the index path: the file is indexed (header, ids, parents, types, line offsets) and only the current
+ *   conversation's lines are parsed — the latest compaction and what follows it on the branch, never the history it
+ *   replaced. Checked at load time: the header, every line's length, unique ids, parents that name earlier entries,
+ *   the unterminated/torn last line, the branch's compaction, and every line that was parsed (the conversation's,
+ *   the current model's `model_change`, lines not in `SessionLog`'s leading-field form). Checked when `entries` is
+ *   first read instead: the other lines' JSON and entry shape (same error codes and line numbers as at load; see
+ *   `LoadedSession.entries`).
+ * - Not found — the one-pass path: every line is parsed and checked now, as with `eager: true`, and `entries` is
+ *   ready (the conversation is every message of the branch: nothing to skip). When that pass parses a compaction
+ *   entry, or a line fails a check, the index path loads the file instead (so a damaged line off the conversation is
+ *   reported by `entries`, as above). Both paths give the same session.
+ * With `eager: true` every line is parsed and checked now, and `entries` is ready. On every path a line that is not
+ * valid UTF-8 is read with U+FFFD for each bad sequence and reported as an `invalid_utf8` warning (see
+ * `LoadedSession.warnings` for when the index path reports it).
  *
  * Errors (`PantoError`): `ERR_SESSION_CORRUPT` for a line that is not valid JSON or a line longer than `maxLineBytes`
  * (the message names the line number); `ERR_SESSION_FORMAT` for a first line that is not a header, a newer header, a
  * line that is valid JSON but not a valid entry, a duplicate id or a parent that is not an earlier entry;
- * `ERR_SESSION_CHANGED` (lazy only) when the file changed while it was read. A torn LAST line is not an error: it is
+ * `ERR_SESSION_CHANGED` (lazy, index path only) when the file changed while it was indexed. A torn LAST line is not an error: it is
  * skipped and reported in `warnings`; a file with no header at all (empty, or only a torn first line) loads as an
  * empty session with a `no_header` warning. File-system errors (e.g. `ENOENT`) propagate unchanged.
  */
