@@ -27,9 +27,10 @@ import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export interface LoadSessionOptions extends JsonlReadOptions {
   /**
-   * Parse and check every line while loading (default false: only the current conversation is parsed, the other
-   * lines when `entries` is first read). Eager loading reports any damaged line at load time, at the cost of holding
-   * every entry (about twice the file in memory for text).
+   * Parse and check every line while loading (default false: a file that mentions a compaction near its end is
+   * indexed and only its current conversation parsed, the other lines when `entries` is first read; any other file
+   * is parsed in one pass anyway — see `loadSession`). Eager loading reports any damaged line at load time, at the
+   * cost of holding every entry (about twice the file in memory for text).
    */
   eager?: boolean;
 }

@@ -14,11 +14,12 @@
  *   holds references to the appended messages: do not mutate a message after appending it.
  * - Opening is lazy, as `loadSession` is, on the same two paths: a file whose end mentions no compaction is parsed in
  *   one pass, as with `eager: true`; otherwise the file is indexed (session-index.ts) and only the current
- *   conversation is parsed. On the index path the entries the file held when it was opened are parsed when something needs them: `entries` (all, on
- *   its first read), `branch()` (the new branch's conversation and model), with synchronous reads. Such a read
- *   checks the file is still the one this log wrote (size, mtime and inode as after its last write, and each line's
- *   id/parent/type) and fails with `ERR_SESSION_CHANGED` otherwise; a damaged line fails it as `loadSession` would
- *   (`ERR_SESSION_CORRUPT` / `ERR_SESSION_FORMAT`, with the line number). `eager: true` parses every line at open.
+ *   conversation is parsed. On the index path the entries the file held when it was opened are parsed when something
+ *   needs them: `entries` (all, on its first read), `branch()` (the new branch's conversation and model), with
+ *   synchronous reads. Such a read checks the file is still the one this log wrote (size, mtime and inode as after
+ *   its last write, and each line's id/parent/type) and fails with `ERR_SESSION_CHANGED` otherwise; a damaged line
+ *   fails it as `loadSession` would (`ERR_SESSION_CORRUPT` / `ERR_SESSION_FORMAT`, with the line number).
+ *   `eager: true` parses every line at open.
  */
 
 import { randomBytes } from 'node:crypto';
