@@ -3,9 +3,12 @@
 // (the peer pattern: what pi and most JSONL readers do), and peak RSS relative to the file size.
 //
 // Rows (each vs readline+JSON.parse, which must parse every line to find anything):
-//   loadSession (lazy)         the default: index the file, parse the current conversation only (for a compacted
-//                              session: the compaction and what follows it; uncompacted: every message on the branch)
-//   SessionLog.open (resume)   the same for appending: lock, index, conversation, tail repair
+//   loadSession (lazy)         the default. The file's last 16 MiB are searched for `"compaction"` first: when it is
+//                              there, index the file and parse the current conversation only (the compaction and
+//                              what follows it); when not (a never-compacted session, whose conversation is every
+//                              message anyway), one pass parses every line, as eager, handing over to the index path
+//                              at the first compaction entry it meets
+//   SessionLog.open (resume)   the same for appending: lock, probe, index + conversation or one pass, tail repair
 //   SessionLog.open eager      `{ eager: true }`: lock, one pass parsing every line, tail repair (what a resume that
 //                              needs every entry anyway should use, e.g. for whole-session usage)
 //   loadSession + .entries     the lazy load, then every entry materialised (the lines the conversation did not parse)
@@ -20,7 +23,7 @@
 // Each measurement runs in a fresh child process so peak RSS belongs to one loader only. The text-heavy session is
 // measured twice: compacted once keeping the last ~5% (resuming parses only those lines; readline still has to parse
 // every line to find the current conversation — its row does not even resolve it, so it is flattered), and never
-// compacted (the conversation is every line, so the lazy load parses what readline parses).
+// compacted (the conversation is every line, so the lazy load parses what readline parses: it takes the one-pass path).
 // Throughput is reported per wall second and per CPU second (user+sys, incl. GC threads); the CPU figure is the
 // steadier one on a busy machine.
 

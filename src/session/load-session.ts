@@ -1,14 +1,19 @@
 /**
- * Loading a session file. By default lazily: the file is indexed in one pass over its bytes (session-index.ts: header,
- * ids, parents, types and line offsets), and only the current conversation is parsed — the lines of the current
- * branch from its latest compaction on. `entries` parses the rest when it is first read. With `eager: true` every
- * line is parsed and checked while loading (jsonl-reader.ts), as before. Either way the file is never held as one
- * string, so sessions far beyond V8's string limit load.
+ * Loading a session file. By default lazily, on one of two paths chosen by a look at the file's end
+ * (compaction-probe.ts): when it mentions a compaction, the file is indexed in one pass over its bytes
+ * (session-index.ts: header, ids, parents, types and line offsets) and only the current conversation is parsed — the
+ * lines of the current branch from its latest compaction on — and `entries` parses the rest when it is first read;
+ * when it does not, the conversation is every message of the branch, and one pass parses every line (jsonl-reader.ts,
+ * as `eager: true`), handing over to the index path at the first compaction entry or failed check. With `eager: true`
+ * every line is parsed and checked while loading. Either way the file is never held as one string, so sessions far
+ * beyond V8's string limit load. Bytes that are not valid UTF-8 read as U+FFFD with an `invalid_utf8` warning on
+ * every path.
  */
 
 import { randomBytes } from 'node:crypto';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { tailMentionsCompaction } from './compaction-probe.js';
 import { type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
@@ -22,9 +27,10 @@ import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export interface LoadSessionOptions extends JsonlReadOptions {
   /**
-   * Parse and check every line while loading (default false: only the current conversation is parsed, the other
-   * lines when `entries` is first read). Eager loading reports any damaged line at load time, at the cost of holding
-   * every entry (about twice the file in memory for text).
+   * Parse and check every line while loading (default false: a file that mentions a compaction near its end is
+   * indexed and only its current conversation parsed, the other lines when `entries` is first read; any other file
+   * is parsed in one pass anyway — see `loadSession`). Eager loading reports any damaged line at load time, at the
+   * cost of holding every entry (about twice the file in memory for text).
    */
   eager?: boolean;
 }
@@ -34,8 +40,10 @@ export interface SessionWarning {
   /** `torn_line`: a final line cut short by a crash was skipped; `unterminated_line`: the final line lacks a newline
    * (kept); `empty_line`: an empty line was skipped; `repaired`: an appender fixed the file's end before writing;
    * `no_header`: the file is empty or holds only a torn first line (a crash before the header was written) — it
-   * loads as an empty session with a new header, and `SessionLog.open` writes that header. */
-  kind: 'torn_line' | 'unterminated_line' | 'empty_line' | 'repaired' | 'no_header';
+   * loads as an empty session with a new header, and `SessionLog.open` writes that header; `invalid_utf8`: the line
+   * holds bytes that are not valid UTF-8 (`SessionLog` never writes them) — each bad sequence was read as U+FFFD and
+   * the line loaded (its other checks apply as usual). */
+  kind: 'torn_line' | 'unterminated_line' | 'empty_line' | 'repaired' | 'no_header' | 'invalid_utf8';
   /** 1-based line number. */
   line: number;
   message: string;
@@ -47,10 +55,12 @@ export interface LoadedSession {
    * Every entry in file order (all branches, including the messages a compaction replaced). After a lazy load (the
    * default) the lines not yet parsed are read, parsed and checked on the first access, synchronously, and the array
    * is kept (later reads return the same array; it belongs to the session object, do not mutate it). That first
-   * access throws what loading would have thrown for those lines — `ERR_SESSION_CORRUPT` (not valid JSON or UTF-8,
-   * with the line number) or `ERR_SESSION_FORMAT` (not a valid entry) — and `ERR_SESSION_CHANGED` when the file is no
-   * longer the one loaded (size, mtime or inode differ, or a line's id/parent/type does not match the index). Until
-   * then the session object keeps the file's index (a few dozen bytes per entry) and the path, not the file's text.
+   * access throws what loading would have thrown for those lines — `ERR_SESSION_CORRUPT` (not valid JSON, with the
+   * line number) or `ERR_SESSION_FORMAT` (not a valid entry) — and `ERR_SESSION_CHANGED` when the file is no longer
+   * the one loaded (size, mtime or inode differ, or a line's id/parent/type does not match the index). Until then the
+   * session object keeps the file's index (a few dozen bytes per entry) and the path, not the file's text. After a
+   * lazy load that took the one-pass path (no compaction in the file, see `loadSession`) the array is ready and
+   * reading it never touches the file.
    */
   readonly entries: readonly SessionEntry[];
   /** The current conversation: the path to the leaf with the latest compaction applied. */
@@ -59,6 +69,10 @@ export interface LoadedSession {
   leafId: string | null;
   /** The current model: the latest `model_change` on the path to the leaf, else the header's `model`. */
   model?: string;
+  /**
+   * What the load recovered from, in line order. After a lazy load on the index path, a line first parsed by
+   * `entries` that is not valid UTF-8 adds its `invalid_utf8` warning then (the array is live).
+   */
   warnings: SessionWarning[];
 }
 
@@ -93,6 +107,15 @@ function formatError(path: string, line: number, problem: string): PantoError {
   return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
 }
 
+/** The `invalid_utf8` warning for `line` (the same text on every path). */
+export function invalidUtf8Warning(path: string, line: number): SessionWarning {
+  return {
+    kind: 'invalid_utf8',
+    line,
+    message: `${path}:${line}: not valid UTF-8; each bad byte sequence was read as U+FFFD and the line loaded`,
+  };
+}
+
 /** What an eager read gives `SessionLog.open` besides the loaded session. */
 export interface EagerState {
   session: LoadedSession & { entries: SessionEntry[] };
@@ -104,8 +127,19 @@ export interface EagerState {
   headerMissing: boolean;
 }
 
-/** Read and check every line of a session file now (`eager: true`). See `loadSession` for errors. */
-export async function readEagerly(path: string, options: JsonlReadOptions): Promise<EagerState> {
+/** Thrown by `readEagerly` with `stopAtCompaction` when it parses a compaction entry (never escapes this module's callers). */
+export class CompactionSeen extends Error {}
+
+/**
+ * Read and check every line of a session file now (`eager: true`). See `loadSession` for errors. With
+ * `stopAtCompaction`, the first compaction entry parsed stops the read with `CompactionSeen` (the caller then loads
+ * lazily, which never parses the history a compaction replaced).
+ */
+export async function readEagerly(
+  path: string,
+  options: JsonlReadOptions,
+  stopAtCompaction = false,
+): Promise<EagerState> {
   let header: SessionHeader | undefined;
   const entries: SessionEntry[] = [];
   const byId = new Map<string, SessionEntry>();
@@ -125,6 +159,7 @@ export async function readEagerly(path: string, options: JsonlReadOptions): Prom
       const problem = entryProblem(value);
       if (problem) throw formatError(path, line, problem);
       const entry = value as SessionEntry;
+      if (stopAtCompaction && entry.type === 'compaction') throw new CompactionSeen();
       const id = entry.id;
       const parentId = entry.parentId;
       // One hash operation per entry: an id already present leaves the size unchanged (and fails the load).
@@ -147,6 +182,10 @@ export async function readEagerly(path: string, options: JsonlReadOptions): Prom
     line,
     message: `${path}:${line}: empty line skipped`,
   }));
+  if (read.invalidUtf8.length > 0) {
+    for (const line of read.invalidUtf8) warnings.push(invalidUtf8Warning(path, line));
+    warnings.sort((a, b) => a.line - b.line);
+  }
   if (read.torn) {
     warnings.push({
       kind: 'torn_line',
@@ -193,7 +232,6 @@ class LazyLoadedSession implements LoadedSession {
   readonly conversation: Conversation;
   readonly leafId: string | null;
   declare readonly model?: string;
-  readonly warnings: SessionWarning[];
   readonly #index: SessionIndex;
   #entries: readonly SessionEntry[] | undefined;
   /** The entries the conversation was parsed from, until `entries` takes them over. */
@@ -206,7 +244,11 @@ class LazyLoadedSession implements LoadedSession {
     this.conversation = { messages: index.conversationView(this.#known).messages };
     this.leafId = index.leafId;
     if (index.model !== undefined) this.model = index.model;
-    this.warnings = [...index.warnings];
+  }
+
+  /** The index's warnings (live: a line read by `entries` that is not valid UTF-8 adds its `invalid_utf8`). */
+  get warnings(): SessionWarning[] {
+    return this.#index.warnings as SessionWarning[];
   }
 
   get entries(): readonly SessionEntry[] {
@@ -219,27 +261,60 @@ class LazyLoadedSession implements LoadedSession {
 }
 
 /**
+ * The one-pass load a lazy load takes when the file shows no compaction (compaction-probe.ts): every line parsed and
+ * checked, as `readEagerly`. `undefined` when the lazy path must load instead: the end of the file mentions a
+ * compaction, the read parsed a compaction entry, or a line failed a check (`ERR_SESSION_FORMAT` /
+ * `ERR_SESSION_CORRUPT`; the lazy path reports a damaged line off the conversation only when it is read, and names
+ * the same error otherwise). Any other error propagates.
+ */
+export async function readUncompacted(
+  path: string,
+  options: JsonlReadOptions,
+): Promise<EagerState | undefined> {
+  if (await tailMentionsCompaction(path)) return undefined;
+  try {
+    return await readEagerly(path, options, true);
+  } catch (err) {
+    if (err instanceof CompactionSeen) return undefined;
+    if (
+      err instanceof PantoError &&
+      (err.code === 'ERR_SESSION_FORMAT' || err.code === 'ERR_SESSION_CORRUPT')
+    )
+      return undefined;
+    throw err;
+  }
+}
+
+/**
  * Load a session file written by `SessionLog`. Streams the file (bounded extra memory; no whole-file string).
  *
- * Lazy (the default): the file is indexed (header, ids, parents, types, line offsets) and only the current
- * conversation's lines are parsed — for a compacted session, the latest compaction and what follows it on the
- * branch, never the history it replaced. Checked at load time: the header, every line's length, unique ids, parents
- * that name earlier entries, the unterminated/torn last line, the branch's compaction, and every line that was
- * parsed (the conversation's, the current model's `model_change`, lines not in `SessionLog`'s leading-field form).
- * Checked when `entries` is first read instead: the other lines' JSON, UTF-8 and entry shape (same error codes and
- * line numbers as at load; see `LoadedSession.entries`). A line that is not valid UTF-8 is an error
- * (`ERR_SESSION_CORRUPT`) when the lazy path reads it; the eager path decodes it with U+FFFD, as it always did.
- * With `eager: true` every line is parsed and checked now, and `entries` is ready.
+ * Lazy (the default): the last 16 MiB of the file are searched for `"compaction"` (compaction-probe.ts).
+ * - Found — the index path: the file is indexed (header, ids, parents, types, line offsets) and only the current
+ *   conversation's lines are parsed — the latest compaction and what follows it on the branch, never the history it
+ *   replaced. Checked at load time: the header, every line's length, unique ids, parents that name earlier entries,
+ *   the unterminated/torn last line, the branch's compaction, and every line that was parsed (the conversation's,
+ *   the current model's `model_change`, lines not in `SessionLog`'s leading-field form). Checked when `entries` is
+ *   first read instead: the other lines' JSON and entry shape (same error codes and line numbers as at load; see
+ *   `LoadedSession.entries`).
+ * - Not found — the one-pass path: every line is parsed and checked now, as with `eager: true`, and `entries` is
+ *   ready (the conversation is every message of the branch: nothing to skip). When that pass parses a compaction
+ *   entry, or a line fails a check, the index path loads the file instead (so a damaged line off the conversation is
+ *   reported by `entries`, as above). Both paths give the same session.
+ * With `eager: true` every line is parsed and checked now, and `entries` is ready. On every path a line that is not
+ * valid UTF-8 is read with U+FFFD for each bad sequence and reported as an `invalid_utf8` warning (see
+ * `LoadedSession.warnings` for when the index path reports it).
  *
  * Errors (`PantoError`): `ERR_SESSION_CORRUPT` for a line that is not valid JSON or a line longer than `maxLineBytes`
  * (the message names the line number); `ERR_SESSION_FORMAT` for a first line that is not a header, a newer header, a
  * line that is valid JSON but not a valid entry, a duplicate id or a parent that is not an earlier entry;
- * `ERR_SESSION_CHANGED` (lazy only) when the file changed while it was read. A torn LAST line is not an error: it is
+ * `ERR_SESSION_CHANGED` (lazy, index path only) when the file changed while it was indexed. A torn LAST line is not an error: it is
  * skipped and reported in `warnings`; a file with no header at all (empty, or only a torn first line) loads as an
  * empty session with a `no_header` warning. File-system errors (e.g. `ENOENT`) propagate unchanged.
  */
 export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<LoadedSession> {
   if (options.eager) return (await readEagerly(path, options)).session;
+  const whole = await readUncompacted(path, options);
+  if (whole) return whole.session;
   const indexOptions: SessionIndexOptions = {};
   if (options.chunkBytes !== undefined) indexOptions.chunkBytes = options.chunkBytes;
   if (options.maxLineBytes !== undefined) indexOptions.maxLineBytes = options.maxLineBytes;

@@ -11,10 +11,11 @@
  * `loadSession` decides it) are parsed while opening too.
  *
  * What is checked when: opening checks the header, the tree (unique ids, parents earlier in the file) and line
- * lengths; a line the index did not parse is checked when it is read (valid UTF-8, valid JSON, a valid entry, and
- * the same type/id/parentId as its leading fields), so a damaged line in an old branch costs nothing until it is
- * read. `verify()` reads every line and checks all of it, as `loadSession` does. Bad UTF-8 is an error here
- * (`loadSession` decodes it to U+FFFD); `SessionLog` never writes it.
+ * lengths; a line the index did not parse is checked when it is read (valid JSON, a valid entry, and the same
+ * type/id/parentId as its leading fields), so a damaged line in an old branch costs nothing until it is read.
+ * `verify()` reads every line and checks all of it, as `loadSession` does. Bytes that are not valid UTF-8
+ * (`SessionLog` never writes them) are read as U+FFFD, as `loadSession` reads them, and the line gets an
+ * `invalid_utf8` warning in `warnings` when it is first parsed (at open for the lines opening parses).
  *
  * The file must not change while the index is used: every read compares the file's size, mtime and inode with those
  * at open and re-checks each line's id, parent and type, so a file changed on disk (an append included) fails with
@@ -33,7 +34,7 @@ import { open } from 'node:fs/promises';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { BATCH_BYTES, type TornLine } from './jsonl-reader.js';
-import { headerlessSession, type SessionWarning } from './load-session.js';
+import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './load-session.js';
 import { type ConversationView, type LazyEntries, resolveBranch } from './resolve-conversation.js';
 import type { SessionEntry, SessionHeader } from './session-entry.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
@@ -126,10 +127,20 @@ function formatError(path: string, line: number, problem: string): PantoError {
   return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
 }
 
-/** Bytes [start, end) of `buf` as a JSON value; `null` when it is not valid JSON (a torn last line). */
-function parseBytes(path: string, line: number, buf: Buffer, start: number, end: number): unknown {
+/**
+ * Bytes [start, end) of `buf` as a JSON value. Bytes that are not valid UTF-8 decode to U+FFFD (as `loadSession`'s
+ * reader decodes them) and `onInvalidUtf8` is told the line.
+ */
+function parseBytes(
+  path: string,
+  line: number,
+  buf: Buffer,
+  start: number,
+  end: number,
+  onInvalidUtf8: (line: number) => void,
+): unknown {
   const bytes = buf.subarray(start, end);
-  if (!isUtf8(bytes)) throw corrupt(path, line, 'not valid UTF-8; the session file is damaged at this line');
+  if (!isUtf8(bytes)) onInvalidUtf8(line);
   const text = bytes.toString('utf8');
   try {
     return JSON.parse(text);
@@ -144,6 +155,23 @@ function parseBytes(path: string, line: number, buf: Buffer, start: number, end:
 }
 
 /**
+ * Record an `invalid_utf8` warning for `line` in `warnings` (kept in line order, a line at most once; before a
+ * torn/unterminated report of the same line, as `loadSession` orders them).
+ */
+function noteInvalidUtf8(path: string, warnings: SessionWarning[], line: number): void {
+  let at = warnings.length;
+  for (let k = 0; k < warnings.length; k++) {
+    const w = warnings[k] as SessionWarning;
+    if (w.line === line && w.kind === 'invalid_utf8') return;
+    if (w.line > line || (w.line === line && (w.kind === 'unterminated_line' || w.kind === 'torn_line'))) {
+      at = k;
+      break;
+    }
+  }
+  warnings.splice(at, 0, invalidUtf8Warning(path, line));
+}
+
+/**
  * The index of one session file. Arrays are parallel, one element per entry in file order (the header is not an
  * entry). Get one with `openSessionIndex`.
  */
@@ -154,6 +182,10 @@ export class SessionIndex {
   readonly leafId: string | null;
   /** The current model: the latest `model_change` on the path to the leaf, else the header's `model`. */
   readonly model: string | undefined;
+  /**
+   * What opening reported, in line order; lines read later that hold bytes that are not valid UTF-8 add their
+   * `invalid_utf8` warning here when they are first read (the array is the index's, live; do not mutate it).
+   */
   readonly warnings: readonly SessionWarning[];
   readonly ids: readonly string[];
   readonly parents: readonly (string | null)[];
@@ -472,7 +504,10 @@ export class SessionIndex {
             const i = indices[k] as number;
             const ref = this.lines[i] as SessionLineRef;
             const at = ref.offset - start;
-            out[k] = this.#check(i, parseLine(this.path, ref, buf, at, at + ref.bytes, this.#identity.size));
+            const value = parseLine(this.path, ref, buf, at, at + ref.bytes, this.#identity.size, (line) =>
+              noteInvalidUtf8(this.path, this.warnings as SessionWarning[], line),
+            );
+            out[k] = this.#check(i, value);
           }
         }
       }
@@ -574,6 +609,7 @@ function parseLine(
   start: number,
   end: number,
   fileBytes: number,
+  onInvalidUtf8: (line: number) => void,
 ): unknown {
   const fileEnd = ref.offset + ref.bytes;
   let next = end;
@@ -584,14 +620,14 @@ function parseLine(
       `${path}:${ref.line}: the line no longer ends where it was indexed`,
     );
   }
-  return parseBytes(path, ref.line, buf, start, end);
+  return parseBytes(path, ref.line, buf, start, end, onInvalidUtf8);
 }
 
 /**
  * Index a session file written by `SessionLog` (see the module comment for what is parsed and checked when).
  *
  * Errors (`PantoError`), as `loadSession` for what opening reads: `ERR_SESSION_CORRUPT` for a line longer than
- * `maxLineBytes` or a line it parses that is not valid UTF-8 / JSON; `ERR_SESSION_FORMAT` for a bad or newer header, a
+ * `maxLineBytes` or a line it parses that is not valid JSON; `ERR_SESSION_FORMAT` for a bad or newer header, a
  * duplicate id, a parent that is not an earlier entry, or a parsed line that is not a valid entry;
  * `ERR_SESSION_CHANGED` when the file changed while it was being indexed. A torn last line is skipped with a warning,
  * and a file with no header opens as an empty session, as with `loadSession`. File-system errors propagate.
@@ -679,6 +715,7 @@ export async function openSessionIndex(
     /** Last byte of the previous read (a CR before a newline that starts the next read). */
     let lastByte = 0;
 
+    const onInvalidUtf8 = (line: number) => noteInvalidUtf8(path, warnings, line);
     const tooLong = (line: number) =>
       corrupt(path, line, `line is longer than maxLineBytes (${maxLineBytes} bytes); refusing to load it`);
 
@@ -785,7 +822,7 @@ export async function openSessionIndex(
           });
           return;
         }
-        if (!isUtf8(whole.subarray(0, bytes))) throw corrupt(path, lineNo, 'not valid UTF-8');
+        if (!isUtf8(whole.subarray(0, bytes))) onInvalidUtf8(lineNo);
         addParsed(lineNo, offset, bytes, value);
         unterminated = true;
         warnings.push({
@@ -795,7 +832,7 @@ export async function openSessionIndex(
         });
         return;
       }
-      addParsed(lineNo, offset, bytes, parseBytes(path, lineNo, whole, 0, bytes));
+      addParsed(lineNo, offset, bytes, parseBytes(path, lineNo, whole, 0, bytes, onInvalidUtf8));
     };
 
     for (;;) {

@@ -12,12 +12,14 @@
  *   round-trip, such as `undefined`, `Date`, `Uint8Array` or `NaN`), so a log never holds a line it cannot load.
  * - The log keeps the current conversation (`conversation`), equal to what `loadSession` returns for the file. It
  *   holds references to the appended messages: do not mutate a message after appending it.
- * - Opening is lazy, as `loadSession` is: the file is indexed (session-index.ts) and only the current conversation is
- *   parsed. The entries the file held when it was opened are parsed when something needs them: `entries` (all, on
- *   its first read), `branch()` (the new branch's conversation and model), with synchronous reads. Such a read
- *   checks the file is still the one this log wrote (size, mtime and inode as after its last write, and each line's
- *   id/parent/type) and fails with `ERR_SESSION_CHANGED` otherwise; a damaged line fails it as `loadSession` would
- *   (`ERR_SESSION_CORRUPT` / `ERR_SESSION_FORMAT`, with the line number). `eager: true` parses every line at open.
+ * - Opening is lazy, as `loadSession` is, on the same two paths: a file whose end mentions no compaction is parsed in
+ *   one pass, as with `eager: true`; otherwise the file is indexed (session-index.ts) and only the current
+ *   conversation is parsed. On the index path the entries the file held when it was opened are parsed when something
+ *   needs them: `entries` (all, on its first read), `branch()` (the new branch's conversation and model), with
+ *   synchronous reads. Such a read checks the file is still the one this log wrote (size, mtime and inode as after
+ *   its last write, and each line's id/parent/type) and fails with `ERR_SESSION_CHANGED` otherwise; a damaged line
+ *   fails it as `loadSession` would (`ERR_SESSION_CORRUPT` / `ERR_SESSION_FORMAT`, with the line number).
+ *   `eager: true` parses every line at open.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -26,7 +28,13 @@ import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { FileLock } from './file-lock.js';
 import type { TornLine } from './jsonl-reader.js';
-import { type LoadSessionOptions, readEagerly, type SessionWarning } from './load-session.js';
+import {
+  type EagerState,
+  type LoadSessionOptions,
+  readEagerly,
+  readUncompacted,
+  type SessionWarning,
+} from './load-session.js';
 import {
   type ConversationView,
   type LazyEntries,
@@ -150,6 +158,7 @@ interface FileEnd {
 interface OpenedForAppend {
   path: string;
   header: SessionHeader;
+  /** The repairs made before appending (`repaired`, pushed by `openForAppend`). */
   warnings: SessionWarning[];
   fsync: boolean;
   lock: FileLock;
@@ -210,8 +219,10 @@ function openForAppend(
 export class SessionLog {
   readonly path: string;
   readonly header: SessionHeader;
-  /** What loading the file reported when it was opened (torn/unterminated last line, repairs). */
-  readonly warnings: readonly SessionWarning[];
+  /** What loading reported (in line order; live after a lazy open, see `warnings`). */
+  readonly #loadWarnings: readonly SessionWarning[];
+  /** The repairs `open` made. */
+  readonly #repairs: readonly SessionWarning[];
   readonly #fsync: boolean;
   readonly #lock: FileLock;
   /** The entries the file held at open (positions 0 .. size - 1); null for a new file. */
@@ -233,6 +244,7 @@ export class SessionLog {
 
   private constructor(
     init: OpenedForAppend & {
+      loadWarnings: readonly SessionWarning[];
       index: SessionIndex | null;
       opened?: OpenedEntries;
       leafId?: string | null;
@@ -242,7 +254,8 @@ export class SessionLog {
   ) {
     this.path = init.path;
     this.header = init.header;
-    this.warnings = init.warnings;
+    this.#loadWarnings = init.loadWarnings;
+    this.#repairs = init.warnings;
     this.#fsync = init.fsync;
     this.#lock = init.lock;
     this.#fd = init.fd;
@@ -285,6 +298,7 @@ export class SessionLog {
       path,
       header,
       warnings: [],
+      loadWarnings: [],
       fsync: options.fsync ?? false,
       lock,
       fd,
@@ -313,26 +327,30 @@ export class SessionLog {
     const lock = FileLock.acquire(path);
     let fd: number | undefined;
     try {
+      if (options.eager) return SessionLog.#fromEager(path, await readEagerly(path, options), options, lock);
+      // No compaction in sight: one pass parsing every line is the fastest open (see loadSession).
+      const whole = await readUncompacted(path, options);
+      if (whole) return SessionLog.#fromEager(path, whole, options, lock);
       const indexOptions: SessionIndexOptions = {};
       if (options.chunkBytes !== undefined) indexOptions.chunkBytes = options.chunkBytes;
       if (options.maxLineBytes !== undefined) indexOptions.maxLineBytes = options.maxLineBytes;
-      if (options.eager) return await SessionLog.#openEagerly(path, options, lock);
       const index = await openSessionIndex(path, indexOptions);
       const known: ParsedRun[] = [];
       const view = index.conversationView(known);
-      const warnings = [...index.warnings];
-      const opened = openForAppend(path, index.header, index, warnings, options.fsync ?? false, lock);
+      const opened = openForAppend(path, index.header, index, [], options.fsync ?? false, lock);
       fd = opened.fd;
+      const loadWarnings = index.warnings;
       if (index.headerMissing) {
         return new SessionLog({
           ...opened,
+          loadWarnings,
           index: null,
           view: { messages: [], entryIds: [] },
           model: index.header.model,
         });
       }
       adoptFileIdentity(index, fstatSync(fd));
-      const log = new SessionLog({ ...opened, index, view, model: index.model });
+      const log = new SessionLog({ ...opened, loadWarnings, index, view, model: index.model });
       log.#known = known;
       return log;
     } catch (err) {
@@ -343,17 +361,16 @@ export class SessionLog {
   }
 
   /**
-   * `open` with `eager: true`: one pass parses and checks every line (jsonl-reader.ts), then the same repairs. The
-   * caller holds `lock` and releases it if this throws.
+   * A log over a file read whole (every line parsed: `eager: true`, or a file with no compaction), after the same
+   * repairs. The caller holds `lock` and releases it if this throws.
    */
-  static async #openEagerly(path: string, options: SessionLogOptions, lock: FileLock): Promise<SessionLog> {
-    const state = await readEagerly(path, options);
+  static #fromEager(path: string, state: EagerState, options: SessionLogOptions, lock: FileLock): SessionLog {
     const { header, entries, leafId, model } = state.session;
-    const warnings = [...state.session.warnings];
     const end = { ...state.read, headerMissing: state.headerMissing };
-    const opened = openForAppend(path, header, end, warnings, options.fsync ?? false, lock);
+    const opened = openForAppend(path, header, end, [], options.fsync ?? false, lock);
     const log = new SessionLog({
       ...opened,
+      loadWarnings: state.session.warnings,
       index: null,
       opened: inMemory(entries, state.byId),
       leafId,
@@ -381,6 +398,15 @@ export class SessionLog {
       if (!(err instanceof PantoError && err.code === 'ERR_INVALID_ARGUMENT')) throw err;
       return await SessionLog.open(path, options);
     }
+  }
+
+  /**
+   * What loading the file reported when it was opened (torn/unterminated/empty lines, lines not valid UTF-8, no
+   * header; in line order), then the repairs `open` made. A new array each call. After a lazy open, a line first read
+   * later (by `entries` or `branch()`) that is not valid UTF-8 adds its `invalid_utf8` warning then.
+   */
+  get warnings(): readonly SessionWarning[] {
+    return [...this.#loadWarnings, ...this.#repairs];
   }
 
   /** The current conversation (a new array each call; the messages are shared, do not mutate them). */

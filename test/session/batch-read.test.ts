@@ -3,6 +3,7 @@
 // the same line numbers, the same torn/empty/unterminated reports. The oracle below is that line-by-line reader,
 // written from the format's rules (split on the newline byte, drop one trailing CR, decode, JSON.parse).
 
+import { isUtf8 } from 'node:buffer';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +22,8 @@ type Outcome =
   | {
       values: Array<[number, unknown]>;
       emptyLines: number[];
+      /** Lines that parsed but whose bytes are not valid UTF-8 (read with U+FFFD). */
+      invalidUtf8: number[];
       torn?: { line: number; offset: number; bytes: number };
       unterminated: boolean;
     }
@@ -30,12 +33,13 @@ type Outcome =
 function oracle(path: string, bytes: Buffer, maxLineBytes = 256 * 1024 * 1024): Outcome {
   const values: Array<[number, unknown]> = [];
   const emptyLines: number[] = [];
+  const invalidUtf8: number[] = [];
   let start = 0;
   let line = 0;
   for (;;) {
     const nl = bytes.indexOf(0x0a, start);
     const end = nl === -1 ? bytes.length : nl;
-    if (nl === -1 && start === bytes.length) return { values, emptyLines, unterminated: false };
+    if (nl === -1 && start === bytes.length) return { values, emptyLines, invalidUtf8, unterminated: false };
     line++;
     if (end - start > maxLineBytes) {
       return {
@@ -50,11 +54,13 @@ function oracle(path: string, bytes: Buffer, maxLineBytes = 256 * 1024 * 1024): 
     } else {
       try {
         values.push([line, JSON.parse(text)]);
+        if (!isUtf8(bytes.subarray(start, end))) invalidUtf8.push(line);
       } catch (err) {
         if (nl === -1) {
           return {
             values,
             emptyLines,
+            invalidUtf8,
             torn: { line, offset: start, bytes: end - start },
             unterminated: false,
           };
@@ -64,9 +70,9 @@ function oracle(path: string, bytes: Buffer, maxLineBytes = 256 * 1024 * 1024): 
           message: `${path}:${line}: not valid JSON (${(err as Error).message}); the session file is damaged at this line`,
         };
       }
-      if (nl === -1) return { values, emptyLines, unterminated: true };
+      if (nl === -1) return { values, emptyLines, invalidUtf8, unterminated: true };
     }
-    if (nl === -1) return { values, emptyLines, unterminated: false };
+    if (nl === -1) return { values, emptyLines, invalidUtf8, unterminated: false };
     start = nl + 1;
   }
 }
@@ -78,6 +84,7 @@ async function read(path: string, options: JsonlReadOptions = {}): Promise<Outco
     return {
       values,
       emptyLines: r.emptyLines,
+      invalidUtf8: r.invalidUtf8,
       ...(r.torn ? { torn: r.torn } : {}),
       unterminated: r.unterminated,
     };
@@ -181,6 +188,10 @@ describe('readJsonl batched decode equals a line-by-line reader', () => {
     const all = await expectSameAsOracle(kept);
     expect('values' in all && all.values.length).toBe(401);
     expect(JSON.stringify(all)).toContain('\ufffd');
+    // Every one of those lines holds a bad sequence: each is reported.
+    expect('invalidUtf8' in all && all.invalidUtf8).toStrictEqual(
+      Array.from({ length: 400 }, (_, i) => i + 1),
+    );
   });
 
   it('__proto__ keys keep JSON.parse semantics (an own property, no prototype change)', async () => {
@@ -263,7 +274,7 @@ describe('SessionIndex batched reads', () => {
     }
   });
 
-  it('damaged JSON or bad UTF-8 in the middle of a batch names that line', async () => {
+  it('damaged JSON in the middle of a batch names that line; bad UTF-8 there is read as U+FFFD with a warning', async () => {
     for (const damage of ['json', 'utf8'] as const) {
       const path = file();
       await longLog(path, 300);
@@ -277,14 +288,24 @@ describe('SessionIndex batched reads', () => {
       else bytes[end - 12] = 0xff;
       writeFileSync(path, bytes);
       const index = await openSessionIndex(path);
-      const err = await index.conversation().catch((e: unknown) => e as Error & { code: string });
-      expect(err).toMatchObject({ code: 'ERR_SESSION_CORRUPT' });
-      expect((err as Error).message).toContain(
-        `${path}:151: not valid ${damage === 'json' ? 'JSON' : 'UTF-8'}`,
-      );
-      await expect(index.verify()).rejects.toMatchObject({ code: 'ERR_SESSION_CORRUPT' });
-      // Entries before the damaged line still read.
-      expect((await index.entries([index.ids[148] as string]))[0]?.id).toBe(index.ids[148]);
+      if (damage === 'json') {
+        const err = await index.conversation().catch((e: unknown) => e as Error & { code: string });
+        expect(err).toMatchObject({ code: 'ERR_SESSION_CORRUPT' });
+        expect((err as Error).message).toContain(`${path}:151: not valid JSON`);
+        await expect(index.verify()).rejects.toMatchObject({ code: 'ERR_SESSION_CORRUPT' });
+        // Entries before the damaged line still read.
+        expect((await index.entries([index.ids[148] as string]))[0]?.id).toBe(index.ids[148]);
+        continue;
+      }
+      const oracleValues = oracle(path, bytes);
+      const conversation = await index.conversation();
+      expect(index.warnings.map((w) => [w.kind, w.line])).toStrictEqual([['invalid_utf8', 151]]);
+      const want = 'values' in oracleValues ? oracleValues.values.map(([, v]) => v) : [];
+      const eager = await loadSession(path, { eager: true });
+      expect(eager.entries).toStrictEqual(want.slice(1));
+      expect(eager.warnings).toStrictEqual(index.warnings);
+      expect(conversation).toStrictEqual(eager.conversation);
+      expect(JSON.stringify(eager.entries[149])).toContain('\ufffd');
     }
   });
 });

@@ -262,12 +262,17 @@ describe('a compacted session is resumed without parsing the history it replaced
 });
 
 describe('a file changed after a lazy open', () => {
+  /**
+   * m0, then m1..m5 and a custom entry off the current branch (not parsed by a lazy load), then m6. The custom
+   * entry's data is the string "compaction", so the file's end mentions one: the load takes the index path.
+   */
   async function plain(): Promise<string> {
     const path = file();
     const log = await SessionLog.create(path);
     const first = log.appendMessage(say('m0'));
     for (let i = 1; i < 6; i++) log.appendMessage(say(`m${i}`));
-    log.branch(first.id); // m1..m5 are off the current branch: not parsed by a lazy load
+    log.appendCustom('note', 'compaction');
+    log.branch(first.id);
     log.appendMessage(say('m6'));
     log.close();
     return path;
@@ -316,7 +321,7 @@ describe('a file changed after a lazy open', () => {
     log.branch(first); // reads the file's old entries again: still the file this log wrote
     log.appendMessage(say('mine too'));
     expect(log.conversation.messages).toStrictEqual([say('m0'), say('mine too')]);
-    expect(log.entries.map((e) => e.type === 'message' && e.message)).toStrictEqual(
+    expect(log.entries.flatMap((e) => (e.type === 'message' ? [e.message] : []))).toStrictEqual(
       ['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6', 'mine', 'mine too'].map(say),
     );
     log.close();
@@ -401,5 +406,274 @@ describe('hostile files stay bounded and typed on the lazy path', () => {
     });
     await expect(SessionLog.open(path)).rejects.toMatchObject({ code: 'ERR_SESSION_FORMAT' });
     await expect(loadSession(path, { eager: true })).rejects.toMatchObject({ code: 'ERR_SESSION_FORMAT' });
+  });
+});
+
+/**
+ * Which path a default (lazy) load took, seen from outside: after the one-pass load every entry is in memory, so a
+ * change to the file afterwards is never noticed; after the index path, reading `entries` finds the file changed.
+ * Loads a copy of `path` (the copy is then changed).
+ */
+async function pathTaken(path: string): Promise<'one pass' | 'index'> {
+  const copy = file();
+  writeFileSync(copy, readFileSync(path));
+  const loaded = await loadSession(copy);
+  appendFileSync(copy, '\n');
+  const err = thrown(() => loaded.entries);
+  if (err === undefined) return 'one pass';
+  expect(err.code).toBe('ERR_SESSION_CHANGED');
+  return 'index';
+}
+
+/** Lazy loadSession and SessionLog.open equal the eager load of `path` (warnings compared after `entries`). */
+async function expectLikeEager(path: string, options: { chunkBytes?: number } = {}): Promise<LoadedSession> {
+  const eager = await loadSession(path, { ...options, eager: true });
+  const lazy = await loadSession(path, options);
+  expect(lazy.header).toStrictEqual(eager.header);
+  expect(lazy.leafId).toBe(eager.leafId);
+  expect(lazy.model).toBe(eager.model);
+  expect(lazy.conversation).toStrictEqual(eager.conversation);
+  expect(lazy.entries).toStrictEqual(eager.entries);
+  expect(lazy.warnings).toStrictEqual(eager.warnings);
+  const copy = file();
+  writeFileSync(copy, readFileSync(path));
+  const log = await SessionLog.open(copy, options);
+  expect(log.conversation).toStrictEqual(eager.conversation);
+  expect(log.model).toBe(eager.model);
+  expect(log.leafId).toBe(eager.leafId);
+  expect(log.entries).toStrictEqual(eager.entries);
+  const own = log.warnings
+    .filter((w) => w.kind !== 'repaired')
+    .map((w) => ({ ...w, message: w.message.replace(copy, path) }));
+  expect(own).toStrictEqual(eager.warnings);
+  log.close();
+  return eager;
+}
+
+/** A compaction line in SessionLog's form, or with its type spelled with `\u` escapes (the same JSON value). */
+function compactionLine(
+  id: string,
+  parentId: string,
+  firstKeptEntryId: string | null,
+  escaped = false,
+): string {
+  const line = JSON.stringify({
+    type: 'compaction',
+    id,
+    parentId,
+    timestamp: 't',
+    summary: 's',
+    replacement: [say('summary')],
+    firstKeptEntryId,
+    tokensBefore: 10,
+    tokensAfter: 5,
+  });
+  return `${escaped ? line.replace('"compaction"', '"\\u0063ompaction"') : line}\n`;
+}
+
+describe('a default load with no compaction in sight parses in one pass', () => {
+  async function plainLog(path: string, count: number): Promise<string[]> {
+    const log = await SessionLog.create(path, { model: 'm' });
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++)
+      ids.push(log.appendMessage(i % 2 ? answer(`a${i}`, i) : say(`u${i} 日本`)).id);
+    log.close();
+    return ids;
+  }
+
+  it('a never-compacted file: one pass, the same session as the eager load, also with tiny reads', async () => {
+    const path = file();
+    await plainLog(path, 50);
+    expect(await pathTaken(path)).toBe('one pass');
+    await expectLikeEager(path);
+    await expectLikeEager(path, { chunkBytes: 61 });
+  });
+
+  it('the word in message text (JSON-escaped quotes) does not count; a "compaction" string value does', async () => {
+    const path = file();
+    const log = await SessionLog.create(path);
+    log.appendMessage(say('{"type":"compaction","id":"x","parentId":null} and "compaction" and compaction'));
+    log.appendMessage(answer('the compaction entry type', 1));
+    log.close();
+    expect(await pathTaken(path)).toBe('one pass');
+    await expectLikeEager(path);
+    // A tool input whose value is the bare string: the probe says yes, the index path loads the same session.
+    const reopened = await SessionLog.open(path);
+    reopened.appendMessage({
+      role: 'assistant',
+      content: [{ type: 'tool_call', id: 'c1', name: 'set', input: { mode: 'compaction' } }],
+    });
+    reopened.close();
+    expect(await pathTaken(path)).toBe('index');
+    await expectLikeEager(path);
+  });
+
+  it('a compaction the probe cannot see (type spelled with \\u escapes) hands over to the index path', async () => {
+    for (const current of [true, false]) {
+      const path = file();
+      const ids = await plainLog(path, 12);
+      // On the current branch (applies), or on a branch the leaf is not on (does not).
+      appendFileSync(path, compactionLine('cx', ids[11] as string, ids[9] as string, true));
+      const after = JSON.stringify({
+        type: 'message',
+        id: 'after',
+        parentId: current ? 'cx' : ids[5],
+        timestamp: 't',
+        message: say('after'),
+      });
+      appendFileSync(path, `${after}\n`);
+      expect(await pathTaken(path)).toBe('index');
+      const eager = await expectLikeEager(path);
+      expect(eager.conversation.messages[0]).toStrictEqual(current ? say('summary') : say('u0 日本'));
+    }
+  });
+
+  it('a compaction on another branch: index path, the current branch resolves as the eager load does', async () => {
+    const path = file();
+    const log = await SessionLog.create(path);
+    const first = log.appendMessage(say('root'));
+    log.appendMessage(say('old branch'));
+    log.appendCompaction({
+      summary: 's',
+      replacement: [say('summary')],
+      firstKeptIndex: 1,
+      messageCountBefore: 2,
+      tokensBefore: 2,
+      tokensAfter: 1,
+    });
+    log.branch(first.id);
+    log.appendMessage(say('new branch'));
+    log.close();
+    expect(await pathTaken(path)).toBe('index');
+    const eager = await expectLikeEager(path);
+    expect(eager.conversation.messages).toStrictEqual([say('root'), say('new branch')]);
+  });
+
+  it('a damaged line off the current branch: the load hands over to the index path and succeeds', async () => {
+    const path = file();
+    const log = await SessionLog.create(path);
+    const first = log.appendMessage(say('root'));
+    log.appendMessage(say('off branch'));
+    log.branch(first.id);
+    log.appendMessage(say('current'));
+    log.close();
+    const text = readFileSync(path, 'utf8');
+    const lines = text.split('\n');
+    lines[2] = (lines[2] as string).replace('"text":"off branch"}', '"text":"off branch"');
+    writeFileSync(path, lines.join('\n'));
+    await expect(loadSession(path, { eager: true })).rejects.toMatchObject({ code: 'ERR_SESSION_CORRUPT' });
+    const loaded = await loadSession(path);
+    expect(loaded.conversation.messages).toStrictEqual([say('root'), say('current')]);
+    expect(thrown(() => loaded.entries)).toMatchObject({
+      code: 'ERR_SESSION_CORRUPT',
+      message: expect.stringContaining(`${path}:3: not valid JSON`),
+    });
+    const opened = await SessionLog.open(path);
+    expect(opened.conversation.messages).toStrictEqual([say('root'), say('current')]);
+    opened.close();
+    // On the current branch the damage fails the load on every path, naming the line.
+    writeFileSync(path, text.replace('"text":"current"}', '"text":"current"'));
+    for (const eager of [false, true]) {
+      await expect(loadSession(path, { eager })).rejects.toMatchObject({
+        code: 'ERR_SESSION_CORRUPT',
+        message: expect.stringContaining(`${path}:4: not valid JSON`),
+      });
+    }
+  });
+
+  it('tail repairs and huge lines on both paths: torn, unterminated, CRLF, lines longer than a chunk', async () => {
+    for (const marker of [false, true]) {
+      const path = file();
+      const log = await SessionLog.create(path);
+      log.appendMessage(say('one'));
+      // A custom "compaction" string value makes the probe choose the index path.
+      if (marker) log.appendCustom('note', 'compaction');
+      log.appendMessage(say(`huge ${'ü'.repeat(200_000)}`));
+      log.appendMessage(say('two'));
+      log.close();
+      const text = readFileSync(path, 'utf8');
+      for (const content of [
+        `${text}{"type":"message","id":"torn`,
+        text.slice(0, -1),
+        text.replace(/\n/g, '\r\n'),
+        text.replace('\n', '\n\n'),
+      ]) {
+        writeFileSync(path, content);
+        expect(await pathTaken(path)).toBe(marker ? 'index' : 'one pass');
+        await expectLikeEager(path, { chunkBytes: 4096 });
+      }
+      writeFileSync(path, text);
+      for (const eager of [false, true]) {
+        await expect(loadSession(path, { eager, maxLineBytes: 100_000 })).rejects.toMatchObject({
+          code: 'ERR_SESSION_CORRUPT',
+          message: expect.stringMatching(/:\d: line is longer than maxLineBytes/),
+        });
+      }
+    }
+  });
+});
+
+describe('bytes that are not valid UTF-8 read as U+FFFD with an invalid_utf8 warning, on every path', () => {
+  /** `text` of line `line` (1-based) with its first `X` replaced by the bytes C3 28 (a cut two-byte sequence). */
+  function damage(text: string, line: number): Buffer {
+    const lines = text.split('\n');
+    const at = (lines[line - 1] as string).indexOf('X');
+    expect(at).toBeGreaterThan(0);
+    const before = Buffer.from(
+      `${lines.slice(0, line - 1).join('\n')}\n${(lines[line - 1] as string).slice(0, at)}`,
+    );
+    const after = Buffer.from(
+      `${(lines[line - 1] as string).slice(at + 1)}\n${lines.slice(line).join('\n')}`,
+    );
+    return Buffer.concat([before, Buffer.from([0xc3, 0x28]), after]);
+  }
+
+  it('on the conversation, off the branch, in replaced history, on an unterminated last line', async () => {
+    for (const compacted of [false, true]) {
+      const path = file();
+      const log = await SessionLog.create(path);
+      const root = log.appendMessage(say('root X'));
+      log.appendMessage(say('off branch X'));
+      log.branch(root.id);
+      log.appendMessage(say('current X'));
+      log.appendMessage(say('kept X'));
+      if (compacted) {
+        log.appendCompaction({
+          summary: 's',
+          replacement: [say('summary')],
+          firstKeptIndex: 2,
+          messageCountBefore: 3,
+          tokensBefore: 2,
+          tokensAfter: 1,
+        });
+      }
+      log.appendMessage(say('last X'));
+      log.close();
+      const text = readFileSync(path, 'utf8');
+      const lastLine = text.split('\n').length - 1;
+      // Line 2 (root: conversation, or replaced history), 3 (off branch), 5 (kept), the last line unterminated.
+      for (const line of [2, 3, 5, lastLine]) {
+        let bytes = damage(text, line);
+        if (line === lastLine) bytes = bytes.subarray(0, bytes.length - 1);
+        writeFileSync(path, bytes);
+        expect(await pathTaken(path)).toBe(compacted ? 'index' : 'one pass');
+        const eager = await expectLikeEager(path);
+        expect(eager.warnings.filter((w) => w.kind === 'invalid_utf8')).toStrictEqual([
+          {
+            kind: 'invalid_utf8',
+            line,
+            message: `${path}:${line}: not valid UTF-8; each bad byte sequence was read as U+FFFD and the line loaded`,
+          },
+        ]);
+        expect(JSON.stringify(eager.entries)).toContain('\ufffd(');
+        // The lazy index path reports a line it parses at load at once; one it reads later, when `entries` is read.
+        const lazy = await loadSession(path);
+        const atLoad = lazy.warnings.filter((w) => w.kind === 'invalid_utf8').length;
+        const parsedAtLoad = !compacted || line === 5 || line === lastLine;
+        expect(atLoad).toBe(parsedAtLoad ? 1 : 0);
+        void lazy.entries;
+        expect(lazy.warnings).toStrictEqual(eager.warnings);
+      }
+    }
   });
 });

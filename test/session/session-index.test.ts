@@ -125,7 +125,7 @@ describe('hostile files', () => {
     expect(await code(openSessionIndex(path, { maxLineBytes: 1024 * 1024 }))).toBe('ERR_SESSION_CORRUPT');
   });
 
-  it('bad UTF-8 in a line is ERR_SESSION_CORRUPT when that line is read, and from verify()', async () => {
+  it('bad UTF-8 in a line reads as U+FFFD with an invalid_utf8 warning, added when that line is first read', async () => {
     const path = file();
     const log = await SessionLog.create(path);
     log.appendMessage(say('one'));
@@ -139,12 +139,24 @@ describe('hostile files', () => {
     writeFileSync(path, bytes);
     const index = await openSessionIndex(path); // the line is not parsed to index it
     expect(index.ids).toHaveLength(3);
-    expect(await code(index.entry(bad.id))).toBe('ERR_SESSION_CORRUPT');
-    await expect(index.entry(bad.id)).rejects.toThrow(`${path}:3:`);
-    expect(await code(index.entry('no-such-id'))).toBe('ERR_INVALID_ARGUMENT');
-    expect(await code(index.conversation())).toBe('ERR_SESSION_CORRUPT');
-    expect(await code(index.verify())).toBe('ERR_SESSION_CORRUPT');
-    expect((await index.entry(index.ids[0] as string)).id).toBe(index.ids[0]);
+    expect(index.warnings).toStrictEqual([]);
+    const read = await index.entry(bad.id);
+    expect(read.type === 'message' && read.message).toStrictEqual(say('B\ufffd(!'));
+    const warning = {
+      kind: 'invalid_utf8',
+      line: 3,
+      message: `${path}:3: not valid UTF-8; each bad byte sequence was read as U+FFFD and the line loaded`,
+    };
+    expect(index.warnings).toStrictEqual([warning]);
+    // Read again (one line, in a batch, by verify): still one warning.
+    await index.entries([bad.id, index.ids[0] as string, index.ids[2] as string]);
+    expect((await index.conversation()).messages[1]).toStrictEqual(say('B\ufffd(!'));
+    await index.verify();
+    expect(index.warnings).toStrictEqual([warning]);
+    // The same bytes read by the eager loader: the same value and the same warning, at load time.
+    const eager = await loadSession(path, { eager: true });
+    expect(eager.warnings).toStrictEqual([warning]);
+    expect(eager.entries[1]).toStrictEqual(read);
   });
 
   it('damaged JSON or an invalid entry in the middle is reported when read and by verify(), like loadSession', async () => {
