@@ -3,7 +3,7 @@
 // (the peer pattern: what pi and most JSONL readers do), and peak RSS relative to the file size.
 //
 // Rows (each vs readline+JSON.parse, which must parse every line to find anything):
-//   loadSession (lazy)         the default. The file's last 16 MiB are searched for `"compaction"` first: when it is
+//   loadSession (lazy)         the default. The file is searched (from its end) for `"compaction"` first: when it is
 //                              there, index the file and parse the current conversation only (the compaction and
 //                              what follows it); when not (a never-compacted session, whose conversation is every
 //                              message anyway), one pass parses every line, as eager, handing over to the index path

@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import { tailMentionsCompaction } from './compaction-probe.js';
+import { mentionsCompaction } from './compaction-probe.js';
 import { type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
@@ -262,7 +262,7 @@ class LazyLoadedSession implements LoadedSession {
 
 /**
  * The one-pass load a lazy load takes when the file shows no compaction (compaction-probe.ts): every line parsed and
- * checked, as `readEagerly`. `undefined` when the lazy path must load instead: the end of the file mentions a
+ * checked, as `readEagerly`. `undefined` when the lazy path must load instead: the file mentions a
  * compaction, the read parsed a compaction entry, or a line failed a check (`ERR_SESSION_FORMAT` /
  * `ERR_SESSION_CORRUPT`; the lazy path reports a damaged line off the conversation only when it is read, and names
  * the same error otherwise). Any other error propagates.
@@ -271,7 +271,7 @@ export async function readUncompacted(
   path: string,
   options: JsonlReadOptions,
 ): Promise<EagerState | undefined> {
-  if (await tailMentionsCompaction(path)) return undefined;
+  if (await mentionsCompaction(path)) return undefined;
   try {
     return await readEagerly(path, options, true);
   } catch (err) {
@@ -288,7 +288,7 @@ export async function readUncompacted(
 /**
  * Load a session file written by `SessionLog`. Streams the file (bounded extra memory; no whole-file string).
  *
- * Lazy (the default): the last 16 MiB of the file are searched for `"compaction"` (compaction-probe.ts).
+ * Lazy (the default): the file is searched, from its end, for `"compaction"` (compaction-probe.ts).
  * - Found — the index path: the file is indexed (header, ids, parents, types, line offsets) and only the current
  *   conversation's lines are parsed — the latest compaction and what follows it on the branch, never the history it
  *   replaced. Checked at load time: the header, every line's length, unique ids, parents that name earlier entries,

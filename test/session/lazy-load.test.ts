@@ -549,6 +549,27 @@ describe('a default load with no compaction in sight parses in one pass', () => 
     expect(eager.conversation.messages).toStrictEqual([say('root'), say('new branch')]);
   });
 
+  it('a compaction megabytes before the end (several probe reads): the index path, never the one pass', async () => {
+    const path = file();
+    const log = await SessionLog.create(path);
+    log.appendMessage(say('replaced history'));
+    log.appendCompaction({
+      summary: 's',
+      replacement: [say('summary')],
+      firstKeptIndex: 1,
+      messageCountBefore: 1,
+      tokensBefore: 1,
+      tokensAfter: 1,
+    });
+    // ~3 MiB after the compaction: the probe reads 1 MiB at a time from the end, overlapping by the marker's length.
+    for (let i = 0; i < 48; i++) log.appendMessage(say(`${i} ${'x'.repeat(64 * 1024)}`));
+    log.close();
+    expect(await pathTaken(path)).toBe('index');
+    const eager = await expectLikeEager(path);
+    expect(eager.conversation.messages[0]).toStrictEqual(say('summary'));
+    expect(eager.conversation.messages).toHaveLength(49);
+  });
+
   it('a damaged line off the current branch: the load hands over to the index path and succeeds', async () => {
     const path = file();
     const log = await SessionLog.create(path);
