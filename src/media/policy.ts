@@ -110,7 +110,8 @@ export function checkMemoryLimit(bytes: unknown): number {
   return bytes;
 }
 
-function describe(v: unknown): string {
+/** An option's actual value as error messages show it (`'webp'`, `12.5`, `an object`). */
+export function describe(v: unknown): string {
   if (typeof v === 'string') return `'${v}'`;
   if (v === null || typeof v !== 'object') return String(v);
   return Array.isArray(v) ? 'an array' : 'an object';

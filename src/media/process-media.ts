@@ -1,6 +1,6 @@
 import { MediaError } from './media-error.js';
 import { loadNativeAddon, type NativeProcessResult } from './native-addon.js';
-import { resolveProcessOptions } from './policy.js';
+import { describe, resolveProcessOptions } from './policy.js';
 import { assertBytes } from './sniff-media.js';
 import { takeOwnership } from './take-ownership.js';
 import type {
@@ -126,12 +126,6 @@ function toProcessed(r: NativeProcessResult): ProcessedMedia {
   };
   if (r.mediaType === 'application/pdf' && r.original.frames > 0) result.pages = r.original.frames;
   return result;
-}
-
-function describe(v: unknown): string {
-  if (typeof v === 'string') return `'${v}'`;
-  if (v === null || typeof v !== 'object') return String(v);
-  return Array.isArray(v) ? 'an array' : 'an object';
 }
 
 function abortedError(signal: AbortSignal): MediaError {
