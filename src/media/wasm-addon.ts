@@ -129,21 +129,24 @@ export function createWasmAddon(files: {
   };
 
   return {
-    sniff(bytes) {
-      checkBytes(bytes);
+    sniff(given) {
+      checkBytes(given);
+      const bytes = readable(given);
       return sync((c) => c.sniff(bytes));
     },
 
-    probe(bytes) {
-      checkBytes(bytes);
+    probe(given) {
+      checkBytes(given);
+      const bytes = readable(given);
       const r = sync((c) => c.probe(bytes));
       if (r.kind === 'null') return null;
       if (r.kind !== 'ok') throw toError(r);
       return r.info satisfies NativeMediaInfo;
     },
 
-    process(bytes, options, token) {
-      checkBytes(bytes);
+    process(given, options, token) {
+      checkBytes(given);
+      const bytes = readable(given);
       const resolved = checkOptions(options);
       const abortable = token === undefined ? undefined : checkToken(token);
       // Refuse an oversized input before copying it, as the binding does (same message, same sniffed type).
@@ -213,6 +216,16 @@ function invalid(message: string): MediaError {
 
 function checkBytes(bytes: unknown): asserts bytes is Uint8Array {
   if (!(bytes instanceof Uint8Array)) throw invalid('bytes must be a Buffer or Uint8Array');
+}
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * The bytes the core reads: a view of a detached ArrayBuffer (length 0, and copying it throws a TypeError) is the
+ * empty input, as on the native addon (which reads a detached view as zero bytes).
+ */
+function readable(bytes: Uint8Array): Uint8Array {
+  return bytes.byteLength === 0 ? EMPTY : bytes;
 }
 
 /** The binding's describe(): how an asserted value is named in ERR_INVALID_ARGUMENT messages. */
