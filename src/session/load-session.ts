@@ -1,5 +1,5 @@
 /**
- * Loading a session file. By default lazily, on one of two paths chosen by a look at the file's end
+ * Loading a session file. By default lazily, on one of two paths chosen by a byte search of the file
  * (compaction-probe.ts): when it mentions a compaction, the file is indexed in one pass over its bytes
  * (session-index.ts: header, ids, parents, types and line offsets) and only the current conversation is parsed — the
  * lines of the current branch from its latest compaction on — and `entries` parses the rest when it is first read;
@@ -27,7 +27,7 @@ import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export interface LoadSessionOptions extends JsonlReadOptions {
   /**
-   * Parse and check every line while loading (default false: a file that mentions a compaction near its end is
+   * Parse and check every line while loading (default false: a file that mentions a compaction is
    * indexed and only its current conversation parsed, the other lines when `entries` is first read; any other file
    * is parsed in one pass anyway — see `loadSession`). Eager loading reports any damaged line at load time, at the
    * cost of holding every entry (about twice the file in memory for text).
