@@ -12,7 +12,7 @@
  *   round-trip, such as `undefined`, `Date`, `Uint8Array` or `NaN`), so a log never holds a line it cannot load.
  * - The log keeps the current conversation (`conversation`), equal to what `loadSession` returns for the file. It
  *   holds references to the appended messages: do not mutate a message after appending it.
- * - Opening is lazy, as `loadSession` is, on the same two paths: a file whose end mentions no compaction is parsed in
+ * - Opening is lazy, as `loadSession` is, on the same two paths: a file that mentions no compaction is parsed in
  *   one pass, as with `eager: true`; otherwise the file is indexed (session-index.ts) and only the current
  *   conversation is parsed. On the index path the entries the file held when it was opened are parsed when something
  *   needs them: `entries` (all, on its first read), `branch()` (the new branch's conversation and model), with
