@@ -218,14 +218,7 @@ describe('a compacted session is resumed without parsing the history it replaced
     const path = file();
     const log = await SessionLog.create(path, { model: 'm' });
     for (let i = 0; i < 20; i++) log.appendMessage(i % 2 ? answer(`old ${i}`, i) : say(`old ${i}`));
-    log.appendCompaction({
-      summary: 's',
-      replacement: [say('summary')],
-      firstKeptIndex: 18,
-      messageCountBefore: 20,
-      tokensBefore: 10,
-      tokensAfter: 5,
-    });
+    compactWithSummary(log, 18, 20);
     log.appendMessage(say('new'));
     log.close();
     // Line 5 (entry 4, replaced): keep its leading fields, break its JSON and its UTF-8.
@@ -450,6 +443,18 @@ async function expectLikeEager(path: string, options: { chunkBytes?: number } = 
   return eager;
 }
 
+/** A compaction appended through `log` whose summary message is `say('summary')`. */
+function compactWithSummary(log: SessionLog, firstKeptIndex: number, messageCountBefore: number): void {
+  log.appendCompaction({
+    summary: 's',
+    replacement: [say('summary')],
+    firstKeptIndex,
+    messageCountBefore,
+    tokensBefore: 2,
+    tokensAfter: 1,
+  });
+}
+
 /** A compaction line in SessionLog's form, or with its type spelled with `\u` escapes (the same JSON value). */
 function compactionLine(
   id: string,
@@ -533,14 +538,7 @@ describe('a default load with no compaction in sight parses in one pass', () => 
     const log = await SessionLog.create(path);
     const first = log.appendMessage(say('root'));
     log.appendMessage(say('old branch'));
-    log.appendCompaction({
-      summary: 's',
-      replacement: [say('summary')],
-      firstKeptIndex: 1,
-      messageCountBefore: 2,
-      tokensBefore: 2,
-      tokensAfter: 1,
-    });
+    compactWithSummary(log, 1, 2);
     log.branch(first.id);
     log.appendMessage(say('new branch'));
     log.close();
@@ -553,14 +551,7 @@ describe('a default load with no compaction in sight parses in one pass', () => 
     const path = file();
     const log = await SessionLog.create(path);
     log.appendMessage(say('replaced history'));
-    log.appendCompaction({
-      summary: 's',
-      replacement: [say('summary')],
-      firstKeptIndex: 1,
-      messageCountBefore: 1,
-      tokensBefore: 1,
-      tokensAfter: 1,
-    });
+    compactWithSummary(log, 1, 1);
     // ~3 MiB after the compaction: the probe reads 1 MiB at a time from the end, overlapping by the marker's length.
     for (let i = 0; i < 48; i++) log.appendMessage(say(`${i} ${'x'.repeat(64 * 1024)}`));
     log.close();
@@ -659,14 +650,7 @@ describe('bytes that are not valid UTF-8 read as U+FFFD with an invalid_utf8 war
       log.appendMessage(say('current X'));
       log.appendMessage(say('kept X'));
       if (compacted) {
-        log.appendCompaction({
-          summary: 's',
-          replacement: [say('summary')],
-          firstKeptIndex: 2,
-          messageCountBefore: 3,
-          tokensBefore: 2,
-          tokensAfter: 1,
-        });
+        compactWithSummary(log, 2, 3);
       }
       log.appendMessage(say('last X'));
       log.close();
