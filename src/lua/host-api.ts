@@ -20,7 +20,7 @@ import fengari from 'fengari';
 import { sniffMedia } from '../media/index.js';
 import type { ToolUpdate } from '../tool.js';
 import type { ResolvedBudgets } from './budget.js';
-import { CAPABILITIES, type Capability } from './capabilities.js';
+import type { Capability } from './capabilities.js';
 import { failure, type Pusher, yieldFor } from './host-yield.js';
 import type { LuaLogLevel } from './lua-log.js';
 import {
@@ -54,8 +54,6 @@ export interface HostApiOptions {
 }
 
 const decoder = new TextDecoder();
-
-export { CAPABILITIES, type Capability };
 
 /** The `panto` table's functions: `always` present, and one per capability. */
 export interface HostFunctions {

@@ -17,8 +17,9 @@
 import type { LuaJsFunction, LuaState } from 'fengari';
 import fengari from 'fengari';
 import type { ResolvedBudgets } from './budget.js';
+import type { Capability } from './capabilities.js';
 import { fixPcall } from './fengari-fixes.js';
-import { type Capability, type HostFunctions, joinArgs, pushJsonTable } from './host-api.js';
+import { type HostFunctions, joinArgs, pushJsonTable } from './host-api.js';
 import { HOST_YIELD, sliceYield, takeSlice } from './host-yield.js';
 import { installJsonArrayMarker, pushString } from './lua-values.js';
 
