@@ -3,6 +3,7 @@
  * Exit codes: 0 ok, 1 failure, 2 usage error.
  */
 import { isPantoError } from '../errors.js';
+import { packageVersion } from '../package-root.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './cli-error.js';
 import { type CliIo, processIo } from './cli-io.js';
 import { commands } from './commands.js';
@@ -25,9 +26,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     return name === undefined ? EXIT_USAGE : 0;
   }
   if (name === '--version' || name === '-v') {
-    const { createRequire } = await import('node:module');
-    const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
-    io.out(pkg.version);
+    io.out(packageVersion());
     return 0;
   }
   const command = commands[name];

@@ -13,8 +13,8 @@
  */
 
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PantoError } from '../errors.js';
+import { packagePath } from '../package-root.js';
 import type { ToolContext, ToolDecl } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
 import { type LuaBudgets, type ResolvedBudgets, resolveBudgets } from './budget.js';
@@ -112,8 +112,7 @@ export class LuaToolSource implements ToolSource {
 
   /** The directory of the Lua tools shipped with the package. */
   static builtinDir(): string {
-    // src/lua/ and dist/lua/ are both two levels below the package root.
-    return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'lua');
+    return packagePath('lua');
   }
 
   /**

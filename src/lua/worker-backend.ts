@@ -12,9 +12,9 @@
  */
 
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { PantoError } from '../errors.js';
+import { packagePath } from '../package-root.js';
 import type { ToolDecl } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
 import type { LuaLogger } from './lua-log.js';
@@ -49,12 +49,13 @@ interface Live {
 
 const HEARTBEAT_MS = 50;
 
-function workerScript(): URL {
-  const here = new URL('./lua-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(here))) return here;
-  // Running from the TypeScript sources (tests): use the built worker.
-  const built = new URL('../../dist/lua/lua-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(built))) return built;
+/**
+ * The built worker script, dist/lua/lua-worker.js (a bundle entry). The TypeScript sources (tests) use it too: a
+ * worker thread cannot run the .ts file.
+ */
+function workerScript(): string {
+  const built = packagePath('dist', 'lua', 'lua-worker.js');
+  if (existsSync(built)) return built;
   throw new PantoError(
     'ERR_TOOL_LOAD',
     'the Lua worker script is missing (build the package: npm run build:ts)',

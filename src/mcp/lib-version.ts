@@ -1,7 +1,5 @@
-/** The package version, read once from package.json (two levels above both src/mcp and dist/mcp). */
+/** The package version, read once from the package's package.json (src/package-root.ts finds it). */
 
-import { createRequire } from 'node:module';
+import { packageVersion } from '../package-root.js';
 
-export const LIB_VERSION: string = (
-  createRequire(import.meta.url)('../../package.json') as { version: string }
-).version;
+export const LIB_VERSION: string = packageVersion();

@@ -1,8 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { PantoError } from '../errors.js';
+import { packageRoot } from '../package-root.js';
 import type { MediaBackend, NativeAddon } from './addon-types.js';
 import { MediaError } from './media-error.js';
 import { createWasmAddon, wasmBuildFiles } from './wasm-addon.js';
@@ -24,18 +23,6 @@ interface RawAddon extends NativeAddon {
 
 let addon: { backend: MediaBackend; impl: NativeAddon } | undefined;
 let loadFailure: PantoError | undefined;
-
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const pkg = join(dir, 'package.json');
-    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'libpanto')
-      return dir;
-    const up = dirname(dir);
-    if (up === dir) throw new Error('libpanto package root not found');
-    dir = up;
-  }
-}
 
 const platform = () => `${process.platform}-${process.arch} (Node ${process.versions.node})`;
 /** A cause as one line (node-gyp-build's message spans several). */
