@@ -19,25 +19,21 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
-const dist = new URL('../dist/', import.meta.url);
-for (const f of [
-  'agent/agent.js',
-  'providers/transport/index.js',
-  'providers/stream/index.js',
-  'session/index.js',
-]) {
-  if (!existsSync(new URL(f, dist))) {
-    console.error(`bench:agent needs the built library (dist/${f} is missing): run \`npm run build\` first.`);
-    process.exit(1);
-  }
+const entry = new URL('../dist/index.js', import.meta.url);
+if (!existsSync(entry)) {
+  console.error('bench:agent needs the built library (dist/index.js is missing): run `npm run build` first.');
+  process.exit(1);
 }
-const { Agent } = await import(new URL('agent/agent.js', dist).href);
-const { createProvider, SseParser } = await import(new URL('providers/transport/index.js', dist).href);
-const { createStreamParser } = await import(new URL('providers/stream/index.js', dist).href);
-const { SessionLog } = await import(new URL('session/index.js', dist).href);
-const { resolveModel } = await import(new URL('providers/model-catalog.js', dist).href);
-const { defineTool } = await import(new URL('tool.js', dist).href);
-const { StaticToolSource } = await import(new URL('tool-source.js', dist).href);
+const {
+  Agent,
+  createProvider,
+  createStreamParser,
+  defineTool,
+  resolveModel,
+  SessionLog,
+  SseParser,
+  StaticToolSource,
+} = await import(entry.href);
 const { Stream } = await import('@anthropic-ai/sdk/streaming');
 
 const TURNS = 200;

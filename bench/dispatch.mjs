@@ -11,19 +11,14 @@ import { existsSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
-const dist = new URL('../dist/', import.meta.url);
-for (const f of ['agent/index.js', 'tool.js', 'tool-source.js', 'media/index.js']) {
-  if (!existsSync(new URL(f, dist))) {
-    console.error(
-      `bench:dispatch needs the built library (dist/${f} is missing): run \`npm run build\` first.`,
-    );
-    process.exit(1);
-  }
+const entry = new URL('../dist/index.js', import.meta.url);
+if (!existsSync(entry)) {
+  console.error(
+    'bench:dispatch needs the built library (dist/index.js is missing): run `npm run build` first.',
+  );
+  process.exit(1);
 }
-const { dispatchToolCalls } = await import(new URL('agent/index.js', dist).href);
-const { defineTool } = await import(new URL('tool.js', dist).href);
-const { ToolRegistry } = await import(new URL('tool-source.js', dist).href);
-const { processMedia } = await import(new URL('media/index.js', dist).href);
+const { defineTool, dispatchToolCalls, processMedia, ToolRegistry } = await import(entry.href);
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);

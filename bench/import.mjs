@@ -14,9 +14,7 @@
 // Medians of the runs; ratios are libpanto's value over the peer's.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire, register } from 'node:module';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -91,40 +89,26 @@ function runCli() {
 }
 
 /**
- * Third-party packages (and node:http) the entry loads; runs in a child (`bench/import.mjs --list <entry> <log>`).
- * ESM loads are seen by a resolve hook that appends each resolved URL to a file synchronously (complete when the import
- * settles), CommonJS loads in require.cache.
+ * Third-party packages (and node:http) the entry loads; runs in a child (`bench/import.mjs --list <entry>`), with the
+ * load recorder test/lazy-imports.test.ts uses (test/fixtures/import/record-loads.mjs: ESM resolves and require.cache).
  */
-async function listLoaded(target, log) {
-  writeFileSync(log, '');
-  const hook = [
-    "import { appendFileSync } from 'node:fs';",
-    'let log;',
-    'export function initialize(d) { log = d.log; }',
-    'export async function resolve(s, c, n) {',
-    '  const r = await n(s, c);',
-    '  appendFileSync(log, r.url + String.fromCharCode(10));',
-    '  return r;',
-    '}',
-  ].join('\n');
-  register(`data:text/javascript,${encodeURIComponent(hook)}`, { data: { log } });
+async function listLoaded(target) {
+  const { packageOf, recordLoads } = await import(
+    pathToFileURL(path.join(repo, 'test', 'fixtures', 'import', 'record-loads.mjs')).href
+  );
+  const urls = recordLoads();
   await import(target);
-  const ids = [
-    ...readFileSync(log, 'utf8').split('\n'),
-    ...Object.keys(createRequire(import.meta.url).cache),
-  ];
-  rmSync(log);
   const found = new Set();
-  for (const id of ids) {
-    const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(id.replaceAll('\\', '/'));
-    if (m) found.add(m[1]);
-    if (id === 'node:http') found.add(id);
+  for (const url of urls()) {
+    const name = packageOf(url);
+    if (name) found.add(name);
+    if (url === 'node:http') found.add(url);
   }
   return [...found].sort();
 }
 
 if (process.argv[2] === '--list') {
-  process.stdout.write(JSON.stringify(await listLoaded(process.argv[3], process.argv[4])));
+  process.stdout.write(JSON.stringify(await listLoaded(process.argv[3])));
   process.exit(0);
 }
 
@@ -168,8 +152,7 @@ console.log(
   `\n\`panto --help\` (whole process): ${median(cliRuns.map((r) => r.wall)).toFixed(0)} ms, peak RSS ${mb(median(cliRuns.map((r) => r.peak)))} MB`,
 );
 
-const log = path.join(tmpdir(), `panto-bench-import-${process.pid}.log`);
-const listed = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--list', entry, log], {
+const listed = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--list', entry], {
   cwd: repo,
   encoding: 'utf8',
 });

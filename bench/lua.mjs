@@ -20,17 +20,12 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
-const dist = new URL('../dist/', import.meta.url);
-for (const f of ['agent/index.js', 'tool.js', 'tool-source.js', 'lua/index.js']) {
-  if (!existsSync(new URL(f, dist))) {
-    console.error(`bench:lua needs the built library (dist/${f} is missing): run \`npm run build\` first.`);
-    process.exit(1);
-  }
+const entry = new URL('../dist/index.js', import.meta.url);
+if (!existsSync(entry)) {
+  console.error('bench:lua needs the built library (dist/index.js is missing): run `npm run build` first.');
+  process.exit(1);
 }
-const { dispatchToolCalls } = await import(new URL('agent/index.js', dist).href);
-const { defineTool } = await import(new URL('tool.js', dist).href);
-const { StaticToolSource } = await import(new URL('tool-source.js', dist).href);
-const { LuaToolSource } = await import(new URL('lua/index.js', dist).href);
+const { defineTool, dispatchToolCalls, LuaToolSource, StaticToolSource } = await import(entry.href);
 
 const gc = globalThis.gc ?? (() => {});
 if (!globalThis.gc)

@@ -3,7 +3,8 @@
  * `npm run bench:media-wasm` — the WebAssembly fallback vs the native addon: the same C++ core, the same inputs and
  * options, side by side in one process, with the wasm/native ratio per input.
  *
- * Needs `npm run build` (dist/ + the native addon) and `npm run build:wasm` (prebuilds/wasm32/). Inputs are
+ * Needs the native addon (`npm run build:native`) and `npm run build:wasm` (prebuilds/wasm32/); the backends' modules
+ * are bundled from src/ by bench/import-source.mjs (they are internal: dist/ does not export them). Inputs are
  * bench:media's (generated into .bench-tmp/media/ by `node bench/media.mjs --generate` when missing; needs sharp).
  * Both backends are driven through their NativeAddon face (what processMedia calls): native on the libuv threadpool,
  * wasm in its worker_threads pool. Per input: a warm-up each, then BENCH_RUNS runs interleaved (A B B A ...), median
@@ -19,6 +20,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { importSource } from './import-source.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TMP = join(ROOT, '.bench-tmp', 'media');
@@ -37,7 +39,6 @@ const fmt = (x) => (x < 10 ? x.toFixed(2) : x.toFixed(0));
 
 async function main() {
   for (const [what, path, fix] of [
-    ['dist', join(ROOT, 'dist', 'media', 'native-addon.js'), 'npm run build:ts'],
     ['the wasm build', join(ROOT, 'prebuilds', 'wasm32', 'panto-media.wasm'), 'npm run build:wasm'],
   ]) {
     if (!existsSync(path)) {
@@ -54,9 +55,12 @@ async function main() {
     console.log(`generated inputs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
 
-  const { loadNativeOnly, loadWasmOnly } = await import(join(ROOT, 'dist', 'media', 'native-addon.js'));
+  // Both backends behind the addon interface: internal modules (not exported; dist/ is bundled), built from src/.
+  const [{ loadNativeOnly, loadWasmOnly }, { resolveProcessOptions }] = await importSource(
+    'src/media/native-addon.ts',
+    'src/media/policy.ts',
+  );
   // The addon interface takes resolved options (it asserts them, as processMedia hands them over).
-  const { resolveProcessOptions } = await import(join(ROOT, 'dist', 'media', 'policy.js'));
   const opts = (o) => resolveProcessOptions(o);
   const native = loadNativeOnly(ROOT);
   const t0 = performance.now();

@@ -22,7 +22,7 @@ import {
   toGemini,
   toOpenAIChat,
   toOpenAIResponses,
-} from '../dist/providers/index.js';
+} from '../dist/index.js';
 
 const ITERATIONS = Number(process.env.ITERATIONS ?? process.env.BENCH_RUNS ?? 15);
 const IMAGES = 50;

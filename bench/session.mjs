@@ -45,7 +45,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-const DIST = fileURLToPath(new URL('../dist/session/index.js', import.meta.url));
+// The built public entry (dist/ is bundled: no per-module files to import a part of the library from).
+const DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 const MB = 1024 * 1024;
 
 /**

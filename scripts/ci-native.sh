@@ -55,8 +55,8 @@ CTEST_STATUS=0
 ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" || CTEST_STATUS=$?
 
 log "ASan+UBSan Node addon (cmake-js) + native-asan-smoke"
-# The smoke takes the media policy defaults from dist/ (src/media/policy.ts).
-[ -f dist/media/policy.js ] || npm run build:ts
+# The smoke takes the media policy defaults from the built media entry (src/media/policy.ts, bundled in dist/).
+[ -f dist/media/index.js ] || npm run build:ts
 ADDON_BUILD="$BUILD-addon"
 SMOKE_STATUS=0
 CC=clang CXX=clang++ npx --no-install cmake-js build --out "$ADDON_BUILD" --CDPANTO_SANITIZE=ON >"$BUILD/addon-build.log" 2>&1 ||

@@ -33,14 +33,14 @@ const addon = createRequire(import.meta.url)(resolve(addonPath));
 addon.init(MediaError);
 
 const OK_CODES = new Set(['ERR_CORRUPT_MEDIA', 'ERR_UNSUPPORTED_MEDIA', 'ERR_MEDIA_TOO_LARGE']);
-// The addon takes resolved options only: the defaults come from their one home, src/media/policy.ts (built to dist/
-// by `npm run build:ts`; importing it loads no addon).
-const policyJs = join(ROOT, 'dist', 'media', 'policy.js');
-if (!existsSync(policyJs)) {
-  console.error(`native-asan-smoke: ${policyJs} is missing; run \`npm run build:ts\` first`);
+// The addon takes resolved options only: the defaults come from their one home, src/media/policy.ts, through the
+// built media entry (`npm run build:ts`; importing it loads no addon, the entry loads it on first use).
+const mediaJs = join(ROOT, 'dist', 'media', 'index.js');
+if (!existsSync(mediaJs)) {
+  console.error(`native-asan-smoke: ${mediaJs} is missing; run \`npm run build:ts\` first`);
   process.exit(2);
 }
-const { DEFAULT_PROCESS_OPTIONS: DEFAULTS } = await import(pathToFileURL(policyJs).href);
+const { DEFAULT_PROCESS_OPTIONS: DEFAULTS } = await import(pathToFileURL(mediaJs).href);
 const OPTION_SETS = [
   {},
   { maxDimension: 16 },

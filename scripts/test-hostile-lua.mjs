@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
-const dist = path.join(root, 'dist', 'lua', 'index.js');
+const dist = path.join(root, 'dist', 'index.js');
 const { BASE_BUDGETS, CASES, HOST_STALL_MS } = await import(
   path.join(root, 'test', 'lua', 'hostile-cases.mjs')
 );
