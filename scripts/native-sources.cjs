@@ -153,12 +153,18 @@ module.exports = {
   // libwebp's public headers otherwise mark every API function visibility("default"). PANTO_WEBP_SHOULD_ABORT names
   // the abort poll (native/core/budget.h) that cdeps/patches/libwebp/0001 calls between decoded rows;
   // PANTO_WEBP_MALLOC/CALLOC/FREE the allocator (native/core/webp-memory.cpp) cdeps/patches/libwebp/0002 gives it.
+  // PANTO_DEFLATE_MALLOC/FREE the allocator cdeps/patches/libdeflate/0002 gives libdeflate (native/core/budget.h):
+  // charged to the call, and from 64 KiB its own mapping, unmapped on free (a compressor is ~650 KB, of which level 4
+  // touches about half: sparse, so only that is resident). Through malloc it stayed resident in every libuv worker's
+  // arena that ever encoded a PNG.
   defines: [
     'WEBP_EXTERN=extern',
     'PANTO_WEBP_SHOULD_ABORT=panto_should_abort',
     'PANTO_WEBP_MALLOC=panto_webp_malloc',
     'PANTO_WEBP_CALLOC=panto_webp_calloc',
     'PANTO_WEBP_FREE=panto_webp_free',
+    'PANTO_DEFLATE_MALLOC=panto_budget_malloc_sparse',
+    'PANTO_DEFLATE_FREE=panto_budget_free',
   ],
   bindingDefines: ['NAPI_VERSION=8', 'NAPI_CPP_EXCEPTIONS', 'NODE_ADDON_API_DISABLE_DEPRECATED'],
   cflags: ['-std=c++17', '-O3', '-fexceptions', '-fvisibility=hidden', '-fvisibility-inlines-hidden'],
