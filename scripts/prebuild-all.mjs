@@ -215,7 +215,11 @@ async function buildTarget(zig, t, opts, env) {
     link.push(`-Wl,--version-script=${join(ROOT, S.exportsMap)}`, ...S.gcSectionsLdflags.elf);
     if (t.zig.includes('-gnu')) link.push('-lpthread', '-lm');
   } else if (t.os === 'mac') {
-    link.push('-Wl,-undefined,dynamic_lookup', `-Wl,-install_name,@rpath/${t.file}`, ...S.gcSectionsLdflags.macho);
+    link.push(
+      '-Wl,-undefined,dynamic_lookup',
+      `-Wl,-install_name,@rpath/${t.file}`,
+      ...S.gcSectionsLdflags.macho,
+    );
   } else if (t.os === 'win') {
     link.push(await nodeImportLib(zig, work, env));
   }
