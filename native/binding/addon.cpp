@@ -89,9 +89,14 @@ Napi::Value guarded(const Napi::CallbackInfo& info, F body) {
   }
 }
 
+/** Argument `i` as a Uint8Array (a Buffer is one); ERR_INVALID_ARGUMENT otherwise. napi_get_typedarray_info alone
+ *  tells: it refuses (napi_invalid_arg, no exception) anything that is not a typed array, so napi_is_typedarray is
+ *  never imported (each N-API import costs the first call a lookup in node's symbol table, see ProcessWorker). */
 Napi::Uint8Array bytes_arg(const Napi::CallbackInfo& info, size_t i) {
-  if (info.Length() <= i || !info[i].IsTypedArray() ||
-      info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+  napi_typedarray_type type;
+  if (info.Length() <= i ||
+      napi_get_typedarray_info(info.Env(), info[i], &type, nullptr, nullptr, nullptr, nullptr) != napi_ok ||
+      type != napi_uint8_array)
     throw_invalid(info.Env(), "bytes must be a Buffer or Uint8Array");
   return info[i].As<Napi::Uint8Array>();
 }
