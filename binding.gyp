@@ -142,7 +142,8 @@
             "-Wl,--version-script=<(module_root_dir)/<!(node -p \"require('./scripts/native-sources.cjs').exportsMap\")",
             "<!@(node -p \"require('./scripts/native-sources.cjs').gcSectionsLdflags.elf.join(' ')\")"
           ],
-          "libraries": ["-lpthread", "-lm"]
+          "libraries": ["-lpthread", "-lm"],
+          "cflags_cc": ["<!@(node -p \"require('./scripts/native-sources.cjs').gccCflags.join(' ')\")"]
         }],
         ["OS=='mac'", {
           "xcode_settings": {

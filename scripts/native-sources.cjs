@@ -16,10 +16,12 @@
  *   defines:   string[]  preprocessor definitions for core + cdeps + binding + the C libraries.
  *   bindingDefines: string[] extra definitions for the binding only.
  *   cflags:    string[]  C++ compile flags for core + cdeps + binding (GCC/Clang syntax; C++17, -O3, hidden
- *                        visibility, one section per function and data object, our string literals NOT in the
- *                        linker's mergeable sections: merged, "width" became the tail of a libwebp message far from
- *                        our other data and the first call faulted in 128 KB of libwebp's tables for it). MSVC and
- *                        Xcode equivalents live in binding.gyp.
+ *                        visibility, one section per function and data object). MSVC and Xcode equivalents live in
+ *                        binding.gyp.
+ *   gccCflags: string[]  added to cflags when the compiler is GCC (binding.gyp on Linux/FreeBSD, CMake when GCC;
+ *                        clang ignores it with a warning): our string literals NOT in the linker's mergeable
+ *                        sections. Merged by GNU ld, "width" became the tail of a libwebp message far from our other
+ *                        data and the first call faulted in 128 KB of libwebp's tables for it.
  *   ldflags:   string[]  extra link flags of the addon on every OS (the per-OS ones live in binding.gyp/CMake).
  *   gcSectionsLdflags: { elf: string[], macho: string[] }  the addon's link flags that drop the sections nothing
  *                        references (with the per-section cflags above): ELF (Linux, FreeBSD) and Mach-O (macOS),
@@ -186,8 +188,8 @@ module.exports = {
     '-fvisibility-inlines-hidden',
     '-ffunction-sections',
     '-fdata-sections',
-    '-fno-merge-constants',
   ],
+  gccCflags: ['-fno-merge-constants'],
   ldflags: [],
   gcSectionsLdflags: { elf: ['-Wl,--gc-sections'], macho: ['-Wl,-dead_strip'] },
   exportsMap: 'cdeps/addon-exports.map',
