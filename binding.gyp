@@ -122,11 +122,11 @@
     },
     {
       "target_name": "panto_media",
-      "dependencies": ["panto_webp", "panto_webp_sse41", "panto_deflate", "panto_zlib", "panto_jpeg"],
+      "dependencies": ["panto_zlib", "panto_deflate", "panto_jpeg", "panto_webp", "panto_webp_sse41"],
       "sources": [
+        "<!@(node -p \"require('./scripts/native-sources.cjs').binding.join(' ')\")",
         "<!@(node -p \"require('./scripts/native-sources.cjs').core.join(' ')\")",
-        "<!@(node -p \"require('./scripts/native-sources.cjs').cdeps.join(' ')\")",
-        "<!@(node -p \"require('./scripts/native-sources.cjs').binding.join(' ')\")"
+        "<!@(node -p \"require('./scripts/native-sources.cjs').cdeps.join(' ')\")"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
@@ -139,14 +139,17 @@
       "conditions": [
         ["OS=='linux' or OS=='freebsd'", {
           "ldflags": [
-            "-Wl,--version-script=<(module_root_dir)/<!(node -p \"require('./scripts/native-sources.cjs').exportsMap\")"
+            "-Wl,--version-script=<(module_root_dir)/<!(node -p \"require('./scripts/native-sources.cjs').exportsMap\")",
+            "<!@(node -p \"require('./scripts/native-sources.cjs').gcSectionsLdflags.elf.join(' ')\")"
           ],
-          "libraries": ["-lpthread", "-lm"]
+          "libraries": ["-lpthread", "-lm"],
+          "cflags_cc": ["<!@(node -p \"require('./scripts/native-sources.cjs').gccCflags.join(' ')\")"]
         }],
         ["OS=='mac'", {
           "xcode_settings": {
             "OTHER_LDFLAGS": [
-              "-Wl,-exported_symbols_list,<(module_root_dir)/<!(node -p \"require('./scripts/native-sources.cjs').exportsList\")"
+              "-Wl,-exported_symbols_list,<(module_root_dir)/<!(node -p \"require('./scripts/native-sources.cjs').exportsList\")",
+              "<!@(node -p \"require('./scripts/native-sources.cjs').gcSectionsLdflags.macho.join(' ')\")"
             ]
           }
         }]

@@ -5,7 +5,10 @@
  *
  * Shape (CommonJS so gyp and CMake can read it with plain `node`):
  *   core:      string[]  pure C++ core (no napi.h): sniff, probe, decode, orient, resize, encode, metadata strip.
- *                        Builds as a static library (CMake) or straight into the addon (gyp).
+ *                        Builds as a static library (CMake) or straight into the addon (gyp). The ORDER is the link
+ *                        order (gyp: binding, core, cdeps, then zlib, libdeflate, libjpeg-turbo, libwebp): what every
+ *                        call runs (budget, sniff/probe, metadata, the pipeline) first, then the codecs, so that the
+ *                        code a small call touches lies in few pages (the kernel maps code in 64 KiB blocks).
  *   cdeps:     string[]  the C++ translation unit(s) that instantiate third-party header libraries (stb) with our
  *                        configuration; part of the core library.
  *   binding:   string[]  the thin Node-API layer (needs node-addon-api + NAPI_VERSION).
@@ -13,8 +16,17 @@
  *   defines:   string[]  preprocessor definitions for core + cdeps + binding + the C libraries.
  *   bindingDefines: string[] extra definitions for the binding only.
  *   cflags:    string[]  C++ compile flags for core + cdeps + binding (GCC/Clang syntax; C++17, -O3, hidden
- *                        visibility). MSVC and Xcode equivalents live in binding.gyp.
+ *                        visibility, one section per function and data object). MSVC and Xcode equivalents live in
+ *                        binding.gyp.
+ *   gccCflags: string[]  added to cflags when the compiler is GCC (binding.gyp on Linux/FreeBSD, CMake when GCC;
+ *                        clang ignores it with a warning): our string literals NOT in the linker's mergeable
+ *                        sections. Merged by GNU ld, "width" became the tail of a libwebp message far from our other
+ *                        data and the first call faulted in 128 KB of libwebp's tables for it.
  *   ldflags:   string[]  extra link flags of the addon on every OS (the per-OS ones live in binding.gyp/CMake).
+ *   gcSectionsLdflags: { elf: string[], macho: string[] }  the addon's link flags that drop the sections nothing
+ *                        references (with the per-section cflags above): ELF (Linux, FreeBSD) and Mach-O (macOS),
+ *                        used by binding.gyp, CMakeLists.txt (cmake-js addon) and scripts/prebuild-all.mjs. MSVC's
+ *                        /OPT:REF is on by default in Release; zig's COFF link is left as it was.
  *   exportsMap: string    linker version script (ELF): only the two N-API entry points are exported.
  *   exportsList: string   the same for Mach-O (`-exported_symbols_list`).
  *
@@ -54,8 +66,9 @@
  *                                     NEON_INTRINSICS; add .arm64IncludeDirs().
  *   libjpegTurbo.includeDirs(): string[]  include dirs for compiling libjpeg-turbo (and for <jpeglib.h>).
  *   hasNasm():              boolean   nasm is on PATH (x86-64 builds use the SIMD code only then; else C-only).
- *   cdepsCflags:            string[]  C flags of the C libraries (GCC/Clang; -O2, hidden visibility, no warnings:
- *                                     third-party code is not ours to fix).
+ *   cdepsCflags:            string[]  C flags of the C libraries (GCC/Clang; -O2, hidden visibility, one section
+ *                                     per function and data object, no warnings: third-party code is not ours to
+ *                                     fix).
  */
 const { execFileSync } = require('node:child_process');
 const { readdirSync } = require('node:fs');
@@ -125,26 +138,26 @@ function hasNasm() {
 module.exports = {
   core: [
     'native/core/budget.cpp',
-    'native/core/cost.cpp',
     'native/core/media-type.cpp',
     'native/core/probe.cpp',
     'native/core/metadata-strip.cpp',
+    'native/core/cost.cpp',
+    'native/core/process.cpp',
+    'native/core/pdf.cpp',
+    'native/core/parallel.cpp',
     'native/core/pixels.cpp',
     'native/core/decode.cpp',
-    'native/core/png-decode.cpp',
-    'native/core/png-resize-stream.cpp',
-    'native/core/row-resize-stream.cpp',
-    'native/core/decoded-resize-stream.cpp',
+    'native/core/encode.cpp',
     'native/core/jpeg-decode.cpp',
     'native/core/jpeg-resize-stream.cpp',
+    'native/core/row-resize-stream.cpp',
     'native/core/jpeg-encode.cpp',
     'native/core/jpeg-memory.cpp',
-    'native/core/encode.cpp',
-    'native/core/png-encode.cpp',
-    'native/core/pdf.cpp',
-    'native/core/process.cpp',
+    'native/core/png-decode.cpp',
+    'native/core/png-resize-stream.cpp',
     'native/core/png-unfilter.cpp',
-    'native/core/parallel.cpp',
+    'native/core/png-encode.cpp',
+    'native/core/decoded-resize-stream.cpp',
     'native/core/webp-memory.cpp',
   ],
   cdeps: ['cdeps/stb-impl.cpp'],
@@ -153,16 +166,32 @@ module.exports = {
   // libwebp's public headers otherwise mark every API function visibility("default"). PANTO_WEBP_SHOULD_ABORT names
   // the abort poll (native/core/budget.h) that cdeps/patches/libwebp/0001 calls between decoded rows;
   // PANTO_WEBP_MALLOC/CALLOC/FREE the allocator (native/core/webp-memory.cpp) cdeps/patches/libwebp/0002 gives it.
+  // PANTO_DEFLATE_MALLOC/FREE the allocator cdeps/patches/libdeflate/0002 gives libdeflate (native/core/budget.h):
+  // charged to the call, and from 64 KiB its own mapping, unmapped on free (a compressor is ~650 KB, of which level 4
+  // touches about half: sparse, so only that is resident). Through malloc it stayed resident in every libuv worker's
+  // arena that ever encoded a PNG.
   defines: [
     'WEBP_EXTERN=extern',
     'PANTO_WEBP_SHOULD_ABORT=panto_should_abort',
     'PANTO_WEBP_MALLOC=panto_webp_malloc',
     'PANTO_WEBP_CALLOC=panto_webp_calloc',
     'PANTO_WEBP_FREE=panto_webp_free',
+    'PANTO_DEFLATE_MALLOC=panto_budget_malloc_sparse',
+    'PANTO_DEFLATE_FREE=panto_budget_free',
   ],
   bindingDefines: ['NAPI_VERSION=8', 'NAPI_CPP_EXCEPTIONS', 'NODE_ADDON_API_DISABLE_DEPRECATED'],
-  cflags: ['-std=c++17', '-O3', '-fexceptions', '-fvisibility=hidden', '-fvisibility-inlines-hidden'],
+  cflags: [
+    '-std=c++17',
+    '-O3',
+    '-fexceptions',
+    '-fvisibility=hidden',
+    '-fvisibility-inlines-hidden',
+    '-ffunction-sections',
+    '-fdata-sections',
+  ],
+  gccCflags: ['-fno-merge-constants'],
   ldflags: [],
+  gcSectionsLdflags: { elf: ['-Wl,--gc-sections'], macho: ['-Wl,-dead_strip'] },
   exportsMap: 'cdeps/addon-exports.map',
   exportsList: 'cdeps/addon-exports.txt',
   cdepsSrcDir,
@@ -213,5 +242,5 @@ module.exports = {
       ),
     defines: ['Z_PREFIX', 'Z_SOLO'],
   },
-  cdepsCflags: ['-O2', '-fvisibility=hidden', '-w'],
+  cdepsCflags: ['-O2', '-fvisibility=hidden', '-w', '-ffunction-sections', '-fdata-sections'],
 };

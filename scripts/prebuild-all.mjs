@@ -212,10 +212,14 @@ async function buildTarget(zig, t, opts, env) {
   );
   const link = ['c++', '-target', t.zig, '-shared', '-fPIC', '-s', ...objects];
   if (t.os === 'linux') {
-    link.push(`-Wl,--version-script=${join(ROOT, S.exportsMap)}`);
+    link.push(`-Wl,--version-script=${join(ROOT, S.exportsMap)}`, ...S.gcSectionsLdflags.elf);
     if (t.zig.includes('-gnu')) link.push('-lpthread', '-lm');
   } else if (t.os === 'mac') {
-    link.push('-Wl,-undefined,dynamic_lookup', `-Wl,-install_name,@rpath/${t.file}`);
+    link.push(
+      '-Wl,-undefined,dynamic_lookup',
+      `-Wl,-install_name,@rpath/${t.file}`,
+      ...S.gcSectionsLdflags.macho,
+    );
   } else if (t.os === 'win') {
     link.push(await nodeImportLib(zig, work, env));
   }

@@ -6,7 +6,7 @@
 //   sniff(u8) -> string|null    synchronous, magic bytes only.
 //   probe(u8) -> info|null      synchronous, header only; null for unrecognised/unsupported types, throws
 //                               MediaError(ERR_CORRUPT_MEDIA/...) for a supported type with an unreadable header.
-//   process(u8, opts, token?, owned?) -> Promise<result>   work on the libuv threadpool (AsyncWorker). `opts` are
+//   process(u8, opts, token?, owned?) -> Promise<result>   work on the libuv threadpool (napi async work). `opts` are
 //                               RESOLVED options (src/media/policy.ts): every field present and in range, else
 //                               ERR_INVALID_ARGUMENT naming the field, the expected range and the actual value.
 //                               Rejects with code ERR_MEDIA_BUSY (internal, never user-facing) when the process-wide
@@ -89,9 +89,14 @@ Napi::Value guarded(const Napi::CallbackInfo& info, F body) {
   }
 }
 
+/** Argument `i` as a Uint8Array (a Buffer is one); ERR_INVALID_ARGUMENT otherwise. napi_get_typedarray_info alone
+ *  tells: it refuses (napi_invalid_arg, no exception) anything that is not a typed array, so napi_is_typedarray is
+ *  never imported (each N-API import costs the first call a lookup in node's symbol table, see ProcessWorker). */
 Napi::Uint8Array bytes_arg(const Napi::CallbackInfo& info, size_t i) {
-  if (info.Length() <= i || !info[i].IsTypedArray() ||
-      info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+  napi_typedarray_type type;
+  if (info.Length() <= i ||
+      napi_get_typedarray_info(info.Env(), info[i], &type, nullptr, nullptr, nullptr, nullptr) != napi_ok ||
+      type != napi_uint8_array)
     throw_invalid(info.Env(), "bytes must be a Buffer or Uint8Array");
   return info[i].As<Napi::Uint8Array>();
 }
@@ -260,11 +265,19 @@ Napi::Value Abort(const Napi::CallbackInfo& info) {
 
 // ---- process ---------------------------------------------------------------------------------------------------
 
-class ProcessWorker : public Napi::AsyncWorker {
+/**
+ * One process() call: its input, options and result, run as raw Node-API async work (Execute on a libuv threadpool
+ * thread, then Complete on the JS thread, which settles the promise and deletes the worker). Not Napi::AsyncWorker:
+ * node opens the completion callback's handle scope itself, and every N-API function the addon calls is looked up by
+ * name in node's dynamic symbol table the first time (lazy binding), faulting in 64 KiB blocks of a table several MB
+ * large at scattered places; AsyncWorker's extra imports (a latin1 resource name, its own handle scope) cost the
+ * first call ~128 KB of resident memory for nothing.
+ */
+class ProcessWorker {
  public:
   /** A call on its own copy of the input (`input`). */
   ProcessWorker(Napi::Env env, panto::OwnedBytes input, panto::ProcessOptions opts, AbortFlag abort)
-      : Napi::AsyncWorker(env, "panto:processMedia"),
+      : env_(env),
         deferred_(Napi::Promise::Deferred::New(env)),
         input_(std::move(input)),
         opts_(std::move(opts)),
@@ -275,10 +288,7 @@ class ProcessWorker : public Napi::AsyncWorker {
 
   /** A call on an input it was handed (`owned`, see Ownership above): read in place, referenced until destroyed. */
   ProcessWorker(Napi::Env env, const Napi::Uint8Array& owned, panto::ProcessOptions opts, AbortFlag abort)
-      : Napi::AsyncWorker(env, "panto:processMedia"),
-        deferred_(Napi::Promise::Deferred::New(env)),
-        opts_(std::move(opts)),
-        abort_(std::move(abort)) {
+      : env_(env), deferred_(Napi::Promise::Deferred::New(env)), opts_(std::move(opts)), abort_(std::move(abort)) {
     opts_.abort_flag = abort_.get();
     Napi::ArrayBuffer ab = owned.ArrayBuffer();
     owned_ = Napi::Persistent(ab);
@@ -286,22 +296,48 @@ class ProcessWorker : public Napi::AsyncWorker {
     in_ = {owned.Data(), owned.ByteLength()};
   }
 
+  ~ProcessWorker() {
+    if (work_) napi_delete_async_work(env_, work_);  // environment teardown: nothing left to release
+  }
+
+  ProcessWorker(const ProcessWorker&) = delete;
+  ProcessWorker& operator=(const ProcessWorker&) = delete;
+
   Napi::Promise Promise() { return deferred_.Promise(); }
 
- protected:
-  void Execute() override {
+  /** Creates and queues the work (throws a Napi::Error when N-API refuses). Once it returns, the work owns `this`:
+   *  Complete deletes it. */
+  void Queue() {
+    napi_value name;
+    napi_status s = napi_create_string_utf8(env_, "panto:processMedia", NAPI_AUTO_LENGTH, &name);
+    if (s == napi_ok) s = napi_create_async_work(env_, nullptr, name, Execute, Complete, this, &work_);
+    if (s == napi_ok) s = napi_queue_async_work(env_, work_);
+    NAPI_THROW_IF_FAILED_VOID(env_, s);
+  }
+
+ private:
+  /** Threadpool thread: the core's work; nothing escapes. */
+  static void Execute(napi_env, void* data) {
+    auto* self = static_cast<ProcessWorker*>(data);
     try {
-      status_ = panto::process(in_.data, in_.size, opts_, &result_);
+      self->status_ = panto::process(self->in_.data, self->in_.size, self->opts_, &self->result_);
     } catch (...) {
-      status_ = panto::Status::Err("ERR_INTERNAL", "unexpected exception in the media worker");
+      self->status_ = panto::Status::Err("ERR_INTERNAL", "unexpected exception in the media worker");
     }
   }
 
   // Completion runs on the JS thread, also while a worker_thread's environment is being torn down (N-API calls then
-  // fail). Nothing may escape: a throw here terminates the whole process.
-  void OnOK() override {
+  // fail). Nothing may escape: a throw here terminates the whole process. `napi_cancelled` (never asked for) leaves
+  // the promise pending, as Napi::AsyncWorker did.
+  static void Complete(napi_env env, napi_status status, void* data) {
+    auto* self = static_cast<ProcessWorker*>(data);
+    if (status != napi_cancelled) self->Finish(Napi::Env(env));
+    delete self;
+  }
+
+  void Finish(Napi::Env env) {
     try {
-      Settle();
+      Settle(env);
     } catch (const Napi::Error& e) {
       try {
         deferred_.Reject(e.Value());
@@ -309,23 +345,14 @@ class ProcessWorker : public Napi::AsyncWorker {
       }
     } catch (...) {
       try {
-        deferred_.Reject(make_error(Env(), "ERR_MEDIA_TOO_LARGE", "out of memory building the result",
-                                    panto::MediaType::Unknown));
+        deferred_.Reject(
+            make_error(env, "ERR_MEDIA_TOO_LARGE", "out of memory building the result", panto::MediaType::Unknown));
       } catch (...) {
       }
     }
   }
 
-  void OnError(const Napi::Error& e) override {
-    try {
-      deferred_.Reject(e.Value());
-    } catch (...) {
-    }
-  }
-
- private:
-  void Settle() {
-    Napi::Env env = Env();
+  void Settle(Napi::Env env) {
     if (!status_.ok()) {
       deferred_.Reject(make_error(env, status_.code, status_.message, status_.media_type));
       return;
@@ -333,10 +360,15 @@ class ProcessWorker : public Napi::AsyncWorker {
     Napi::Object o = Napi::Object::New(env);
     const size_t input_len = in_.size;
     // Pass-through: the call's own copy of the input (or the input it was handed) is the result (no second copy).
-    if (result_.unchanged && !owned_.IsEmpty())
-      o.Set("data", Napi::Uint8Array::New(env, in_.size, owned_.Value(), owned_offset_));
-    else
+    if (result_.unchanged && !owned_.IsEmpty()) {
+      napi_value view;  // a Uint8Array over the handed ArrayBuffer (napi directly: Napi::Uint8Array::New asks for
+                        // the buffer's data pointer too, one more N-API import)
+      napi_status s = napi_create_typedarray(env, napi_uint8_array, in_.size, owned_.Value(), owned_offset_, &view);
+      NAPI_THROW_IF_FAILED_VOID(env, s);
+      o.Set("data", Napi::Value(env, view));
+    } else {
       o.Set("data", to_buffer(env, result_.unchanged ? &input_ : &result_.data));
+    }
     o.Set("mediaType", panto::mime_of(result_.type));
     o.Set("width", Napi::Number::New(env, result_.width));
     o.Set("height", Napi::Number::New(env, result_.height));
@@ -348,6 +380,8 @@ class ProcessWorker : public Napi::AsyncWorker {
     deferred_.Resolve(o);
   }
 
+  napi_env env_;
+  napi_async_work work_ = nullptr;
   Napi::Promise::Deferred deferred_;
   panto::OwnedBytes input_;                    // the call's copy (empty when it was handed its input)
   Napi::Reference<Napi::ArrayBuffer> owned_;   // the input it was handed (empty on a copy)
@@ -379,10 +413,11 @@ Napi::Value Process(const Napi::CallbackInfo& info) {
     // The worker's own copy (copy_input), or the input it was handed: read again only as a pass-through result.
     opts.input_discardable = true;
     const bool owned = info.Length() > 3 && info[3].IsBoolean() && info[3].As<Napi::Boolean>().Value();
-    auto* w = owned ? new ProcessWorker(env, b, std::move(opts), std::move(abort))
-                    : new ProcessWorker(env, copy_input(env, b), std::move(opts), std::move(abort));
+    std::unique_ptr<ProcessWorker> w(owned ? new ProcessWorker(env, b, std::move(opts), std::move(abort))
+                                           : new ProcessWorker(env, copy_input(env, b), std::move(opts), std::move(abort)));
     Napi::Promise p = w->Promise();
     w->Queue();
+    w.release();  // the queued work owns it now (ProcessWorker::Complete deletes it)
     return p;
   });
 }

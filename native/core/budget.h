@@ -30,7 +30,7 @@ void* panto_budget_malloc(size_t size);
  *  size is what was written. A realloc of it keeps that. */
 void* panto_budget_malloc_sparse(size_t size);
 /** Like panto_budget_malloc (same charge, same free/realloc) for a block written once in full and then read front
- *  to back by a decoder: the copy of a caller's input. From 256 KiB (Linux) it is its own mapping on 4 KiB pages
+ *  to back by a decoder: the copy of a caller's input. From 64 KiB (Linux) it is its own mapping on 4 KiB pages
  *  (advised MADV_NOHUGEPAGE, prefaulted where the kernel can), so that discard_input (below) can return any whole
  *  pages of it to the OS. */
 void* panto_budget_malloc_input(size_t size);
@@ -100,7 +100,7 @@ class InputDiscardScope {
 /**
  * Returns to the OS the whole pages of [begin, end) that lie inside the input the active budget declared
  * discardable (InputDiscardScope); they read as zeros afterwards. For a decoder that has consumed [begin, end) of
- * its input for good. A no-op without such a scope, outside that range, for a block below 256 KiB, and off Linux.
+ * its input for good. A no-op without such a scope, outside that range, for a block below 64 KiB, and off Linux.
  * Returns the bytes released (whole pages).
  */
 size_t discard_input(const uint8_t* begin, const uint8_t* end);
