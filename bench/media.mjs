@@ -14,18 +14,19 @@
  * takes that buffer over (`processMedia(bytes, { transfer: true })`: no input copy, the buffer is detached), sharp
  * reads it in place — what a caller that hands its bytes on gets from each.
  * Memory: each (library, input) pair also runs in its OWN child (warm-up + 2 runs) that loads only that library, and
- * reports its peak RSS (VmHWM, whole process incl. Node itself) and its baseline RSS before the first run.
+ * reports its peak RSS (VmHWM, whole process incl. Node itself) and its baseline RSS before the first run; BENCH_RSS_RUNS
+ * such children (default 3), the median kept. The same child with no library (input read only) gives the harness's
+ * floor, printed beside: on small inputs Node itself is most of either process.
  * sharp's cache is off; its thread pool is left at default (it may use both cores for one image; libpanto uses the
  * call's threadpool thread plus one helper thread for its row-split stages: resize and PNG filtering).
  *
  * Also: the cost of owning the input bytes (`ownership`) and the "hostile" table (`hostile`: every bomb class of issue
  * 12 through scripts/test-hostile-media.mjs, libpanto and sharp each in a fresh child, peak RSS and time).
  *
- * Env: BENCH_RUNS (default 7), BENCH_ONLY=name[,name] to run a subset (input names, `scaling`, `ownership`,
+ * Env: BENCH_RUNS (default 7), BENCH_RSS_RUNS (default 3), BENCH_ONLY=name[,name] to run a subset (input names, `scaling`, `ownership`,
  * `hostile`).
  * Every output is compared with sharp's for the same input and size: PSNR in dB (both decoded by sharp; >= 30 dB).
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -57,7 +58,7 @@ const scalingSize = (mp) => {
 const MIN_PSNR = 30;
 /**
  * Issue 16: peak RSS at most this share of sharp's on the same input. Checked twice: on the whole process (Node's own
- * ~46 MB and the input Buffer included, so it also measures the runtime) and on the working memory of the call (peak
+ * ~42 MB and the input Buffer included, so it also measures the runtime) and on the working memory of the call (peak
  * minus the RSS just before the first run, with the library loaded and the input read: what the processing costs).
  */
 const MAX_RSS_RATIO = 0.5;
@@ -73,6 +74,10 @@ function vmHwmMb() {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
+
+// The driver spawns; a worker never does, so it does not load node:child_process (~1 MB of RSS that would sit in the
+// whole-process peak of both libraries alike).
+const { spawnSync } = process.argv[2] === '--worker' ? {} : await import('node:child_process');
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -177,10 +182,13 @@ if (process.argv[2] === '--worker') {
   } else if (mode === 'rss') {
     const [lib, file, format] = process.argv.slice(4);
     // Load only the measured library (`input` is only what pipelines() is built over: every run gets its own).
+    // `none`: no library, the input read the same way: the harness's own floor (Node and this worker).
     const run =
-      lib === 'sharp'
-        ? (await pipelines(Buffer.alloc(0), format)).sharp
-        : (await pipelines(Buffer.alloc(0), '')).libpanto;
+      lib === 'none'
+        ? async (input) => ({ bytes: input.length })
+        : lib === 'sharp'
+          ? (await pipelines(Buffer.alloc(0), format)).sharp
+          : (await pipelines(Buffer.alloc(0), '')).libpanto;
     const firstInput = freshInput(file);
     const baselineRssMb = process.memoryUsage.rss() / 2 ** 20; // library loaded, the first run's input read
     const { data: _data, ...first } = await run(firstInput);
@@ -546,6 +554,24 @@ function worker(...args) {
   return JSON.parse(r.stdout);
 }
 
+/** Child processes per (library, input) for the peak-RSS figures (median taken): sharp's own peak varies by
+ *  ~10% from one process to the next. BENCH_RSS_RUNS, default 3. */
+const RSS_RUNS = Number(process.env.BENCH_RSS_RUNS ?? 3);
+
+/** `--worker rss` run RSS_RUNS times; the run with the median peak RSS (or the first error). */
+function rssWorker(lib, file, format = '') {
+  const runs = [];
+  for (let i = 0; i < RSS_RUNS; i++) {
+    const r = worker('rss', lib, file, format);
+    if (r.error) return r;
+    runs.push(r);
+  }
+  return runs.sort((a, b) => a.peakRssMb - b.peakRssMb)[Math.floor(runs.length / 2)];
+}
+
+/** Peak RSS in MB with one decimal (ours moves by tenths between builds). */
+const fmtRss = (mb) => (mb === undefined ? 'n/a' : mb.toFixed(1));
+
 const fmtMs = (x) => (x === undefined ? 'n/a' : x < 10 ? x.toFixed(2) : x.toFixed(0));
 const fmtMb = (bytes) => (bytes === undefined ? 'n/a' : (bytes / 2 ** 20).toFixed(2));
 const pad = (s, n) => String(s).padEnd(n);
@@ -582,8 +608,9 @@ async function main() {
     const file = join(TMP, c.name);
     const timing = worker('time', file, c.sharp ?? '');
     const withTime = (rss, ms) => ({ ...rss, ms, error: timing.error ?? rss.error });
-    const ours = withTime(worker('rss', 'libpanto', file), timing.libpanto);
-    const theirs = c.sharp ? withTime(worker('rss', 'sharp', file, c.sharp), timing.sharp) : undefined;
+    const ours = withTime(rssWorker('libpanto', file), timing.libpanto);
+    const theirs = c.sharp ? withTime(rssWorker('sharp', file, c.sharp), timing.sharp) : undefined;
+    const floor = c.sharp ? rssWorker('none', file) : undefined;
     const ratio = ours.ms !== undefined && theirs?.ms !== undefined ? ours.ms / theirs.ms : undefined;
     const q = c.sharp ? psnrOf(file, c.sharp, c.label, misses) : undefined;
     const ok = ratio === undefined || c.target === null ? '' : ratio <= c.target ? ' ok' : ' MISSED';
@@ -594,7 +621,7 @@ async function main() {
       ours.peakRssMb > MAX_RSS_RATIO * theirs.peakRssMb
     )
       misses.push(
-        `${c.label}: peak RSS (whole process) ${ours.peakRssMb.toFixed(0)} MB = ` +
+        `${c.label}: peak RSS (whole process) ${fmtRss(ours.peakRssMb)} MB = ` +
           `${(ours.peakRssMb / theirs.peakRssMb).toFixed(2)}x sharp's > ${MAX_RSS_RATIO}x`,
       );
     const work =
@@ -608,9 +635,9 @@ async function main() {
       );
     console.log(
       `${pad(c.label, 38)}${pad(fmtMb(readFileSync(file).length), 9)}| ` +
-        `${pad(fmtMs(ours.ms), 12)}${pad(fmtMb(ours.bytes), 8)}${pad(ours.peakRssMb?.toFixed(0) ?? 'n/a', 9)}| ` +
+        `${pad(fmtMs(ours.ms), 12)}${pad(fmtMb(ours.bytes), 8)}${pad(fmtRss(ours.peakRssMb), 9)}| ` +
         `${pad(theirs ? fmtMs(theirs.ms) : 'n/a', 9)}${pad(fmtMb(theirs?.bytes), 8)}` +
-        `${pad(theirs?.peakRssMb?.toFixed(0) ?? 'n/a', 9)}| ${pad(ratio ? `${ratio.toFixed(2)}x` : 'n/a', 7)}` +
+        `${pad(fmtRss(theirs?.peakRssMb), 9)}| ${pad(ratio ? `${ratio.toFixed(2)}x` : 'n/a', 7)}` +
         `${pad(q ?? 'n/a', 8)}${c.target ? `<=${c.target}x${ok}` : '(sharp cannot read BMP)'}`,
     );
     if (work)
@@ -618,6 +645,13 @@ async function main() {
         `    working memory (peak RSS - RSS before the first run): libpanto ${work.ours.toFixed(0)} MB, sharp ` +
           `${work.theirs.toFixed(0)} MB -> ${work.ratio.toFixed(2)}x; whole process ` +
           `${(ours.peakRssMb / theirs.peakRssMb).toFixed(2)}x`,
+      );
+    if (floor?.peakRssMb !== undefined && theirs?.peakRssMb !== undefined && ours.peakRssMb !== undefined)
+      console.log(
+        `    harness alone (Node + this worker, input read, no library): ${fmtRss(floor.peakRssMb)} MB = ` +
+          `${(floor.peakRssMb / theirs.peakRssMb).toFixed(2)}x sharp's peak; above it: libpanto ` +
+          `${fmtRss(ours.peakRssMb - floor.peakRssMb)} MB, sharp ${fmtRss(theirs.peakRssMb - floor.peakRssMb)} MB -> ` +
+          `${((ours.peakRssMb - floor.peakRssMb) / (theirs.peakRssMb - floor.peakRssMb)).toFixed(2)}x`,
       );
     if (timing.cpu?.sharp)
       console.log(
@@ -694,10 +728,11 @@ function workingRatio(ours, theirs) {
 function scalingTable(misses) {
   const header =
     `${pad('JPEG q90 -> <=2000 JPEG', 26)}| ${pad('libpanto ms', 12)}${pad('RSS MB', 8)}| ${pad('sharp ms', 9)}` +
-    `${pad('RSS MB', 8)}| ${pad('time', 7)}${pad('CPU', 7)}${pad('RSS', 7)}${pad('work', 7)}${pad('PSNR', 7)}| ms/MP (vs 4 MP)`;
+    `${pad('RSS MB', 8)}| ${pad('time', 7)}${pad('CPU', 7)}${pad('RSS', 7)}${pad('floor', 7)}${pad('work', 7)}${pad('PSNR', 7)}| ms/MP (vs 4 MP)`;
   console.log(
     `\nscaling (ratios libpanto / sharp: wall time, CPU time of all threads, peak RSS, working memory = peak RSS ` +
-      `minus RSS before the first run; PSNR in dB of our output ` +
+      `minus RSS before the first run; floor = the harness alone (Node + the worker, input read, no library) / ` +
+      `sharp's peak, the least any library's RSS ratio can be; PSNR in dB of our output ` +
       `vs sharp's)\n${header}`,
   );
   console.log('-'.repeat(header.length));
@@ -707,14 +742,20 @@ function scalingTable(misses) {
     const [w, h] = scalingSize(mp);
     const label = `${mp} MP ${w}x${h}`;
     const timing = worker('time', file, 'jpeg');
-    const ours = { ...worker('rss', 'libpanto', file), ms: timing.libpanto };
-    const theirs = { ...worker('rss', 'sharp', file, 'jpeg'), ms: timing.sharp };
-    if (timing.error || ours.error || theirs.error) {
-      console.log(`${pad(label, 26)}| ERROR ${timing.error ?? ours.error ?? theirs.error}`);
+    const ours = { ...rssWorker('libpanto', file), ms: timing.libpanto };
+    const theirs = { ...rssWorker('sharp', file, 'jpeg'), ms: timing.sharp };
+    const floor = rssWorker('none', file);
+    if (timing.error || ours.error || theirs.error || floor.error) {
+      console.log(`${pad(label, 26)}| ERROR ${timing.error ?? ours.error ?? theirs.error ?? floor.error}`);
       misses.push(`scaling ${label}: failed`);
       continue;
     }
     const q = psnrOf(file, 'jpeg', `scaling ${label}`, misses);
+    if (ours.peakRssMb > MAX_RSS_RATIO * theirs.peakRssMb)
+      misses.push(
+        `scaling ${label}: peak RSS (whole process) ${fmtRss(ours.peakRssMb)} MB = ` +
+          `${(ours.peakRssMb / theirs.peakRssMb).toFixed(2)}x sharp's > ${MAX_RSS_RATIO}x`,
+      );
     const perMp = ours.ms / mp;
     if (mp === 4) perMp4 = perMp;
     const growth = perMp4 && mp > 4 ? perMp / perMp4 : undefined;
@@ -723,10 +764,11 @@ function scalingTable(misses) {
         `scaling ${label}: ${perMp.toFixed(1)} ms/MP is ${growth.toFixed(2)}x the 4 MP row's (superlinear)`,
       );
     console.log(
-      `${pad(label, 26)}| ${pad(fmtMs(ours.ms), 12)}${pad(ours.peakRssMb.toFixed(0), 8)}| ${pad(fmtMs(theirs.ms), 9)}` +
-        `${pad(theirs.peakRssMb.toFixed(0), 8)}| ${pad(`${(ours.ms / theirs.ms).toFixed(2)}x`, 7)}` +
+      `${pad(label, 26)}| ${pad(fmtMs(ours.ms), 12)}${pad(fmtRss(ours.peakRssMb), 8)}| ${pad(fmtMs(theirs.ms), 9)}` +
+        `${pad(fmtRss(theirs.peakRssMb), 8)}| ${pad(`${(ours.ms / theirs.ms).toFixed(2)}x`, 7)}` +
         `${pad(`${(timing.cpu.libpanto / timing.cpu.sharp).toFixed(2)}x`, 7)}` +
         `${pad(`${(ours.peakRssMb / theirs.peakRssMb).toFixed(2)}x`, 7)}` +
+        `${pad(`${(floor.peakRssMb / theirs.peakRssMb).toFixed(2)}x`, 7)}` +
         `${pad(`${workingRatio(ours, theirs).ratio.toFixed(2)}x`, 7)}${pad(q, 7)}| ${perMp.toFixed(1)}` +
         `${growth !== undefined ? ` (${growth.toFixed(2)}x)` : ''}`,
     );
