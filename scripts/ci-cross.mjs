@@ -445,11 +445,14 @@ await step('bullseye', () => {
 await step('pack', () => {
   const tmp = mkdtempSync(join(tmpdir(), 'panto-pack-'));
   try {
-    // prepack (fetch-cdeps --print-src) prints a path before npm's JSON.
+    // The lifecycle scripts print before npm's JSON (prepack: fetch-cdeps --print-src; prepare: patch-package and the
+    // build, whose lines may start with '[' too): the JSON is the array opened by a line that is '[' alone.
     const packOut = sh('npm', ['pack', '--json', '--pack-destination', tmp], {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
-    const packed = JSON.parse(packOut.slice(packOut.indexOf('[')));
+    const start = packOut.search(/^\[\s*$/m);
+    if (start < 0) throw new Error(`npm pack printed no JSON array:\n${packOut.slice(-2000)}`);
+    const packed = JSON.parse(packOut.slice(start));
     const info = packed[0];
     const tarball = join(tmp, info.filename);
     const files = info.files.map((f) => f.path);
