@@ -649,9 +649,13 @@ async function main() {
     if (floor?.peakRssMb !== undefined && theirs?.peakRssMb !== undefined && ours.peakRssMb !== undefined)
       console.log(
         `    harness alone (Node + this worker, input read, no library): ${fmtRss(floor.peakRssMb)} MB = ` +
-          `${(floor.peakRssMb / theirs.peakRssMb).toFixed(2)}x sharp's peak; above it: libpanto ` +
-          `${fmtRss(ours.peakRssMb - floor.peakRssMb)} MB, sharp ${fmtRss(theirs.peakRssMb - floor.peakRssMb)} MB -> ` +
-          `${((ours.peakRssMb - floor.peakRssMb) / (theirs.peakRssMb - floor.peakRssMb)).toFixed(2)}x`,
+          `${(floor.peakRssMb / theirs.peakRssMb).toFixed(2)}x sharp's peak; ` +
+          (ours.peakRssMb > floor.peakRssMb
+            ? `above it: libpanto ${fmtRss(ours.peakRssMb - floor.peakRssMb)} MB, sharp ` +
+              `${fmtRss(theirs.peakRssMb - floor.peakRssMb)} MB -> ` +
+              `${((ours.peakRssMb - floor.peakRssMb) / (theirs.peakRssMb - floor.peakRssMb)).toFixed(2)}x`
+            : `libpanto's peak is below it (the input it was handed goes back to the OS as it is decoded), sharp ` +
+              `${fmtRss(theirs.peakRssMb - floor.peakRssMb)} MB above it`),
       );
     if (timing.cpu?.sharp)
       console.log(
@@ -731,8 +735,8 @@ function scalingTable(misses) {
     `${pad('RSS MB', 8)}| ${pad('time', 7)}${pad('CPU', 7)}${pad('RSS', 7)}${pad('floor', 7)}${pad('work', 7)}${pad('PSNR', 7)}| ms/MP (vs 4 MP)`;
   console.log(
     `\nscaling (ratios libpanto / sharp: wall time, CPU time of all threads, peak RSS, working memory = peak RSS ` +
-      `minus RSS before the first run; floor = the harness alone (Node + the worker, input read, no library) / ` +
-      `sharp's peak, the least any library's RSS ratio can be; PSNR in dB of our output ` +
+      `minus RSS before the first run; floor = the harness alone (Node + the worker, input read and held, no library) / ` +
+      `sharp's peak: what a library that keeps its input cannot go below; PSNR in dB of our output ` +
       `vs sharp's)\n${header}`,
   );
   console.log('-'.repeat(header.length));
