@@ -9,6 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PantoError } from './errors.js';
 
 interface PackageJson {
   name?: string;
@@ -17,27 +18,42 @@ interface PackageJson {
 
 let found: { root: string; pkg: PackageJson } | undefined;
 
+/** The parsed package.json in `dir`, or undefined when there is none or it is not JSON (not ours either way). */
+function readPackageJson(dir: string): PackageJson | undefined {
+  const file = join(dir, 'package.json');
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as PackageJson;
+  } catch {
+    return undefined;
+  }
+}
+
 function locate(): { root: string; pkg: PackageJson } {
   if (found) return found;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, 'utf8')) as PackageJson;
-      if (pkg.name === 'libpanto') {
-        found = { root: dir, pkg };
-        return found;
-      }
+  const start = dirname(fileURLToPath(import.meta.url));
+  for (let dir = start; ; ) {
+    const pkg = readPackageJson(dir);
+    if (pkg?.name === 'libpanto') {
+      found = { root: dir, pkg };
+      return found;
     }
     const up = dirname(dir);
-    if (up === dir) throw new Error('libpanto package root not found');
+    if (up === dir)
+      throw new PantoError(
+        'ERR_INTERNAL',
+        `libpanto's package.json was not found in ${start} or any directory above it: libpanto must run from its ` +
+          'package directory (as npm installs it), not copied into another bundle, because it loads files it ships ' +
+          '(the media addon, the Lua tools, the Lua worker script)',
+      );
     dir = up;
   }
 }
 
 /**
  * The absolute path of the libpanto package root (the directory of its package.json). Read once, then cached.
- * Throws a plain Error when no ancestor directory holds libpanto's package.json (a broken install).
+ * Throws `PantoError` `ERR_INTERNAL` when no ancestor directory holds libpanto's package.json (the code was moved out
+ * of its package, e.g. re-bundled). Nothing calls it while the package is imported, only when a feature needs a file.
  */
 export function packageRoot(): string {
   return locate().root;
@@ -48,9 +64,11 @@ export function packagePath(...segments: string[]): string {
   return join(locate().root, ...segments);
 }
 
-/** The package's version from its package.json. Throws a plain Error when package.json has no version string. */
+/** The package's version from its package.json. Throws `PantoError` `ERR_INTERNAL` as `packageRoot` does, and when
+ *  package.json has no version string. */
 export function packageVersion(): string {
   const { version } = locate().pkg;
-  if (typeof version !== 'string') throw new Error("libpanto's package.json has no version");
+  if (typeof version !== 'string')
+    throw new PantoError('ERR_INTERNAL', "libpanto's package.json has no version");
   return version;
 }

@@ -63,6 +63,27 @@ describe('package root lookups', () => {
     expect(r.text).toContain('"name": "libpanto"');
   });
 
+  it('moved out of its package (no libpanto package.json above it): the import works, a lookup throws ERR_INTERNAL', async () => {
+    const foreign = await realpath(await mkdtemp(path.join(os.tmpdir(), 'panto-package-root-foreign-')));
+    try {
+      await cp(path.join(dir, 'dist'), path.join(foreign, 'dist'), { recursive: true });
+      await writeFile(path.join(foreign, 'package.json'), '{"name":"someone-else","type":"module"}');
+      await symlink(path.join(repo, 'node_modules'), path.join(foreign, 'node_modules'));
+      await writeFile(
+        path.join(foreign, 'probe.mjs'),
+        `import { LuaToolSource } from './dist/index.js';
+try { LuaToolSource.builtinDir(); console.log('{}'); } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`,
+      );
+      const { stdout } = await run(process.execPath, ['probe.mjs'], { cwd: foreign, timeout: 60_000 });
+      const r = JSON.parse(stdout) as { code?: string; message?: string };
+      expect(r.code).toBe('ERR_INTERNAL');
+      expect(r.message).toContain(path.join(foreign, 'dist'));
+      expect(r.message).toContain('not found');
+    } finally {
+      await rm(foreign, { recursive: true, force: true });
+    }
+  });
+
   it("from a copy's bin: panto --version prints the package version", async () => {
     const { stdout } = await run(process.execPath, [path.join(dir, 'dist', 'cli', 'main.js'), '--version'], {
       cwd: dir,

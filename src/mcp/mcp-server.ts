@@ -21,9 +21,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { dispatchToolCalls } from '../agent/dispatch.js';
 import type { StoredPart, ToolCallBlock } from '../conversation.js';
 import type { ProcessOptions } from '../media/types.js';
+import { packageVersion } from '../package-root.js';
 import type { ToolUpdate } from '../tool.js';
 import type { ToolSource } from '../tool-source.js';
-import { LIB_VERSION } from './lib-version.js';
 import { serverSdkSync } from './mcp-sdk.js';
 
 export interface McpServerOptions {
@@ -49,7 +49,7 @@ let callCounter = 0;
 export function createMcpServer(source: ToolSource, options: McpServerOptions = {}): Server {
   const { Server, CallToolRequestSchema, ListToolsRequestSchema, ErrorCode, McpError } = serverSdkSync();
   const server = new Server(
-    { name: options.name ?? 'libpanto', version: options.version ?? LIB_VERSION },
+    { name: options.name ?? 'libpanto', version: options.version ?? packageVersion() },
     {
       capabilities: { tools: { listChanged: false } },
       ...(options.instructions ? { instructions: options.instructions } : {}),

@@ -18,10 +18,10 @@
 
 import { createRequire } from 'node:module';
 import { PantoError } from '../errors.js';
+import { packageVersion } from '../package-root.js';
 import type { JsonSchema, ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
 import { errorMessage } from '../tool-source.js';
-import { LIB_VERSION } from './lib-version.js';
 import { loadMcpConfig, type McpServerConfig, parseMcpConfig } from './mcp-config.js';
 import { McpConnection, type McpLogger } from './mcp-connection.js';
 import { mcpResultToCallResult } from './mcp-result.js';
@@ -106,7 +106,7 @@ export class McpToolSource implements ToolSource {
       maxMessageBytes: num('maxMessageBytes'),
       log: this.#log,
       onToolsChanged: () => this.#rebuild(true),
-      clientInfo: options.clientInfo ?? { name: 'libpanto', version: LIB_VERSION },
+      clientInfo: options.clientInfo ?? { name: 'libpanto', version: packageVersion() },
     };
     this.#conns = Object.entries(checked).map(([n, cfg]) => new McpConnection(n, cfg, connOpts));
   }
