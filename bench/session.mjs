@@ -15,6 +15,9 @@
 //   loadSession eager          `{ eager: true }`: every line parsed and checked while loading (the old default)
 //   openSessionIndex           the index alone (header, ids, parents, types, offsets; no entry parsed)
 //   floor                      read + batch decode + JSON.parse + keep, no checks: the least an eager loader does
+//   floor, text as bytes       not a loader: what a different message contract could reach at best. Each text value
+//                              stays UTF-8 bytes (an object naming its span in a shared buffer, no string), the rest of
+//                              the line is JSON.parse'd, only the messages are kept (no entries, no checks)
 //
 // Usage: npm run build:ts && npm run bench:session [-- --mb=300 --text-mb=200 --runs=5 --gb]
 //   --gb  also loads a 1 GB image-heavy session (beyond V8's ~512 MB string limit) and reports peak RSS / file size.
@@ -99,6 +102,128 @@ async function floorLoad(path) {
   return keep;
 }
 
+/** One text value kept as its UTF-8 bytes (with quotes and escapes, as in the file): `floorBytesLoad`'s text part. */
+class BytesText {
+  constructor(bytes, start, end) {
+    this.type = 'text';
+    this.bytes = bytes;
+    this.start = start;
+    this.end = end;
+  }
+}
+
+/**
+ * The floor of a loader whose messages keep their text as UTF-8 bytes instead of JS strings (a contract libpanto does
+ * not have: `text` is a string). Each `"text":"…"` value of a line is copied into a shared 1 MiB arena and replaced by
+ * its index in the text JSON.parse sees; the parsed message gets a `BytesText` back in its place. Messages only, no
+ * checks. What it holds: the text bytes (~0.73x of the bench's file), the message objects, node itself.
+ */
+async function floorBytesLoad(path) {
+  const { open } = await import('node:fs/promises');
+  const key = Buffer.from('"text":"');
+  const arenaBytes = MB;
+  let arena = Buffer.allocUnsafe(arenaBytes);
+  let used = 0;
+  let scratch = Buffer.allocUnsafe(64 * 1024);
+  const texts = [];
+  const keepBytes = (src, start, end) => {
+    const n = end - start;
+    if (used + n > arena.length) {
+      arena = Buffer.allocUnsafe(Math.max(arenaBytes, n));
+      used = 0;
+    }
+    src.copy(arena, used, start, end);
+    const part = new BytesText(arena, used, used + n);
+    used += n;
+    return part;
+  };
+  /** Puts each text back (in place): a `{ type: 'text', text: <index> }` part becomes its `BytesText`. */
+  const restore = (v) => {
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const x = v[i];
+        if (x === null || typeof x !== 'object') continue;
+        if (x.type === 'text' && typeof x.text === 'number') v[i] = texts[x.text];
+        else restore(x);
+      }
+    } else {
+      for (const k in v) {
+        const x = v[k];
+        if (x !== null && typeof x === 'object') restore(x);
+        else if (k === 'text' && typeof x === 'number') v[k] = texts[x];
+      }
+    }
+  };
+  /** The end of the JSON string whose body starts at `from` (the closing quote's index), or -1 past `end`. */
+  const closingQuote = (buf, from, end) => {
+    for (let q = buf.indexOf(0x22, from); q !== -1 && q < end; q = buf.indexOf(0x22, q + 1)) {
+      let slashes = 0;
+      while (buf[q - 1 - slashes] === 0x5c) slashes++;
+      if (slashes % 2 === 0) return q;
+    }
+    return -1;
+  };
+  const parseLine = (buf, s, e) => {
+    texts.length = 0;
+    let out = 0;
+    let p = s;
+    for (let m = buf.indexOf(key, p); m !== -1 && m < e; m = buf.indexOf(key, p)) {
+      const open = m + key.length - 1;
+      const close = closingQuote(buf, open + 1, e);
+      if (close === -1) break;
+      if (scratch.length < out + (open - p) + 12) {
+        const grown = Buffer.allocUnsafe(2 * (out + (open - p) + 12));
+        scratch.copy(grown, 0, 0, out);
+        scratch = grown;
+      }
+      out += buf.copy(scratch, out, p, open);
+      out += scratch.write(String(texts.length), out, 'latin1');
+      texts.push(keepBytes(buf, open, close + 1));
+      p = close + 1;
+    }
+    if (texts.length === 0) return JSON.parse(buf.toString('utf8', s, e));
+    if (scratch.length < out + (e - p)) {
+      const grown = Buffer.allocUnsafe(out + (e - p));
+      scratch.copy(grown, 0, 0, out);
+      scratch = grown;
+    }
+    out += buf.copy(scratch, out, p, e);
+    const value = JSON.parse(scratch.toString('utf8', 0, out));
+    restore(value);
+    return value;
+  };
+  const fh = await open(path, 'r');
+  const messages = [];
+  let buf = Buffer.allocUnsafe(4 * MB);
+  let have = 0;
+  let pos = 0;
+  for (;;) {
+    const { bytesRead } = await fh.read(buf, have, buf.length - have, pos);
+    pos += bytesRead;
+    const end = have + bytesRead;
+    const last = bytesRead === 0 ? end : buf.lastIndexOf(0x0a, end - 1);
+    for (let s = 0; s < last; ) {
+      let nl = buf.indexOf(0x0a, s);
+      if (nl === -1 || nl > last) nl = last;
+      if (nl > s) {
+        const value = parseLine(buf, s, nl);
+        if (value.type === 'message') messages.push(value.message);
+      }
+      s = nl + 1;
+    }
+    if (bytesRead === 0) break;
+    const rest = end - (last + 1);
+    if (rest === buf.length) {
+      const grown = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(grown);
+      buf = grown;
+    } else buf.copy(buf, 0, last + 1, end);
+    have = rest;
+  }
+  await fh.close();
+  return messages;
+}
+
 async function child(mode, path) {
   const size = statSync(path).size;
   // Main-thread GC pauses (scavenges and mark-compact finalisation), summed: the GC share of the wall time.
@@ -116,7 +241,9 @@ async function child(mode, path) {
   };
   // The library is imported before the clock starts, as readline is (a static import of this file): the rows compare
   // loading, not module loading (`npm run bench:import` measures that).
-  const lib = ['none', 'floor', 'readFile', 'readline'].includes(mode) ? undefined : await import(DIST);
+  const lib = ['none', 'floor', 'floorBytes', 'readFile', 'readline'].includes(mode)
+    ? undefined
+    : await import(DIST);
   const heapBefore = heapAfterGc();
   const t0 = performance.now();
   let entries;
@@ -125,6 +252,9 @@ async function child(mode, path) {
     entries = 0; // node's own footprint: nothing loaded
   } else if (mode === 'floor') {
     keep = await floorLoad(path);
+    entries = keep.length;
+  } else if (mode === 'floorBytes') {
+    keep = await floorBytesLoad(path);
     entries = keep.length;
   } else if (mode === 'loadSession') {
     keep = await lib.loadSession(path);
@@ -334,6 +464,7 @@ const ROWS = {
   eager: 'loadSession eager',
   openIndex: 'openSessionIndex only',
   floor: 'floor (parse+keep only)',
+  floorBytes: 'floor, text as bytes',
   readline: 'readline+JSON.parse',
 };
 
@@ -436,7 +567,7 @@ async function main() {
         'text-heavy session (~1 KB entries), never compacted: the conversation is every line, as readline parses',
         text,
         runs,
-        [...modes, 'floor'],
+        [...modes, 'floor', 'floorBytes'],
         { speed: 1.2, rss: 1.5, heap: true },
       );
       rmSync(text);
@@ -451,7 +582,7 @@ async function main() {
         'ASCII-only variant of the text-heavy session (--ascii), never compacted',
         ascii,
         runs,
-        ['loadSession', 'eager', 'floor'],
+        ['loadSession', 'eager', 'floor', 'floorBytes'],
         {
           speed: 1.2,
           rss: 1.5,
