@@ -30,6 +30,7 @@ import {
   objectSchema,
   responseError,
   surfaceCallId,
+  surfaceToolName,
   tokenCount,
 } from './serializer-common.js';
 import { anthropicThinking, thinkingFor } from './thinking.js';
@@ -135,6 +136,9 @@ export interface AnthropicOptions extends SerializeOptions {
   cacheControl?: boolean | { ttl: '5m' | '1h' };
 }
 
+/** A history `tool_use` name must be 1–200 characters (`RequestToolUseBlock.name`). */
+const ANTHROPIC_NAME_MAX = 200;
+
 /** Document titles must be 1–500 characters: an empty name is left out, a longer one shortened. */
 const ANTHROPIC_TITLE_MAX = 500;
 
@@ -232,7 +236,12 @@ export function toAnthropicMessages(
               : { type: 'thinking', thinking: block.text, signature: block.signature },
           );
         } else {
-          content.push({ type: 'tool_use', id: anthropicId(block.id), name: block.name, input: block.input });
+          content.push({
+            type: 'tool_use',
+            id: anthropicId(block.id),
+            name: surfaceToolName(block.name, undefined, ANTHROPIC_NAME_MAX),
+            input: block.input,
+          });
         }
       }
       if (content.length > 0) messages.push({ role: 'assistant', content });

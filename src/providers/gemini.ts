@@ -38,6 +38,7 @@ import {
   modelOf,
   objectSchema,
   responseError,
+  surfaceToolName,
   textOf,
   tokenCount,
 } from './serializer-common.js';
@@ -197,7 +198,9 @@ export function toGemini(
         if (block.type === 'text') {
           if (block.text.length > 0) parts.push({ text: block.text });
         } else if (block.type === 'tool_call') {
-          const part: GeminiFunctionCallPart = { functionCall: { name: block.name, args: block.input } };
+          const part: GeminiFunctionCallPart = {
+            functionCall: { name: geminiName(block.name), args: block.input },
+          };
           if (turn.sameApi && block.providerData?.syntheticId !== true) {
             part.functionCall.id = block.id;
             geminiIds.add(block.id);
@@ -231,7 +234,7 @@ export function toGemini(
       else text = `Attachments of this result (${describeAttachments(count)}) follow the function responses.`;
     }
     const response: GeminiFunctionResponsePart['functionResponse'] = {
-      name: result.toolName,
+      name: geminiName(result.toolName),
       response: result.isError ? { error: text } : { output: text },
     };
     if (geminiIds.has(result.toolUseId)) response.id = result.toolUseId;
@@ -379,4 +382,9 @@ export function geminiUsage(u: Record<string, unknown>): Usage {
   };
   if (cached > 0) usage.cacheReadTokens = cached;
   return usage;
+}
+
+/** History call/response names must match `^[a-zA-Z0-9_-]{1,64}$` (`FunctionCall.name`, `FunctionResponse.name`). */
+function geminiName(name: string): string {
+  return surfaceToolName(name, /[^a-zA-Z0-9_-]/g, 64);
 }

@@ -8,6 +8,7 @@ import type {
   AssistantMessage,
   Conversation,
   DocumentPart,
+  ImageMediaType,
   ImagePart,
   Message,
   StoredPart,
@@ -18,6 +19,7 @@ import { type MediaItem, planMedia } from './media-plan.js';
 import { resolveModel } from './model-catalog.js';
 import type { ModelInfo } from './model-info.js';
 import { partKey, type SerializeOptions, type SerializeWarning } from './serialize-options.js';
+import { wellFormed } from './serializer-common.js';
 
 export interface PreparedText {
   kind: 'text';
@@ -108,6 +110,9 @@ export function prepareConversation(
     pending = undefined;
   };
 
+  /** Parts replaced because they cannot be sent at all (malformed, unknown type, bytes that are no image/PDF). */
+  const rejected = new Map<string, string[]>();
+
   const prepareParts = (
     parts: readonly StoredPart[],
     messageIndex: number,
@@ -115,13 +120,22 @@ export function prepareConversation(
   ): PreparedPart[] => {
     const out: PreparedPart[] = new Array(parts.length);
     for (let partIndex = 0; partIndex < parts.length; partIndex++) {
-      const part = parts[partIndex] as StoredPart;
+      const ref = { messageIndex, blockIndex, partIndex };
+      const checked = checkPart(parts[partIndex]);
+      if ('rejected' in checked) {
+        out[partIndex] = { kind: 'text', text: `[${checked.noun} omitted: ${checked.rejected}]` };
+        const reason = `${checked.noun}: ${checked.rejected}`;
+        const keys = rejected.get(reason) ?? [];
+        keys.push(partKey(ref));
+        rejected.set(reason, keys);
+        continue;
+      }
+      const part = checked.part;
       if (part.type === 'text') {
         out[partIndex] = { kind: 'text', text: part.text };
         textBytes += part.text.length + 32;
         continue;
       }
-      const ref = { messageIndex, blockIndex, partIndex };
       const key = partKey(ref);
       const prepared: PreparedImage | PreparedDocument =
         part.type === 'image' ? { kind: 'image', part, key } : { kind: 'document', part, key };
@@ -135,7 +149,7 @@ export function prepareConversation(
     const message = messages[i] as Message;
     switch (message.role) {
       case 'system':
-        systems.push(message.content);
+        systems.push(wellFormed(message.content));
         textBytes += message.content.length;
         break;
       case 'user':
@@ -144,25 +158,30 @@ export function prepareConversation(
         break;
       case 'assistant': {
         flush();
-        const calls = message.content.filter((b): b is ToolCallBlock => b.type === 'tool_call');
-        if (message.stopReason === 'error' || message.stopReason === 'aborted') {
+        const cleaned = cleanAssistant(message);
+        const calls = cleaned.message.content.filter((b): b is ToolCallBlock => b.type === 'tool_call');
+        const failed = message.stopReason === 'error' || message.stopReason === 'aborted';
+        if (failed || cleaned.problem !== undefined) {
           for (const call of calls) skippedCalls.add(call.id);
+          const why = failed
+            ? message.stopReason === 'error'
+              ? 'ended in an error'
+              : 'was aborted'
+            : `holds a tool call whose input ${cleaned.problem}`;
           warnings.push({
             code: 'turn-skipped',
-            message: `assistant message ${i} ${message.stopReason === 'error' ? 'ended in an error' : 'was aborted'}; it and its tool results were left out of the request`,
+            message: `assistant message ${i} ${why}; it and its tool results were left out of the request`,
           });
           break;
         }
-        for (const block of message.content) {
-          textBytes +=
-            block.type === 'tool_call' ? JSON.stringify(block.input).length + 64 : block.text.length + 32;
-        }
-        turns.push({ role: 'assistant', message, sameApi: sameApi(message, model) });
+        textBytes += cleaned.textBytes;
+        turns.push({ role: 'assistant', message: cleaned.message, sameApi: sameApi(message, model) });
         if (calls.length > 0) pending = { calls, results: new Map() };
         break;
       }
       case 'tool':
-        message.results.forEach((result: ToolResultBlock, j) => {
+        message.results.forEach((stored: ToolResultBlock, j) => {
+          const result = cleanResultIds(stored);
           if (
             pending?.calls.some((c) => c.id === result.toolUseId) &&
             !pending.results.has(result.toolUseId)
@@ -196,6 +215,13 @@ export function prepareConversation(
     });
   }
 
+  for (const [reason, keys] of rejected) {
+    warnings.push({
+      code: 'unsupported-input',
+      message: `${keys.length} part${keys.length === 1 ? '' : 's'} replaced by a placeholder: ${reason}`,
+      parts: keys,
+    });
+  }
   warnings.push(...planMedia(media, model, options, textBytes));
   return { system: systems.length > 0 ? systems.join('\n\n') : undefined, turns, warnings };
 }
@@ -204,4 +230,148 @@ export function prepareConversation(
 function sameApi(message: AssistantMessage, model: ModelInfo): boolean {
   if (!message.model || message.model === model.id) return true;
   return resolveModel(message.model).api === model.api;
+}
+
+/** The ids and name of a stored result as they are matched against the (cleaned) calls: lone surrogates replaced. */
+function cleanResultIds(result: ToolResultBlock): ToolResultBlock {
+  const toolUseId = wellFormed(result.toolUseId);
+  const toolName = wellFormed(result.toolName);
+  return toolUseId === result.toolUseId && toolName === result.toolName
+    ? result
+    : { ...result, toolUseId, toolName };
+}
+
+/** `\uD800`–`\uDFFF` escapes that `JSON.stringify` writes for lone surrogates (paired ones stay raw), not escaped. */
+const LONE_SURROGATE_ESCAPE = /(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g;
+
+/**
+ * An assistant message as it can go on the wire: lone surrogates in texts, call ids, names and inputs replaced by
+ * U+FFFD (a new message only when something changed), and its text size. `problem` says why a call's input cannot be
+ * sent at all (not a JSON object, or `JSON.stringify` fails — e.g. nested deeper than the stack allows).
+ */
+function cleanAssistant(message: AssistantMessage): {
+  message: AssistantMessage;
+  textBytes: number;
+  problem?: string;
+} {
+  let textBytes = 0;
+  let changed = false;
+  const content = message.content.map((block) => {
+    if (block.type !== 'tool_call') {
+      textBytes += block.text.length + 32;
+      const text = wellFormed(block.text);
+      if (text === block.text) return block;
+      changed = true;
+      return { ...block, text };
+    }
+    return block;
+  });
+  for (let b = 0; b < content.length; b++) {
+    const block = content[b] as AssistantMessage['content'][number];
+    if (block.type !== 'tool_call') continue;
+    const input: unknown = block.input;
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+      const kind = input === null ? 'null' : Array.isArray(input) ? 'an array' : `a ${typeof input}`;
+      return { message, textBytes, problem: `is ${kind}, not a JSON object (call ${wellFormed(block.id)})` };
+    }
+    let json: string;
+    try {
+      json = JSON.stringify(input);
+    } catch (err) {
+      return {
+        message,
+        textBytes,
+        problem: `cannot be written as JSON (call ${wellFormed(block.id)}: ${(err as Error).message})`,
+      };
+    }
+    textBytes += json.length + 64;
+    const id = wellFormed(block.id);
+    const name = wellFormed(block.name);
+    LONE_SURROGATE_ESCAPE.lastIndex = 0;
+    const fixInput = LONE_SURROGATE_ESCAPE.test(json);
+    if (id === block.id && name === block.name && !fixInput) continue;
+    changed = true;
+    const fixed: ToolCallBlock = { ...block, id, name };
+    if (fixInput) {
+      fixed.input = JSON.parse(json.replace(LONE_SURROGATE_ESCAPE, '$1\\ufffd')) as Record<string, unknown>;
+    }
+    content[b] = fixed;
+  }
+  return { message: changed ? { ...message, content } : message, textBytes };
+}
+
+/**
+ * Whether `data` is standard, padded base64 (the `ImagePart.data` / `DocumentPart.data` contract). A character-class
+ * scan and index checks: a whole-string regex with a repeated group overflows the regex stack on multi-megabyte data.
+ */
+function isBase64(data: string): boolean {
+  if (data.length % 4 !== 0 || /[^A-Za-z0-9+/=]/.test(data)) return false;
+  const pad = data.indexOf('=');
+  return pad === -1 || pad === data.length - 1 || (pad === data.length - 2 && data.endsWith('='));
+}
+
+type CheckedPart = { part: StoredPart } | { rejected: string; noun: string };
+
+/** Verdicts on stored image/PDF parts, checked once per part object and data string. */
+const checkedMedia = new WeakMap<object, { data: unknown; mediaType: unknown; verdict: CheckedPart }>();
+
+/**
+ * A stored part as it can be sent, or why it cannot: text with lone surrogates replaced; an image whose bytes are PNG,
+ * JPEG, GIF or WebP (its `mediaType` corrected from the bytes when it lies — the APIs reject a mismatch); a PDF whose
+ * bytes start with `%PDF-`. Empty data, data that is not standard padded base64, and parts of unknown shape are
+ * rejected. A request never fails because a tool or a restored session stored a malformed part.
+ */
+function checkPart(raw: unknown): CheckedPart {
+  if (typeof raw !== 'object' || raw === null) {
+    return { noun: 'part', rejected: `it is ${raw === null ? 'null' : typeof raw}, not a part object` };
+  }
+  const part = raw as Record<string, unknown>;
+  if (part.type === 'text') {
+    if (typeof part.text !== 'string') return { noun: 'text', rejected: 'its text is not a string' };
+    const text = wellFormed(part.text);
+    return { part: text === part.text ? (raw as StoredPart) : { type: 'text', text } };
+  }
+  if (part.type !== 'image' && part.type !== 'document') {
+    return {
+      noun: 'part',
+      rejected: `its type ${JSON.stringify(part.type) ?? 'undefined'} is not text, image or document`,
+    };
+  }
+  const cached = checkedMedia.get(raw);
+  if (cached !== undefined && cached.data === part.data && cached.mediaType === part.mediaType) {
+    return cached.verdict;
+  }
+  const verdict = checkMedia(raw as ImagePart | DocumentPart, part.type);
+  checkedMedia.set(raw, { data: part.data, mediaType: part.mediaType, verdict });
+  return verdict;
+}
+
+function checkMedia(part: ImagePart | DocumentPart, noun: 'image' | 'document'): CheckedPart {
+  const data: unknown = part.data;
+  if (typeof data !== 'string') return { noun, rejected: 'its data is not a string' };
+  if (data.length === 0) return { noun, rejected: 'its data is empty' };
+  if (!isBase64(data)) return { noun, rejected: 'its data is not valid base64' };
+  if (noun === 'document') {
+    if (!data.startsWith('JVBERi0')) return { noun, rejected: 'its data is not a PDF file' };
+    return {
+      part:
+        part.mediaType === 'application/pdf'
+          ? part
+          : { ...(part as unknown as DocumentPart), mediaType: 'application/pdf' },
+    };
+  }
+  const sniffed = sniffImage(data);
+  if (sniffed === undefined) return { noun, rejected: 'its data is not a PNG, JPEG, GIF or WebP image' };
+  return { part: part.mediaType === sniffed ? part : { ...(part as ImagePart), mediaType: sniffed } };
+}
+
+/** The image type of base64 data from its first bytes (magic numbers), or undefined. */
+function sniffImage(data: string): ImageMediaType | undefined {
+  const head = Buffer.from(data.slice(0, 16), 'base64');
+  if (head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47) return 'image/png';
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
+  if (head.toString('latin1', 0, 4) === 'GIF8') return 'image/gif';
+  if (head.toString('latin1', 0, 4) === 'RIFF' && head.toString('latin1', 8, 12) === 'WEBP')
+    return 'image/webp';
+  return undefined;
 }

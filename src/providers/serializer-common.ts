@@ -190,3 +190,19 @@ export function documentName(name: string | undefined, maxLength: number): strin
 export function pdfFilename(name: string | undefined): string {
   return documentName(name, 255) ?? 'document.pdf';
 }
+
+/**
+ * A tool name in a history call/result a surface accepts, derived deterministically (a call and its result keep the
+ * same name): see `surfaceCallId`. Anthropic wants 1–200 characters (`RequestToolUseBlock.name`), Gemini
+ * `^[a-zA-Z0-9_-]{1,64}$` (`FunctionCall.name` / `FunctionResponse.name`); names that already fit are unchanged.
+ */
+export function surfaceToolName(name: string, allowed: RegExp | undefined, maxLength: number): string {
+  return surfaceCallId(name, allowed, maxLength);
+}
+
+/** `text` with each lone surrogate replaced by U+FFFD (the APIs reject JSON holding one); the same string if none. */
+export function wellFormed(text: string): string {
+  // ES2024 string methods (Node >= 20); the project's TypeScript lib predates them.
+  const s = text as unknown as { isWellFormed(): boolean; toWellFormed(): string };
+  return s.isWellFormed() ? text : s.toWellFormed();
+}
