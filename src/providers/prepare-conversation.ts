@@ -112,6 +112,9 @@ export function prepareConversation(
 
   /** Parts replaced because they cannot be sent at all (malformed, unknown type, bytes that are no image/PDF). */
   const rejected = new Map<string, string[]>();
+  const cap = textCap(model);
+  /** Keys of the text parts cut to `cap`. */
+  const cut: string[] = [];
 
   const prepareParts = (
     parts: readonly StoredPart[],
@@ -119,6 +122,8 @@ export function prepareConversation(
     blockIndex: number,
   ): PreparedPart[] => {
     const out: PreparedPart[] = new Array(parts.length);
+    /** Text characters this message / result may still carry (see `textCap`). */
+    let room = cap;
     for (let partIndex = 0; partIndex < parts.length; partIndex++) {
       const ref = { messageIndex, blockIndex, partIndex };
       const checked = checkPart(parts[partIndex]);
@@ -132,8 +137,14 @@ export function prepareConversation(
       }
       const part = checked.part;
       if (part.type === 'text') {
-        out[partIndex] = { kind: 'text', text: part.text };
-        textBytes += part.text.length + 32;
+        let text = part.text;
+        if (text.length > room) {
+          text = cutText(text, room, model);
+          cut.push(partKey(ref));
+        }
+        room = Math.max(0, room - text.length);
+        out[partIndex] = { kind: 'text', text };
+        textBytes += text.length + 32;
         continue;
       }
       const key = partKey(ref);
@@ -215,6 +226,13 @@ export function prepareConversation(
     });
   }
 
+  if (cut.length > 0) {
+    warnings.push({
+      code: 'request-limit',
+      message: `${cut.length} text part${cut.length === 1 ? ' was' : 's were'} cut to fit one message's text limit of ${cap} characters for model '${model.id}'`,
+      parts: cut,
+    });
+  }
   for (const [reason, keys] of rejected) {
     warnings.push({
       code: 'unsupported-input',
@@ -374,4 +392,26 @@ function sniffImage(data: string): ImageMediaType | undefined {
   if (head.toString('latin1', 0, 4) === 'RIFF' && head.toString('latin1', 8, 12) === 'WEBP')
     return 'image/webp';
   return undefined;
+}
+
+/** OpenAI Responses: `input_text.text` and a `function_call_output`'s string `output` hold at most 10 MiB characters. */
+const RESPONSES_TEXT_MAX = 10 * 1024 * 1024;
+
+/**
+ * The most text characters one user message or one tool result carries in a request: a quarter of the model's request
+ * size (a character is up to 3 bytes of UTF-8, plus JSON escapes), and on OpenAI Responses the 10 MiB string limit
+ * less 64 KiB for the placeholders and labels joined to it. A text beyond it could never be sent.
+ */
+function textCap(model: ModelInfo): number {
+  const cap = Math.floor(model.limits.requestBytes / 4);
+  return model.api === 'openai-responses' ? Math.min(cap, RESPONSES_TEXT_MAX - 64 * 1024) : cap;
+}
+
+/** `text` cut to about `room` characters (never inside a surrogate pair), ending in a note saying how much was cut. */
+function cutText(text: string, room: number, model: ModelInfo): string {
+  const note = (n: number) => `\n[${n} more characters were cut: the request limit for model '${model.id}']`;
+  let keep = Math.max(0, room - note(text.length).length);
+  const last = text.charCodeAt(keep - 1);
+  if (last >= 0xd800 && last <= 0xdbff) keep--;
+  return `${text.slice(0, keep)}${note(text.length - keep)}`;
 }

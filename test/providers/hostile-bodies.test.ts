@@ -398,13 +398,38 @@ describe('a session recorded on one provider, resumed on another', () => {
 });
 
 describe('a 50 MB text result', () => {
-  it.each(surfaces)('on $api: serializes without a crash and stays paired', (surface) => {
-    const big = 'x'.repeat(50 * 1024 * 1024);
-    const conversation: Conversation = {
-      messages: [go, ...turn([call('c1', 'read', {}) as ToolCallBlock], result('c1', 'read', [text(big)]))],
-    };
-    const out = surface.serialize(conversation, surface.model);
-    const { calls, results } = pairs(surface.api, out.body as Json);
-    expect(results).toEqual(calls);
+  const big = `${'x'.repeat(50 * 1024 * 1024 - 1)}\u{1F600}`;
+  it.each(surfaces)(
+    'on $api: cut to the text limit with a note, paired, and within the request size',
+    (surface) => {
+      const conversation: Conversation = {
+        messages: [
+          go,
+          ...turn([call('c1', 'read', {}) as ToolCallBlock], result('c1', 'read', [text(big), text('tail')])),
+        ],
+      };
+      const out = serializeChecked(surface, conversation);
+      const json = JSON.stringify(out.body);
+      expect(Buffer.byteLength(json)).toBeLessThanOrEqual(surface.model.limits.requestBytes);
+      expect(json).toContain('more characters were cut');
+      expect(json).not.toContain('tail');
+      expect(out.warnings.find((w) => w.code === 'request-limit')?.parts).toEqual(['2:0:0', '2:0:1']);
+      if (surface.api === 'openai-responses') {
+        const output = (out.body as Json).input.find((i: Json) => i.type === 'function_call_output');
+        expect(output.output.length).toBeLessThanOrEqual(10 * 1024 * 1024);
+      }
+    },
+  );
+
+  it('a user message of many texts that together pass the limit is cut the same way', () => {
+    const surface = surfaces[2] as Surface;
+    const chunk = 'y'.repeat(4 * 1024 * 1024);
+    const out = serializeChecked(surface, {
+      messages: [{ role: 'user', content: [text(chunk), text(chunk), text(chunk)] }],
+    });
+    const parts = (out.body as Json).input[0].content as Json[];
+    const total = parts.reduce((n, p) => n + p.text.length, 0);
+    expect(total).toBeLessThanOrEqual(10 * 1024 * 1024);
+    expect(parts[0]?.text).toBe(chunk);
   });
 });
