@@ -29,7 +29,7 @@ import {
 import { PantoError } from '../errors.js';
 import { checkProcessOptions } from '../media/policy.js';
 import type { ProcessOptions } from '../media/types.js';
-import type { ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
+import { normalizeToolOutput, type ToolContext, type ToolDecl, type ToolUpdate } from '../tool.js';
 import { type CallResult, errorMessage, ToolRegistry, type ToolSource } from '../tool-source.js';
 import { toStoredParts } from './store-parts.js';
 import { safeListener, type ToolEventListener } from './tool-events.js';
@@ -219,16 +219,21 @@ export function dispatchToolCalls(
     /** Turn a tool's outcome into the stored result of call `i`. */
     function finish(i: number, call: ToolCallBlock, out: CallResult): void {
       if (!out.ok) {
-        settle(i, errorResult(call, out.error, out.meta));
+        const error: unknown = out.error;
+        settle(i, errorResult(call, typeof error === 'string' ? error : errorMessage(error), out.meta));
         return;
       }
       const meta = out.meta;
-      if (out.parts.every((p) => p.type === 'text')) {
-        const parts: StoredPart[] = out.parts.map((p) => ({ type: 'text', text: p.text }));
+      // A source other than the built-in ones may break the part contract: a part of unknown type, a text that is
+      // not a string, media bytes that are not a Uint8Array. Checked here (TypeError naming the part) so nothing
+      // malformed is stored in the conversation.
+      const checked = normalizeToolOutput({ parts: out.parts }).parts;
+      if (checked.every((p) => p.type === 'text')) {
+        const parts: StoredPart[] = checked.map((p) => ({ type: 'text', text: p.text }));
         settle(i, okResult(call, parts, meta));
         return;
       }
-      toStoredParts(out.parts, {
+      toStoredParts(checked, {
         media,
         signal,
         onMedia: (outcome) => {

@@ -112,7 +112,17 @@ export function validateArgs(toolName: string, schema: unknown, args: unknown): 
   if (typeof compiled !== 'function') {
     return { ok: false, message: `Tool '${toolName}' cannot be called: ${compiled.schemaError}.` };
   }
-  if (compiled(args)) return { ok: true };
+  let valid: boolean;
+  try {
+    valid = compiled(args) as boolean;
+  } catch (err) {
+    // A recursive schema walks arguments as deep as they go: 100k levels of nesting overflow the stack.
+    return {
+      ok: false,
+      message: `Invalid arguments for tool '${toolName}': they could not be checked (${(err as Error).message}); they are probably nested too deeply. Send a flatter call.`,
+    };
+  }
+  if (valid) return { ok: true };
   const problems = (compiled.errors ?? []).map((e) => describeError(e, args));
   return {
     ok: false,
