@@ -87,15 +87,23 @@ export function prepareConversation(
   const systems: string[] = options.system ? [options.system] : [];
   let textBytes = (options.system?.length ?? 0) + (options.tools ? JSON.stringify(options.tools).length : 0);
 
-  let pending: { calls: ToolCallBlock[]; results: Map<string, PreparedResult> } | undefined;
+  /**
+   * The open turn's calls (ids as sent), the ids their results name (before `uniqueCallIds`), and the results found,
+   * by call index.
+   */
+  let pending:
+    | { calls: ToolCallBlock[]; storedIds: string[]; results: Array<PreparedResult | undefined> }
+    | undefined;
   const skippedCalls = new Set<string>();
+  /** Call ids sent so far: an id used again (in one message or a later turn) is sent under a new one. */
+  const sentIds = new Set<string>();
   const orphans: string[] = [];
   const missing: string[] = [];
 
   const flush = (): void => {
     if (!pending) return;
-    const results = pending.calls.map((call): PreparedResult => {
-      const found = pending?.results.get(call.id);
+    const results = pending.calls.map((call, k): PreparedResult => {
+      const found = pending?.results[k];
       if (found) return found;
       missing.push(call.id);
       return {
@@ -186,24 +194,33 @@ export function prepareConversation(
           break;
         }
         textBytes += cleaned.textBytes;
-        turns.push({ role: 'assistant', message: cleaned.message, sameApi: sameApi(message, model) });
-        if (calls.length > 0) pending = { calls, results: new Map() };
+        const unique = uniqueCallIds(cleaned.message, sentIds);
+        turns.push({ role: 'assistant', message: unique, sameApi: sameApi(message, model) });
+        if (calls.length > 0) {
+          pending = {
+            calls: unique.content.filter((b): b is ToolCallBlock => b.type === 'tool_call'),
+            storedIds: calls.map((c) => c.id),
+            results: new Array(calls.length),
+          };
+        }
         break;
       }
       case 'tool':
         message.results.forEach((stored: ToolResultBlock, j) => {
           const result = cleanResultIds(stored);
-          if (
-            pending?.calls.some((c) => c.id === result.toolUseId) &&
-            !pending.results.has(result.toolUseId)
-          ) {
-            pending.results.set(result.toolUseId, {
-              toolUseId: result.toolUseId,
-              toolName: result.toolName,
+          // The first call of the open turn with this id that has no result yet (ids may repeat).
+          const k =
+            pending?.storedIds.findIndex((id, n) => id === result.toolUseId && !pending?.results[n]) ?? -1;
+          const target = k >= 0 ? pending?.calls[k] : undefined;
+          if (pending && target) {
+            // The call's own id and name: Gemini pairs a response with its call by name.
+            pending.results[k] = {
+              toolUseId: target.id,
+              toolName: target.name,
               isError: result.isError,
               parts: prepareParts(result.parts, i, j),
               synthetic: false,
-            });
+            };
           } else if (!skippedCalls.has(result.toolUseId)) {
             orphans.push(result.toolUseId);
           }
@@ -257,6 +274,25 @@ function cleanResultIds(result: ToolResultBlock): ToolResultBlock {
   return toolUseId === result.toolUseId && toolName === result.toolName
     ? result
     : { ...result, toolUseId, toolName };
+}
+
+/**
+ * `message` with every tool-call id not yet in `sent` kept and every repeated one (twice in one message, or again in a
+ * later turn — some servers number calls `call_0`, `call_1`, ... per turn) renamed `<id>_<n>`, `n` from 2; the APIs
+ * reject a request whose call ids are not unique. Adds the ids to `sent`. A new message only when one was renamed.
+ */
+function uniqueCallIds(message: AssistantMessage, sent: Set<string>): AssistantMessage {
+  let content: AssistantMessage['content'] | undefined;
+  message.content.forEach((block, b) => {
+    if (block.type !== 'tool_call') return;
+    let id = block.id;
+    for (let n = 2; sent.has(id); n++) id = `${block.id}_${n}`;
+    sent.add(id);
+    if (id === block.id) return;
+    content ??= [...message.content];
+    content[b] = { ...block, id };
+  });
+  return content === undefined ? message : { ...message, content };
 }
 
 /** `\uD800`–`\uDFFF` escapes that `JSON.stringify` writes for lone surrogates (paired ones stay raw), not escaped. */

@@ -198,6 +198,45 @@ describe.each(surfaces)('hostile history on $api', (surface) => {
     expect(json).not.toContain('unknown');
   });
 
+  it('a call id used twice (in one message and again in a later turn) is sent unique, each result with its call', () => {
+    const conversation: Conversation = {
+      messages: [
+        go,
+        {
+          role: 'assistant',
+          content: [call('call_0', 'read', { n: 1 }), call('call_0', 'read', { n: 2 })],
+          stopReason: 'tool_use',
+        },
+        {
+          role: 'tool',
+          results: [result('call_0', 'read', [text('one')]), result('call_0', 'read', [text('two')])],
+        },
+        ...turn(
+          [call('call_0', 'read', { n: 3 }) as ToolCallBlock],
+          result('call_0', 'read', [text('three')]),
+        ),
+      ],
+    };
+    const out = serializeChecked(surface, conversation);
+    expect(out.warnings).toEqual([]);
+    const json = JSON.stringify(out.body);
+    expect(json.indexOf('one')).toBeLessThan(json.indexOf('two'));
+    expect(json.indexOf('two')).toBeLessThan(json.indexOf('three'));
+    if (surface.api !== 'gemini') {
+      expect(new Set(pairs(surface.api, out.body as Json).calls).size).toBe(3);
+    }
+  });
+
+  it("a result whose toolName differs from its call's name is sent under the call's name", () => {
+    const conversation: Conversation = {
+      messages: [
+        go,
+        ...turn([call('c1', 'read', {}) as ToolCallBlock], result('c1', 'something else', [text('ok')])),
+      ],
+    };
+    serializeChecked(surface, conversation);
+  });
+
   it('an assistant message with 200 tool calls gets 200 results', () => {
     const calls = Array.from({ length: 200 }, (_, i) => call(`call_${i}`, 'read', { i }) as ToolCallBlock);
     const conversation: Conversation = {
