@@ -136,7 +136,7 @@ export interface AnthropicOptions extends SerializeOptions {
   cacheControl?: boolean | { ttl: '5m' | '1h' };
 }
 
-/** A history `tool_use` name must be 1–200 characters (`RequestToolUseBlock.name`). */
+/** A history `tool_use` name is 1–200 characters (`RequestToolUseBlock.name`); see `surfaceToolName`. */
 const ANTHROPIC_NAME_MAX = 200;
 
 /** Document titles must be 1–500 characters: an empty name is left out, a longer one shortened. */
@@ -239,7 +239,7 @@ export function toAnthropicMessages(
           content.push({
             type: 'tool_use',
             id: anthropicId(block.id),
-            name: surfaceToolName(block.name, undefined, ANTHROPIC_NAME_MAX),
+            name: surfaceToolName(block.name, ANTHROPIC_NAME_MAX),
             input: block.input,
           });
         }

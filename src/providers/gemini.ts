@@ -386,5 +386,5 @@ export function geminiUsage(u: Record<string, unknown>): Usage {
 
 /** History call/response names must match `^[a-zA-Z0-9_-]{1,64}$` (`FunctionCall.name`, `FunctionResponse.name`). */
 function geminiName(name: string): string {
-  return surfaceToolName(name, /[^a-zA-Z0-9_-]/g, 64);
+  return surfaceToolName(name, 64);
 }

@@ -38,6 +38,7 @@ import {
   pdfFilename,
   responseError,
   surfaceCallId,
+  surfaceToolName,
   textOf,
   tokenCount,
   toolCallBlock,
@@ -214,7 +215,7 @@ export function toOpenAIChat(
         message.tool_calls = calls.map((c) => ({
           id: chatId(c.id),
           type: 'function',
-          function: { name: c.name, arguments: JSON.stringify(c.input) },
+          function: { name: surfaceToolName(c.name, 64), arguments: JSON.stringify(c.input) },
         }));
       }
       messages.push(message);

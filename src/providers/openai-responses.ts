@@ -28,6 +28,7 @@ import {
   pdfFilename,
   responseError,
   surfaceCallId,
+  surfaceToolName,
   textOf,
   tokenCount,
   toolCallBlock,
@@ -209,7 +210,7 @@ export function toOpenAIResponses(
           input.push({
             type: 'function_call',
             call_id: responsesCallId(block.id),
-            name: block.name,
+            name: surfaceToolName(block.name, 64),
             arguments: JSON.stringify(block.input),
           });
         }

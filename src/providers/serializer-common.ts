@@ -192,12 +192,15 @@ export function pdfFilename(name: string | undefined): string {
 }
 
 /**
- * A tool name in a history call/result a surface accepts, derived deterministically (a call and its result keep the
- * same name): see `surfaceCallId`. Anthropic wants 1–200 characters (`RequestToolUseBlock.name`), Gemini
- * `^[a-zA-Z0-9_-]{1,64}$` (`FunctionCall.name` / `FunctionResponse.name`); names that already fit are unchanged.
+ * A tool name in a history call/result as a surface accepts it, derived deterministically (a call and its result keep
+ * the same name; see `surfaceCallId`): characters outside `[a-zA-Z0-9_-]` become `_`, a name over `maxLength` or an
+ * empty one gets a hash tail. OpenAI Chat rejects other characters in `messages[].tool_calls[].function.name`
+ * ("string does not match pattern ^[a-zA-Z0-9_-]+$", mcp-use/mcp-use#90); Gemini's `FunctionCall.name` is
+ * `^[a-zA-Z0-9_-]{1,64}$`; Anthropic's `tool_use.name` is 1–200 characters. A name that fits is unchanged — and every
+ * tool a surface can declare fits, so only names recorded through another provider change.
  */
-export function surfaceToolName(name: string, allowed: RegExp | undefined, maxLength: number): string {
-  return surfaceCallId(name, allowed, maxLength);
+export function surfaceToolName(name: string, maxLength: number): string {
+  return surfaceCallId(name, /[^a-zA-Z0-9_-]/g, maxLength);
 }
 
 /** `text` with each lone surrogate replaced by U+FFFD (the APIs reject JSON holding one); the same string if none. */

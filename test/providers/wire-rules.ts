@@ -2,7 +2,8 @@
  * The field rules of the published request schemas that hostile histories break, checked on a request body
  * (/work/shared/reference/wire-fixtures/schemas): Anthropic `RequestToolUseBlock.id` / `RequestToolResultBlock
  * .tool_use_id` `^[a-zA-Z0-9_-]+$`, `RequestToolUseBlock.name` 1–200 characters and `input` an object, text blocks
- * with non-whitespace text; OpenAI Responses `call_id` 1–64 characters; Gemini `FunctionCall.name` /
+ * with non-whitespace text; OpenAI Responses `call_id` 1–64 characters; OpenAI history call names
+ * `^[a-zA-Z0-9_-]{1,64}$` (the live API's 400, mcp-use/mcp-use#90); Gemini `FunctionCall.name` /
  * `FunctionResponse.name` `^[a-zA-Z0-9_-]{1,64}$` and `args` a Struct; and on every surface no lone surrogate (the
  * APIs reject the `\udXXX` escape JSON.stringify writes for one).
  */
@@ -65,6 +66,8 @@ function strings(value: unknown): string[] {
 
 const ANTHROPIC_ID = /^[a-zA-Z0-9_-]+$/;
 const GEMINI_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** OpenAI answers 400 "string does not match pattern" for other history names (mcp-use/mcp-use#90). */
+const OPENAI_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /** The schema rules on call ids, names and inputs this file is about, for one surface's body. */
 export function expectWireRules(api: ModelApi, body: Json): void {
@@ -86,6 +89,7 @@ export function expectWireRules(api: ModelApi, body: Json): void {
       for (const c of m.tool_calls ?? []) {
         expect(c.id.length).toBeGreaterThanOrEqual(1);
         expect(typeof c.function.arguments).toBe('string');
+        expect(c.function.name).toMatch(OPENAI_NAME);
       }
     }
   } else if (api === 'openai-responses') {
@@ -94,7 +98,10 @@ export function expectWireRules(api: ModelApi, body: Json): void {
         expect(i.call_id.length).toBeGreaterThanOrEqual(1);
         expect(i.call_id.length).toBeLessThanOrEqual(64);
       }
-      if (i.type === 'function_call') expect(typeof i.arguments).toBe('string');
+      if (i.type === 'function_call') {
+        expect(typeof i.arguments).toBe('string');
+        expect(i.name).toMatch(OPENAI_NAME);
+      }
     }
   } else {
     for (const c of body.contents) {
