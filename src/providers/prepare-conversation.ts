@@ -372,8 +372,8 @@ const checkedMedia = new WeakMap<object, { data: unknown; mediaType: unknown; ve
 /**
  * A stored part as it can be sent, or why it cannot: text with lone surrogates replaced; an image whose bytes are PNG,
  * JPEG, GIF or WebP (its `mediaType` corrected from the bytes when it lies — the APIs reject a mismatch); a PDF whose
- * bytes start with `%PDF-`. Empty data, data that is not standard padded base64, and parts of unknown shape are
- * rejected. A request never fails because a tool or a restored session stored a malformed part.
+ * bytes start with `%PDF-`; base64 written another common way rewritten to the standard padded form
+ * (`standardBase64`). Empty data, data that is not base64, and parts of unknown shape are rejected. A request never fails because a tool or a restored session stored a malformed part.
  */
 function checkPart(raw: unknown): CheckedPart {
   if (typeof raw !== 'object' || raw === null) {
@@ -401,22 +401,34 @@ function checkPart(raw: unknown): CheckedPart {
 }
 
 function checkMedia(part: ImagePart | DocumentPart, noun: 'image' | 'document'): CheckedPart {
-  const data: unknown = part.data;
-  if (typeof data !== 'string') return { noun, rejected: 'its data is not a string' };
-  if (data.length === 0) return { noun, rejected: 'its data is empty' };
-  if (!isBase64(data)) return { noun, rejected: 'its data is not valid base64' };
+  const stored: unknown = part.data;
+  if (typeof stored !== 'string') return { noun, rejected: 'its data is not a string' };
+  if (stored.length === 0) return { noun, rejected: 'its data is empty' };
+  const data = isBase64(stored) ? stored : standardBase64(stored);
+  if (data === undefined) return { noun, rejected: 'its data is not valid base64' };
+  let mediaType: string;
   if (noun === 'document') {
     if (!data.startsWith('JVBERi0')) return { noun, rejected: 'its data is not a PDF file' };
-    return {
-      part:
-        part.mediaType === 'application/pdf'
-          ? part
-          : { ...(part as unknown as DocumentPart), mediaType: 'application/pdf' },
-    };
+    mediaType = 'application/pdf';
+  } else {
+    const sniffed = sniffImage(data);
+    if (sniffed === undefined) return { noun, rejected: 'its data is not a PNG, JPEG, GIF or WebP image' };
+    mediaType = sniffed;
   }
-  const sniffed = sniffImage(data);
-  if (sniffed === undefined) return { noun, rejected: 'its data is not a PNG, JPEG, GIF or WebP image' };
-  return { part: part.mediaType === sniffed ? part : { ...(part as ImagePart), mediaType: sniffed } };
+  if (data === stored && mediaType === part.mediaType) return { part };
+  return { part: { ...part, data, mediaType } as ImagePart | DocumentPart };
+}
+
+/**
+ * Base64 written another common way, as the standard padded form the APIs take, or undefined: a `data:…;base64,`
+ * prefix, line breaks or spaces (MIME), the URL-safe alphabet, missing padding.
+ */
+function standardBase64(data: string): string | undefined {
+  let out = data.replace(/^data:[^,]*;base64,/, '').replace(/\s+/g, '');
+  if (/[-_]/.test(out)) out = out.replace(/-/g, '+').replace(/_/g, '/');
+  if (out.length % 4 === 1) return undefined;
+  if (out.length % 4 !== 0 && !out.endsWith('=')) out = out.padEnd(out.length + 4 - (out.length % 4), '=');
+  return out.length > 0 && isBase64(out) ? out : undefined;
 }
 
 /** The image type of base64 data from its first bytes (magic numbers), or undefined. */

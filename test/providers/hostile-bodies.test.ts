@@ -255,6 +255,26 @@ describe.each(surfaces)('hostile history on $api', (surface) => {
     expect(out.warnings.map((w) => w.code)).toContain('unsupported-input');
   });
 
+  it('base64 written another way (data: prefix, MIME line breaks, URL-safe, unpadded) is sent as standard base64', () => {
+    const bytes = Buffer.from(jpeg.data, 'base64');
+    const mime = (bytes.toString('base64').match(/.{1,76}/g) ?? []).join('\r\n');
+    const variants: ImagePart[] = [
+      { ...jpeg, data: `data:image/jpeg;base64,${jpeg.data}` },
+      { ...jpeg, data: mime },
+      { ...jpeg, data: bytes.toString('base64url') },
+      { ...jpeg, data: jpeg.data.replace(/=+$/, '') },
+    ];
+    expect(variants.every((v) => v.data !== jpeg.data)).toBe(true);
+    const conversation: Conversation = {
+      messages: [go, ...turn([call('c1', 'read', {}) as ToolCallBlock], result('c1', 'read', variants))],
+    };
+    const out = serializeChecked(surface, conversation);
+    expect(out.media).toHaveLength(4);
+    expect(out.warnings).toEqual([]);
+    const json = JSON.stringify(out.body);
+    expect(json.split(jpeg.data).length - 1).toBe(4);
+  });
+
   it('width/height lies and 0x0 images do not break the body', () => {
     const zero: ImagePart = { ...png, width: 0, height: 0 };
     const huge: ImagePart = { ...png, width: 1, height: 1 };
