@@ -406,17 +406,61 @@ function checkMedia(part: ImagePart | DocumentPart, noun: 'image' | 'document'):
   if (stored.length === 0) return { noun, rejected: 'its data is empty' };
   const data = isBase64(stored) ? stored : standardBase64(stored);
   if (data === undefined) return { noun, rejected: 'its data is not valid base64' };
-  let mediaType: string;
   if (noun === 'document') {
     if (!data.startsWith('JVBERi0')) return { noun, rejected: 'its data is not a PDF file' };
-    mediaType = 'application/pdf';
-  } else {
-    const sniffed = sniffImage(data);
-    if (sniffed === undefined) return { noun, rejected: 'its data is not a PNG, JPEG, GIF or WebP image' };
-    mediaType = sniffed;
+    if (data === stored && part.mediaType === 'application/pdf') return { part };
+    return { part: { ...(part as unknown as DocumentPart), data, mediaType: 'application/pdf' } };
   }
-  if (data === stored && mediaType === part.mediaType) return { part };
-  return { part: { ...part, data, mediaType } as ImagePart | DocumentPart };
+  const image = part as ImagePart;
+  const mediaType = sniffImage(data);
+  if (mediaType === undefined) return { noun, rejected: 'its data is not a PNG, JPEG, GIF or WebP image' };
+  // The side limits (Anthropic 8000 px, 2000 px with more than 20 images) are checked on width/height: the header's.
+  const size = imageSize(data, mediaType);
+  const width = size?.width ?? image.width;
+  const height = size?.height ?? image.height;
+  if (data === stored && mediaType === image.mediaType && width === image.width && height === image.height) {
+    return { part };
+  }
+  return { part: { ...image, data, mediaType, width, height } };
+}
+
+/**
+ * Width and height from an image's header: PNG `IHDR`, GIF screen descriptor, WebP `VP8 ` / `VP8L` / `VP8X`, JPEG
+ * start-of-frame (looked for in the first 64 KiB). Undefined when the header does not say.
+ */
+function imageSize(data: string, type: ImageMediaType): { width: number; height: number } | undefined {
+  const head = Buffer.from(data.slice(0, type === 'image/jpeg' ? 87_384 : 40), 'base64');
+  if (type === 'image/png' && head.length >= 24) {
+    return { width: head.readUInt32BE(16), height: head.readUInt32BE(20) };
+  }
+  if (type === 'image/gif' && head.length >= 10) {
+    return { width: head.readUInt16LE(6), height: head.readUInt16LE(8) };
+  }
+  if (type === 'image/webp' && head.length >= 30) {
+    const chunk = head.toString('latin1', 12, 16);
+    if (chunk === 'VP8X') return { width: 1 + head.readUIntLE(24, 3), height: 1 + head.readUIntLE(27, 3) };
+    if (chunk === 'VP8L') {
+      const bits = head.readUInt32LE(21);
+      return { width: 1 + (bits & 0x3fff), height: 1 + ((bits >>> 14) & 0x3fff) };
+    }
+    if (chunk === 'VP8 ')
+      return { width: head.readUInt16LE(26) & 0x3fff, height: head.readUInt16LE(28) & 0x3fff };
+    return undefined;
+  }
+  if (type === 'image/jpeg') {
+    let o = 2;
+    while (o + 9 < head.length && head[o] === 0xff) {
+      const marker = head[o + 1] as number;
+      if (marker === 0xff) {
+        o++;
+        continue;
+      }
+      const sof = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
+      if (sof) return { width: head.readUInt16BE(o + 7), height: head.readUInt16BE(o + 5) };
+      o += 2 + head.readUInt16BE(o + 2);
+    }
+  }
+  return undefined;
 }
 
 /**

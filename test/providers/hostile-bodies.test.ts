@@ -18,6 +18,7 @@ import type {
 } from '../../src/conversation.js';
 import { resolveModel } from '../../src/providers/model-catalog.js';
 import { call, jpeg, pdf, png, result, text } from './scenarios.js';
+import { solidPng } from './solid-png.js';
 import { type Surface, surfaces } from './surfaces.js';
 import { expectWireRules, type Json, pairs } from './wire-rules.js';
 
@@ -275,14 +276,33 @@ describe.each(surfaces)('hostile history on $api', (surface) => {
     expect(json.split(jpeg.data).length - 1).toBe(4);
   });
 
-  it('width/height lies and 0x0 images do not break the body', () => {
+  it("width/height lies and 0x0 claims are replaced by the header's size", () => {
     const zero: ImagePart = { ...png, width: 0, height: 0 };
-    const huge: ImagePart = { ...png, width: 1, height: 1 };
+    const huge: ImagePart = { ...jpeg, width: 9000, height: 9000 };
     const conversation: Conversation = {
       messages: [go, ...turn([call('c1', 'read', {}) as ToolCallBlock], result('c1', 'read', [zero, huge]))],
     };
     const out = serializeChecked(surface, conversation);
     expect(out.media).toHaveLength(2);
+    expect(out.warnings).toEqual([]);
+  });
+
+  it('an image whose claimed size hides a side over the limit is left out by its real size', () => {
+    const max = surface.model.limits.maxImageSide;
+    if (max === undefined) return expect(surface.api).not.toBe('anthropic-messages');
+    const wide = solidPng(max + 1, 1);
+    const conversation: Conversation = {
+      messages: [
+        go,
+        ...turn(
+          [call('c1', 'read', {}) as ToolCallBlock],
+          result('c1', 'read', [{ ...wide, width: 10, height: 1 }, png]),
+        ),
+      ],
+    };
+    const out = serializeChecked(surface, conversation);
+    expect(out.media).toHaveLength(1);
+    expect(out.warnings.map((w) => w.code)).toEqual(['request-limit']);
   });
 
   it('150 images stay within the per-request image cap; the newest survive', () => {
