@@ -7,6 +7,7 @@
  * Struct) — with every call still paired with exactly one result, and no throw other than a typed one.
  */
 
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type {
   AssistantMessage,
@@ -16,7 +17,7 @@ import type {
   StoredPart,
   ToolCallBlock,
 } from '../../src/conversation.js';
-import { resolveModel } from '../../src/providers/model-catalog.js';
+import { defineModel, resolveModel } from '../../src/providers/model-catalog.js';
 import { call, jpeg, pdf, png, result, text } from './scenarios.js';
 import { solidPng } from './solid-png.js';
 import { type Surface, surfaces } from './surfaces.js';
@@ -407,5 +408,36 @@ describe('a 50 MB text result', () => {
     const total = parts.reduce((n, p) => n + p.text.length, 0);
     expect(total).toBeLessThanOrEqual(10 * 1024 * 1024);
     expect(parts[0]?.text).toBe(chunk);
+  });
+});
+
+describe("an image's real size is read from its header", () => {
+  // The reference picture of test/fixtures/media is 64x48 (orient-6 files store it 48x64).
+  const files = [
+    'png-rgb.png',
+    'png-interlaced.png',
+    'jpeg-baseline.jpg',
+    'jpeg-progressive.jpg',
+    'jpeg-metadata.jpg',
+    'jpeg-orient-6.jpg',
+    'gif-still.gif',
+    'webp-lossy.webp',
+    'webp-lossless.webp',
+    'webp-orient-6.webp',
+  ];
+  const sidedModel = (maxImageSide: number) =>
+    defineModel({
+      id: `sides-${maxImageSide}`,
+      api: 'anthropic-messages',
+      input: { image: true, pdf: false },
+      limits: { maxImageSide },
+    });
+  it.each(files)('%s claiming 1x1: left out at a 63 px limit, kept at 64', (file) => {
+    const data = readFileSync(new URL(`../fixtures/media/${file}`, import.meta.url)).toString('base64');
+    const image = { type: 'image', mediaType: 'image/png', data, width: 1, height: 1 } as ImagePart;
+    const conversation: Conversation = { messages: [{ role: 'user', content: [text('see'), image] }] };
+    const surface = surfaces[0] as Surface;
+    expect(surface.serialize(conversation, sidedModel(63)).media).toHaveLength(0);
+    expect(surface.serialize(conversation, sidedModel(64)).media).toHaveLength(1);
   });
 });
