@@ -136,6 +136,21 @@ describe.each(surfaces)('hostile history on $api', (surface) => {
     serializeChecked(surface, conversation);
   });
 
+  it('a result arriving after a user message (not right after its call) is an orphan; the call gets a synthetic one', () => {
+    const conversation: Conversation = {
+      messages: [
+        go,
+        { role: 'assistant', content: [call('c1', 'read', {})], stopReason: 'tool_use' },
+        { role: 'user', content: [text('never mind')] },
+        { role: 'tool', results: [result('c1', 'read', [text('late')])] },
+        { role: 'tool', results: [] },
+      ],
+    };
+    const out = serializeChecked(surface, conversation);
+    expect(out.warnings.map((w) => w.code).sort()).toEqual(['missing-tool-result', 'orphan-tool-result']);
+    expect(JSON.stringify(out.body)).not.toContain('late');
+  });
+
   it('an assistant message with 200 tool calls gets 200 results', () => {
     const calls = Array.from({ length: 200 }, (_, i) => call(`call_${i}`, 'read', { i }) as ToolCallBlock);
     const conversation: Conversation = {
