@@ -145,7 +145,7 @@ export function createProvider(options: ProviderOptions): Provider {
           started = true;
           yield { type: 'start' };
         }
-        yield* readEvents(response, parser, queue, attemptCtl.signal, armIdle);
+        yield* readEvents(api, response, parser, queue, attemptCtl.signal, armIdle);
         if (!parser.complete) {
           throw new ProviderError({
             api,
@@ -200,7 +200,9 @@ export function createProvider(options: ProviderOptions): Provider {
   async function send(url: string, payload: string, signal: AbortSignal): Promise<Response> {
     let response: Response;
     try {
-      response = await fetchImpl(url, { method: 'POST', headers, body: payload, signal });
+      // Redirects are not followed: fetch would re-send the body, and every auth header but `authorization`, to
+      // whatever origin the Location names (see `redirectError`).
+      response = await fetchImpl(url, { method: 'POST', headers, body: payload, signal, redirect: 'manual' });
     } catch (err) {
       if (signal.aborted) throw signal.reason ?? err;
       throw new ProviderError({
@@ -210,11 +212,22 @@ export function createProvider(options: ProviderOptions): Provider {
         cause: err,
       });
     }
+    if (response.status >= 300 && response.status < 400) throw redirectError(api, url, response);
     if (!response.ok) throw await errorFromResponse(response);
-    const type = response.headers.get('content-type') ?? '';
+    const type = (response.headers.get('content-type') ?? '').toLowerCase();
+    if (type.includes('text/html')) {
+      // A captive portal, a proxy's login page or a web server's error page, sent with 200.
+      const text = await readBodyText(response);
+      throw new ProviderError({
+        api,
+        status: response.status,
+        providerMessage: `expected an event stream, got ${type}: ${extractProviderMessage(text).message}`,
+        retryable: false,
+      });
+    }
     if (type.includes('application/json')) {
       // A server that ignored `stream: true` or answered an error with 200.
-      const text = await response.text();
+      const text = await readBodyText(response);
       const { message, type: kind } = extractProviderMessage(text);
       throw new ProviderError({
         api,
@@ -236,9 +249,9 @@ export function createProvider(options: ProviderOptions): Provider {
   }
 
   async function errorFromResponse(response: Response): Promise<ProviderError> {
-    const text = await response
-      .text()
-      .catch((err: unknown) => `(could not read the error body: ${networkMessage(err)})`);
+    const text = await readBodyText(response).catch(
+      (err: unknown) => `(could not read the error body: ${networkMessage(err)})`,
+    );
     const { message, type, param } = extractProviderMessage(text);
     const retryAfterMs = parseRetryAfter(response.headers);
     const requestId = response.headers.get('request-id') ?? response.headers.get('x-request-id') ?? undefined;
@@ -257,29 +270,92 @@ export function createProvider(options: ProviderOptions): Provider {
   return { api, name, stream };
 }
 
+/** The most of a non-stream body (an error page, a JSON error) read to quote it; the rest is not downloaded. */
+export const ERROR_BODY_MAX_BYTES = 64 * 1024;
+
+/**
+ * The first `maxBytes` of a response body as text (a cut multi-byte character becomes U+FFFD); the rest of the body
+ * is cancelled, so an endless or huge error body neither hangs the request nor fills memory.
+ */
+async function readBodyText(response: Response, maxBytes = ERROR_BODY_MAX_BYTES): Promise<string> {
+  const body = response.body;
+  if (body === null) return '';
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  let done = false;
+  try {
+    while (bytes < maxBytes) {
+      const next = await reader.read();
+      if (next.done) {
+        done = true;
+        break;
+      }
+      const piece = next.value.subarray(0, maxBytes - bytes);
+      bytes += piece.length;
+      text += decoder.decode(piece, { stream: true });
+    }
+    return text + decoder.decode();
+  } finally {
+    if (!done) await reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}
+
+/**
+ * A 3xx answer: not followed (a redirect to another origin would hand it the API key, since fetch strips only
+ * `authorization`, not `x-api-key` / `x-goog-api-key`; a loop would burn requests), reported with the target so a
+ * user can fix the base URL. Not retryable.
+ */
+function redirectError(api: string, url: string, response: Response): ProviderError {
+  void response.body?.cancel().catch(() => {});
+  const location = response.headers.get('location');
+  let target = '(no location)';
+  if (location !== null) {
+    try {
+      target = new URL(location, url).href;
+    } catch {
+      target = location.slice(0, 500);
+    }
+  }
+  return new ProviderError({
+    api,
+    status: response.status,
+    providerMessage: `redirected to ${target}; redirects are not followed (set baseUrl to the final address)`,
+    retryable: false,
+  });
+}
+
 /** Abort reason for an attempt the consumer stopped reading. */
 const CANCELLED = new PantoError('ERR_ABORTED', 'the consumer stopped reading the stream');
 
 async function* readEvents(
+  api: string,
   response: Response,
   parser: SurfaceStreamParser,
   queue: StreamEvent[],
   signal: AbortSignal,
   onBytes: () => void,
 ): AsyncGenerator<StreamEvent> {
-  const sse = new SseParser((e) => parser.accept(e));
+  const sse = new SseParser((e) => parser.accept(e), { api });
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   let finished = false;
   try {
     for (;;) {
       if (signal.aborted) throw signal.reason;
       const { done, value } = await reader.read();
-      if (done) {
-        sse.end();
-        finished = true;
-      } else {
-        onBytes();
-        sse.push(value);
+      try {
+        if (done) {
+          sse.end();
+          finished = true;
+        } else {
+          onBytes();
+          sse.push(value);
+        }
+      } catch (err) {
+        // The bytes arrived; what they say is wrong. Not a network failure: retrying would get the same bytes.
+        throw malformedStream(api, err);
       }
       for (let i = 0; i < queue.length; i++) yield queue[i] as StreamEvent;
       queue.length = 0;
@@ -289,6 +365,20 @@ async function* readEvents(
     if (!finished) await reader.cancel().catch(() => {});
     reader.releaseLock();
   }
+}
+
+/**
+ * A failure while reading the events of a response: a `ProviderError` as it is (an error event, an over-long line),
+ * anything else (a parser that met a value it cannot handle) as a non-retryable `ProviderError` naming it.
+ */
+function malformedStream(api: string, err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
+  return new ProviderError({
+    api,
+    providerMessage: `malformed stream: ${err instanceof Error ? err.message : String(err)}`,
+    retryable: false,
+    cause: err,
+  });
 }
 
 function abortedEvent(parser: SurfaceStreamParser, signal: AbortSignal | undefined): StreamEvent {
