@@ -19,6 +19,7 @@ import { geminiUsage, mapGeminiFinishReason } from '../gemini.js';
 import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
+import { argumentsJson } from './argument-depth.js';
 import { DeltaTemplateSet } from './delta-template.js';
 import { PartialArgsAccumulator } from './gemini-partial-args.js';
 import { MessageBuilder } from './message-builder.js';
@@ -183,7 +184,7 @@ export class GeminiStreamParser implements SurfaceStreamParser {
       if (!continues) this.#endStreamedCall();
       return;
     }
-    this.builder.toolArgs(key, args ? JSON.stringify(args) : '{}');
+    this.builder.toolArgs(key, args ? argumentsJson(API, args) : '{}');
     this.builder.toolEnd(key);
   }
 

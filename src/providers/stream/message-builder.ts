@@ -4,8 +4,12 @@
  * Blocks are addressed by a surface-chosen `key` (Anthropic block index, Responses item id, Chat tool-call index...).
  * A key stays open until `close(key)`; operations on a closed or unknown key open a new block at the end, so blocks
  * keep the order in which the provider produced them. Tool-call arguments are accumulated as raw JSON text and parsed
- * once, when the call is closed: a call whose arguments are not a JSON object keeps `input: {}` and records the raw
- * text and the parse error in `providerData.invalidArguments` (the agent answers it with an error result).
+ * once, when the call is closed: a call whose arguments are not a JSON object (or are nested deeper than
+ * `MAX_ARGUMENT_DEPTH`) keeps `input: {}` and records the raw text and the reason in `providerData.invalidArguments`
+ * (the agent answers it with an error result).
+ *
+ * A block opened under a key that still holds an open block (a provider that starts two blocks at one index) first
+ * closes the open one, so two calls are never merged and a call is never left unparsed.
  */
 
 import type {
@@ -17,6 +21,7 @@ import type {
   Usage,
 } from '../../conversation.js';
 import { parseArguments } from '../serializer-common.js';
+import { MAX_ARGUMENT_DEPTH, nestedDeeperThan } from './argument-depth.js';
 import type { StreamEvent } from './stream-event.js';
 
 /**
@@ -53,6 +58,7 @@ export class MessageBuilder {
     if (delta.length === 0) return;
     let open = this.#open.get(key);
     if (open?.kind !== 'text') {
+      if (open !== undefined) this.close(key);
       const block: TextBlock = { type: 'text', text: '' };
       open = { kind: 'text', index: this.#content.push(block) - 1, block, pending: [], runs: [] };
       this.#open.set(key, open);
@@ -84,6 +90,7 @@ export class MessageBuilder {
   }
 
   toolStart(key: string, id: string, name: string, providerData?: Record<string, unknown>): void {
+    if (this.#open.has(key)) this.close(key);
     const block: ToolCallBlock = { type: 'tool_call', id, name, input: {} };
     if (providerData !== undefined) block.providerData = providerData;
     const index = this.#content.push(block) - 1;
@@ -204,6 +211,7 @@ export class MessageBuilder {
   #thinkingBlock(key: string): Extract<OpenBlock, { kind: 'thinking' }> {
     let open = this.#open.get(key);
     if (open?.kind !== 'thinking') {
+      if (open !== undefined) this.close(key);
       const block: ThinkingBlock = { type: 'thinking', text: '' };
       open = { kind: 'thinking', index: this.#content.push(block) - 1, block, pending: [], runs: [] };
       this.#open.set(key, open);
@@ -214,7 +222,11 @@ export class MessageBuilder {
   #closeTool(open: Extract<OpenBlock, { kind: 'tool' }>): void {
     if (open.closed) return;
     open.closed = true;
-    const { input, invalid } = parseArguments(open.args);
+    let { input, invalid } = parseArguments(open.args);
+    if (invalid === undefined && nestedDeeperThan(input, MAX_ARGUMENT_DEPTH)) {
+      input = {};
+      invalid = { raw: open.args, error: `arguments nested deeper than ${MAX_ARGUMENT_DEPTH} levels` };
+    }
     open.block.input = input;
     if (invalid) open.block.providerData = { ...open.block.providerData, invalidArguments: invalid };
     this.#emit({ type: 'toolcall_end', blockIndex: open.index, call: open.block });

@@ -16,6 +16,7 @@ import { mapOpenAIChatFinishReason, openAIChatUsage } from '../openai-chat.js';
 import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
+import { argumentsJson } from './argument-depth.js';
 import { DeltaTemplateSet } from './delta-template.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
@@ -38,6 +39,8 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
   #refused = false;
   #callSeq = 0;
   #lastToolKey: string | undefined;
+  /** The id the server gave the call open under each key (a different id at the same key is a new call). */
+  readonly #givenIds = new Map<string, string>();
   /** Learned shapes of plain text chunks (most chunks of a stream), applied without a full parse. */
   readonly #templates = new DeltaTemplateSet<true>();
 
@@ -133,7 +136,12 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     else key = this.#lastToolKey ?? `tool:${position}`;
     this.#lastToolKey = key;
     const name = typeof fn.name === 'string' && fn.name !== '' ? fn.name : undefined;
-    if (!this.builder.hasTool(key)) {
+    const given = this.#givenIds.get(key);
+    // A fragment naming another id at an open index is a new call (servers that put every call at index 0), not
+    // more of the open one: merging would glue two argument objects into one invalid call.
+    const anotherCall = id !== undefined && given !== undefined && id !== given;
+    if (id !== undefined) this.#givenIds.set(key, id);
+    if (!this.builder.hasTool(key) || anotherCall) {
       this.builder.close('text');
       this.builder.close('reasoning');
       // Some servers omit ids; synthesise one so the result can be matched to its call.
@@ -144,7 +152,7 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     if (typeof fn.arguments === 'string') this.builder.toolArgs(key, fn.arguments);
     else if (fn.arguments !== null && typeof fn.arguments === 'object') {
       // Ollama sends arguments as an object, whole.
-      this.builder.toolArgs(key, JSON.stringify(fn.arguments));
+      this.builder.toolArgs(key, argumentsJson(API, fn.arguments));
     }
   }
 }

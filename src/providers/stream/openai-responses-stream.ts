@@ -84,15 +84,15 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
         this.#itemAdded(asObject(data.item));
         break;
       case 'response.output_text.delta':
-        this.builder.text(`msg:${String(data.item_id)}`, String(data.delta ?? ''));
+        this.builder.text(`msg:${String(data.item_id)}`, stringOr(data.delta));
         break;
       case 'response.refusal.delta':
         this.#refused = true;
-        this.builder.text(`msg:${String(data.item_id)}`, String(data.delta ?? ''));
+        this.builder.text(`msg:${String(data.item_id)}`, stringOr(data.delta));
         break;
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta':
-        this.builder.thinking(`rs:${String(data.item_id)}`, String(data.delta ?? ''));
+        this.builder.thinking(`rs:${String(data.item_id)}`, stringOr(data.delta));
         break;
       case 'response.reasoning_summary_part.added':
         // Summary parts are separate paragraphs.
@@ -101,7 +101,7 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
         }
         break;
       case 'response.function_call_arguments.delta':
-        this.builder.toolArgs(`fc:${String(data.item_id)}`, String(data.delta ?? ''));
+        this.builder.toolArgs(`fc:${String(data.item_id)}`, stringOr(data.delta));
         break;
       case 'response.function_call_arguments.done':
         if (typeof data.arguments === 'string') {
@@ -226,6 +226,11 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
     const usage = response?.usage as Json | null | undefined;
     if (usage && typeof usage === 'object') this.builder.setUsage(openAIResponsesUsage(usage));
   }
+}
+
+/** `value` when it is a string, else `''` (a delta that is not a string carries nothing, not `[object Object]`). */
+function stringOr(value: unknown): string {
+  return typeof value === 'string' ? value : '';
 }
 
 function responsesError(message: unknown, code: unknown): ProviderError {
