@@ -4,8 +4,10 @@
  * exactly one terminal event with a typed error (or the right message), no unhandled rejection, the socket closed.
  */
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
@@ -15,6 +17,7 @@ import {
   type ProviderOptions,
 } from '../../src/providers/transport/http-provider.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
+import { fixturesDir, recordedStreams } from '../conformance/wire-fixtures.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 type Api = ProviderOptions['api'];
@@ -476,4 +479,86 @@ describe('hostile HTTP: abort at every stage', () => {
     }
     await closedOf(res0 as ServerResponse);
   });
+});
+
+describe('hostile HTTP: in-stream errors', () => {
+  const errorEvents: Record<Api, string> = {
+    'anthropic-messages':
+      'event: message_start\ndata: {"type":"message_start","message":{"model":"m","usage":{"input_tokens":1,"output_tokens":0}}}\n\n' +
+      'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n' +
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"half"}}\n\n' +
+      'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
+    'openai-chat': `${CHAT_TEXT('half')}data: {"error":{"message":"Overloaded","type":"server_error"}}\n\n`,
+    'openai-responses':
+      'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"half"}\n\n' +
+      'event: error\ndata: {"type":"error","error":{"type":"server_error","code":"server_error","message":"Overloaded"}}\n\n',
+    gemini:
+      'data: {"candidates":[{"content":{"role":"model","parts":[{"text":"half"}]}}]}\n\n' +
+      'data: {"error":{"code":503,"message":"Overloaded","status":"UNAVAILABLE"}}\n\n',
+  };
+
+  it.each<Api>(['anthropic-messages', 'openai-chat', 'openai-responses', 'gemini'])(
+    '%s: an error event after text is ERR_PROVIDER with the provider message and the partial text, not retried',
+    async (api) => {
+      main.handler = (_req, res) => {
+        sse(res);
+        res.end(errorEvents[api]);
+      };
+      const { last } = await run(provider(api, { retry: { maxAttempts: 3, initialDelayMs: 1 } }));
+      const error = errorOf(last) as ProviderError;
+      expect(error.code).toBe('ERR_PROVIDER');
+      expect(error.providerMessage).toBe('Overloaded');
+      expect(last.message.content).toEqual([{ type: 'text', text: 'half' }]);
+      expect(main.requests).toHaveLength(1);
+    },
+  );
+});
+
+// The shared wire-fixtures folder (PANTO_WIRE_FIXTURES, default ../shared/reference/wire-fixtures beside the repo).
+const HAVE_FIXTURES = existsSync(join(fixturesDir(), 'streams'));
+
+describe.skipIf(!HAVE_FIXTURES)('hostile HTTP: recorded streams re-framed and dribbled', () => {
+  const picks: Record<Api, string> = {
+    'anthropic-messages': 'anthropic/vercel-anthropic-json-tool.1.chunks.txt',
+    'openai-chat': 'openai-chat/vercel-groq-tool-call.chunks.txt',
+    'openai-responses': 'openai-responses/vercel-azure-tool-call.1.chunks.txt',
+    gemini: 'gemini/vercel-google-tool-call.chunks.txt',
+  };
+
+  it.each<Api>(['anthropic-messages', 'openai-chat', 'openai-responses', 'gemini'])(
+    '%s: a BOM, CR-only line ends and `data:` without a space, in 1-byte writes, give the same message',
+    async (api) => {
+      const stream = recordedStreams().find((r) => r.name === picks[api]);
+      if (stream === undefined) throw new Error(`fixture ${picks[api]} not found`);
+      main.handler = (_req, res) => {
+        sse(res);
+        res.end(stream.body);
+      };
+      const whole = await run(provider(api));
+      expect(whole.last.type).toBe('done');
+      const hostile = Buffer.from(
+        `\uFEFF${stream.body
+          .replace(/^data: /gm, 'data:')
+          .replace(/^event: /gm, 'event:')
+          .replace(/\n/g, '\r')}`,
+      );
+      main.handler = (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.socket?.setNoDelay(true);
+        let i = 0;
+        const next = () => {
+          if (i >= hostile.length) {
+            res.end();
+            return;
+          }
+          res.write(hostile.subarray(i, i + 1));
+          i++;
+          setImmediate(next);
+        };
+        next();
+      };
+      const dribbled = await run(provider(api));
+      expect(dribbled.last).toEqual(whole.last);
+    },
+  );
 });
