@@ -562,3 +562,56 @@ describe.skipIf(!HAVE_FIXTURES)('hostile HTTP: recorded streams re-framed and dr
     },
   );
 });
+
+describe('hostile HTTP: the body goes on after the last event', () => {
+  const finished: Record<Api, string> = {
+    'anthropic-messages':
+      'event: message_start\ndata: {"type":"message_start","message":{"model":"m","usage":{"input_tokens":1,"output_tokens":0}}}\n\n' +
+      'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n' +
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"all"}}\n\n' +
+      'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n' +
+      'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}\n\n' +
+      'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    'openai-chat': `${CHAT_TEXT('all')}${CHAT_END}`,
+    'openai-responses':
+      'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"all"}\n\n' +
+      'event: response.completed\ndata: {"type":"response.completed","response":{"status":"completed","model":"m"}}\n\n',
+    gemini:
+      'data: {"candidates":[{"content":{"role":"model","parts":[{"text":"all"}]},"finishReason":"STOP"}]}\n\n',
+  };
+
+  it.each<Api>(['anthropic-messages', 'openai-chat', 'openai-responses', 'gemini'])(
+    '%s: keep-alives forever after the last event still end the turn as done, and the socket is closed',
+    async (api) => {
+      let res0: ServerResponse | undefined;
+      main.handler = (_req, res) => {
+        res0 = res;
+        sse(res);
+        res.write(finished[api]);
+        const timer = setInterval(() => res.write(': keep-alive\n\n'), 5);
+        res.on('close', () => clearInterval(timer));
+      };
+      const { last } = await run(provider(api, { idleTimeoutMs: 60_000 }));
+      expect(last.type).toBe('done');
+      expect(last.message.content).toEqual([{ type: 'text', text: 'all' }]);
+      await closedOf(res0 as ServerResponse);
+    },
+  );
+
+  it('openai-chat: the usage chunk after the finish reason is still read (only [DONE] ends the stream)', async () => {
+    main.handler = (_req, res) => {
+      sse(res);
+      res.write(
+        `${CHAT_TEXT('all')}data: ${JSON.stringify({ id: 'c', model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+      );
+      setTimeout(() => {
+        res.end(
+          `data: ${JSON.stringify({ id: 'c', model: 'm', choices: [], usage: { prompt_tokens: 3, completion_tokens: 4 } })}\n\ndata: [DONE]\n\n`,
+        );
+      }, 20);
+    };
+    const { last } = await run(provider('openai-chat'));
+    expect(last.type).toBe('done');
+    expect(last.message.usage).toMatchObject({ inputTokens: 3, outputTokens: 4 });
+  });
+});

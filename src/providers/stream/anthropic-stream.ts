@@ -74,6 +74,11 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
     return this.#complete;
   }
 
+  /** The end marker is the last event: nothing follows it. */
+  get ended(): boolean {
+    return this.#complete;
+  }
+
   accept(event: SseEvent): void {
     if (event.event === 'ping') return;
     const templates = this.#templates;

@@ -67,6 +67,11 @@ export class GeminiStreamParser implements SurfaceStreamParser {
     return this.#complete;
   }
 
+  /** The end marker is the last event: nothing follows it. */
+  get ended(): boolean {
+    return this.#complete;
+  }
+
   accept(event: SseEvent): void {
     const data = event.data;
     const templates = this.#templates;

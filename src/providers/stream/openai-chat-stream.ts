@@ -54,6 +54,11 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     return this.#done || this.#finished;
   }
 
+  /** `[DONE]` seen (the usage chunk comes after the finish reason, so a finish reason alone does not end it). */
+  get ended(): boolean {
+    return this.#done;
+  }
+
   accept(event: SseEvent): void {
     const raw = event.data;
     if (isDoneSentinel(raw)) {

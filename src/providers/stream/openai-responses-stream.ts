@@ -60,6 +60,11 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
     return this.#complete;
   }
 
+  /** The end marker is the last event: nothing follows it. */
+  get ended(): boolean {
+    return this.#complete;
+  }
+
   accept(event: SseEvent): void {
     if (isDoneSentinel(event.data)) return;
     const templates = this.#templates;

@@ -10,6 +10,8 @@
  *   consumer beyond usage, so a consumer never sees text twice. Each retry is announced by a `retry` event.
  * - A 4xx becomes `ProviderError` (`ERR_PROVIDER`, or `ERR_PROVIDER_AUTH` for 401/403) with the provider's own
  *   message and the status.
+ * - A body that goes on after the surface's last event (keep-alives, a connection left open) is cancelled
+ *   `DRAIN_AFTER_END_MS` after it, and the turn ends as `done`. Redirects are not followed (a non-retryable error).
  * - Abort: the fetch and the body read stop at once; the terminal event is `error` with code `ERR_ABORTED` and the
  *   partial message (`stopReason: 'aborted'`). Stopping iteration early also cancels the request.
  */
@@ -93,6 +95,8 @@ export function createProvider(options: ProviderOptions): Provider {
   const retry = resolveRetryOptions(options.retry);
   const idleTimeoutMs = options.idleTimeoutMs ?? 120_000;
   const includeUsage = options.includeUsage ?? true;
+  // How long the body may go on after the surface's last event (before the idle timer could turn it into a stall).
+  const drainMs = idleTimeoutMs > 0 ? Math.min(DRAIN_AFTER_END_MS, idleTimeoutMs / 2) : DRAIN_AFTER_END_MS;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'text/event-stream',
@@ -145,7 +149,7 @@ export function createProvider(options: ProviderOptions): Provider {
           started = true;
           yield { type: 'start' };
         }
-        yield* readEvents(api, response, parser, queue, attemptCtl.signal, armIdle);
+        yield* readEvents(api, response, parser, queue, attemptCtl.signal, armIdle, drainMs);
         if (!parser.complete) {
           throw new ProviderError({
             api,
@@ -327,6 +331,13 @@ function redirectError(api: string, url: string, response: Response): ProviderEr
   });
 }
 
+/**
+ * After the surface's last event (`parser.ended`), how long to wait for the body to end before cancelling it and
+ * finishing the turn: a well-behaved server closes at once (the connection is then reused); one that keeps the
+ * connection open or sends keep-alives after the end must not hang a finished response.
+ */
+export const DRAIN_AFTER_END_MS = 1000;
+
 /** Abort reason for an attempt the consumer stopped reading. */
 const CANCELLED = new PantoError('ERR_ABORTED', 'the consumer stopped reading the stream');
 
@@ -337,14 +348,20 @@ async function* readEvents(
   queue: StreamEvent[],
   signal: AbortSignal,
   onBytes: () => void,
+  drainMs: number,
 ): AsyncGenerator<StreamEvent> {
   const sse = new SseParser((e) => parser.accept(e), { api });
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   let finished = false;
+  /** When the body must have ended, once the surface's last event was seen. */
+  let deadline: number | undefined;
   try {
     for (;;) {
       if (signal.aborted) throw signal.reason;
-      const { done, value } = await reader.read();
+      const next = deadline === undefined ? await reader.read() : await readBefore(reader, deadline);
+      // The body went on past the last event: leave it (the finally cancels it); the message is complete.
+      if (next === undefined) return;
+      const { done, value } = next;
       try {
         if (done) {
           sse.end();
@@ -360,10 +377,27 @@ async function* readEvents(
       for (let i = 0; i < queue.length; i++) yield queue[i] as StreamEvent;
       queue.length = 0;
       if (finished) return;
+      if (deadline === undefined && parser.ended) deadline = Date.now() + drainMs;
     }
   } finally {
     if (!finished) await reader.cancel().catch(() => {});
     reader.releaseLock();
+  }
+}
+
+/** The next read, or undefined when `deadline` (epoch ms) passes first. */
+async function readBefore(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  deadline: number,
+): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>> | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), undefined);
+  });
+  try {
+    return await Promise.race([reader.read(), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
