@@ -615,3 +615,26 @@ describe('hostile HTTP: the body goes on after the last event', () => {
     expect(last.message.usage).toMatchObject({ inputTokens: 3, outputTokens: 4 });
   });
 });
+
+describe('hostile HTTP: requests that cannot be sent, silence after the end', () => {
+  it('a request body JSON cannot hold (a BigInt, a cycle) is one ERR_INVALID_ARGUMENT error event, no request', async () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    for (const body of [{ n: 1n }, cyclic]) {
+      const events: StreamEvent[] = [];
+      for await (const e of provider('openai-chat').stream({ model: 'm', body })) events.push(e);
+      expect(events).toHaveLength(1);
+      expect(events[0]?.type === 'error' && events[0].error.code).toBe('ERR_INVALID_ARGUMENT');
+    }
+    expect(main.requests).toHaveLength(0);
+  });
+
+  it('silence (connection left open) after the last event is done, not a stall', async () => {
+    main.handler = (_req, res) => {
+      sse(res);
+      res.write(CHAT_TEXT('all') + CHAT_END);
+    };
+    const { last } = await run(provider('openai-chat', { idleTimeoutMs: 100 }));
+    expect(last.type).toBe('done');
+  });
+});

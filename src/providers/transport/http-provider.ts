@@ -113,7 +113,23 @@ export function createProvider(options: ProviderOptions): Provider {
   ): AsyncGenerator<StreamEvent> {
     const signal = streamOptions?.signal;
     const url = endpoint.url(baseUrl, request.model);
-    const payload = JSON.stringify(endpoint.streamingBody(request.body, request.model, { includeUsage }));
+    let payload: string;
+    try {
+      payload = JSON.stringify(endpoint.streamingBody(request.body, request.model, { includeUsage }));
+    } catch (err) {
+      // A BigInt, a cycle, or nesting deeper than JSON.stringify's stack: the request cannot be sent at all.
+      const error = new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        `${api}: the request body cannot be serialized as JSON: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
+      yield {
+        type: 'error',
+        error,
+        message: createStreamParser(api, () => {}).partial('error', error.message),
+      };
+      return;
+    }
     let started = false;
     for (let attempt = 1; ; attempt++) {
       const queue: StreamEvent[] = [];
