@@ -11,6 +11,11 @@ import type { AssistantMessage, ToolCallBlock } from '../../src/conversation.js'
 import type { ModelApi } from '../../src/providers/model-info.js';
 import { MAX_ARGUMENT_DEPTH } from '../../src/providers/stream/argument-depth.js';
 import { createStreamParser } from '../../src/providers/stream/create-stream-parser.js';
+import {
+  MAX_MESSAGE_BLOCKS,
+  MAX_MESSAGE_CHARS,
+  MessageBuilder,
+} from '../../src/providers/stream/message-builder.js';
 import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 import { SseParser } from '../../src/providers/transport/sse-parser.js';
@@ -483,5 +488,58 @@ describe('hostile stream parsers: Gemini streamed arguments', () => {
     expect(call?.input).toEqual({});
     expect(call?.providerData?.invalidArguments).toBeDefined();
     expect(() => JSON.stringify(message)).not.toThrow();
+  });
+});
+
+describe('hostile stream parsers: endless responses', () => {
+  function refused(fn: () => void, api: string): ProviderError {
+    let caught: unknown;
+    try {
+      fn();
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ProviderError);
+    const error = caught as ProviderError;
+    expect(error.retryable).toBe(false);
+    expect(error.api).toBe(api);
+    return error;
+  }
+
+  it('text, thinking and argument deltas past MAX_MESSAGE_CHARS in all are refused', () => {
+    const piece = 'x'.repeat(16 * 1024 * 1024);
+    const b = new MessageBuilder(() => {}, { api: 'openai-chat' });
+    const error = refused(() => {
+      for (let i = 0; i <= MAX_MESSAGE_CHARS / piece.length; i++) {
+        if (i % 3 === 0) b.text('t', piece);
+        else if (i % 3 === 1) b.thinking('r', piece);
+        else {
+          b.toolStart(`c${i}`, `c${i}`, 'f');
+          b.toolArgs(`c${i}`, piece);
+        }
+      }
+    }, 'openai-chat');
+    expect(error.message).toMatch(/refusing to buffer/);
+  });
+
+  it('more than MAX_MESSAGE_BLOCKS blocks are refused', () => {
+    const b = new MessageBuilder(() => {}, { api: 'gemini' });
+    refused(() => {
+      for (let i = 0; i <= MAX_MESSAGE_BLOCKS; i++) b.toolStart(`k${i}`, `id${i}`, 'f');
+    }, 'gemini');
+  });
+
+  it('a parser stops a flood of tool calls with the ProviderError of its api', () => {
+    const out: StreamEvent[] = [];
+    const parser = createStreamParser('openai-chat', (e) => out.push(e));
+    refused(() => {
+      for (let i = 0; i <= MAX_MESSAGE_BLOCKS; i++) {
+        parser.accept({
+          event: 'message',
+          data: `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":${i},"id":"c${i}","function":{"name":"f","arguments":"{}"}}]}}]}`,
+          id: '',
+        });
+      }
+    }, 'openai-chat');
   });
 });

@@ -59,7 +59,7 @@ export class GeminiStreamParser implements SurfaceStreamParser {
   readonly #templates: DeltaTemplateSet<undefined> | undefined;
 
   constructor(emit: (event: StreamEvent) => void, options: StreamParserOptions = {}) {
-    this.builder = new MessageBuilder(emit);
+    this.builder = new MessageBuilder(emit, { api: API });
     this.#templates = options.deltaTemplates === false ? undefined : new DeltaTemplateSet<undefined>();
   }
 

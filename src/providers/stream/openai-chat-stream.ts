@@ -45,7 +45,7 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
   readonly #templates = new DeltaTemplateSet<true>();
 
   constructor(emit: (event: StreamEvent) => void, options: StreamParserOptions = {}) {
-    this.builder = new MessageBuilder(emit);
+    this.builder = new MessageBuilder(emit, { api: API });
     if (options.deltaTemplates === false) this.#templates.disable();
   }
 

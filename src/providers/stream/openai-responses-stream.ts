@@ -52,7 +52,7 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
   readonly #templates = new DeltaTemplateSet<DeltaTag>();
 
   constructor(emit: (event: StreamEvent) => void, options: StreamParserOptions = {}) {
-    this.builder = new MessageBuilder(emit);
+    this.builder = new MessageBuilder(emit, { api: API });
     if (options.deltaTemplates === false) this.#templates.disable();
   }
 
