@@ -210,6 +210,15 @@ describe('hostile stream parsers: index lies', () => {
     ]);
   });
 
+  it('openai-chat: another id without a name renames the open call (no split)', () => {
+    const { message } = feed('openai-chat', [
+      C.call({ index: 0, id: 'c1', function: { name: 'read', arguments: '{"path":' } }),
+      C.call({ index: 0, id: 'c1b', function: { arguments: '"a"}' } }),
+      ...C.end(),
+    ]);
+    expect(brief(message)).toEqual([['c1b', 'read', { path: 'a' }]]);
+  });
+
   it('openai-chat: the same id repeated on every fragment stays one call', () => {
     const { message } = feed('openai-chat', [
       C.call({ index: 0, id: 'c1', function: { name: 'read', arguments: '{"path":' } }),

@@ -142,9 +142,10 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     this.#lastToolKey = key;
     const name = typeof fn.name === 'string' && fn.name !== '' ? fn.name : undefined;
     const given = this.#givenIds.get(key);
-    // A fragment naming another id at an open index is a new call (servers that put every call at index 0), not
-    // more of the open one: merging would glue two argument objects into one invalid call.
-    const anotherCall = id !== undefined && given !== undefined && id !== given;
+    // A fragment with another id and a name at an open index is a new call (servers that put every call at index
+    // 0), not more of the open one: merging would glue two argument objects into one invalid call. Another id
+    // without a name only renames the open call (what the fragment of a new call always carries is its name).
+    const anotherCall = id !== undefined && given !== undefined && id !== given && name !== undefined;
     if (id !== undefined) this.#givenIds.set(key, id);
     if (!this.builder.hasTool(key) || anotherCall) {
       this.builder.close('text');
