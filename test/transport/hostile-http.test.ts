@@ -266,13 +266,21 @@ describe('hostile HTTP: silence, resets, truncation', () => {
   });
 
   it('a reset mid-event after text is an ERR_PROVIDER with the partial text, not retried', async () => {
+    let res0: ServerResponse | undefined;
     main.handler = (_req, res) => {
+      res0 = res;
       sse(res);
       res.write(CHAT_TEXT('partial '));
       res.write('data: {"id":"c","choices":[{"index":0,"delta":{"content":"cut');
-      setTimeout(() => res.socket?.destroy(), 5);
     };
-    const { last } = await run(provider('openai-chat', { retry: { maxAttempts: 3, initialDelayMs: 1 } }));
+    // The server resets the connection once the client has shown the text (no race with unread bytes).
+    const { last } = await run(
+      provider('openai-chat', { retry: { maxAttempts: 3, initialDelayMs: 1 } }),
+      undefined,
+      (e) => {
+        if (e.type === 'text_delta') res0?.socket?.destroy();
+      },
+    );
     const error = errorOf(last);
     expect(error.code).toBe('ERR_PROVIDER');
     expect(last.message.content).toEqual([{ type: 'text', text: 'partial ' }]);
