@@ -365,6 +365,25 @@ describe('hostile HTTP: retry-after lies', () => {
     expect(retry?.type === 'retry' && retry.delayMs).toBeLessThanOrEqual(2);
   });
 
+  it('a retry-after longer than a timer can hold, with maxRetryAfterMs Infinity, is waited for (not 1 ms)', async () => {
+    main.handler = (_req, res) => {
+      res.writeHead(429, { 'retry-after': '1e12' });
+      res.end('busy');
+    };
+    const ctl = new AbortController();
+    const { events, last } = await run(
+      provider('openai-chat', { retry: { maxAttempts: 2, maxRetryAfterMs: Number.POSITIVE_INFINITY } }),
+      ctl.signal,
+      (e) => {
+        // Node fires a timer longer than 2^31-1 ms after 1 ms: a second request would be made at once.
+        if (e.type === 'retry') setTimeout(() => ctl.abort(), 50);
+      },
+    );
+    expect(events.find((e) => e.type === 'retry')).toMatchObject({ delayMs: 1e15 });
+    expect(errorOf(last).code).toBe('ERR_ABORTED');
+    expect(main.requests).toHaveLength(1);
+  });
+
   it('an HTTP date in the past retries at once', async () => {
     const { events, last } = await retried({ 'retry-after': 'Thu, 01 Jan 1970 00:00:00 GMT' });
     expect(last.type).toBe('done');
