@@ -9,14 +9,19 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AssistantMessage, ToolCallBlock } from '../../src/conversation.js';
 import type { ModelApi } from '../../src/providers/model-info.js';
+import { AnthropicStreamParser } from '../../src/providers/stream/anthropic-stream.js';
 import { MAX_ARGUMENT_DEPTH } from '../../src/providers/stream/argument-depth.js';
 import { createStreamParser } from '../../src/providers/stream/create-stream-parser.js';
+import { GeminiStreamParser } from '../../src/providers/stream/gemini-stream.js';
 import {
   MAX_MESSAGE_BLOCKS,
   MAX_MESSAGE_CHARS,
   MessageBuilder,
 } from '../../src/providers/stream/message-builder.js';
+import { OpenAIChatStreamParser } from '../../src/providers/stream/openai-chat-stream.js';
+import { OpenAIResponsesStreamParser } from '../../src/providers/stream/openai-responses-stream.js';
 import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
+import type { SurfaceStreamParser } from '../../src/providers/stream/surface-parser.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 import { SseParser } from '../../src/providers/transport/sse-parser.js';
 import { fixturesDir, recordedStreams } from '../conformance/wire-fixtures.js';
@@ -459,6 +464,66 @@ describe.skipIf(!HAVE_FIXTURES)('hostile stream parsers: recorded real streams, 
       }
     }
     expect(cuts).toBeGreaterThan(streams.length);
+  });
+
+  it('with bytes flipped in later events, the template fast path gives what a full parse of every event gives', () => {
+    const make = (
+      api: ModelApi,
+      deltaTemplates: boolean,
+      emit: (e: StreamEvent) => void,
+    ): SurfaceStreamParser => {
+      switch (api) {
+        case 'anthropic-messages':
+          return new AnthropicStreamParser(emit, { deltaTemplates });
+        case 'openai-chat':
+          return new OpenAIChatStreamParser(emit, { deltaTemplates });
+        case 'openai-responses':
+          return new OpenAIResponsesStreamParser(emit, { deltaTemplates });
+        case 'gemini':
+          return new GeminiStreamParser(emit, { deltaTemplates });
+      }
+    };
+    const outcome = (api: ModelApi, events: Ev[], deltaTemplates: boolean) => {
+      const out: StreamEvent[] = [];
+      const parser = make(api, deltaTemplates, (e) => out.push(e));
+      let error: string | undefined;
+      try {
+        for (const [event, data] of events) parser.accept({ event, data: data as string, id: '' });
+      } catch (err) {
+        expect(err).toBeInstanceOf(ProviderError);
+        error = (err as Error).message;
+      }
+      const message = error === undefined && parser.complete ? parser.result() : parser.partial('error');
+      return { out, error, message };
+    };
+    let seed = 777;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
+    // Flips that keep JSON valid-looking: inside strings, escapes, digits, quotes.
+    const junk = ['"', '\\', '\\u00', '0', '9', '-', 'e', ',', '}', ' ', '\u2028', '\\n'];
+    let compared = 0;
+    for (const s of streams) {
+      const clean = eventsOf(s.body);
+      for (let round = 0; round < 20; round++) {
+        // Leave the first half alone so templates are learned, then corrupt one later event.
+        const at = Math.floor(clean.length / 2 + rand() * (clean.length / 2));
+        const events = clean.map(([e, d], i): Ev => {
+          const data = d as string;
+          if (i !== at || data.length === 0) return [e, data];
+          const pos = Math.floor(rand() * data.length);
+          return [e, data.slice(0, pos) + junk[Math.floor(rand() * junk.length)] + data.slice(pos + 1)];
+        });
+        const fast = outcome(s.api, events, true);
+        const full = outcome(s.api, events, false);
+        expect(fast.error, `${s.name} round ${round}`).toEqual(full.error);
+        expect(fast.message, `${s.name} round ${round}`).toEqual(full.message);
+        expect(fast.out, `${s.name} round ${round}`).toEqual(full.out);
+        compared++;
+      }
+    }
+    expect(compared).toBe(streams.length * 20);
   });
 
   it('every recorded stream with one byte of each event flipped throws only ProviderError', () => {
