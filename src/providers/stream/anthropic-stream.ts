@@ -6,6 +6,10 @@
  * `message_delta` (stop_reason, cumulative usage) → `message_stop`; `ping` anywhere; `error` (e.g.
  * `overloaded_error`) anywhere — thrown as a `ProviderError`, retryable for overloaded/api/rate-limit errors.
  * Server-tool blocks (web search and the like) are skipped: the agent only runs client tools.
+ *
+ * Hostile input: a `content_block_*` event whose `index` is not a finite number is a non-retryable `ProviderError`
+ * (any number is only a label: 1e9 or -1 allocate nothing); a delta whose value is not a string, or for a block never
+ * started, is ignored (as the official SDK's accumulator does); a second start at an open index closes the first block.
  */
 
 import type { AssistantMessage, StopReason, Usage } from '../../conversation.js';
@@ -13,6 +17,7 @@ import { mapAnthropicStopReason } from '../anthropic-messages.js';
 import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
+import { argumentsJson } from './argument-depth.js';
 import { DeltaTemplateSet } from './delta-template.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
@@ -55,17 +60,22 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
   #usage: Usage = { inputTokens: 0, outputTokens: 0 };
   /** Block index → key kind, for blocks we track. */
   readonly #kinds = new Map<number, 'text' | 'thinking' | 'tool'>();
-  /** Block index → key string, so a delta does not build a string. */
-  readonly #keys: string[] = [];
+  /** Block index → key string, so a delta does not build a string (a Map: an index is any number the server sent). */
+  readonly #keys = new Map<number, string>();
   /** Learned shapes of `content_block_delta` events (most events of a stream), applied without a full parse. */
   readonly #templates = new DeltaTemplateSet<DeltaTag>();
 
   constructor(emit: (event: StreamEvent) => void, options: StreamParserOptions = {}) {
-    this.builder = new MessageBuilder(emit);
+    this.builder = new MessageBuilder(emit, { api: API });
     if (options.deltaTemplates === false) this.#templates.disable();
   }
 
   get complete(): boolean {
+    return this.#complete;
+  }
+
+  /** The end marker is the last event: nothing follows it. */
+  get ended(): boolean {
     return this.#complete;
   }
 
@@ -86,16 +96,16 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
         break;
       case 'content_block_start': {
         const block = asObject(data.content_block);
-        if (block) this.#blockStart(data.index as number, block);
+        if (block) this.#blockStart(blockIndex(data), block);
         break;
       }
       case 'content_block_delta': {
         const delta = asObject(data.delta);
-        if (delta) this.#blockDelta(data.index as number, delta, event.data);
+        if (delta) this.#blockDelta(blockIndex(data), delta, event.data);
         break;
       }
       case 'content_block_stop': {
-        const index = data.index as number;
+        const index = blockIndex(data);
         if (this.#kinds.get(index) === 'tool') this.builder.toolEnd(String(index));
         else this.builder.close(String(index));
         this.#kinds.delete(index);
@@ -130,10 +140,10 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
   }
 
   #key(index: number): string {
-    let key = this.#keys[index];
+    let key = this.#keys.get(index);
     if (key === undefined) {
       key = String(index);
-      this.#keys[index] = key;
+      this.#keys.set(index, key);
     }
     return key;
   }
@@ -162,7 +172,7 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
         // The start event carries `input: {}`; a non-empty input (no deltas follow) is the whole argument object.
         const input = block.input;
         if (input !== null && typeof input === 'object' && Object.keys(input).length > 0) {
-          this.builder.toolArgs(key, JSON.stringify(input));
+          this.builder.toolArgs(key, argumentsJson(API, input));
         }
         break;
       }
@@ -176,17 +186,15 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
     if (field === undefined) return;
     const type = delta.type as string;
     const value = delta[field];
-    this.#delta(index, type, String(value ?? ''));
+    if (typeof value !== 'string') return;
+    this.#delta(index, type, value);
     // Learn this shape so the next deltas of the block skip the full parse (see delta-template.ts).
-    if (typeof value === 'string' && typeof index === 'number') {
-      this.#templates.learn(
-        raw,
-        field,
-        (p) =>
-          p.type === 'content_block_delta' && p.index === index ? asObject(p.delta)?.[field] : undefined,
-        { index, type },
-      );
-    }
+    this.#templates.learn(
+      raw,
+      field,
+      (p) => (p.type === 'content_block_delta' && p.index === index ? asObject(p.delta)?.[field] : undefined),
+      { index, type },
+    );
   }
 
   #delta(index: number, type: string, value: string): void {
@@ -227,6 +235,17 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
     this.#usage = next;
     this.builder.setUsage(next);
   }
+}
+
+/** The `index` of a `content_block_*` event; a non-retryable `ProviderError` when it is not a finite number. */
+function blockIndex(data: Json): number {
+  const index = data.index;
+  if (typeof index === 'number' && Number.isFinite(index)) return index;
+  throw new ProviderError({
+    api: API,
+    providerMessage: `malformed stream event: ${String(data.type)} has index ${JSON.stringify(index) ?? 'undefined'}, not a number`,
+    retryable: false,
+  });
 }
 
 /** An Anthropic `error` stream event (`{type:'error', error:{type, message}}`) as a `ProviderError`. */

@@ -9,9 +9,11 @@
  *
  * Contract: `apply` never throws. A piece it cannot place (a path it cannot read, a value of no known kind, an index
  * that would leave a hole in an array, a path that runs through a value of another kind) marks the accumulator
- * `invalid`; `argumentsText()` then returns the raw pieces as JSON text, which the message builder keeps as the call's
+ * `invalid` (so do arguments nested deeper than `MAX_ARGUMENT_DEPTH`); `argumentsText()` then returns the raw pieces as JSON text, which the message builder keeps as the call's
  * `providerData.invalidArguments` (so nothing is dropped silently and the agent answers with an error result).
  */
+
+import { MAX_ARGUMENT_DEPTH, nestedDeeperThan } from './argument-depth.js';
 
 type Segment = string | number;
 type Container = Record<string, unknown> | unknown[];
@@ -25,7 +27,8 @@ export class PartialArgsAccumulator {
 
   /** Seed the arguments with a whole `args` object the starting part carried. */
   constructor(args?: Record<string, unknown>) {
-    if (args) Object.assign(this.#root, args);
+    // Not Object.assign: it would run the `__proto__` setter for an own `__proto__` key (JSON.parse makes one).
+    if (args) for (const [k, v] of Object.entries(args)) write(this.#root, k, v);
   }
 
   /** Why a piece could not be placed, or undefined. */
@@ -44,6 +47,9 @@ export class PartialArgsAccumulator {
 
   /** The arguments as JSON text: the assembled object, or the raw pieces when one could not be placed. */
   argumentsText(): string {
+    if (this.#invalid === undefined && nestedDeeperThan(this.#root, MAX_ARGUMENT_DEPTH)) {
+      this.#invalid = `arguments nested deeper than ${MAX_ARGUMENT_DEPTH} levels`;
+    }
     return JSON.stringify(this.#invalid === undefined ? this.#root : this.#pieces);
   }
 

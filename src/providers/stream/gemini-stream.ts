@@ -19,6 +19,7 @@ import { geminiUsage, mapGeminiFinishReason } from '../gemini.js';
 import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
+import { argumentsJson } from './argument-depth.js';
 import { DeltaTemplateSet } from './delta-template.js';
 import { PartialArgsAccumulator } from './gemini-partial-args.js';
 import { MessageBuilder } from './message-builder.js';
@@ -58,11 +59,16 @@ export class GeminiStreamParser implements SurfaceStreamParser {
   readonly #templates: DeltaTemplateSet<undefined> | undefined;
 
   constructor(emit: (event: StreamEvent) => void, options: StreamParserOptions = {}) {
-    this.builder = new MessageBuilder(emit);
+    this.builder = new MessageBuilder(emit, { api: API });
     this.#templates = options.deltaTemplates === false ? undefined : new DeltaTemplateSet<undefined>();
   }
 
   get complete(): boolean {
+    return this.#complete;
+  }
+
+  /** The end marker is the last event: nothing follows it. */
+  get ended(): boolean {
     return this.#complete;
   }
 
@@ -183,7 +189,7 @@ export class GeminiStreamParser implements SurfaceStreamParser {
       if (!continues) this.#endStreamedCall();
       return;
     }
-    this.builder.toolArgs(key, args ? JSON.stringify(args) : '{}');
+    this.builder.toolArgs(key, args ? argumentsJson(API, args) : '{}');
     this.builder.toolEnd(key);
   }
 

@@ -4,8 +4,16 @@
  * Blocks are addressed by a surface-chosen `key` (Anthropic block index, Responses item id, Chat tool-call index...).
  * A key stays open until `close(key)`; operations on a closed or unknown key open a new block at the end, so blocks
  * keep the order in which the provider produced them. Tool-call arguments are accumulated as raw JSON text and parsed
- * once, when the call is closed: a call whose arguments are not a JSON object keeps `input: {}` and records the raw
- * text and the parse error in `providerData.invalidArguments` (the agent answers it with an error result).
+ * once, when the call is closed: a call whose arguments are not a JSON object (or are nested deeper than
+ * `MAX_ARGUMENT_DEPTH`) keeps `input: {}` and records the raw text and the reason in `providerData.invalidArguments`
+ * (the agent answers it with an error result).
+ *
+ * Memory is bounded: more than `limits.maxChars` characters of text, thinking, signatures and argument deltas in all
+ * (default `MAX_MESSAGE_CHARS`), or more than `limits.maxBlocks` blocks (default `MAX_MESSAGE_BLOCKS`), throws a
+ * non-retryable `ProviderError`, so an endless stream cannot grow the message until the process runs out of memory.
+ *
+ * A block opened under a key that still holds an open block (a provider that starts two blocks at one index) first
+ * closes the open one, so two calls are never merged and a call is never left unparsed.
  */
 
 import type {
@@ -17,6 +25,8 @@ import type {
   Usage,
 } from '../../conversation.js';
 import { parseArguments } from '../serializer-common.js';
+import { ProviderError } from '../transport/provider-error.js';
+import { MAX_ARGUMENT_DEPTH, nestedDeeperThan } from './argument-depth.js';
 import type { StreamEvent } from './stream-event.js';
 
 /**
@@ -26,6 +36,19 @@ import type { StreamEvent } from './stream-event.js';
  * walk the growing rope: together they made garbage collection half the cost of parsing a long stream (bench:agent).
  */
 const PENDING_JOIN = 64;
+
+/** Most characters one response may stream (text, thinking, signatures, arguments): far above any model's output. */
+export const MAX_MESSAGE_CHARS = 128 * 1024 * 1024;
+/** Most blocks one response may open. */
+export const MAX_MESSAGE_BLOCKS = 100_000;
+
+/** Bounds of one `MessageBuilder` (tests lower them). */
+export interface MessageLimits {
+  /** The wire API named in the error. */
+  api?: string;
+  maxChars?: number;
+  maxBlocks?: number;
+}
 
 type OpenBlock =
   | { kind: 'text'; index: number; block: TextBlock; pending: string[]; runs: string[] }
@@ -41,8 +64,37 @@ export class MessageBuilder {
   /** Set once any text/thinking/tool delta was emitted (the attempt can no longer be retried invisibly). */
   emittedContent = false;
 
-  constructor(emit: (event: StreamEvent) => void) {
+  readonly #api: string;
+  readonly #maxChars: number;
+  readonly #maxBlocks: number;
+  /** Characters streamed so far (see `MAX_MESSAGE_CHARS`). */
+  #chars = 0;
+
+  constructor(emit: (event: StreamEvent) => void, limits: MessageLimits = {}) {
     this.#emit = emit;
+    this.#api = limits.api ?? 'stream';
+    this.#maxChars = limits.maxChars ?? MAX_MESSAGE_CHARS;
+    this.#maxBlocks = limits.maxBlocks ?? MAX_MESSAGE_BLOCKS;
+  }
+
+  /** Count `n` more streamed characters; throw when the message outgrows its bound. */
+  #grow(n: number): void {
+    this.#chars += n;
+    if (this.#chars > this.#maxChars) this.#refuse(`more than ${this.#maxChars} characters`);
+  }
+
+  /** Add a block to the content; throw when the message has too many. */
+  #push(block: AssistantMessage['content'][number]): number {
+    if (this.#content.length >= this.#maxBlocks) this.#refuse(`more than ${this.#maxBlocks} blocks`);
+    return this.#content.push(block) - 1;
+  }
+
+  #refuse(what: string): never {
+    throw new ProviderError({
+      api: this.#api,
+      providerMessage: `the response streamed ${what}; refusing to buffer it`,
+      retryable: false,
+    });
   }
 
   get usage(): Usage | undefined {
@@ -53,10 +105,12 @@ export class MessageBuilder {
     if (delta.length === 0) return;
     let open = this.#open.get(key);
     if (open?.kind !== 'text') {
+      if (open !== undefined) this.close(key);
       const block: TextBlock = { type: 'text', text: '' };
-      open = { kind: 'text', index: this.#content.push(block) - 1, block, pending: [], runs: [] };
+      open = { kind: 'text', index: this.#push(block), block, pending: [], runs: [] };
       this.#open.set(key, open);
     }
+    this.#grow(delta.length);
     if (open.pending.push(delta) >= PENDING_JOIN) joinRun(open);
     this.emittedContent = true;
     this.#emit({ type: 'text_delta', blockIndex: open.index, text: delta });
@@ -65,6 +119,7 @@ export class MessageBuilder {
   thinking(key: string, delta: string): void {
     const open = this.#thinkingBlock(key);
     if (delta.length === 0) return;
+    this.#grow(delta.length);
     if (open.pending.push(delta) >= PENDING_JOIN) joinRun(open);
     this.emittedContent = true;
     this.#emit({ type: 'thinking_delta', blockIndex: open.index, text: delta });
@@ -73,20 +128,23 @@ export class MessageBuilder {
   /** Set (or append to) the opaque signature of the thinking block under `key`. */
   thinkingSignature(key: string, signature: string, append = false): void {
     const open = this.#thinkingBlock(key);
+    this.#grow(signature.length);
     open.block.signature = append ? (open.block.signature ?? '') + signature : signature;
   }
 
   /** A redacted thinking block: no readable text, the opaque payload kept in `signature`. */
   redactedThinking(key: string, data: string): void {
     const open = this.#thinkingBlock(key);
+    this.#grow(data.length);
     open.block.redacted = true;
     open.block.signature = data;
   }
 
   toolStart(key: string, id: string, name: string, providerData?: Record<string, unknown>): void {
+    if (this.#open.has(key)) this.close(key);
     const block: ToolCallBlock = { type: 'tool_call', id, name, input: {} };
     if (providerData !== undefined) block.providerData = providerData;
-    const index = this.#content.push(block) - 1;
+    const index = this.#push(block);
     this.#open.set(key, { kind: 'tool', index, block, args: '', closed: false });
     this.emittedContent = true;
     this.#emit({ type: 'toolcall_start', blockIndex: index, id, name });
@@ -110,6 +168,7 @@ export class MessageBuilder {
   toolArgs(key: string, delta: string): void {
     const open = this.#open.get(key);
     if (open?.kind !== 'tool' || open.closed || delta.length === 0) return;
+    this.#grow(delta.length);
     open.args += delta;
     this.#emit({ type: 'toolcall_delta', blockIndex: open.index, id: open.block.id, argumentsDelta: delta });
   }
@@ -204,8 +263,9 @@ export class MessageBuilder {
   #thinkingBlock(key: string): Extract<OpenBlock, { kind: 'thinking' }> {
     let open = this.#open.get(key);
     if (open?.kind !== 'thinking') {
+      if (open !== undefined) this.close(key);
       const block: ThinkingBlock = { type: 'thinking', text: '' };
-      open = { kind: 'thinking', index: this.#content.push(block) - 1, block, pending: [], runs: [] };
+      open = { kind: 'thinking', index: this.#push(block), block, pending: [], runs: [] };
       this.#open.set(key, open);
     }
     return open;
@@ -214,7 +274,11 @@ export class MessageBuilder {
   #closeTool(open: Extract<OpenBlock, { kind: 'tool' }>): void {
     if (open.closed) return;
     open.closed = true;
-    const { input, invalid } = parseArguments(open.args);
+    let { input, invalid } = parseArguments(open.args);
+    if (invalid === undefined && nestedDeeperThan(input, MAX_ARGUMENT_DEPTH)) {
+      input = {};
+      invalid = { raw: open.args, error: `arguments nested deeper than ${MAX_ARGUMENT_DEPTH} levels` };
+    }
     open.block.input = input;
     if (invalid) open.block.providerData = { ...open.block.providerData, invalidArguments: invalid };
     this.#emit({ type: 'toolcall_end', blockIndex: open.index, call: open.block });

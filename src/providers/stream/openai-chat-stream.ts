@@ -16,6 +16,7 @@ import { mapOpenAIChatFinishReason, openAIChatUsage } from '../openai-chat.js';
 import { asObject } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
+import { argumentsJson } from './argument-depth.js';
 import { DeltaTemplateSet } from './delta-template.js';
 import { MessageBuilder } from './message-builder.js';
 import type { StreamEvent } from './stream-event.js';
@@ -38,17 +39,24 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
   #refused = false;
   #callSeq = 0;
   #lastToolKey: string | undefined;
+  /** The id the server gave the call open under each key (a different id at the same key is a new call). */
+  readonly #givenIds = new Map<string, string>();
   /** Learned shapes of plain text chunks (most chunks of a stream), applied without a full parse. */
   readonly #templates = new DeltaTemplateSet<true>();
 
   constructor(emit: (event: StreamEvent) => void, options: StreamParserOptions = {}) {
-    this.builder = new MessageBuilder(emit);
+    this.builder = new MessageBuilder(emit, { api: API });
     if (options.deltaTemplates === false) this.#templates.disable();
   }
 
   /** `[DONE]` seen, or a finish reason (some compatible servers close without `[DONE]`). */
   get complete(): boolean {
     return this.#done || this.#finished;
+  }
+
+  /** `[DONE]` seen (the usage chunk comes after the finish reason, so a finish reason alone does not end it). */
+  get ended(): boolean {
+    return this.#done;
   }
 
   accept(event: SseEvent): void {
@@ -133,7 +141,13 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     else key = this.#lastToolKey ?? `tool:${position}`;
     this.#lastToolKey = key;
     const name = typeof fn.name === 'string' && fn.name !== '' ? fn.name : undefined;
-    if (!this.builder.hasTool(key)) {
+    const given = this.#givenIds.get(key);
+    // A fragment with another id and a name at an open index is a new call (servers that put every call at index
+    // 0), not more of the open one: merging would glue two argument objects into one invalid call. Another id
+    // without a name only renames the open call (what the fragment of a new call always carries is its name).
+    const anotherCall = id !== undefined && given !== undefined && id !== given && name !== undefined;
+    if (id !== undefined) this.#givenIds.set(key, id);
+    if (!this.builder.hasTool(key) || anotherCall) {
       this.builder.close('text');
       this.builder.close('reasoning');
       // Some servers omit ids; synthesise one so the result can be matched to its call.
@@ -144,7 +158,7 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     if (typeof fn.arguments === 'string') this.builder.toolArgs(key, fn.arguments);
     else if (fn.arguments !== null && typeof fn.arguments === 'object') {
       // Ollama sends arguments as an object, whole.
-      this.builder.toolArgs(key, JSON.stringify(fn.arguments));
+      this.builder.toolArgs(key, argumentsJson(API, fn.arguments));
     }
   }
 }

@@ -52,11 +52,16 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
   readonly #templates = new DeltaTemplateSet<DeltaTag>();
 
   constructor(emit: (event: StreamEvent) => void, options: StreamParserOptions = {}) {
-    this.builder = new MessageBuilder(emit);
+    this.builder = new MessageBuilder(emit, { api: API });
     if (options.deltaTemplates === false) this.#templates.disable();
   }
 
   get complete(): boolean {
+    return this.#complete;
+  }
+
+  /** The end marker is the last event: nothing follows it. */
+  get ended(): boolean {
     return this.#complete;
   }
 
@@ -84,15 +89,15 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
         this.#itemAdded(asObject(data.item));
         break;
       case 'response.output_text.delta':
-        this.builder.text(`msg:${String(data.item_id)}`, String(data.delta ?? ''));
+        this.builder.text(`msg:${String(data.item_id)}`, stringOr(data.delta));
         break;
       case 'response.refusal.delta':
         this.#refused = true;
-        this.builder.text(`msg:${String(data.item_id)}`, String(data.delta ?? ''));
+        this.builder.text(`msg:${String(data.item_id)}`, stringOr(data.delta));
         break;
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta':
-        this.builder.thinking(`rs:${String(data.item_id)}`, String(data.delta ?? ''));
+        this.builder.thinking(`rs:${String(data.item_id)}`, stringOr(data.delta));
         break;
       case 'response.reasoning_summary_part.added':
         // Summary parts are separate paragraphs.
@@ -101,7 +106,7 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
         }
         break;
       case 'response.function_call_arguments.delta':
-        this.builder.toolArgs(`fc:${String(data.item_id)}`, String(data.delta ?? ''));
+        this.builder.toolArgs(`fc:${String(data.item_id)}`, stringOr(data.delta));
         break;
       case 'response.function_call_arguments.done':
         if (typeof data.arguments === 'string') {
@@ -226,6 +231,11 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
     const usage = response?.usage as Json | null | undefined;
     if (usage && typeof usage === 'object') this.builder.setUsage(openAIResponsesUsage(usage));
   }
+}
+
+/** `value` when it is a string, else `''` (a delta that is not a string carries nothing, not `[object Object]`). */
+function stringOr(value: unknown): string {
+  return typeof value === 'string' ? value : '';
 }
 
 function responsesError(message: unknown, code: unknown): ProviderError {

@@ -5,7 +5,7 @@
  * throws a `ProviderError` when the stream carries an error (Anthropic `error` event, Responses `error` /
  * `response.failed`, an `{error}` chunk on Chat or Gemini). `complete` turns true when the surface's own end marker
  * was seen (`message_stop`, `[DONE]` or a finish reason, `response.completed`/`incomplete`, a Gemini `finishReason`).
- * `result()` returns the finished message; `partial()` the message so far, for an error or abort.
+ * `ended` turns true on the event after which nothing more is expected. `result()` returns the finished message; `partial()` the message so far, for an error or abort.
  */
 
 import type { AssistantMessage, StopReason } from '../../conversation.js';
@@ -16,6 +16,12 @@ import type { MessageBuilder } from './message-builder.js';
 export interface SurfaceStreamParser {
   readonly builder: MessageBuilder;
   readonly complete: boolean;
+  /**
+   * The surface's last event was seen: nothing more belongs to the response (Anthropic `message_stop`, Chat `[DONE]`,
+   * Responses `response.completed`/`incomplete`, a Gemini finish). The transport stops waiting for the body's end soon
+   * after, so a server that keeps the connection open (or sends keep-alives) after it cannot hang the turn.
+   */
+  readonly ended: boolean;
   accept(event: SseEvent): void;
   result(): AssistantMessage;
   partial(stopReason: Extract<StopReason, 'error' | 'aborted'>, errorMessage?: string): AssistantMessage;

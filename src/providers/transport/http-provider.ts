@@ -10,6 +10,8 @@
  *   consumer beyond usage, so a consumer never sees text twice. Each retry is announced by a `retry` event.
  * - A 4xx becomes `ProviderError` (`ERR_PROVIDER`, or `ERR_PROVIDER_AUTH` for 401/403) with the provider's own
  *   message and the status.
+ * - A body that goes on after the surface's last event (keep-alives, a connection left open) is cancelled
+ *   `DRAIN_AFTER_END_MS` after it, and the turn ends as `done`. Redirects are not followed (a non-retryable error).
  * - Abort: the fetch and the body read stop at once; the terminal event is `error` with code `ERR_ABORTED` and the
  *   partial message (`stopReason: 'aborted'`). Stopping iteration early also cancels the request.
  */
@@ -93,6 +95,8 @@ export function createProvider(options: ProviderOptions): Provider {
   const retry = resolveRetryOptions(options.retry);
   const idleTimeoutMs = options.idleTimeoutMs ?? 120_000;
   const includeUsage = options.includeUsage ?? true;
+  // How long the body may go on after the surface's last event (before the idle timer could turn it into a stall).
+  const drainMs = idleTimeoutMs > 0 ? Math.min(DRAIN_AFTER_END_MS, idleTimeoutMs / 2) : DRAIN_AFTER_END_MS;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'text/event-stream',
@@ -109,7 +113,23 @@ export function createProvider(options: ProviderOptions): Provider {
   ): AsyncGenerator<StreamEvent> {
     const signal = streamOptions?.signal;
     const url = endpoint.url(baseUrl, request.model);
-    const payload = JSON.stringify(endpoint.streamingBody(request.body, request.model, { includeUsage }));
+    let payload: string;
+    try {
+      payload = JSON.stringify(endpoint.streamingBody(request.body, request.model, { includeUsage }));
+    } catch (err) {
+      // A BigInt, a cycle, or nesting deeper than JSON.stringify's stack: the request cannot be sent at all.
+      const error = new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        `${api}: the request body cannot be serialized as JSON: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
+      yield {
+        type: 'error',
+        error,
+        message: createStreamParser(api, () => {}).partial('error', error.message),
+      };
+      return;
+    }
     let started = false;
     for (let attempt = 1; ; attempt++) {
       const queue: StreamEvent[] = [];
@@ -145,7 +165,7 @@ export function createProvider(options: ProviderOptions): Provider {
           started = true;
           yield { type: 'start' };
         }
-        yield* readEvents(response, parser, queue, attemptCtl.signal, armIdle);
+        yield* readEvents(api, response, parser, queue, attemptCtl.signal, armIdle, drainMs);
         if (!parser.complete) {
           throw new ProviderError({
             api,
@@ -200,7 +220,9 @@ export function createProvider(options: ProviderOptions): Provider {
   async function send(url: string, payload: string, signal: AbortSignal): Promise<Response> {
     let response: Response;
     try {
-      response = await fetchImpl(url, { method: 'POST', headers, body: payload, signal });
+      // Redirects are not followed: fetch would re-send the body, and every auth header but `authorization`, to
+      // whatever origin the Location names (see `redirectError`).
+      response = await fetchImpl(url, { method: 'POST', headers, body: payload, signal, redirect: 'manual' });
     } catch (err) {
       if (signal.aborted) throw signal.reason ?? err;
       throw new ProviderError({
@@ -210,11 +232,22 @@ export function createProvider(options: ProviderOptions): Provider {
         cause: err,
       });
     }
+    if (response.status >= 300 && response.status < 400) throw redirectError(api, url, response);
     if (!response.ok) throw await errorFromResponse(response);
-    const type = response.headers.get('content-type') ?? '';
+    const type = (response.headers.get('content-type') ?? '').toLowerCase();
+    if (type.includes('text/html')) {
+      // A captive portal, a proxy's login page or a web server's error page, sent with 200.
+      const text = await readBodyText(response);
+      throw new ProviderError({
+        api,
+        status: response.status,
+        providerMessage: `expected an event stream, got ${type}: ${extractProviderMessage(text).message}`,
+        retryable: false,
+      });
+    }
     if (type.includes('application/json')) {
       // A server that ignored `stream: true` or answered an error with 200.
-      const text = await response.text();
+      const text = await readBodyText(response);
       const { message, type: kind } = extractProviderMessage(text);
       throw new ProviderError({
         api,
@@ -236,9 +269,9 @@ export function createProvider(options: ProviderOptions): Provider {
   }
 
   async function errorFromResponse(response: Response): Promise<ProviderError> {
-    const text = await response
-      .text()
-      .catch((err: unknown) => `(could not read the error body: ${networkMessage(err)})`);
+    const text = await readBodyText(response).catch(
+      (err: unknown) => `(could not read the error body: ${networkMessage(err)})`,
+    );
     const { message, type, param } = extractProviderMessage(text);
     const retryAfterMs = parseRetryAfter(response.headers);
     const requestId = response.headers.get('request-id') ?? response.headers.get('x-request-id') ?? undefined;
@@ -257,38 +290,145 @@ export function createProvider(options: ProviderOptions): Provider {
   return { api, name, stream };
 }
 
+/** The most of a non-stream body (an error page, a JSON error) read to quote it; the rest is not downloaded. */
+export const ERROR_BODY_MAX_BYTES = 64 * 1024;
+
+/**
+ * The first `maxBytes` of a response body as text (a cut multi-byte character becomes U+FFFD); the rest of the body
+ * is cancelled, so an endless or huge error body neither hangs the request nor fills memory.
+ */
+async function readBodyText(response: Response, maxBytes = ERROR_BODY_MAX_BYTES): Promise<string> {
+  const body = response.body;
+  if (body === null) return '';
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  let done = false;
+  try {
+    while (bytes < maxBytes) {
+      const next = await reader.read();
+      if (next.done) {
+        done = true;
+        break;
+      }
+      const piece = next.value.subarray(0, maxBytes - bytes);
+      bytes += piece.length;
+      text += decoder.decode(piece, { stream: true });
+    }
+    return text + decoder.decode();
+  } finally {
+    if (!done) await reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}
+
+/**
+ * A 3xx answer: not followed (a redirect to another origin would hand it the API key, since fetch strips only
+ * `authorization`, not `x-api-key` / `x-goog-api-key`; a loop would burn requests), reported with the target so a
+ * user can fix the base URL. Not retryable.
+ */
+function redirectError(api: string, url: string, response: Response): ProviderError {
+  void response.body?.cancel().catch(() => {});
+  const location = response.headers.get('location');
+  let target = '(no location)';
+  if (location !== null) {
+    try {
+      target = new URL(location, url).href;
+    } catch {
+      target = location.slice(0, 500);
+    }
+  }
+  return new ProviderError({
+    api,
+    status: response.status,
+    providerMessage: `redirected to ${target}; redirects are not followed (set baseUrl to the final address)`,
+    retryable: false,
+  });
+}
+
+/**
+ * After the surface's last event (`parser.ended`), how long to wait for the body to end before cancelling it and
+ * finishing the turn: a well-behaved server closes at once (the connection is then reused); one that keeps the
+ * connection open or sends keep-alives after the end must not hang a finished response.
+ */
+export const DRAIN_AFTER_END_MS = 1000;
+
 /** Abort reason for an attempt the consumer stopped reading. */
 const CANCELLED = new PantoError('ERR_ABORTED', 'the consumer stopped reading the stream');
 
 async function* readEvents(
+  api: string,
   response: Response,
   parser: SurfaceStreamParser,
   queue: StreamEvent[],
   signal: AbortSignal,
   onBytes: () => void,
+  drainMs: number,
 ): AsyncGenerator<StreamEvent> {
-  const sse = new SseParser((e) => parser.accept(e));
+  const sse = new SseParser((e) => parser.accept(e), { api });
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   let finished = false;
+  /** When the body must have ended, once the surface's last event was seen. */
+  let deadline: number | undefined;
   try {
     for (;;) {
       if (signal.aborted) throw signal.reason;
-      const { done, value } = await reader.read();
-      if (done) {
-        sse.end();
-        finished = true;
-      } else {
-        onBytes();
-        sse.push(value);
+      const next = deadline === undefined ? await reader.read() : await readBefore(reader, deadline);
+      // The body went on past the last event: leave it (the finally cancels it); the message is complete.
+      if (next === undefined) return;
+      const { done, value } = next;
+      try {
+        if (done) {
+          sse.end();
+          finished = true;
+        } else {
+          onBytes();
+          sse.push(value);
+        }
+      } catch (err) {
+        // The bytes arrived; what they say is wrong. Not a network failure: retrying would get the same bytes.
+        throw malformedStream(api, err);
       }
       for (let i = 0; i < queue.length; i++) yield queue[i] as StreamEvent;
       queue.length = 0;
       if (finished) return;
+      if (deadline === undefined && parser.ended) deadline = Date.now() + drainMs;
     }
   } finally {
     if (!finished) await reader.cancel().catch(() => {});
     reader.releaseLock();
   }
+}
+
+/** The next read, or undefined when `deadline` (epoch ms) passes first. */
+async function readBefore(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  deadline: number,
+): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>> | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), undefined);
+  });
+  try {
+    return await Promise.race([reader.read(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A failure while reading the events of a response: a `ProviderError` as it is (an error event, an over-long line),
+ * anything else (a parser that met a value it cannot handle) as a non-retryable `ProviderError` naming it.
+ */
+function malformedStream(api: string, err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
+  return new ProviderError({
+    api,
+    providerMessage: `malformed stream: ${err instanceof Error ? err.message : String(err)}`,
+    retryable: false,
+    cause: err,
+  });
 }
 
 function abortedEvent(parser: SurfaceStreamParser, signal: AbortSignal | undefined): StreamEvent {

@@ -64,7 +64,13 @@ export function backoffDelay(
   return Math.round(step / 2 + (random() * step) / 2);
 }
 
-/** Resolve after `ms`, or reject with the signal's reason as soon as it aborts. */
+/** The longest delay `setTimeout` honours (2^31 - 1 ms, ~24.8 days); Node fires a longer one after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Resolve after `ms`, or reject with the signal's reason as soon as it aborts. A wait longer than a timer can hold
+ * (a provider's retry-after of 1e12 s with `maxRetryAfterMs: Infinity`) waits in steps instead of firing at once.
+ */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
@@ -75,10 +81,21 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       clearTimeout(timer);
       reject(signal?.reason);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
+    const end = Date.now() + ms;
+    const step = (): NodeJS.Timeout =>
+      setTimeout(
+        () => {
+          const left = end - Date.now();
+          if (left > 0) {
+            timer = step();
+            return;
+          }
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        Math.min(Math.max(0, end - Date.now()), MAX_TIMER_MS),
+      );
+    let timer = step();
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

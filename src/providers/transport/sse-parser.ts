@@ -36,7 +36,12 @@ export interface SseEvent {
 export class SseParser {
   readonly #onEvent: (event: SseEvent) => void;
   readonly #decoder = new TextDecoder('utf-8');
-  #buffer = '';
+  /**
+   * The unterminated tail of the stream (never holds a CR or LF), as the pieces it arrived in: a long line is joined
+   * once, when its end arrives, instead of being re-joined and re-scanned on every chunk (quadratic).
+   */
+  readonly #tail: string[] = [];
+  #tailChars = 0;
   /** The previous chunk ended with CR: a LF at the start of the next chunk belongs to it. */
   #pendingCr = false;
   #eventType = '';
@@ -69,11 +74,24 @@ export class SseParser {
       this.#pendingCr = false;
       if (text.charCodeAt(0) === 10) text = text.slice(1);
     }
-    const input = this.#buffer.length === 0 ? text : this.#buffer + text;
+    let nextLf = text.indexOf('\n');
+    let nextCr = text.indexOf('\r');
+    if (nextLf === -1 && nextCr === -1) {
+      // No line ends here: only the new piece is scanned, and the tail is not joined until its line ends.
+      if (text.length === 0) return;
+      this.#tail.push(text);
+      this.#tailChars += text.length;
+      if (this.#tailChars > this.#maxLineChars) this.#tooLong('line');
+      return;
+    }
+    const offset = this.#tailChars;
+    const input = offset === 0 ? text : this.#takeTail() + text;
+    if (offset > 0) {
+      nextLf = nextLf === -1 ? -1 : nextLf + offset;
+      nextCr = nextCr === -1 ? -1 : nextCr + offset;
+    }
     let start = 0;
     const len = input.length;
-    let nextLf = input.indexOf('\n', start);
-    let nextCr = input.indexOf('\r', start);
     while (start < len) {
       let end: number;
       if (nextCr === -1 && nextLf === -1) break;
@@ -94,12 +112,24 @@ export class SseParser {
       if (nextLf !== -1 && nextLf < start) nextLf = input.indexOf('\n', start);
       if (nextCr !== -1 && nextCr < start) nextCr = input.indexOf('\r', start);
     }
-    this.#buffer = start === 0 ? input : input.slice(start);
-    if (this.#buffer.length > this.#maxLineChars) this.#tooLong('line');
+    if (start < len) {
+      this.#tail.push(start === 0 ? input : input.slice(start));
+      this.#tailChars = len - start;
+      if (this.#tailChars > this.#maxLineChars) this.#tooLong('line');
+    }
+  }
+
+  /** The unterminated tail as one string; the tail is emptied. */
+  #takeTail(): string {
+    const tail = this.#tail.length === 1 ? (this.#tail[0] as string) : this.#tail.join('');
+    this.#tail.length = 0;
+    this.#tailChars = 0;
+    return tail;
   }
 
   #tooLong(what: string): never {
-    this.#buffer = '';
+    this.#tail.length = 0;
+    this.#tailChars = 0;
     this.#data = '';
     throw new ProviderError({
       api: this.#api,
@@ -112,9 +142,8 @@ export class SseParser {
   end(): void {
     const tail = this.#decoder.decode();
     if (tail.length > 0) this.push(tail);
-    if (this.#buffer.length > 0) {
-      const rest = this.#buffer;
-      this.#buffer = '';
+    if (this.#tailChars > 0) {
+      const rest = this.#takeTail();
       this.#line(rest, 0, rest.length);
     }
     this.#dispatch();
