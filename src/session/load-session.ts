@@ -15,6 +15,7 @@ import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { mentionsCompaction } from './compaction-probe.js';
 import { type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
+import { repeatedKeyProblem } from './leading-fields.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
 import {
@@ -142,6 +143,8 @@ export async function readEagerly(
 ): Promise<EagerState> {
   let header: SessionHeader | undefined;
   const entries: SessionEntry[] = [];
+  /** The line of each entry (for an error found after reading: a compaction that keeps from off its branch). */
+  const lineNumbers: number[] = [];
   const byId = new Map<string, SessionEntry>();
   // The previous entry's id: a parent equal to it is known to be earlier without a lookup. `linear` stays true while
   // every entry's parent is the entry before it (the common, unbranched file): the branch is then `entries` itself.
@@ -149,7 +152,7 @@ export async function readEagerly(
   let linear = true;
   const read = await readJsonl(
     path,
-    (value, line) => {
+    (value, line, text) => {
       if (header === undefined) {
         const problem = readableHeaderProblem(value);
         if (problem) throw formatError(path, line, problem);
@@ -159,6 +162,9 @@ export async function readEagerly(
       const problem = entryProblem(value);
       if (problem) throw formatError(path, line, problem);
       const entry = value as SessionEntry;
+      // A line that begins in SessionLog's form but repeats a key is refused, as the index refuses it (leading-fields.ts).
+      const repeated = repeatedKeyProblem(text, entry);
+      if (repeated) throw formatError(path, line, repeated);
       if (stopAtCompaction && entry.type === 'compaction') throw new CompactionSeen();
       const id = entry.id;
       const parentId = entry.parentId;
@@ -174,6 +180,7 @@ export async function readEagerly(
       }
       prevId = id;
       entries.push(entry);
+      lineNumbers.push(line);
     },
     options,
   );
@@ -209,7 +216,16 @@ export async function readEagerly(
   const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
   const branch = linear ? entries : pathToLeaf(byId, leafId);
   const model = currentModel(branch, header.model);
-  const view = resolveConversation(branch);
+  const view = resolveConversation(branch, (compaction) => {
+    // The compaction's line: found by a second pass over the (short) error path only.
+    let at = 0;
+    for (const [k, e] of entries.entries()) if (e === compaction) at = lineNumbers[k] as number;
+    return formatError(
+      path,
+      at,
+      `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
+    );
+  });
   return {
     session: {
       header,

@@ -30,11 +30,12 @@
 
 import { isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import { BATCH_BYTES, type TornLine } from './jsonl-reader.js';
+import { BATCH_BYTES, type TornLine, tornLineProblem } from './jsonl-reader.js';
+import { LEADING_BYTES } from './leading-fields.js';
 import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './load-session.js';
+import { openRegularFile, READ_FLAGS } from './regular-file.js';
 import { type ConversationView, type LazyEntries, resolveBranch } from './resolve-conversation.js';
 import type { SessionEntry, SessionHeader } from './session-entry.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
@@ -67,11 +68,12 @@ const DEFAULT_MAX_LINE = 256 * 1024 * 1024;
 const NEWLINE = 0x0a;
 const CR = 0x0d;
 /** Bytes of a line's start examined for the leading fields. */
-const HEAD = 512;
+const HEAD = LEADING_BYTES;
 const TYPE_KEY = Buffer.from('{"type":"', 'latin1');
 const ID_KEY = Buffer.from('","id":"', 'latin1');
 const PARENT_KEY = Buffer.from('","parentId":', 'latin1');
 const NULL = Buffer.from('null', 'latin1');
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 /** The entry types by the length of their name (all four differ). */
 const TYPE_BY_LENGTH = new Map<number, { name: SessionEntry['type']; bytes: Buffer }>(
   (['message', 'compaction', 'custom', 'model_change'] as const).map((t) => [
@@ -421,7 +423,7 @@ export class SessionIndex {
     if (lead.length > ref.bytes) return false;
     const got = Buffer.alloc(lead.length);
     try {
-      const fd = openSync(this.path, 'r');
+      const fd = openSync(this.path, READ_FLAGS);
       try {
         if (readSync(fd, got, 0, lead.length, ref.offset) !== lead.length) return false;
       } finally {
@@ -447,7 +449,7 @@ export class SessionIndex {
   /** Parse and check entries `indices` (ascending file order), reading runs of nearby lines in one read. */
   #read(indices: readonly number[]): SessionEntry[] {
     const out: SessionEntry[] = new Array(indices.length);
-    const fd = openSync(this.path, 'r');
+    const fd = openSync(this.path, READ_FLAGS);
     try {
       this.#checkIdentity(fd);
       let buf = Buffer.allocUnsafe(0);
@@ -641,7 +643,7 @@ export async function openSessionIndex(
   if (!(chunkBytes > 0) || !(maxLineBytes > 0)) {
     throw new PantoError('ERR_INVALID_ARGUMENT', 'chunkBytes and maxLineBytes must be positive');
   }
-  const fh = await open(path, 'r');
+  const fh = await openRegularFile(path);
   try {
     const st = await fh.stat();
     const identity: FileIdentity = { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, dev: st.dev };
@@ -806,12 +808,16 @@ export async function openSessionIndex(
         return;
       }
       const whole = bytes <= first.length ? first : await readWhole(offset, bytes);
+      // A byte order mark before the header is skipped, as loadSession skips it.
+      const from = lineNo === 1 && hasAt(whole, 0, bytes, BOM) ? BOM.length : 0;
       if (!terminated) {
         // The last line without a newline: torn (skipped) unless it parses, as loadSession decides.
         let value: unknown;
         try {
-          value = JSON.parse(whole.toString('utf8', 0, bytes));
-        } catch {
+          value = JSON.parse(whole.toString('utf8', from, bytes));
+        } catch (err) {
+          const problem = tornLineProblem(whole.subarray(0, bytes), header === undefined);
+          if (problem) throw corrupt(path, lineNo, problem, err);
           torn = { line: lineNo, offset, bytes: total };
           warnings.push({
             kind: 'torn_line',
@@ -832,7 +838,7 @@ export async function openSessionIndex(
         });
         return;
       }
-      addParsed(lineNo, offset, bytes, parseBytes(path, lineNo, whole, 0, bytes, onInvalidUtf8));
+      addParsed(lineNo, offset, bytes, parseBytes(path, lineNo, whole, from, bytes, onInvalidUtf8));
     };
 
     for (;;) {
