@@ -325,7 +325,9 @@ export async function readUncompacted(
  * line that is valid JSON but not a valid entry, a duplicate id or a parent that is not an earlier entry;
  * `ERR_SESSION_CHANGED` (lazy, index path only) when the file changed while it was indexed. A torn LAST line is not an error: it is
  * skipped and reported in `warnings`; a file with no header at all (empty, or only a torn first line) loads as an
- * empty session with a `no_header` warning. File-system errors (e.g. `ENOENT`) propagate unchanged.
+ * empty session with a `no_header` warning. `ERR_INVALID_ARGUMENT` when `path` is not a regular file (a directory,
+ * a FIFO, a device: refused before anything is read, regular-file.ts). File-system errors (e.g. `ENOENT`) propagate
+ * unchanged.
  */
 export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<LoadedSession> {
   if (options.eager) return (await readEagerly(path, options)).session;

@@ -632,7 +632,8 @@ function parseLine(
  * `maxLineBytes` or a line it parses that is not valid JSON; `ERR_SESSION_FORMAT` for a bad or newer header, a
  * duplicate id, a parent that is not an earlier entry, or a parsed line that is not a valid entry;
  * `ERR_SESSION_CHANGED` when the file changed while it was being indexed. A torn last line is skipped with a warning,
- * and a file with no header opens as an empty session, as with `loadSession`. File-system errors propagate.
+ * and a file with no header opens as an empty session, as with `loadSession`. `ERR_INVALID_ARGUMENT` when `path` is
+ * not a regular file. File-system errors propagate.
  */
 export async function openSessionIndex(
   path: string,
