@@ -27,6 +27,26 @@ export interface JsonlReadOptions {
   maxLineBytes?: number;
 }
 
+/** Consecutive empty lines: the first one's 1-based number and how many there are. */
+export interface EmptyRun {
+  line: number;
+  count: number;
+}
+
+/** Add empty line `line` to `runs` (extending the last run when it ends just before `line`). */
+export function addEmptyLine(runs: EmptyRun[], line: number): void {
+  const last = runs[runs.length - 1];
+  if (last !== undefined && last.line + last.count === line) last.count++;
+  else runs.push({ line, count: 1 });
+}
+
+/** The `empty_line` warning message for `run` (one warning per run of consecutive empty lines). */
+export function emptyRunMessage(path: string, run: EmptyRun): string {
+  return run.count === 1
+    ? `${path}:${run.line}: empty line skipped`
+    : `${path}:${run.line}: ${run.count} empty lines skipped (lines ${run.line}-${run.line + run.count - 1})`;
+}
+
 /** A final line that ended without a newline and did not parse (a write cut short by a crash). */
 export interface TornLine {
   /** 1-based line number. */
@@ -46,8 +66,13 @@ export interface JsonlReadResult {
   torn?: TornLine;
   /** True when the last line parsed but has no trailing newline (an appender must write one first). */
   unterminated: boolean;
-  /** 1-based numbers of empty lines that were skipped. */
-  emptyLines: number[];
+  /**
+   * The empty lines that were skipped, as runs of consecutive lines (ascending): a run is its first 1-based line
+   * number and how many lines it holds, so a file of a million newlines costs one run, not a million numbers.
+   */
+  emptyLines: EmptyRun[];
+  /** Number of lines in the file (parsed, empty and torn). */
+  lineCount: number;
   /**
    * 1-based numbers of the lines handed to the callback whose bytes are not valid UTF-8 (ascending). They were decoded
    * with U+FFFD for each bad sequence, as `Buffer.toString('utf8')` does; the caller reports them.
@@ -138,7 +163,7 @@ export async function readJsonl(
     let lineOffset = 0; // file offset where the current line starts
     let lineNo = 0;
     let lines = 0;
-    const emptyLines: number[] = [];
+    const emptyLines: EmptyRun[] = [];
     const invalidUtf8: number[] = [];
 
     const tooLong = (line: number): PantoError =>
@@ -180,7 +205,7 @@ export async function readJsonl(
       const offset = lineOffset;
       lineOffset += bytes + (terminated ? 1 : 0);
       if (decoded === '') {
-        if (terminated) emptyLines.push(lineNo);
+        if (terminated) addEmptyLine(emptyLines, lineNo);
         return undefined;
       }
       let value: unknown;
@@ -238,7 +263,7 @@ export async function readJsonl(
           if (nl === -1) break;
           lineNo++;
           const stop = nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl;
-          if (stop === p) emptyLines.push(lineNo);
+          if (stop === p) addEmptyLine(emptyLines, lineNo);
           else {
             const line = text.slice(lineNo === 1 && text.charCodeAt(p) === BOM ? p + 1 : p, stop);
             let value: unknown;
@@ -292,7 +317,14 @@ export async function readJsonl(
       torn = handle(carry, 0, carryLen, false);
       unterminated = torn === undefined;
     }
-    const result: JsonlReadResult = { lines, fileBytes: filePos, unterminated, emptyLines, invalidUtf8 };
+    const result: JsonlReadResult = {
+      lines,
+      fileBytes: filePos,
+      unterminated,
+      emptyLines,
+      lineCount: lineNo,
+      invalidUtf8,
+    };
     if (torn) result.torn = torn;
     return result;
   } finally {

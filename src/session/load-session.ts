@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { mentionsCompaction } from './compaction-probe.js';
-import { type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
+import { emptyRunMessage, type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
 import { repeatedKeyProblem } from './leading-fields.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
@@ -39,7 +39,7 @@ export interface LoadSessionOptions extends JsonlReadOptions {
 /** Something the loader recovered from; the data it names was not loaded or was repaired. */
 export interface SessionWarning {
   /** `torn_line`: a final line cut short by a crash was skipped; `unterminated_line`: the final line lacks a newline
-   * (kept); `empty_line`: an empty line was skipped; `repaired`: an appender fixed the file's end before writing;
+   * (kept); `empty_line`: an empty line, or a run of consecutive ones (one warning per run, `line` is its first), was skipped; `repaired`: an appender fixed the file's end before writing;
    * `no_header`: the file is empty or holds only a torn first line (a crash before the header was written) — it
    * loads as an empty session with a new header, and `SessionLog.open` writes that header; `invalid_utf8`: the line
    * holds bytes that are not valid UTF-8 (`SessionLog` never writes them) — each bad sequence was read as U+FFFD and
@@ -184,10 +184,10 @@ export async function readEagerly(
     },
     options,
   );
-  const warnings: SessionWarning[] = read.emptyLines.map((line) => ({
+  const warnings: SessionWarning[] = read.emptyLines.map((run) => ({
     kind: 'empty_line',
-    line,
-    message: `${path}:${line}: empty line skipped`,
+    line: run.line,
+    message: emptyRunMessage(path, run),
   }));
   if (read.invalidUtf8.length > 0) {
     for (const line of read.invalidUtf8) warnings.push(invalidUtf8Warning(path, line));
@@ -204,7 +204,7 @@ export async function readEagerly(
   } else if (read.unterminated) {
     warnings.push({
       kind: 'unterminated_line',
-      line: read.lines + read.emptyLines.length,
+      line: read.lineCount,
       message: `${path}: last line has no trailing newline; loaded`,
     });
   }

@@ -32,7 +32,13 @@ import { isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import { BATCH_BYTES, type TornLine, tornLineProblem } from './jsonl-reader.js';
+import {
+  BATCH_BYTES,
+  type EmptyRun,
+  emptyRunMessage,
+  type TornLine,
+  tornLineProblem,
+} from './jsonl-reader.js';
 import { LEADING_BYTES } from './leading-fields.js';
 import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './load-session.js';
 import { openRegularFile, READ_FLAGS } from './regular-file.js';
@@ -787,6 +793,12 @@ export async function openSessionIndex(
       return true;
     };
 
+    let emptyRun: { run: EmptyRun; warning: SessionWarning } | undefined;
+    const endEmptyRun = () => {
+      if (emptyRun) emptyRun.warning.message = emptyRunMessage(path, emptyRun.run);
+      emptyRun = undefined;
+    };
+
     /** A complete line [lineStart, lineStart + total) whose first bytes are `first` (at most HEAD of them). */
     const onLine = async (first: Buffer, total: number, terminated: boolean, endsWithCr: boolean) => {
       lineNo++;
@@ -796,14 +808,19 @@ export async function openSessionIndex(
       if (bytes > maxLineBytes) throw tooLong(lineNo);
       if (bytes === 0) {
         if (terminated) {
-          warnings.push({
-            kind: 'empty_line',
-            line: lineNo,
-            message: `${path}:${lineNo}: empty line skipped`,
-          });
+          // One warning per run of consecutive empty lines (its message is written when the run ends).
+          if (emptyRun !== undefined && emptyRun.run.line + emptyRun.run.count === lineNo)
+            emptyRun.run.count++;
+          else {
+            endEmptyRun();
+            const warning: SessionWarning = { kind: 'empty_line', line: lineNo, message: '' };
+            warnings.push(warning);
+            emptyRun = { run: { line: lineNo, count: 1 }, warning };
+          }
         }
         return;
       }
+      endEmptyRun();
       if (header !== undefined && terminated && leading(first, 0, Math.min(bytes, first.length))) {
         addEntry(lineNo, offset, bytes, leadType, leadId, leadParent);
         return;
@@ -876,6 +893,7 @@ export async function openSessionIndex(
     }
     if (lineStart < filePos)
       await onLine(head.subarray(0, headLen), filePos - lineStart, false, lastByte === CR);
+    endEmptyRun();
     const end = await fh.stat();
     if (
       filePos !== identity.size ||

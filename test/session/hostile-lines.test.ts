@@ -466,7 +466,9 @@ describe('bytes: BOM, NUL, CR, torn and long lines, bad UTF-8', () => {
     const lines = [HEADER, a, compactionLine('c', 'a', null)];
     const lf = await loadsEverywhere(write(lines));
     expect(await loadsEverywhere(write(`${lines.join('\r\n')}\r\n`))).toStrictEqual(lf);
-    expect(await loadsEverywhere(write(lines.join('\n')))).toStrictEqual(lf);
+    const unterminated = await loadsEverywhere(write(lines.join('\n')));
+    expect({ ...unterminated, warnings: [] }).toStrictEqual(lf);
+    expect(unterminated.warnings).toMatchObject([{ kind: 'unterminated_line', line: 3 }]);
   });
 
   it('a torn line in the middle is ERR_SESSION_CORRUPT naming it, never skipped', async () => {
@@ -479,11 +481,23 @@ describe('bytes: BOM, NUL, CR, torn and long lines, bad UTF-8', () => {
     );
   });
 
-  it('1M empty lines: skipped with a warning each, same session on every path', async () => {
-    const path = write(`${HEADER}\n${'\n'.repeat(1_000_000)}${a}\n`);
+  it('1M empty lines: one warning per run of them (not a million objects), same on every path', async () => {
+    const path = write(`${HEADER}\n${'\n'.repeat(1_000_000)}${a}\n\n${messageLine('b', 'a', 'y')}\n\r\n\n`);
     const loaded = await loadsEverywhere(path);
-    expect(loaded.entries).toHaveLength(1);
-    expect((await loadSession(path)).warnings).toHaveLength(1_000_000);
+    expect(loaded.entries).toHaveLength(2);
+    expect(loaded.warnings).toStrictEqual([
+      {
+        kind: 'empty_line',
+        line: 2,
+        message: `${path}:2: 1000000 empty lines skipped (lines 2-1000001)`,
+      },
+      { kind: 'empty_line', line: 1_000_003, message: `${path}:1000003: empty line skipped` },
+      {
+        kind: 'empty_line',
+        line: 1_000_005,
+        message: `${path}:1000005: 2 empty lines skipped (lines 1000005-1000006)`,
+      },
+    ]);
   });
 
   it('a line of maxLineBytes loads; one byte more is ERR_SESSION_CORRUPT on every path, at every read size', async () => {

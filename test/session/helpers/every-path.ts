@@ -20,6 +20,8 @@ export interface Loaded {
   model: string | undefined;
   conversation: unknown;
   entries: unknown;
+  /** The load's warnings, read after `entries` (a lazy read adds `invalid_utf8` ones); an open's `repaired` left out. */
+  warnings: unknown;
 }
 
 /** The header, or `'new header'` for a file that had none (`no_header`: a random id and the time of loading). */
@@ -55,6 +57,7 @@ export async function everyPath(
       model: s.model,
       conversation: s.conversation,
       entries: s.entries,
+      warnings: [...s.warnings],
     };
   });
   const eager = await outcome(async () => {
@@ -65,6 +68,7 @@ export async function everyPath(
       model: s.model,
       conversation: s.conversation,
       entries: s.entries,
+      warnings: [...s.warnings],
     };
   });
   const index = await outcome(async () => {
@@ -78,6 +82,7 @@ export async function everyPath(
       model: ix.model,
       conversation: await ix.conversation(),
       entries: ix.readAll(),
+      warnings: [...ix.warnings],
     };
   });
   const viaLog = (eagerOpen: boolean) =>
@@ -96,6 +101,9 @@ export async function everyPath(
           model: log.model,
           conversation: log.conversation,
           entries: log.entries,
+          warnings: log.warnings
+            .filter((w) => w.kind !== 'repaired')
+            .map((w) => ({ ...w, message: w.message.replaceAll(copy, path) })),
         };
       } finally {
         log.close();
