@@ -408,6 +408,50 @@ describe('tree lies: cycles, parents and compactions that do not fit', () => {
   });
 });
 
+describe('a writer branching on a file that lies', () => {
+  const lines = [
+    HEADER,
+    messageLine('a', null, 'x'),
+    `{"type":"message","id":"b","parentId":"a","timestamp":"t","message":${userJson('y')},"parentId":null}`,
+    messageLine('c', 'b', 'z'),
+    compactionLine('d', 'c', 'c'),
+    messageLine('e', 'd', 'w'),
+  ];
+
+  it('a lazily opened log loads (the lie is in history the compaction replaced); branching onto it is ERR_SESSION_FORMAT, the log stays usable', async () => {
+    const path = write(lines);
+    const log = await SessionLog.open(path);
+    expect(texts({ conversation: log.conversation } as Loaded)).toStrictEqual(['summary', 'z', 'w']);
+    expect(() => log.branch('b')).toThrow(expect.objectContaining({ code: 'ERR_SESSION_FORMAT' }));
+    expect(log.leafId).toBe('e');
+    log.branch('a');
+    log.appendMessage({ role: 'user', content: [{ type: 'text', text: 'after a' }] });
+    expect(log.conversation.messages).toHaveLength(2);
+    log.close();
+    // The eager load (every line checked) refuses the file, naming the lying line.
+    await expect(loadSession(path, { eager: true })).rejects.toMatchObject({
+      code: 'ERR_SESSION_FORMAT',
+      message: expect.stringContaining(`${path}:3:`),
+    });
+  });
+
+  it('branching to an entry before the compaction gives what a reload gives, lazily and eagerly opened', async () => {
+    const honest = write([...lines.slice(0, 2), messageLine('b', 'a', 'y'), ...lines.slice(3)]);
+    for (const eager of [false, true]) {
+      const copy = write(readFileSync(honest));
+      const log = await SessionLog.open(copy, { eager });
+      log.branch('b');
+      expect(texts({ conversation: log.conversation } as Loaded)).toStrictEqual(['x', 'y']);
+      log.appendMessage({ role: 'user', content: [{ type: 'text', text: 'new' }] });
+      const conversation = log.conversation;
+      log.close();
+      const reloaded = await loadsEverywhere(copy);
+      expect(reloaded.conversation).toStrictEqual(conversation);
+      expect(texts(reloaded)).toStrictEqual(['x', 'y', 'new']);
+    }
+  });
+});
+
 describe('bytes: BOM, NUL, CR, torn and long lines, bad UTF-8', () => {
   const a = messageLine('a', null, 'x');
   it('a UTF-8 byte order mark before the header is skipped on every path (a Windows editor adds one)', async () => {
