@@ -14,7 +14,7 @@
  * stops at the first compaction entry it parses and the lazy path takes over (load-session.ts).
  */
 
-import { open } from 'node:fs/promises';
+import { openRegularFile } from './regular-file.js';
 
 const MARKER = Buffer.from('"compaction"', 'latin1');
 /** Bytes read per call (one buffer, reused). */
@@ -22,10 +22,11 @@ const STEP = 1024 * 1024;
 
 /**
  * Whether `path` contains `"compaction"`. One open, one stat, reads of at most 1 MiB from the end backwards
- * (stopping at the first match). File-system errors (e.g. `ENOENT`) propagate.
+ * (stopping at the first match). `ERR_INVALID_ARGUMENT` when `path` is not a regular file
+ * (regular-file.ts); file-system errors (e.g. `ENOENT`) propagate.
  */
 export async function mentionsCompaction(path: string): Promise<boolean> {
-  const fh = await open(path, 'r');
+  const fh = await openRegularFile(path);
   try {
     const { size } = await fh.stat();
     // Each read overlaps the previous one by the marker's length - 1, so a marker across two reads is seen.

@@ -17,14 +17,34 @@
  */
 
 import { isUtf8 } from 'node:buffer';
-import { open } from 'node:fs/promises';
 import { PantoError } from '../errors.js';
+import { openRegularFile } from './regular-file.js';
 
 export interface JsonlReadOptions {
   /** Bytes read per call (default 4 MiB). */
   chunkBytes?: number;
   /** Longest line accepted, in bytes (default 256 MiB). A longer line fails with `ERR_SESSION_CORRUPT`. */
   maxLineBytes?: number;
+}
+
+/** Consecutive empty lines: the first one's 1-based number and how many there are. */
+export interface EmptyRun {
+  line: number;
+  count: number;
+}
+
+/** Add empty line `line` to `runs` (extending the last run when it ends just before `line`). */
+export function addEmptyLine(runs: EmptyRun[], line: number): void {
+  const last = runs[runs.length - 1];
+  if (last !== undefined && last.line + last.count === line) last.count++;
+  else runs.push({ line, count: 1 });
+}
+
+/** The `empty_line` warning message for `run` (one warning per run of consecutive empty lines). */
+export function emptyRunMessage(path: string, run: EmptyRun): string {
+  return run.count === 1
+    ? `${path}:${run.line}: empty line skipped`
+    : `${path}:${run.line}: ${run.count} empty lines skipped (lines ${run.line}-${run.line + run.count - 1})`;
 }
 
 /** A final line that ended without a newline and did not parse (a write cut short by a crash). */
@@ -46,8 +66,13 @@ export interface JsonlReadResult {
   torn?: TornLine;
   /** True when the last line parsed but has no trailing newline (an appender must write one first). */
   unterminated: boolean;
-  /** 1-based numbers of empty lines that were skipped. */
-  emptyLines: number[];
+  /**
+   * The empty lines that were skipped, as runs of consecutive lines (ascending): a run is its first 1-based line
+   * number and how many lines it holds, so a file of a million newlines costs one run, not a million numbers.
+   */
+  emptyLines: EmptyRun[];
+  /** Number of lines in the file (parsed, empty and torn). */
+  lineCount: number;
   /**
    * 1-based numbers of the lines handed to the callback whose bytes are not valid UTF-8 (ascending). They were decoded
    * with U+FFFD for each bad sequence, as `Buffer.toString('utf8')` does; the caller reports them.
@@ -55,8 +80,11 @@ export interface JsonlReadResult {
   invalidUtf8: number[];
 }
 
-/** Called once per parsed line, in file order; a throw stops reading and propagates. */
-export type JsonlLineHandler = (value: unknown, line: number) => void;
+/**
+ * Called once per parsed line, in file order, with the line's text (as parsed: no newline, no trailing CR, no byte
+ * order mark); a throw stops reading and propagates.
+ */
+export type JsonlLineHandler = (value: unknown, line: number, text: string) => void;
 
 const DEFAULT_CHUNK = 4 * 1024 * 1024;
 const DEFAULT_MAX_LINE = 256 * 1024 * 1024;
@@ -67,6 +95,37 @@ const CR = 0x0d;
  * stays below V8's large-object size (128 KiB), so it is allocated and dropped in the young generation.
  */
 export const BATCH_BYTES = 48 * 1024;
+
+const BOM = 0xfeff;
+const HEADER_START = Buffer.from('{"type":"session"', 'latin1');
+
+/**
+ * Why a final line without a newline that does not parse is not a torn line a crash could leave (a prefix of one
+ * line as `SessionLog` writes it), or null. A crash never leaves a CR inside a line (`SessionLog` writes none; a
+ * CRLF file's torn line can only end with one), so a CR before the fragment's last byte means the file's lines end
+ * with CR alone. A fragment that is the file's first line (`first`: nothing parsed before it) must be the start of
+ * a header, a run of NUL bytes (a file system's unwritten tail after a power loss), or empty after a UTF-8 byte order
+ * mark: anything else is not a session file, and treating it as torn would let `SessionLog.open` cut it away.
+ * `bytes` is the fragment without a trailing CR.
+ */
+export function tornLineProblem(bytes: Buffer, first: boolean): string | null {
+  const cr = bytes.indexOf(CR);
+  if (cr !== -1) {
+    return 'the last line holds a CR byte inside it and no newline; lines must end with \\n (LF or CRLF), not CR alone';
+  }
+  if (!first) return null;
+  let b = bytes;
+  if (b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) b = b.subarray(3);
+  const n = Math.min(b.length, HEADER_START.length);
+  if (b.subarray(0, n).equals(HEADER_START.subarray(0, n))) return null;
+  if (b.every((c) => c === 0)) return null;
+  return 'the file has no newline and its only line is neither JSON nor the start of a session header; not a session file';
+}
+
+/** `text` without a leading byte order mark (allowed before the header: line 1 only). */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === BOM ? text.slice(1) : text;
+}
 
 function decodeLine(buf: Buffer, start: number, end: number): string {
   // Strip a trailing CR so CRLF files read the same (JSON.parse would accept it anyway; this keeps empty-line checks honest).
@@ -91,7 +150,7 @@ export async function readJsonl(
   if (!(chunkBytes > 0) || !(maxLineBytes > 0)) {
     throw new PantoError('ERR_INVALID_ARGUMENT', 'chunkBytes and maxLineBytes must be positive');
   }
-  const fh = await open(path, 'r');
+  const fh = await openRegularFile(path);
   let pending: Promise<{ bytesRead: number; buffer: Buffer }> | undefined;
   try {
     // Two read buffers: the next chunk is read while the current one is parsed. A line that spans chunks is
@@ -104,7 +163,7 @@ export async function readJsonl(
     let lineOffset = 0; // file offset where the current line starts
     let lineNo = 0;
     let lines = 0;
-    const emptyLines: number[] = [];
+    const emptyLines: EmptyRun[] = [];
     const invalidUtf8: number[] = [];
 
     const tooLong = (line: number): PantoError =>
@@ -141,23 +200,30 @@ export async function readJsonl(
       lineNo++;
       const bytes = lineEnd - lineStart;
       if (bytes > maxLineBytes) throw tooLong(lineNo);
-      const text = decodeLine(buf, lineStart, lineEnd);
+      const decoded = decodeLine(buf, lineStart, lineEnd);
+      const text = lineNo === 1 ? withoutBom(decoded) : decoded;
       const offset = lineOffset;
       lineOffset += bytes + (terminated ? 1 : 0);
-      if (text === '') {
-        if (terminated) emptyLines.push(lineNo);
+      if (decoded === '') {
+        if (terminated) addEmptyLine(emptyLines, lineNo);
         return undefined;
       }
       let value: unknown;
       try {
         value = JSON.parse(text);
       } catch (err) {
-        if (!terminated) return { line: lineNo, offset, bytes };
+        if (!terminated) {
+          const stop = lineEnd > lineStart && buf[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd;
+          const problem = tornLineProblem(buf.subarray(lineStart, stop), lines === 0);
+          if (problem)
+            throw new PantoError('ERR_SESSION_CORRUPT', `${path}:${lineNo}: ${problem}`, { cause: err });
+          return { line: lineNo, offset, bytes };
+        }
         throw corruptLine(lineNo, err);
       }
       if (!isUtf8(buf.subarray(lineStart, lineEnd))) invalidUtf8.push(lineNo);
       lines++;
-      onLine(value, lineNo);
+      onLine(value, lineNo, text);
       return undefined;
     };
 
@@ -197,16 +263,17 @@ export async function readJsonl(
           if (nl === -1) break;
           lineNo++;
           const stop = nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl;
-          if (stop === p) emptyLines.push(lineNo);
+          if (stop === p) addEmptyLine(emptyLines, lineNo);
           else {
+            const line = text.slice(lineNo === 1 && text.charCodeAt(p) === BOM ? p + 1 : p, stop);
             let value: unknown;
             try {
-              value = JSON.parse(text.slice(p, stop));
+              value = JSON.parse(line);
             } catch (err) {
               throw corruptLine(lineNo, err);
             }
             lines++;
-            onLine(value, lineNo);
+            onLine(value, lineNo, line);
           }
           p = nl + 1;
         }
@@ -250,7 +317,14 @@ export async function readJsonl(
       torn = handle(carry, 0, carryLen, false);
       unterminated = torn === undefined;
     }
-    const result: JsonlReadResult = { lines, fileBytes: filePos, unterminated, emptyLines, invalidUtf8 };
+    const result: JsonlReadResult = {
+      lines,
+      fileBytes: filePos,
+      unterminated,
+      emptyLines,
+      lineCount: lineNo,
+      invalidUtf8,
+    };
     if (torn) result.torn = torn;
     return result;
   } finally {

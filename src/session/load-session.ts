@@ -14,7 +14,8 @@ import { randomBytes } from 'node:crypto';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { mentionsCompaction } from './compaction-probe.js';
-import { type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
+import { emptyRunMessage, type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
+import { repeatedKeyProblem } from './leading-fields.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
 import {
@@ -38,7 +39,7 @@ export interface LoadSessionOptions extends JsonlReadOptions {
 /** Something the loader recovered from; the data it names was not loaded or was repaired. */
 export interface SessionWarning {
   /** `torn_line`: a final line cut short by a crash was skipped; `unterminated_line`: the final line lacks a newline
-   * (kept); `empty_line`: an empty line was skipped; `repaired`: an appender fixed the file's end before writing;
+   * (kept); `empty_line`: an empty line, or a run of consecutive ones (one warning per run, `line` is its first), was skipped; `repaired`: an appender fixed the file's end before writing;
    * `no_header`: the file is empty or holds only a torn first line (a crash before the header was written) — it
    * loads as an empty session with a new header, and `SessionLog.open` writes that header; `invalid_utf8`: the line
    * holds bytes that are not valid UTF-8 (`SessionLog` never writes them) — each bad sequence was read as U+FFFD and
@@ -142,6 +143,8 @@ export async function readEagerly(
 ): Promise<EagerState> {
   let header: SessionHeader | undefined;
   const entries: SessionEntry[] = [];
+  /** The line of each entry (for an error found after reading: a compaction that keeps from off its branch). */
+  const lineNumbers: number[] = [];
   const byId = new Map<string, SessionEntry>();
   // The previous entry's id: a parent equal to it is known to be earlier without a lookup. `linear` stays true while
   // every entry's parent is the entry before it (the common, unbranched file): the branch is then `entries` itself.
@@ -149,7 +152,7 @@ export async function readEagerly(
   let linear = true;
   const read = await readJsonl(
     path,
-    (value, line) => {
+    (value, line, text) => {
       if (header === undefined) {
         const problem = readableHeaderProblem(value);
         if (problem) throw formatError(path, line, problem);
@@ -159,6 +162,9 @@ export async function readEagerly(
       const problem = entryProblem(value);
       if (problem) throw formatError(path, line, problem);
       const entry = value as SessionEntry;
+      // A line that begins in SessionLog's form but repeats a key is refused, as the index refuses it (leading-fields.ts).
+      const repeated = repeatedKeyProblem(text, entry);
+      if (repeated) throw formatError(path, line, repeated);
       if (stopAtCompaction && entry.type === 'compaction') throw new CompactionSeen();
       const id = entry.id;
       const parentId = entry.parentId;
@@ -174,13 +180,14 @@ export async function readEagerly(
       }
       prevId = id;
       entries.push(entry);
+      lineNumbers.push(line);
     },
     options,
   );
-  const warnings: SessionWarning[] = read.emptyLines.map((line) => ({
+  const warnings: SessionWarning[] = read.emptyLines.map((run) => ({
     kind: 'empty_line',
-    line,
-    message: `${path}:${line}: empty line skipped`,
+    line: run.line,
+    message: emptyRunMessage(path, run),
   }));
   if (read.invalidUtf8.length > 0) {
     for (const line of read.invalidUtf8) warnings.push(invalidUtf8Warning(path, line));
@@ -197,7 +204,7 @@ export async function readEagerly(
   } else if (read.unterminated) {
     warnings.push({
       kind: 'unterminated_line',
-      line: read.lines + read.emptyLines.length,
+      line: read.lineCount,
       message: `${path}: last line has no trailing newline; loaded`,
     });
   }
@@ -209,7 +216,16 @@ export async function readEagerly(
   const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
   const branch = linear ? entries : pathToLeaf(byId, leafId);
   const model = currentModel(branch, header.model);
-  const view = resolveConversation(branch);
+  const view = resolveConversation(branch, (compaction) => {
+    // The compaction's line: found by a second pass over the (short) error path only.
+    let at = 0;
+    for (const [k, e] of entries.entries()) if (e === compaction) at = lineNumbers[k] as number;
+    return formatError(
+      path,
+      at,
+      `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
+    );
+  });
   return {
     session: {
       header,
@@ -309,7 +325,9 @@ export async function readUncompacted(
  * line that is valid JSON but not a valid entry, a duplicate id or a parent that is not an earlier entry;
  * `ERR_SESSION_CHANGED` (lazy, index path only) when the file changed while it was indexed. A torn LAST line is not an error: it is
  * skipped and reported in `warnings`; a file with no header at all (empty, or only a torn first line) loads as an
- * empty session with a `no_header` warning. File-system errors (e.g. `ENOENT`) propagate unchanged.
+ * empty session with a `no_header` warning. `ERR_INVALID_ARGUMENT` when `path` is not a regular file (a directory,
+ * a FIFO, a device: refused before anything is read, regular-file.ts). File-system errors (e.g. `ENOENT`) propagate
+ * unchanged.
  */
 export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<LoadedSession> {
   if (options.eager) return (await readEagerly(path, options)).session;

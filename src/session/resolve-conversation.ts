@@ -32,8 +32,18 @@ export function pathToLeaf(byId: ReadonlyMap<string, SessionEntry>, leafId: stri
   return path.reverse();
 }
 
-/** The conversation along `path` (see the module comment for the rules). */
-export function resolveConversation(path: readonly SessionEntry[]): ConversationView {
+/**
+ * The conversation along `path` (see the module comment for the rules). `offBranch` makes the error for a compaction
+ * whose `firstKeptEntryId` is not earlier on the path (a caller that knows the file names its path and line).
+ */
+export function resolveConversation(
+  path: readonly SessionEntry[],
+  offBranch: (compaction: CompactionEntry) => PantoError = (compaction) =>
+    new PantoError(
+      'ERR_SESSION_FORMAT',
+      `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
+    ),
+): ConversationView {
   // Without a compaction the conversation is the path's messages, in order (the common, never-compacted case: one
   // loop instead of the position lists resolveBranch builds for a lazily read tree).
   let compacted = false;
@@ -60,11 +70,7 @@ export function resolveConversation(path: readonly SessionEntry[]): Conversation
       return k === -1 ? undefined : k;
     },
     read: (wanted) => wanted.map((i) => path[i] as SessionEntry),
-    offBranch: (compaction) =>
-      new PantoError(
-        'ERR_SESSION_FORMAT',
-        `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
-      ),
+    offBranch,
   });
 }
 
@@ -85,7 +91,7 @@ export interface LazyEntries {
 
 /**
  * The conversation along `branch` (positions from the root to the leaf, ascending), as `resolveConversation` gives
- * it, reading only the latest compaction and the message entries that follow from it (never the replaced history).
+ * it, reading only the latest compaction and the entries that follow from it (never the replaced history).
  */
 export function resolveBranch(branch: readonly number[], tree: LazyEntries): ConversationView {
   let c = -1;
@@ -97,11 +103,15 @@ export function resolveBranch(branch: readonly number[], tree: LazyEntries): Con
   }
   const messages: Message[] = [];
   const entryIds: Array<string | null> = [];
-  const addMessages = (from: number, to: number) => {
+  // Every entry on the branch from where the conversation starts is read, not only those indexed as messages: an
+  // entry is checked against its index record when read, so a line indexed as `custom` that parses as a message (a
+  // repeated `type` key, see leading-fields.ts) is refused instead of silently missing from the conversation.
+  // Entries other than messages after a compaction are few (model changes, host events).
+  const addMessages = (from: number, to: number, skip = -1) => {
     const wanted: number[] = [];
     for (let k = from; k < to; k++) {
       const i = branch[k] as number;
-      if (tree.typeAt(i) === 'message') wanted.push(i);
+      if (i !== skip) wanted.push(i);
     }
     for (const e of tree.read(wanted)) {
       if (e.type === 'message') {
@@ -127,7 +137,7 @@ export function resolveBranch(branch: readonly number[], tree: LazyEntries): Con
     if (k === -1 || k >= c) throw tree.offBranch(compaction, at);
     from = k;
   }
-  addMessages(from, branch.length);
+  addMessages(from, branch.length, at);
   return { messages, entryIds };
 }
 

@@ -30,11 +30,18 @@
 
 import { isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import { BATCH_BYTES, type TornLine } from './jsonl-reader.js';
+import {
+  BATCH_BYTES,
+  type EmptyRun,
+  emptyRunMessage,
+  type TornLine,
+  tornLineProblem,
+} from './jsonl-reader.js';
+import { LEADING_BYTES } from './leading-fields.js';
 import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './load-session.js';
+import { openRegularFile, READ_FLAGS } from './regular-file.js';
 import { type ConversationView, type LazyEntries, resolveBranch } from './resolve-conversation.js';
 import type { SessionEntry, SessionHeader } from './session-entry.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
@@ -67,11 +74,12 @@ const DEFAULT_MAX_LINE = 256 * 1024 * 1024;
 const NEWLINE = 0x0a;
 const CR = 0x0d;
 /** Bytes of a line's start examined for the leading fields. */
-const HEAD = 512;
+const HEAD = LEADING_BYTES;
 const TYPE_KEY = Buffer.from('{"type":"', 'latin1');
 const ID_KEY = Buffer.from('","id":"', 'latin1');
 const PARENT_KEY = Buffer.from('","parentId":', 'latin1');
 const NULL = Buffer.from('null', 'latin1');
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 /** The entry types by the length of their name (all four differ). */
 const TYPE_BY_LENGTH = new Map<number, { name: SessionEntry['type']; bytes: Buffer }>(
   (['message', 'compaction', 'custom', 'model_change'] as const).map((t) => [
@@ -421,7 +429,7 @@ export class SessionIndex {
     if (lead.length > ref.bytes) return false;
     const got = Buffer.alloc(lead.length);
     try {
-      const fd = openSync(this.path, 'r');
+      const fd = openSync(this.path, READ_FLAGS);
       try {
         if (readSync(fd, got, 0, lead.length, ref.offset) !== lead.length) return false;
       } finally {
@@ -447,7 +455,7 @@ export class SessionIndex {
   /** Parse and check entries `indices` (ascending file order), reading runs of nearby lines in one read. */
   #read(indices: readonly number[]): SessionEntry[] {
     const out: SessionEntry[] = new Array(indices.length);
-    const fd = openSync(this.path, 'r');
+    const fd = openSync(this.path, READ_FLAGS);
     try {
       this.#checkIdentity(fd);
       let buf = Buffer.allocUnsafe(0);
@@ -630,7 +638,8 @@ function parseLine(
  * `maxLineBytes` or a line it parses that is not valid JSON; `ERR_SESSION_FORMAT` for a bad or newer header, a
  * duplicate id, a parent that is not an earlier entry, or a parsed line that is not a valid entry;
  * `ERR_SESSION_CHANGED` when the file changed while it was being indexed. A torn last line is skipped with a warning,
- * and a file with no header opens as an empty session, as with `loadSession`. File-system errors propagate.
+ * and a file with no header opens as an empty session, as with `loadSession`. `ERR_INVALID_ARGUMENT` when `path` is
+ * not a regular file. File-system errors propagate.
  */
 export async function openSessionIndex(
   path: string,
@@ -641,7 +650,7 @@ export async function openSessionIndex(
   if (!(chunkBytes > 0) || !(maxLineBytes > 0)) {
     throw new PantoError('ERR_INVALID_ARGUMENT', 'chunkBytes and maxLineBytes must be positive');
   }
-  const fh = await open(path, 'r');
+  const fh = await openRegularFile(path);
   try {
     const st = await fh.stat();
     const identity: FileIdentity = { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, dev: st.dev };
@@ -784,6 +793,12 @@ export async function openSessionIndex(
       return true;
     };
 
+    let emptyRun: { run: EmptyRun; warning: SessionWarning } | undefined;
+    const endEmptyRun = () => {
+      if (emptyRun) emptyRun.warning.message = emptyRunMessage(path, emptyRun.run);
+      emptyRun = undefined;
+    };
+
     /** A complete line [lineStart, lineStart + total) whose first bytes are `first` (at most HEAD of them). */
     const onLine = async (first: Buffer, total: number, terminated: boolean, endsWithCr: boolean) => {
       lineNo++;
@@ -793,25 +808,34 @@ export async function openSessionIndex(
       if (bytes > maxLineBytes) throw tooLong(lineNo);
       if (bytes === 0) {
         if (terminated) {
-          warnings.push({
-            kind: 'empty_line',
-            line: lineNo,
-            message: `${path}:${lineNo}: empty line skipped`,
-          });
+          // One warning per run of consecutive empty lines (its message is written when the run ends).
+          if (emptyRun !== undefined && emptyRun.run.line + emptyRun.run.count === lineNo)
+            emptyRun.run.count++;
+          else {
+            endEmptyRun();
+            const warning: SessionWarning = { kind: 'empty_line', line: lineNo, message: '' };
+            warnings.push(warning);
+            emptyRun = { run: { line: lineNo, count: 1 }, warning };
+          }
         }
         return;
       }
+      endEmptyRun();
       if (header !== undefined && terminated && leading(first, 0, Math.min(bytes, first.length))) {
         addEntry(lineNo, offset, bytes, leadType, leadId, leadParent);
         return;
       }
       const whole = bytes <= first.length ? first : await readWhole(offset, bytes);
+      // A byte order mark before the header is skipped, as loadSession skips it.
+      const from = lineNo === 1 && hasAt(whole, 0, bytes, BOM) ? BOM.length : 0;
       if (!terminated) {
         // The last line without a newline: torn (skipped) unless it parses, as loadSession decides.
         let value: unknown;
         try {
-          value = JSON.parse(whole.toString('utf8', 0, bytes));
-        } catch {
+          value = JSON.parse(whole.toString('utf8', from, bytes));
+        } catch (err) {
+          const problem = tornLineProblem(whole.subarray(0, bytes), header === undefined);
+          if (problem) throw corrupt(path, lineNo, problem, err);
           torn = { line: lineNo, offset, bytes: total };
           warnings.push({
             kind: 'torn_line',
@@ -832,7 +856,7 @@ export async function openSessionIndex(
         });
         return;
       }
-      addParsed(lineNo, offset, bytes, parseBytes(path, lineNo, whole, 0, bytes, onInvalidUtf8));
+      addParsed(lineNo, offset, bytes, parseBytes(path, lineNo, whole, from, bytes, onInvalidUtf8));
     };
 
     for (;;) {
@@ -869,6 +893,7 @@ export async function openSessionIndex(
     }
     if (lineStart < filePos)
       await onLine(head.subarray(0, headLen), filePos - lineStart, false, lastByte === CR);
+    endEmptyRun();
     const end = await fh.stat();
     if (
       filePos !== identity.size ||

@@ -57,7 +57,7 @@ import {
   type SessionIndex,
   type SessionIndexOptions,
 } from './session-index.js';
-import { jsonProblem, messageJsonProblem, messageProblem } from './validate-entry.js';
+import { jsonProblem, messageJsonProblem, messageProblem, tooDeep } from './validate-entry.js';
 
 export interface SessionLogOptions extends LoadSessionOptions {
   /** fsync the file after every append (default false). */
@@ -650,7 +650,16 @@ export class SessionLog {
   #writeLine(value: SessionHeader | SessionEntry): void {
     const fd = this.#fd;
     if (fd === null) throw invalid(`session log ${this.path} is closed`);
-    const line = Buffer.from(`${JSON.stringify(value)}\n`, 'utf8');
+    let text: string;
+    try {
+      text = JSON.stringify(value);
+    } catch (err) {
+      // Nested deeper than JSON.stringify's stack allows, or a string past V8's limit: nothing was written.
+      if (err instanceof RangeError)
+        throw invalid(`${this.path}: ${tooDeep(`the ${value.type} entry`, err)}`);
+      throw err;
+    }
+    const line = Buffer.from(`${text}\n`, 'utf8');
     try {
       let off = 0;
       while (off < line.length) off += writeSync(fd, line, off, line.length - off);

@@ -12,6 +12,25 @@ type Obj = Record<string, unknown>;
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 const STOP_REASONS = new Set(['end', 'tool_use', 'max_tokens', 'refusal', 'aborted', 'error', 'other']);
 
+/**
+ * `v` as an error message shows it: a string quoted and cut to 40 characters, a number or boolean as is, anything
+ * else by its kind. Never `JSON.stringify` of the value: a value nested 100k levels deep would throw `RangeError`,
+ * and a megabyte string would make a megabyte message.
+ */
+export function shown(v: unknown): string {
+  switch (typeof v) {
+    case 'string':
+      return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+    case 'number':
+    case 'boolean':
+      return String(v);
+    case 'undefined':
+      return 'nothing';
+    default:
+      return v === null ? 'null' : Array.isArray(v) ? 'an array' : `a ${typeof v}`;
+  }
+}
+
 function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -47,7 +66,7 @@ export function partProblem(p: unknown, where: string): string | null {
       if (p.pages !== undefined && !isDimension(p.pages)) return `${where}.pages must be a positive integer`;
       return optional(p, 'name', 'string', where);
     default:
-      return `${where}.type must be text, image or document (got ${JSON.stringify(p.type)})`;
+      return `${where}.type must be text, image or document (got ${shown(p.type)})`;
   }
 }
 
@@ -73,7 +92,7 @@ function assistantBlockProblem(b: unknown, where: string): string | null {
       if (!isObj(b.input)) return `${where}.input must be an object`;
       return optional(b, 'providerData', 'object', where);
     default:
-      return `${where}.type must be text, thinking or tool_call (got ${JSON.stringify(b.type)})`;
+      return `${where}.type must be text, thinking or tool_call (got ${shown(b.type)})`;
   }
 }
 
@@ -118,7 +137,7 @@ export function messageProblem(m: unknown, where: string): string | null {
       return null;
     }
     default:
-      return `${where}.role must be system, user, assistant or tool (got ${JSON.stringify(m.role)})`;
+      return `${where}.role must be system, user, assistant or tool (got ${shown(m.role)})`;
   }
 }
 
@@ -177,7 +196,7 @@ export function entryProblem(e: unknown): string | null {
         return 'entry.provider must be a string';
       return null;
     default:
-      return `entry.type must be message, compaction, custom or model_change (got ${JSON.stringify(e.type)})`;
+      return `entry.type must be message, compaction, custom or model_change (got ${shown(e.type)})`;
   }
 }
 
@@ -186,7 +205,22 @@ export function entryProblem(e: unknown): string | null {
  * numbers, class instances such as Date/Map/Uint8Array, cycles), or null. Used on host-supplied `meta`, tool `input`
  * and custom `data` before they are written.
  */
-export function jsonProblem(value: unknown, where: string, seen: Set<object> = new Set()): string | null {
+export function jsonProblem(value: unknown, where: string): string | null {
+  try {
+    return jsonProblemIn(value, where, new Set());
+  } catch (err) {
+    // A value nested deeper than the stack allows (JSON.stringify would fail on it too): refused, never a RangeError.
+    if (err instanceof RangeError) return tooDeep(where, err);
+    throw err;
+  }
+}
+
+/** The problem for a value `JSON.stringify` (or a walk of it) cannot take: nested too deeply, or too large. */
+export function tooDeep(where: string, err: RangeError): string {
+  return `${where} is nested too deeply or too large to be written as JSON (${err.message})`;
+}
+
+function jsonProblemIn(value: unknown, where: string, seen: Set<object>): string | null {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -200,7 +234,7 @@ export function jsonProblem(value: unknown, where: string, seen: Set<object> = n
       try {
         if (Array.isArray(value)) {
           for (let i = 0; i < value.length; i++) {
-            const problem = jsonProblem(value[i], `${where}[${i}]`, seen);
+            const problem = jsonProblemIn(value[i], `${where}[${i}]`, seen);
             if (problem) return problem;
           }
           return null;
@@ -210,7 +244,7 @@ export function jsonProblem(value: unknown, where: string, seen: Set<object> = n
           return `${where} is a ${(value as object).constructor?.name ?? 'class instance'}, not plain JSON data`;
         }
         for (const [k, v] of Object.entries(value)) {
-          const problem = jsonProblem(v, `${where}.${k}`, seen);
+          const problem = jsonProblemIn(v, `${where}.${k}`, seen);
           if (problem) return problem;
         }
         return null;

@@ -83,7 +83,8 @@ async function read(path: string, options: JsonlReadOptions = {}): Promise<Outco
     const r = await readJsonl(path, (value, line) => values.push([line, value]), options);
     return {
       values,
-      emptyLines: r.emptyLines,
+      // Runs of consecutive empty lines, as the oracle's list of line numbers.
+      emptyLines: r.emptyLines.flatMap((run) => Array.from({ length: run.count }, (_, k) => run.line + k)),
       invalidUtf8: r.invalidUtf8,
       ...(r.torn ? { torn: r.torn } : {}),
       unterminated: r.unterminated,

@@ -1,0 +1,116 @@
+/**
+ * The leading fields of a session line read from its text: `{"type":T,"id":I,"parentId":P` followed by `,` or `}`,
+ * as `SessionLog` writes every entry — the same form, with the same limits, that `openSessionIndex` reads from a
+ * line's first bytes (session-index.ts: a known entry type, ids of printable ASCII without `\`, the whole form
+ * within the line's first `LEADING_BYTES` bytes). The index trusts those fields for a line it does not parse, so a
+ * line whose JSON says otherwise later (a repeated `type`, `id` or `parentId` key: `JSON.parse` keeps the LAST
+ * occurrence) would read differently on the two paths; every path refuses such a line with `ERR_SESSION_FORMAT`.
+ */
+
+import type { SessionEntry } from './session-entry.js';
+
+/** Bytes of a line's start that may hold the leading fields (the index examines no more). */
+export const LEADING_BYTES = 512;
+
+export interface LeadingFields {
+  type: SessionEntry['type'];
+  id: string;
+  parentId: string | null;
+}
+
+const TYPES = new Set<string>(['message', 'compaction', 'custom', 'model_change']);
+const TYPE_KEY = '{"type":"';
+const ID_KEY = '","id":"';
+const PARENT_KEY = '","parentId":';
+
+/** End (index of the closing quote) of an id starting at `at`, or -1 (not printable ASCII without `\`, or cut). */
+function idEnd(text: string, at: number, end: number): number {
+  for (let k = at; k < end; k++) {
+    const c = text.charCodeAt(k);
+    if (c === 0x22) return k;
+    if (c < 0x20 || c > 0x7e || c === 0x5c) return -1;
+  }
+  return -1;
+}
+
+/**
+ * The leading fields `text` (one line, without its newline) begins with, or undefined when it does not begin in that
+ * form. Every character of the form is ASCII, so character positions are byte positions and the `LEADING_BYTES`
+ * bound is the index's.
+ */
+export function leadingFields(text: string): LeadingFields | undefined {
+  const end = Math.min(text.length, LEADING_BYTES);
+  if (!text.startsWith(TYPE_KEY)) return undefined;
+  let p = TYPE_KEY.length;
+  const typeEnd = text.indexOf('"', p);
+  if (typeEnd === -1 || typeEnd >= end) return undefined;
+  const type = text.slice(p, typeEnd);
+  if (!TYPES.has(type)) return undefined;
+  p = typeEnd;
+  if (!text.startsWith(ID_KEY, p) || p + ID_KEY.length > end) return undefined;
+  p += ID_KEY.length;
+  const idStop = idEnd(text, p, end);
+  if (idStop === -1) return undefined;
+  const id = text.slice(p, idStop);
+  p = idStop;
+  if (!text.startsWith(PARENT_KEY, p) || p + PARENT_KEY.length > end) return undefined;
+  p += PARENT_KEY.length;
+  let parentId: string | null;
+  if (text.startsWith('null', p) && p + 4 <= end) {
+    parentId = null;
+    p += 4;
+  } else {
+    if (p >= end || text.charCodeAt(p) !== 0x22) return undefined;
+    const stop = idEnd(text, p + 1, end);
+    if (stop === -1) return undefined;
+    parentId = text.slice(p + 1, stop);
+    p = stop + 1;
+  }
+  if (p >= end) return undefined;
+  const c = text.charCodeAt(p);
+  if (c !== 0x2c && c !== 0x7d) return undefined;
+  return { type: type as SessionEntry['type'], id, parentId };
+}
+
+/**
+ * Whether `text` begins with `entry`'s own type, id and parent in the leading form (the common case, checked without
+ * allocating). Then the leading fields, where the form applies, are the entry's: nothing repeats.
+ */
+function beginsWith(text: string, entry: SessionEntry): boolean {
+  let p = TYPE_KEY.length;
+  if (!text.startsWith(entry.type, p)) return false;
+  p += entry.type.length;
+  if (!text.startsWith(ID_KEY, p)) return false;
+  p += ID_KEY.length;
+  if (!text.startsWith(entry.id, p)) return false;
+  p += entry.id.length;
+  if (!text.startsWith(PARENT_KEY, p)) return false;
+  p += PARENT_KEY.length;
+  const parent = entry.parentId;
+  if (parent === null) {
+    if (!text.startsWith('null', p)) return false;
+    p += 4;
+  } else {
+    if (text.charCodeAt(p) !== 0x22 || !text.startsWith(parent, p + 1)) return false;
+    p += parent.length + 1;
+    if (text.charCodeAt(p) !== 0x22) return false;
+    p++;
+  }
+  const c = text.charCodeAt(p);
+  return c === 0x2c || c === 0x7d;
+}
+
+/**
+ * Problem with an entry whose line begins with leading fields that its parsed value contradicts (a repeated key), or
+ * null. `entry` is the parsed line (already a valid entry).
+ */
+export function repeatedKeyProblem(text: string, entry: SessionEntry): string | null {
+  if (!text.startsWith(TYPE_KEY) || beginsWith(text, entry)) return null;
+  const lead = leadingFields(text);
+  if (lead === undefined) return null;
+  if (lead.type === entry.type && lead.id === entry.id && lead.parentId === entry.parentId) return null;
+  return (
+    `entry ${entry.id} (${entry.type}, parent ${entry.parentId}) begins as ${lead.id} (${lead.type}, parent ` +
+    `${lead.parentId}): the line repeats a key`
+  );
+}

@@ -1,0 +1,48 @@
+/**
+ * Opening a session file for reading. A session is a regular file: a directory, a FIFO, a socket or a device
+ * (`/dev/zero`, a terminal) is refused with `ERR_INVALID_ARGUMENT` before anything is read, so a load never blocks
+ * on a FIFO that has no writer and never reads an endless device. The file is opened with `O_NONBLOCK` where the
+ * platform has it (an open of a FIFO without a writer then returns at once; the flag changes nothing for a regular
+ * file) and checked with `fstat` on the descriptor it will read, so there is no window between check and open.
+ */
+
+import { constants, type Stats } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { PantoError } from '../errors.js';
+
+/** Flags every read of a session file opens it with. */
+export const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+function kindOf(st: Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  return 'not a regular file';
+}
+
+/** `ERR_INVALID_ARGUMENT` naming `path` and what it is, when `st` is not a regular file; else null. */
+export function notRegularFile(path: string, st: Stats): PantoError | null {
+  if (st.isFile()) return null;
+  return new PantoError(
+    'ERR_INVALID_ARGUMENT',
+    `${path}: is ${kindOf(st)}, not a regular file; a session file must be a regular file`,
+  );
+}
+
+/**
+ * `path` opened for reading, after checking it is a regular file (see the module comment).
+ * @throws PantoError `ERR_INVALID_ARGUMENT` when it is not; file-system errors (e.g. `ENOENT`) propagate.
+ */
+export async function openRegularFile(path: string): Promise<FileHandle> {
+  const fh = await open(path, READ_FLAGS);
+  try {
+    const problem = notRegularFile(path, await fh.stat());
+    if (problem) throw problem;
+    return fh;
+  } catch (err) {
+    await fh.close();
+    throw err;
+  }
+}
