@@ -53,17 +53,13 @@ const DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 const MB = 1024 * 1024;
 
 /**
- * The least any eager loader does: read 4 MiB chunks, decode the complete lines 48 KiB at a time, JSON.parse each line
- * (a slice of its batch) and keep the value; no checks, no tree, no conversation. Its ratio to readline bounds what
- * loadSession can reach on this machine and content.
+ * Read `path` in 4 MiB chunks and hand each chunk's complete lines to `onLines(buf, end)`: the lines are
+ * `buf[0, end)`, each ending in a newline except the file's last one. A line longer than a chunk grows the buffer.
  */
-async function floorLoad(path) {
+async function forEachLineBlock(path, onLines) {
   const { open } = await import('node:fs/promises');
   const fh = await open(path, 'r');
-  const chunk = 4 * MB;
-  const batch = 48 * 1024;
-  const keep = [];
-  let buf = Buffer.allocUnsafe(chunk);
+  let buf = Buffer.allocUnsafe(4 * MB);
   let have = 0;
   let pos = 0;
   for (;;) {
@@ -71,9 +67,31 @@ async function floorLoad(path) {
     pos += bytesRead;
     const end = have + bytesRead;
     const last = bytesRead === 0 ? end - 1 : buf.lastIndexOf(0x0a, end - 1);
+    onLines(buf, last + 1);
+    if (bytesRead === 0) break;
+    const rest = end - (last + 1);
+    if (rest === buf.length) {
+      const grown = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(grown);
+      buf = grown;
+    } else buf.copy(buf, 0, last + 1, end);
+    have = rest;
+  }
+  await fh.close();
+}
+
+/**
+ * The least any eager loader does: read 4 MiB chunks, decode the complete lines 48 KiB at a time, JSON.parse each line
+ * (a slice of its batch) and keep the value; no checks, no tree, no conversation. Its ratio to readline bounds what
+ * loadSession can reach on this machine and content.
+ */
+async function floorLoad(path) {
+  const batch = 48 * 1024;
+  const keep = [];
+  await forEachLineBlock(path, (buf, stop) => {
     let s = 0;
-    while (s <= last) {
-      let e = last + 1;
+    while (s < stop) {
+      let e = stop;
       if (e - s > batch) {
         e = buf.lastIndexOf(0x0a, s + batch - 1) + 1;
         if (e <= s) e = buf.indexOf(0x0a, s) + 1;
@@ -89,16 +107,7 @@ async function floorLoad(path) {
       if (p < text.length) keep.push(JSON.parse(text.slice(p)));
       s = e;
     }
-    if (bytesRead === 0) break;
-    const rest = end - (last + 1);
-    if (rest === buf.length) {
-      const grown = Buffer.allocUnsafe(buf.length * 2);
-      buf.copy(grown);
-      buf = grown;
-    } else buf.copy(buf, 0, last + 1, end);
-    have = rest;
-  }
-  await fh.close();
+  });
   return keep;
 }
 
@@ -119,7 +128,6 @@ class BytesText {
  * checks. What it holds: the text bytes (~0.73x of the bench's file), the message objects, node itself.
  */
 async function floorBytesLoad(path) {
-  const { open } = await import('node:fs/promises');
   const key = Buffer.from('"text":"');
   const arenaBytes = MB;
   let arena = Buffer.allocUnsafe(arenaBytes);
@@ -192,35 +200,18 @@ async function floorBytesLoad(path) {
     restore(value);
     return value;
   };
-  const fh = await open(path, 'r');
   const messages = [];
-  let buf = Buffer.allocUnsafe(4 * MB);
-  let have = 0;
-  let pos = 0;
-  for (;;) {
-    const { bytesRead } = await fh.read(buf, have, buf.length - have, pos);
-    pos += bytesRead;
-    const end = have + bytesRead;
-    const last = bytesRead === 0 ? end : buf.lastIndexOf(0x0a, end - 1);
-    for (let s = 0; s < last; ) {
+  await forEachLineBlock(path, (buf, stop) => {
+    for (let s = 0; s < stop; ) {
       let nl = buf.indexOf(0x0a, s);
-      if (nl === -1 || nl > last) nl = last;
+      if (nl === -1 || nl > stop) nl = stop;
       if (nl > s) {
         const value = parseLine(buf, s, nl);
         if (value.type === 'message') messages.push(value.message);
       }
       s = nl + 1;
     }
-    if (bytesRead === 0) break;
-    const rest = end - (last + 1);
-    if (rest === buf.length) {
-      const grown = Buffer.allocUnsafe(buf.length * 2);
-      buf.copy(grown);
-      buf = grown;
-    } else buf.copy(buf, 0, last + 1, end);
-    have = rest;
-  }
-  await fh.close();
+  });
   return messages;
 }
 

@@ -8,6 +8,7 @@
 import { copyFileSync, statSync } from 'node:fs';
 import { isPantoError } from '../../../src/errors.js';
 import {
+  type LoadedSession,
   type LoadSessionOptions,
   loadSession,
   openSessionIndex,
@@ -49,28 +50,16 @@ export async function everyPath(
   path: string,
   options: LoadSessionOptions = {},
 ): Promise<Record<PathName, Outcome>> {
-  const lazy = await outcome(async () => {
-    const s = await loadSession(path, options);
-    return {
-      header: headerOf(s.header, s.warnings),
-      leafId: s.leafId,
-      model: s.model,
-      conversation: s.conversation,
-      entries: s.entries,
-      warnings: [...s.warnings],
-    };
+  const loaded = (s: LoadedSession) => ({
+    header: headerOf(s.header, s.warnings),
+    leafId: s.leafId,
+    model: s.model,
+    conversation: s.conversation,
+    entries: s.entries,
+    warnings: [...s.warnings],
   });
-  const eager = await outcome(async () => {
-    const s = await loadSession(path, { ...options, eager: true });
-    return {
-      header: headerOf(s.header, s.warnings),
-      leafId: s.leafId,
-      model: s.model,
-      conversation: s.conversation,
-      entries: s.entries,
-      warnings: [...s.warnings],
-    };
-  });
+  const lazy = await outcome(async () => loaded(await loadSession(path, options)));
+  const eager = await outcome(async () => loaded(await loadSession(path, { ...options, eager: true })));
   const index = await outcome(async () => {
     const indexOptions: { chunkBytes?: number; maxLineBytes?: number } = {};
     if (options.chunkBytes !== undefined) indexOptions.chunkBytes = options.chunkBytes;
