@@ -57,8 +57,12 @@ export interface LoadedSession {
    * default) the lines not yet parsed are read, parsed and checked on the first access, synchronously, and the array
    * is kept (later reads return the same array; it belongs to the session object, do not mutate it). That first
    * access throws what loading would have thrown for those lines — `ERR_SESSION_CORRUPT` (not valid JSON, with the
-   * line number) or `ERR_SESSION_FORMAT` (not a valid entry) — and `ERR_SESSION_CHANGED` when the file is no longer
-   * the one loaded (size, mtime or inode differ, or a line's id/parent/type does not match the index). Until then the
+   * line number) or `ERR_SESSION_FORMAT` (not a valid entry) — and `ERR_SESSION_CHANGED` when the bytes loaded from
+   * are no longer the file's start: another file (inode differs), a file shorter than them, one of the same size with
+   * another mtime (rewritten in place), a last line loaded that now continues past its old end, or a line whose
+   * id/parent/type does not match the index. A file that only grew (another writer, e.g. a running agent's
+   * `SessionLog`, appended lines; a torn last line cut off and appended after) is not a change: the array holds the
+   * entries as of the load, without the appended ones (load again to see them). Until then the
    * session object keeps the file's index (a few dozen bytes per entry) and the path, not the file's text. After a
    * lazy load that took the one-pass path (no compaction in the file, see `loadSession`) the array is ready and
    * reading it never touches the file.
@@ -323,7 +327,8 @@ export async function readUncompacted(
  * Errors (`PantoError`): `ERR_SESSION_CORRUPT` for a line that is not valid JSON or a line longer than `maxLineBytes`
  * (the message names the line number); `ERR_SESSION_FORMAT` for a first line that is not a header, a newer header, a
  * line that is valid JSON but not a valid entry, a duplicate id or a parent that is not an earlier entry;
- * `ERR_SESSION_CHANGED` (lazy, index path only) when the file changed while it was indexed. A torn LAST line is not an error: it is
+ * `ERR_SESSION_CHANGED` (lazy, index path only) when the file changed while it was indexed (other than by growing:
+ * lines appended meanwhile are not loaded). A torn LAST line is not an error: it is
  * skipped and reported in `warnings`; a file with no header at all (empty, or only a torn first line) loads as an
  * empty session with a `no_header` warning. `ERR_INVALID_ARGUMENT` when `path` is not a regular file (a directory,
  * a FIFO, a device: refused before anything is read, regular-file.ts). File-system errors (e.g. `ENOENT`) propagate

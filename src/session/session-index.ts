@@ -17,11 +17,15 @@
  * (`SessionLog` never writes them) are read as U+FFFD, as `loadSession` reads them, and the line gets an
  * `invalid_utf8` warning in `warnings` when it is first parsed (at open for the lines opening parses).
  *
- * The file must not change while the index is used: every read compares the file's size, mtime and inode with those
- * at open and re-checks each line's id, parent and type, so a file changed on disk (an append included) fails with
- * `ERR_SESSION_CHANGED` instead of returning wrong data (a line that still begins as indexed but says otherwise in a
- * repeated key later is the line's own lie: `ERR_SESSION_FORMAT`). Reopen the index to see the new state. The one
- * exception is `SessionLog`, the file's locked writer, which tells its index about its own appends and repairs.
+ * The indexed bytes must not change while the index is used, but the file may grow: an index is of the file as it
+ * was when opening began (bytes appended while or after it is made — an agent still writing the session — are not
+ * indexed, and a line a write in progress cut off there reads as a torn last line), and its reads return the entries
+ * as of then. Every read checks the file still holds those bytes — the same inode, not shorter than them (a torn last
+ * line, which no entry comes from, may be cut off), not rewritten in place (same size, another mtime), the last
+ * indexed line still ending where it did — and re-checks each line's id, parent and type, so a file changed on disk
+ * fails with `ERR_SESSION_CHANGED` instead of returning wrong data (a line that still begins as indexed but says
+ * otherwise in a repeated key later is the line's own lie: `ERR_SESSION_FORMAT`). Reopen the index to see the new
+ * state. `SessionLog`, the file's locked writer, tells its index about its own appends and repairs.
  *
  * Reads are synchronous underneath (`readAt`, `readAll`, `conversationView` return directly; `entry`, `entries`,
  * `conversation`, `verify` wrap them in a promise): `loadSession` and `SessionLog` parse lazily behind getters. A read
@@ -108,12 +112,26 @@ function idEnd(b: Buffer, at: number, end: number): number {
 
 type EntryType = SessionEntry['type'];
 
-/** What a read compares with the file on disk: a difference fails with `ERR_SESSION_CHANGED`. */
+/** What a read compares with the file on disk (see `prefixChange`). */
 export interface FileIdentity {
   size: number;
   mtimeMs: number;
   ino: number;
   dev: number;
+}
+
+/**
+ * Why the file `now` describes may no longer hold the indexed bytes — the first `covered` bytes of the file `was`
+ * describes — or null when it may (the per-line checks of a read decide the rest). Another file (inode or device
+ * differ), a file shorter than `covered`, or one of the same size with another mtime (rewritten in place: nothing
+ * was appended) changed; a file that only grew past them did not (another writer appending: an agent still running).
+ */
+function prefixChange(now: FileIdentity, was: FileIdentity, covered: number): string | null {
+  if (now.ino !== was.ino || now.dev !== was.dev) return 'it was replaced by another file';
+  if (now.size < covered) return `it shrank (size ${was.size} → ${now.size})`;
+  if (now.size === was.size && now.mtimeMs !== was.mtimeMs)
+    return 'it was rewritten in place (same size, another mtime)';
+  return null;
 }
 
 /**
@@ -210,6 +228,13 @@ export class SessionIndex {
   readonly headerMissing: boolean;
   readonly #byId: Map<string, number>;
   #identity: FileIdentity;
+  /**
+   * Bytes at the file's start the index was made from (the file's size at open, less a torn last line, which no
+   * entry comes from; the size after the writer's own last write for `SessionLog`): a read needs them unchanged.
+   */
+  #covered: number;
+  /** True while the covered bytes end inside a line (an unterminated last line): its newline may follow them. */
+  #openEnd: boolean;
   readonly #chunkBytes: number;
   /** Entries parsed while opening (lines not in the leading-field form, the current model's change); kept. */
   readonly #parsed: Map<number, SessionEntry>;
@@ -243,6 +268,8 @@ export class SessionIndex {
     this.fileBytes = state.identity.size;
     this.#byId = state.byId;
     this.#identity = state.identity;
+    this.#covered = state.torn ? state.torn.offset : state.identity.size;
+    this.#openEnd = state.unterminated;
     this.#chunkBytes = state.chunkBytes;
     this.#parsed = state.parsed;
     this.leafId = state.ids.length > 0 ? (state.ids[state.ids.length - 1] as string) : null;
@@ -255,6 +282,8 @@ export class SessionIndex {
   static {
     adoptFileIdentity = (index, stat) => {
       index.#identity = { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev };
+      index.#covered = stat.size;
+      index.#openEnd = false;
     };
   }
 
@@ -441,15 +470,33 @@ export class SessionIndex {
     return got.equals(lead);
   }
 
-  #checkIdentity(fd: number): void {
+  /** The file's size now, after checking it still holds the indexed bytes (see `prefixChange`). */
+  #checkIdentity(fd: number): number {
     const st = fstatSync(fd);
-    const id = this.#identity;
-    if (st.size !== id.size || st.mtimeMs !== id.mtimeMs || st.ino !== id.ino || st.dev !== id.dev) {
+    const problem = !st.isFile()
+      ? 'it is no longer a regular file'
+      : (prefixChange(st, this.#identity, this.#covered) ?? this.#seamProblem(fd, st.size));
+    if (problem !== null) {
       throw new PantoError(
         'ERR_SESSION_CHANGED',
-        `${this.path}: the file changed since it was indexed (size ${id.size} → ${st.size}); open the index again`,
+        `${this.path}: the file changed since it was indexed (${problem}); open the index again`,
       );
     }
+    return st.size;
+  }
+
+  /**
+   * When the file grew past the covered bytes: null if they still end a line (a newline is their last byte or, for an
+   * unterminated last line, follows it), else why not — the appended bytes extend an indexed line.
+   */
+  #seamProblem(fd: number, fileBytes: number): string | null {
+    const covered = this.#covered;
+    if (fileBytes <= covered || covered === 0) return null;
+    const b = Buffer.alloc(3);
+    readSync(fd, b, 0, 3, covered - 1);
+    const ends =
+      b[0] === NEWLINE || (this.#openEnd && (b[1] === NEWLINE || (b[1] === CR && b[2] === NEWLINE)));
+    return ends ? null : 'its indexed last line was extended';
   }
 
   /** Parse and check entries `indices` (ascending file order), reading runs of nearby lines in one read. */
@@ -457,7 +504,9 @@ export class SessionIndex {
     const out: SessionEntry[] = new Array(indices.length);
     const fd = openSync(this.path, READ_FLAGS);
     try {
-      this.#checkIdentity(fd);
+      // The file may have grown since it was indexed (appends): lines are read as indexed, and each must still end
+      // where it did (an unterminated last line now followed by anything but a newline fails).
+      const fileBytes = this.#checkIdentity(fd);
       let buf = Buffer.allocUnsafe(0);
       let k = 0;
       while (k < indices.length) {
@@ -470,16 +519,16 @@ export class SessionIndex {
         // One read from this line's start through as many of the next wanted lines as fit in a chunk (always the
         // whole first line, plus one byte to see its newline).
         const start = (this.lines[first] as SessionLineRef).offset;
-        let end = this.#lineEnd(first);
+        let end = this.#lineEnd(first, fileBytes);
         let last = k;
         while (last + 1 < indices.length) {
           const next = indices[last + 1] as number;
-          const nextEnd = this.#lineEnd(next);
+          const nextEnd = this.#lineEnd(next, fileBytes);
           if (nextEnd - start > this.#chunkBytes || this.#parsed.has(next)) break;
           end = nextEnd;
           last++;
         }
-        const length = Math.min(end, this.#identity.size) - start;
+        const length = Math.min(end, fileBytes) - start;
         if (buf.length < length)
           buf = Buffer.allocUnsafe(Math.max(length, Math.min(this.#chunkBytes, 1 << 20)));
         const bytesRead = readSync(fd, buf, 0, length, start);
@@ -512,7 +561,7 @@ export class SessionIndex {
             const i = indices[k] as number;
             const ref = this.lines[i] as SessionLineRef;
             const at = ref.offset - start;
-            const value = parseLine(this.path, ref, buf, at, at + ref.bytes, this.#identity.size, (line) =>
+            const value = parseLine(this.path, ref, buf, at, at + ref.bytes, fileBytes, (line) =>
               noteInvalidUtf8(this.path, this.warnings as SessionWarning[], line),
             );
             out[k] = this.#check(i, value);
@@ -583,10 +632,10 @@ export class SessionIndex {
     return true;
   }
 
-  /** File offset just past entry `i`'s newline (or its end, for an unterminated last line). */
-  #lineEnd(i: number): number {
+  /** File offset just past entry `i`'s newline (or its end, for an unterminated last line), in a file of `fileBytes`. */
+  #lineEnd(i: number, fileBytes: number): number {
     const ref = this.lines[i] as SessionLineRef;
-    return Math.min(ref.offset + ref.bytes + 2, this.#identity.size);
+    return Math.min(ref.offset + ref.bytes + 2, fileBytes);
   }
 
   /** `value` is a valid entry matching what the index holds for entry `i`. */
@@ -637,7 +686,8 @@ function parseLine(
  * Errors (`PantoError`), as `loadSession` for what opening reads: `ERR_SESSION_CORRUPT` for a line longer than
  * `maxLineBytes` or a line it parses that is not valid JSON; `ERR_SESSION_FORMAT` for a bad or newer header, a
  * duplicate id, a parent that is not an earlier entry, or a parsed line that is not a valid entry;
- * `ERR_SESSION_CHANGED` when the file changed while it was being indexed. A torn last line is skipped with a warning,
+ * `ERR_SESSION_CHANGED` when the file changed while it was being indexed (other than
+ * by growing: the bytes appended meanwhile are not indexed). A torn last line is skipped with a warning,
  * and a file with no header opens as an empty session, as with `loadSession`. `ERR_INVALID_ARGUMENT` when `path` is
  * not a regular file. File-system errors propagate.
  */
@@ -859,8 +909,12 @@ export async function openSessionIndex(
       addParsed(lineNo, offset, bytes, parseBytes(path, lineNo, whole, from, bytes, onInvalidUtf8));
     };
 
+    // The file as it was at the stat above: bytes appended since (a writer still running) are not indexed, and a
+    // line cut off there by a write in progress reads as a torn last line.
     for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, size, filePos);
+      const want = Math.min(size, identity.size - filePos);
+      if (want <= 0) break;
+      const { bytesRead } = await fh.read(buf, 0, want, filePos);
       if (bytesRead === 0) break;
       const chunkStart = filePos;
       filePos += bytesRead;
@@ -895,13 +949,15 @@ export async function openSessionIndex(
       await onLine(head.subarray(0, headLen), filePos - lineStart, false, lastByte === CR);
     endEmptyRun();
     const end = await fh.stat();
-    if (
-      filePos !== identity.size ||
-      end.size !== identity.size ||
-      end.mtimeMs !== identity.mtimeMs ||
-      end.ino !== identity.ino
-    ) {
-      throw new PantoError('ERR_SESSION_CHANGED', `${path}: the file changed while it was being indexed`);
+    const problem =
+      filePos !== identity.size
+        ? 'it shrank'
+        : prefixChange(end, identity, torn ? torn.offset : identity.size);
+    if (problem !== null) {
+      throw new PantoError(
+        'ERR_SESSION_CHANGED',
+        `${path}: the file changed while it was being indexed (${problem})`,
+      );
     }
 
     const headerMissing = header === undefined;

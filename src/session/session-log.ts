@@ -16,8 +16,9 @@
  *   one pass, as with `eager: true`; otherwise the file is indexed (session-index.ts) and only the current
  *   conversation is parsed. On the index path the entries the file held when it was opened are parsed when something
  *   needs them: `entries` (all, on its first read), `branch()` (the new branch's conversation and model), with
- *   synchronous reads. Such a read checks the file is still the one this log wrote (size, mtime and inode as after
- *   its last write, and each line's id/parent/type) and fails with `ERR_SESSION_CHANGED` otherwise; a damaged line
+ *   synchronous reads. Such a read checks the file still holds what this log opened and wrote (the same inode, not
+ *   shorter than after its last write nor rewritten in place, and each line's id/parent/type; lines appended by a
+ *   writer that ignored the lock are not a change, and are not read) and fails with `ERR_SESSION_CHANGED` otherwise; a damaged line
  *   fails it as `loadSession` would (`ERR_SESSION_CORRUPT` / `ERR_SESSION_FORMAT`, with the line number).
  *   `eager: true` parses every line at open.
  */

@@ -365,6 +365,21 @@ describe('tree lies: cycles, parents and compactions that do not fit', () => {
       4,
     ],
     ['no entry at all', [HEADER, messageLine('a', null, 'x'), compactionLine('c', 'a', 'ghost')], 3],
+    [
+      'an entry on another branch, after empty lines (before the header too)',
+      [
+        '',
+        HEADER,
+        '',
+        messageLine('a', null, 'x'),
+        '',
+        '',
+        messageLine('b', null, 'y'),
+        '',
+        compactionLine('c', 'a', 'b'),
+      ],
+      9,
+    ],
   ])(
     'a compaction keeping from %s: ERR_SESSION_FORMAT on every path, naming its line',
     async (_name, lines, line) => {

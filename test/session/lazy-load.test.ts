@@ -8,6 +8,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   truncateSync,
   utimesSync,
   writeFileSync,
@@ -271,11 +272,15 @@ describe('a file changed after a lazy open', () => {
     return path;
   }
 
-  it('loadSession: an append, a truncation, a rewrite in place, a replaced file: ERR_SESSION_CHANGED', async () => {
+  // An append alone is not a change (append-while-loaded.test.ts); the same append after a truncation is.
+  it('loadSession: a truncation (then an append), a rewrite in place, a replaced file: ERR_SESSION_CHANGED', async () => {
     const path = await plain();
     const original = readFileSync(path);
     const changes: Array<() => void> = [
-      () => appendFileSync(path, '\n'),
+      () => {
+        truncateSync(path, original.length - 10);
+        appendFileSync(path, 'x'.repeat(20)); // past the old end, but the loaded bytes no longer end a line there
+      },
       () => truncateSync(path, original.length - 10),
       () => {
         // Same size, an id rewritten, the old mtime put back.
@@ -306,7 +311,7 @@ describe('a file changed after a lazy open', () => {
     }
   });
 
-  it('SessionLog: its own appends are fine; an append by another writer is ERR_SESSION_CHANGED', async () => {
+  it('SessionLog: its own appends are fine; a truncation by another writer is ERR_SESSION_CHANGED', async () => {
     const path = await plain();
     const log = await SessionLog.open(path);
     const first = log.entries[0]?.id as string;
@@ -321,7 +326,7 @@ describe('a file changed after a lazy open', () => {
 
     const reopened = await SessionLog.open(path);
     const ids = readFileSync(path, 'utf8').match(/"id":"[0-9a-f]+"/g) ?? [];
-    appendFileSync(path, '\n'); // a writer that ignores the lock
+    truncateSync(path, statSync(path).size - 1); // a writer that ignores the lock
     expect(thrown(() => reopened.entries)?.code).toBe('ERR_SESSION_CHANGED');
     expect(thrown(() => reopened.branch((ids[2] as string).slice(6, -1)))?.code).toBe('ERR_SESSION_CHANGED');
     reopened.close();
@@ -405,13 +410,15 @@ describe('hostile files stay bounded and typed on the lazy path', () => {
 /**
  * Which path a default (lazy) load took, seen from outside: after the one-pass load every entry is in memory, so a
  * change to the file afterwards is never noticed; after the index path, reading `entries` finds the file changed.
- * Loads a copy of `path` (the copy is then changed).
+ * Loads a copy of `path` (the copy is then replaced).
  */
 async function pathTaken(path: string): Promise<'one pass' | 'index'> {
   const copy = file();
   writeFileSync(copy, readFileSync(path));
   const loaded = await loadSession(copy);
-  appendFileSync(copy, '\n');
+  // Replaced by another file with the same bytes (an append would not do: the entries loaded are still readable).
+  writeFileSync(`${copy}.new`, readFileSync(path));
+  renameSync(`${copy}.new`, copy);
   const err = thrown(() => loaded.entries);
   if (err === undefined) return 'one pass';
   expect(err.code).toBe('ERR_SESSION_CHANGED');

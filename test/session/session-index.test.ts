@@ -4,6 +4,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  truncateSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -199,19 +200,25 @@ describe('hostile files', () => {
     expect(await code(openSessionIndex(path))).toBe('ERR_SESSION_FORMAT');
   });
 
-  it('a file changed on disk after indexing is ERR_SESSION_CHANGED, never wrong data', async () => {
+  it('a file changed on disk after indexing (not only appended to) is ERR_SESSION_CHANGED, never wrong data', async () => {
     const path = file();
     const log = await SessionLog.create(path);
     log.appendMessage(say('one'));
     const two = log.appendMessage(say('two'));
     log.close();
     const index = await openSessionIndex(path);
-    // An append.
+    // An append leaves the indexed lines readable, as they were indexed (the new line is not in the index).
     const original = readFileSync(path);
+    const conversation = await index.conversation();
     appendFileSync(
       path,
       `${JSON.stringify({ type: 'custom', id: 'x', parentId: two.id, timestamp: 't', customType: 'c', data: 1 })}\n`,
     );
+    expect(await index.entry(two.id)).toStrictEqual(two);
+    expect(await index.conversation()).toStrictEqual(conversation);
+    expect(index.has('x')).toBe(false);
+    // A truncation into the indexed lines.
+    truncateSync(path, original.length - 5);
     expect(await code(index.entry(two.id))).toBe('ERR_SESSION_CHANGED');
     expect(await code(index.conversation())).toBe('ERR_SESSION_CHANGED');
     // The same size, inode and mtime, a line's id changed in place: caught by re-checking the line's id.
