@@ -35,6 +35,8 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
   readonly builder: MessageBuilder;
   #done = false;
   #finished = false;
+  /** A usage chunk arrived with or after the finish reason. */
+  #usageAfterFinish = false;
   #stopReason: StopReason | undefined;
   #refused = false;
   #callSeq = 0;
@@ -54,9 +56,13 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     return this.#done || this.#finished;
   }
 
-  /** `[DONE]` seen (the usage chunk comes after the finish reason, so a finish reason alone does not end it). */
+  /**
+   * `[DONE]` seen, or a usage chunk at or after the finish reason (the last chunk before `[DONE]` on real servers).
+   * A finish reason alone does not end the stream: the `stream_options.include_usage` chunk comes after it. A server
+   * that sends neither is ended by the transport a grace period after the finish reason (`finishGraceMs`).
+   */
   get ended(): boolean {
-    return this.#done;
+    return this.#done || this.#usageAfterFinish;
   }
 
   accept(event: SseEvent): void {
@@ -78,8 +84,10 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     const choice = Array.isArray(chunk.choices) ? asObject(chunk.choices[0]) : undefined;
     if (choice) this.#choice(choice);
     const usage = chunk.usage as Json | null | undefined;
-    if (usage && typeof usage === 'object') this.builder.setUsage(openAIChatUsage(usage));
-    else if (choice && isPlainText(chunk, choice)) {
+    if (usage && typeof usage === 'object') {
+      this.builder.setUsage(openAIChatUsage(usage));
+      if (this.#finished) this.#usageAfterFinish = true;
+    } else if (choice && isPlainText(chunk, choice)) {
       // Learn this shape so the next text chunks skip the full parse (see delta-template.ts).
       this.#templates.learn(raw, 'content', plainTextOf, true);
     }

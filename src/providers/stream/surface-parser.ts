@@ -17,9 +17,11 @@ export interface SurfaceStreamParser {
   readonly builder: MessageBuilder;
   readonly complete: boolean;
   /**
-   * The surface's last event was seen: nothing more belongs to the response (Anthropic `message_stop`, Chat `[DONE]`,
-   * Responses `response.completed`/`incomplete`, a Gemini finish). The transport stops waiting for the body's end soon
-   * after, so a server that keeps the connection open (or sends keep-alives) after it cannot hang the turn.
+   * The surface's last event was seen: nothing more belongs to the response (Anthropic `message_stop`, Chat `[DONE]`
+   * or the usage chunk after the finish reason, Responses `response.completed`/`incomplete`, a Gemini finish). The
+   * transport stops waiting for the body's end soon after, so a server that keeps the connection open (or sends
+   * keep-alives) after it cannot hang the turn. `complete` but not yet `ended` (a Chat finish reason, before its usage
+   * chunk): the transport waits a bounded grace for the rest, then ends the turn with what it has.
    */
   readonly ended: boolean;
   accept(event: SseEvent): void;
@@ -42,6 +44,30 @@ export interface StreamParserOptions {
  */
 export function isDoneSentinel(data: string): boolean {
   return data === '[DONE]';
+}
+
+/** `type`s (and SSE `event` names) of events that only keep a connection alive. */
+const KEEP_ALIVE_TYPES: ReadonlySet<string> = new Set(['ping', 'keepalive', 'response.keep_alive']);
+
+/**
+ * True for an event that carries nothing of the response and only keeps the connection alive: Anthropic's `ping`
+ * (`event: ping`, `{"type":"ping"}`, sent every ~15–30 s while a model thinks), the OpenAI Responses `keepalive`
+ * event (`{"type":"keepalive","sequence_number":n}`, undocumented, sent on long-running requests; openai-node #1964)
+ * and OpenRouter's former Responses `response.keep_alive`. SSE comments (`: ping`, `: OPENROUTER PROCESSING`) never
+ * become events at all. Such events do not count as progress (see `progressTimeoutMs`). Only small data is parsed.
+ */
+export function isKeepAliveEvent(event: SseEvent): boolean {
+  if (KEEP_ALIVE_TYPES.has(event.event)) return true;
+  const data = event.data;
+  if (data.length > 200 || !(data.includes('ping') || data.includes('keep'))) return false;
+  try {
+    const v: unknown = JSON.parse(data);
+    if (v === null || typeof v !== 'object') return false;
+    const type = (v as { type?: unknown }).type;
+    return typeof type === 'string' && KEEP_ALIVE_TYPES.has(type);
+  } catch {
+    return false;
+  }
 }
 
 /** Parse an SSE `data` field as a JSON object, or throw a non-retryable `ProviderError` quoting it. */

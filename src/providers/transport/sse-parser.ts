@@ -61,6 +61,16 @@ export class SseParser {
     this.#api = options.api ?? 'sse';
   }
 
+  /**
+   * Characters of the event not yet dispatched: its joined `data` so far plus an unterminated line that is not a
+   * comment. It grows while a long event (a 20 MB base64 image) is still arriving; keep-alive comments leave it be.
+   */
+  get pendingChars(): number {
+    const tail =
+      this.#tailChars > 0 && (this.#tail[0] as string).charCodeAt(0) !== 58 /* : */ ? this.#tailChars : 0;
+    return tail + (this.#hasData ? this.#data.length + 1 : 0);
+  }
+
   /** Reconnection time the stream asked for with a `retry:` field, if any (ms). */
   get retry(): number | undefined {
     return this.#retry;
