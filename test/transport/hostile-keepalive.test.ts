@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { OpenAIChatStreamParser } from '../../src/providers/stream/openai-chat-stream.js';
 import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
 import { isKeepAliveEvent } from '../../src/providers/stream/surface-parser.js';
 import {
@@ -261,6 +262,41 @@ describe('OpenAI Chat: a finish reason, then no [DONE]', () => {
     const { last } = await run(provider('openai-chat', { finishGraceMs: 2000, idleTimeoutMs: 400 }));
     expect(last.type).toBe('done');
     expect(last.message.usage).toMatchObject({ inputTokens: 3, outputTokens: 4 });
+  });
+
+  it('a finish reason sent early (then more content) does not cut the answer: content pushes the grace back', async () => {
+    handler = (_req, res) => {
+      sse(res);
+      // A server that marks a reasoning chunk `finish_reason: "stop"` and goes on (open-webui #16377).
+      res.write(
+        'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"reasoning_content":"hmm"},"finish_reason":"stop"}]}\n\n',
+      );
+      every(res, 5, (n) => {
+        if (n < 60) return HALF['openai-chat'];
+        return n === 60 ? `${FINISH}${USAGE}data: [DONE]\n\n` : undefined;
+      });
+    };
+    // 60 chunks 5 ms apart outlast the 200 ms grace; each one pushes it back.
+    const { last } = await run(provider('openai-chat', { finishGraceMs: 200 }));
+    expect(last.type).toBe('done');
+    expect(last.message.content.at(-1)).toEqual({ type: 'text', text: 'half'.repeat(60) });
+    expect(last.message.usage).toMatchObject({ inputTokens: 3, outputTokens: 4 });
+  });
+
+  it('parser: usage after the finish reason ends the stream until more content shows the finish was early', () => {
+    const parser = new OpenAIChatStreamParser(() => {});
+    const accept = (data: string) => parser.accept({ event: 'message', data: data.slice(6).trim(), id: '' });
+    accept(HALF['openai-chat']);
+    accept(FINISH);
+    expect([parser.complete, parser.ended]).toEqual([true, false]);
+    accept(USAGE);
+    expect(parser.ended).toBe(true);
+    accept('data: {"id":"c","model":"m","choices":[{"index":0,"delta":{},"finish_reason":null}]}');
+    expect(parser.ended).toBe(true);
+    accept(HALF['openai-chat']);
+    expect(parser.ended).toBe(false);
+    accept('data: [DONE]');
+    expect(parser.ended).toBe(true);
   });
 
   it('usage in the finish chunk itself ends the stream without waiting for the grace', async () => {

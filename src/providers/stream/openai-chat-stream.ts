@@ -73,6 +73,7 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     }
     if (this.#templates.match(raw)) {
       // Same chunk as a learned plain-text one but for the text: the same model, no usage, no finish reason.
+      if (this.#templates.value.length > 0) this.#usageAfterFinish = false;
       this.#content(this.#templates.value);
       return;
     }
@@ -107,6 +108,9 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
 
   #choice(choice: Json): void {
     const delta = choice.delta as Json | undefined;
+    // Content without a finish reason after one: the server sent that finish reason early, the stream goes on.
+    if (delta && typeof choice.finish_reason !== 'string' && carriesContent(delta))
+      this.#usageAfterFinish = false;
     if (delta) {
       const reasoning = delta.reasoning_content ?? delta.reasoning;
       if (typeof reasoning === 'string' && reasoning.length > 0)
@@ -185,6 +189,17 @@ function isPlainText(chunk: Json, choice: Json): boolean {
     typeof (delta.reasoning_content ?? delta.reasoning) !== 'string' &&
     typeof delta.refusal !== 'string' &&
     !Array.isArray(delta.tool_calls)
+  );
+}
+
+/** True when a delta carries any of the response: text, reasoning, a refusal or tool calls (not an empty `{}`). */
+function carriesContent(delta: Json): boolean {
+  const nonEmpty = (v: unknown) => typeof v === 'string' && v.length > 0;
+  return (
+    nonEmpty(delta.content) ||
+    nonEmpty(delta.reasoning_content ?? delta.reasoning) ||
+    nonEmpty(delta.refusal) ||
+    (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0)
   );
 }
 

@@ -379,7 +379,7 @@ async function* readEvents(
   queue: StreamEvent[],
   signal: AbortSignal,
   watchdog: AttemptWatchdog,
-  after: { drainMs: number; graceMs: number },
+  waits: { drainMs: number; graceMs: number },
 ): AsyncGenerator<StreamEvent> {
   let progressed = false;
   const sse = new SseParser(
@@ -394,7 +394,8 @@ async function* readEvents(
   let pending = 0;
   /** When the body must have ended: once the surface's last event was seen, or its finish (`complete`) only. */
   let deadline: number | undefined;
-  let drained = false;
+  /** Which wait `deadline` is: after the last event, or the grace after a finish (pushed back by content). */
+  let after: 'drain' | 'grace' | undefined;
   try {
     for (;;) {
       if (signal.aborted) throw signal.reason;
@@ -413,8 +414,9 @@ async function* readEvents(
           sse.push(value);
           // More of an event still arriving (a long line) is progress; a keep-alive comment is not.
           const now = sse.pendingChars;
-          if (progressed || now > pending) watchdog.progress();
+          if (now > pending) progressed = true;
           pending = now;
+          if (progressed) watchdog.progress();
         }
       } catch (err) {
         // The bytes arrived; what they say is wrong. Not a network failure: retrying would get the same bytes.
@@ -423,13 +425,18 @@ async function* readEvents(
       for (let i = 0; i < queue.length; i++) yield queue[i] as StreamEvent;
       queue.length = 0;
       if (finished) return;
-      if (!drained && parser.ended) {
-        drained = true;
+      if (parser.ended) {
+        if (after !== 'drain') {
+          after = 'drain';
+          watchdog.settle();
+          deadline = Date.now() + waits.drainMs;
+        }
+      } else if (parser.complete && (after !== 'grace' || progressed)) {
+        // A finish reason without the last event: wait a grace from the latest content (a server that sent the
+        // finish reason early goes on), not from keep-alives.
+        after = 'grace';
         watchdog.settle();
-        deadline = Date.now() + after.drainMs;
-      } else if (deadline === undefined && parser.complete) {
-        watchdog.settle();
-        deadline = Date.now() + after.graceMs;
+        deadline = Date.now() + waits.graceMs;
       }
     }
   } finally {
