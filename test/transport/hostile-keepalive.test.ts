@@ -5,8 +5,10 @@
  * one terminal event; the limits are per-provider options with small values here, so nothing waits real minutes.
  */
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAIChatStreamParser } from '../../src/providers/stream/openai-chat-stream.js';
 import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
@@ -17,6 +19,7 @@ import {
   type ProviderOptions,
 } from '../../src/providers/transport/http-provider.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
+import { fixturesDir, recordedStreams } from '../conformance/wire-fixtures.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 type Api = ProviderOptions['api'];
@@ -314,6 +317,36 @@ describe('OpenAI Chat: a finish reason, then no [DONE]', () => {
       usage: { inputTokens: 5, outputTokens: 6 },
     });
   });
+});
+
+// The shared wire-fixtures folder (PANTO_WIRE_FIXTURES, default ../shared/reference/wire-fixtures beside the repo).
+const HAVE_FIXTURES = existsSync(join(fixturesDir(), 'streams'));
+
+describe.skipIf(!HAVE_FIXTURES)('OpenAI Chat recordings without [DONE], the connection held', () => {
+  const chat = HAVE_FIXTURES ? recordedStreams().filter((r) => r.api === 'openai-chat') : [];
+
+  it.each(chat.map((r) => [r.name, r] as const))(
+    '%s: the same done message, usage included',
+    async (_n, rec) => {
+      handler = (_req, res) => {
+        sse(res);
+        res.end(rec.body);
+      };
+      const whole = await run(provider('openai-chat'));
+      expect(whole.last.type).toBe('done');
+      const cut = rec.body.replace(/^data: ?\[DONE\][ \t]*\r?\n(\r?\n)?/gm, '');
+      expect(cut).not.toContain('[DONE]');
+      let res0: ServerResponse | undefined;
+      handler = (_req, res) => {
+        res0 = res;
+        sse(res);
+        res.write(cut);
+      };
+      const held = await run(provider('openai-chat', { finishGraceMs: 100, idleTimeoutMs: 400 }));
+      expect(held.last).toEqual(whole.last);
+      await closed(res0 as ServerResponse);
+    },
+  );
 });
 
 describe('silence after the last event on every surface is done, with its usage', () => {
