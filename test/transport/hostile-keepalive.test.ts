@@ -227,6 +227,45 @@ describe('keep-alives forever before the last event', () => {
   });
 });
 
+describe('limits longer than a timer can hold', () => {
+  it('idleTimeoutMs 1e12, progressTimeoutMs Infinity and finishGraceMs 1e12 wait, not fire at once', async () => {
+    handler = (_req, res) => {
+      sse(res);
+      res.write(
+        `${HALF['openai-chat']}data: {"id":"c","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n`,
+      );
+      // Node fires a timer longer than 2^31-1 ms after 1 ms: that would end the turn before this usage arrives.
+      setTimeout(
+        () =>
+          res.end(
+            'data: {"id":"c","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}\n\ndata: [DONE]\n\n',
+          ),
+        30,
+      );
+    };
+    const { last } = await run(
+      provider('openai-chat', {
+        idleTimeoutMs: 1e12,
+        progressTimeoutMs: Number.POSITIVE_INFINITY,
+        finishGraceMs: 1e12,
+      }),
+    );
+    expect(last.type).toBe('done');
+    expect(last.message.usage).toMatchObject({ inputTokens: 3, outputTokens: 4 });
+  });
+
+  it('an idle timeout of 1e12 with a slow first byte is not a stall', async () => {
+    handler = (_req, res) => {
+      setTimeout(() => {
+        sse(res);
+        res.end(`${HALF['openai-chat']}data: [DONE]\n\n`);
+      }, 30);
+    };
+    const { last } = await run(provider('openai-chat', { idleTimeoutMs: 1e12 }));
+    expect(last.type).toBe('done');
+  });
+});
+
 describe('OpenAI Chat: a finish reason, then no [DONE]', () => {
   const FINISH =
     'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}\n\n';

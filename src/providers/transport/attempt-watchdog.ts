@@ -10,12 +10,21 @@
  *   — for that long → non-retryable `ERR_PROVIDER`, `stall: 'keep-alives-only'`, "no content for N ms, only
  *   keep-alives". Pushed back by `progress()`. Not retryable: the connection was alive and the server chose not to
  *   answer, so a new attempt most likely waits as long again (and a model that was truly thinking would start over).
- * - Both start when the attempt starts; 0 disables a clock. `settle()` stops both (the response is complete and the
+ * - Both start when the attempt starts; 0 (or a negative or NaN) disables a clock; a value longer than a timer can
+ *   hold (Infinity, 1e12) waits the longest a timer can (~24.8 days) instead of firing at once as Node would. `settle()` stops both (the response is complete and the
  *   transport only waits a bounded time for the body's end), `dispose()` too (the attempt is over).
  * - One timer per clock, pushed back with `refresh()`: no timer churn per chunk.
  */
 
 import { ProviderError } from './provider-error.js';
+
+/** The longest delay `setTimeout` honours (2^31-1 ms); Node fires a longer one after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** `ms` as a delay `setTimeout` honours. */
+export function timerMs(ms: number): number {
+  return Math.min(Math.max(0, ms), MAX_TIMER_MS);
+}
 
 export class AttemptWatchdog {
   readonly #ctl: AbortController;
@@ -32,8 +41,8 @@ export class AttemptWatchdog {
     this.#api = api;
     this.#idleMs = idleMs;
     this.#progressMs = progressMs;
-    if (idleMs > 0) this.#idle = setTimeout(() => this.#stalled('idle'), idleMs);
-    if (progressMs > 0) this.#progress = setTimeout(() => this.#stalled('progress'), progressMs);
+    if (idleMs > 0) this.#idle = setTimeout(() => this.#stalled('idle'), timerMs(idleMs));
+    if (progressMs > 0) this.#progress = setTimeout(() => this.#stalled('progress'), timerMs(progressMs));
   }
 
   /** Bytes arrived (any bytes, keep-alives included). */

@@ -25,7 +25,7 @@ import type { ModelApi } from '../model-info.js';
 import { createStreamParser } from '../stream/create-stream-parser.js';
 import type { StreamEvent } from '../stream/stream-event.js';
 import { isKeepAliveEvent, type SurfaceStreamParser } from '../stream/surface-parser.js';
-import { AttemptWatchdog } from './attempt-watchdog.js';
+import { AttemptWatchdog, timerMs } from './attempt-watchdog.js';
 import { ENDPOINTS } from './endpoints.js';
 import { extractProviderMessage, isRetryableStatus, ProviderError } from './provider-error.js';
 import {
@@ -117,7 +117,8 @@ export function createProvider(options: ProviderOptions): Provider {
   const retry = resolveRetryOptions(options.retry);
   const idleTimeoutMs = options.idleTimeoutMs ?? 120_000;
   const progressTimeoutMs = options.progressTimeoutMs ?? PROGRESS_TIMEOUT_MS;
-  const finishGraceMs = Math.max(0, options.finishGraceMs ?? FINISH_GRACE_MS);
+  const grace = options.finishGraceMs ?? FINISH_GRACE_MS;
+  const finishGraceMs = Number.isNaN(grace) ? 0 : Math.max(0, grace);
   const includeUsage = options.includeUsage ?? true;
   // How long the body may go on after the surface's last event (before the idle timer could turn it into a stall).
   const drainMs = idleTimeoutMs > 0 ? Math.min(DRAIN_AFTER_END_MS, idleTimeoutMs / 2) : DRAIN_AFTER_END_MS;
@@ -452,7 +453,7 @@ async function readBefore(
 ): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>> | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), undefined);
+    timer = setTimeout(resolve, timerMs(deadline - Date.now()), undefined);
   });
   try {
     return await Promise.race([reader.read(), late]);
