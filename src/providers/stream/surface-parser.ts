@@ -59,7 +59,12 @@ const KEEP_ALIVE_TYPES: ReadonlySet<string> = new Set(['ping', 'keepalive', 'res
 export function isKeepAliveEvent(event: SseEvent): boolean {
   if (KEEP_ALIVE_TYPES.has(event.event)) return true;
   const data = event.data;
-  if (data.length > 200 || !(data.includes('ping') || data.includes('keep'))) return false;
+  // Cheap rejection first: every event goes through here, and only a short one naming a keep-alive type can be one.
+  if (
+    data.length > 200 ||
+    !(data.includes('"ping"') || data.includes('"keepalive"') || data.includes('keep_alive'))
+  )
+    return false;
   try {
     const v: unknown = JSON.parse(data);
     if (v === null || typeof v !== 'object') return false;
