@@ -440,6 +440,15 @@ describe('isKeepAliveEvent', () => {
         id: '',
       }),
     ).toBe(false);
+    expect(isKeepAliveEvent({ event: 'message', data: '{"type":"response.keep_alive"}', id: '' })).toBe(true);
+    expect(isKeepAliveEvent({ event: 'message', data: '{"type":"pingback"}', id: '' })).toBe(false);
+    expect(
+      isKeepAliveEvent({
+        event: 'message',
+        data: '{"type":"response.output_text.delta","delta":"ping"}',
+        id: '',
+      }),
+    ).toBe(false);
     expect(isKeepAliveEvent({ event: 'message', data: 'ping', id: '' })).toBe(false);
     expect(isKeepAliveEvent({ event: 'message', data: '[DONE]', id: '' })).toBe(false);
   });

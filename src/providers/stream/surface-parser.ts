@@ -46,33 +46,22 @@ export function isDoneSentinel(data: string): boolean {
   return data === '[DONE]';
 }
 
-/** `type`s (and SSE `event` names) of events that only keep a connection alive. */
-const KEEP_ALIVE_TYPES: ReadonlySet<string> = new Set(['ping', 'keepalive', 'response.keep_alive']);
+/** SSE `event` names of events that only keep a connection alive. */
+const KEEP_ALIVE_EVENTS: ReadonlySet<string> = new Set(['ping', 'keepalive', 'response.keep_alive']);
+
+/** A `data` object whose `type` (its first member, as every sender writes it) names a keep-alive. */
+const KEEP_ALIVE_DATA = /^\{\s*"type"\s*:\s*"(?:ping|keepalive|response\.keep_alive)"\s*[,}]/;
 
 /**
  * True for an event that carries nothing of the response and only keeps the connection alive: Anthropic's `ping`
- * (`event: ping`, `{"type":"ping"}`, sent every ~15–30 s while a model thinks), the OpenAI Responses `keepalive`
+ * (`event: ping`, `{"type": "ping"}`, sent every ~15–30 s while a model thinks), the OpenAI Responses `keepalive`
  * event (`{"type":"keepalive","sequence_number":n}`, undocumented, sent on long-running requests; openai-node #1964)
  * and OpenRouter's former Responses `response.keep_alive`. SSE comments (`: ping`, `: OPENROUTER PROCESSING`) never
- * become events at all. Such events do not count as progress (see `progressTimeoutMs`). Only small data is parsed.
+ * become events at all. Such events do not count as progress (see `progressTimeoutMs`). Every event goes through
+ * here: the anchored pattern rejects any other event within its first few characters, without parsing it.
  */
 export function isKeepAliveEvent(event: SseEvent): boolean {
-  if (KEEP_ALIVE_TYPES.has(event.event)) return true;
-  const data = event.data;
-  // Cheap rejection first: every event goes through here, and only a short one naming a keep-alive type can be one.
-  if (
-    data.length > 200 ||
-    !(data.includes('"ping"') || data.includes('"keepalive"') || data.includes('keep_alive'))
-  )
-    return false;
-  try {
-    const v: unknown = JSON.parse(data);
-    if (v === null || typeof v !== 'object') return false;
-    const type = (v as { type?: unknown }).type;
-    return typeof type === 'string' && KEEP_ALIVE_TYPES.has(type);
-  } catch {
-    return false;
-  }
+  return KEEP_ALIVE_EVENTS.has(event.event) || KEEP_ALIVE_DATA.test(event.data);
 }
 
 /** Parse an SSE `data` field as a JSON object, or throw a non-retryable `ProviderError` quoting it. */
