@@ -11,8 +11,9 @@
  *   keep-alives". Pushed back by `progress()`. Not retryable: the connection was alive and the server chose not to
  *   answer, so a new attempt most likely waits as long again (and a model that was truly thinking would start over).
  * - Both start when the attempt starts; 0 (or a negative or NaN) disables a clock; a value longer than a timer can
- *   hold (Infinity, 1e12) waits the longest a timer can (~24.8 days) instead of firing at once as Node would. `settle()` stops both (the response is complete and the
- *   transport only waits a bounded time for the body's end), `dispose()` too (the attempt is over).
+ *   hold (Infinity, 1e12) waits the longest a timer can (~24.8 days) instead of firing at once as Node would.
+ * - `settle()` stops both (the response is complete and the transport only waits a bounded time for the body's end),
+ *   `dispose()` too (the attempt is over).
  * - One timer per clock, pushed back with `refresh()`: no timer churn per chunk.
  */
 

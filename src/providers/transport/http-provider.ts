@@ -15,7 +15,8 @@
  * - A body that goes on after the surface's last event (keep-alives, a connection left open) is cancelled
  *   `DRAIN_AFTER_END_MS` after it, and the turn ends as `done`. An OpenAI Chat stream with a finish reason but neither
  *   the usage chunk nor `[DONE]` after it ends as `done` (with the usage it has) `finishGraceMs` after the finish
- *   reason. Redirects are not followed (a non-retryable error).
+ *   reason (or after the latest content, for a server that sent the finish reason early and went on; keep-alives do
+ *   not push it back). Redirects are not followed (a non-retryable error).
  * - Abort: the fetch and the body read stop at once; the terminal event is `error` with code `ERR_ABORTED` and the
  *   partial message (`stopReason: 'aborted'`). Stopping iteration early also cancels the request.
  */
@@ -84,8 +85,9 @@ export interface ProviderOptions {
   progressTimeoutMs?: number;
   /**
    * OpenAI Chat: after a chunk with a finish reason, how long to wait for the usage chunk or `[DONE]` before ending the
-   * turn as `done` with the usage seen so far, in ms. Default 5,000. Real servers send both right after the finish
-   * reason (in the same write); this only bounds a server or proxy that drops them and holds the connection open.
+   * turn as `done` with the usage seen so far, in ms; counted again from any later content (keep-alives do not count).
+   * Default 5,000. Real servers send both right after the finish reason (in the same write, as in every recorded
+   * stream); this only bounds a server or proxy that drops them and holds the connection open.
    */
   finishGraceMs?: number;
   /** OpenAI Chat: ask for a usage chunk (`stream_options.include_usage`). Default true. */
