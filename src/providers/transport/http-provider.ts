@@ -86,7 +86,7 @@ export interface ProviderOptions {
   /**
    * OpenAI Chat: after a chunk with a finish reason, how long to wait for the usage chunk or `[DONE]` before ending the
    * turn as `done` with the usage seen so far, in ms; counted again from any later content (keep-alives do not count).
-   * Default 5,000. Real servers send both right after the finish reason (in the same write, as in every recorded
+   * Default 5,000. Real servers send both right after the finish reason (back to back in every recorded
    * stream); this only bounds a server or proxy that drops them and holds the connection open.
    */
   finishGraceMs?: number;
