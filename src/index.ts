@@ -224,7 +224,7 @@ export {
   type ProviderRequest,
   type StreamOptions,
 } from './providers/transport/http-provider.js';
-export { ProviderError } from './providers/transport/provider-error.js';
+export { ProviderError, type ProviderStall } from './providers/transport/provider-error.js';
 export type { RetryOptions } from './providers/transport/retry-policy.js';
 export { type SseEvent, SseParser } from './providers/transport/sse-parser.js';
 // Session log

@@ -35,6 +35,8 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
   readonly builder: MessageBuilder;
   #done = false;
   #finished = false;
+  /** A usage chunk arrived with or after the finish reason. */
+  #usageAfterFinish = false;
   #stopReason: StopReason | undefined;
   #refused = false;
   #callSeq = 0;
@@ -54,9 +56,13 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     return this.#done || this.#finished;
   }
 
-  /** `[DONE]` seen (the usage chunk comes after the finish reason, so a finish reason alone does not end it). */
+  /**
+   * `[DONE]` seen, or a usage chunk at or after the finish reason (the last chunk before `[DONE]` on real servers).
+   * A finish reason alone does not end the stream: the `stream_options.include_usage` chunk comes after it. A server
+   * that sends neither is ended by the transport a grace period after the finish reason (`finishGraceMs`).
+   */
   get ended(): boolean {
-    return this.#done;
+    return this.#done || this.#usageAfterFinish;
   }
 
   accept(event: SseEvent): void {
@@ -67,6 +73,7 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     }
     if (this.#templates.match(raw)) {
       // Same chunk as a learned plain-text one but for the text: the same model, no usage, no finish reason.
+      if (this.#templates.value.length > 0) this.#usageAfterFinish = false;
       this.#content(this.#templates.value);
       return;
     }
@@ -78,8 +85,10 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
     const choice = Array.isArray(chunk.choices) ? asObject(chunk.choices[0]) : undefined;
     if (choice) this.#choice(choice);
     const usage = chunk.usage as Json | null | undefined;
-    if (usage && typeof usage === 'object') this.builder.setUsage(openAIChatUsage(usage));
-    else if (choice && isPlainText(chunk, choice)) {
+    if (usage && typeof usage === 'object') {
+      this.builder.setUsage(openAIChatUsage(usage));
+      if (this.#finished) this.#usageAfterFinish = true;
+    } else if (choice && isPlainText(chunk, choice)) {
       // Learn this shape so the next text chunks skip the full parse (see delta-template.ts).
       this.#templates.learn(raw, 'content', plainTextOf, true);
     }
@@ -99,6 +108,9 @@ export class OpenAIChatStreamParser implements SurfaceStreamParser {
 
   #choice(choice: Json): void {
     const delta = choice.delta as Json | undefined;
+    // Content without a finish reason after one: the server sent that finish reason early, the stream goes on.
+    if (delta && typeof choice.finish_reason !== 'string' && carriesContent(delta))
+      this.#usageAfterFinish = false;
     if (delta) {
       const reasoning = delta.reasoning_content ?? delta.reasoning;
       if (typeof reasoning === 'string' && reasoning.length > 0)
@@ -177,6 +189,17 @@ function isPlainText(chunk: Json, choice: Json): boolean {
     typeof (delta.reasoning_content ?? delta.reasoning) !== 'string' &&
     typeof delta.refusal !== 'string' &&
     !Array.isArray(delta.tool_calls)
+  );
+}
+
+/** True when a delta carries any of the response: text, reasoning, a refusal or tool calls (not an empty `{}`). */
+function carriesContent(delta: Json): boolean {
+  const nonEmpty = (v: unknown) => typeof v === 'string' && v.length > 0;
+  return (
+    nonEmpty(delta.content) ||
+    nonEmpty(delta.reasoning_content ?? delta.reasoning) ||
+    nonEmpty(delta.refusal) ||
+    (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0)
   );
 }
 

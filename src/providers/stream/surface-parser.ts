@@ -17,9 +17,11 @@ export interface SurfaceStreamParser {
   readonly builder: MessageBuilder;
   readonly complete: boolean;
   /**
-   * The surface's last event was seen: nothing more belongs to the response (Anthropic `message_stop`, Chat `[DONE]`,
-   * Responses `response.completed`/`incomplete`, a Gemini finish). The transport stops waiting for the body's end soon
-   * after, so a server that keeps the connection open (or sends keep-alives) after it cannot hang the turn.
+   * The surface's last event was seen: nothing more belongs to the response (Anthropic `message_stop`, Chat `[DONE]`
+   * or the usage chunk after the finish reason, Responses `response.completed`/`incomplete`, a Gemini finish). The
+   * transport stops waiting for the body's end soon after, so a server that keeps the connection open (or sends
+   * keep-alives) after it cannot hang the turn. `complete` but not yet `ended` (a Chat finish reason, before its usage
+   * chunk): the transport waits a bounded grace for the rest, then ends the turn with what it has.
    */
   readonly ended: boolean;
   accept(event: SseEvent): void;
@@ -42,6 +44,24 @@ export interface StreamParserOptions {
  */
 export function isDoneSentinel(data: string): boolean {
   return data === '[DONE]';
+}
+
+/** SSE `event` names of events that only keep a connection alive. */
+const KEEP_ALIVE_EVENTS: ReadonlySet<string> = new Set(['ping', 'keepalive', 'response.keep_alive']);
+
+/** A `data` object whose `type` (its first member, as every sender writes it) names a keep-alive. */
+const KEEP_ALIVE_DATA = /^\{\s*"type"\s*:\s*"(?:ping|keepalive|response\.keep_alive)"\s*[,}]/;
+
+/**
+ * True for an event that carries nothing of the response and only keeps the connection alive: Anthropic's `ping`
+ * (`event: ping`, `{"type": "ping"}`, sent every ~15–30 s while a model thinks), the OpenAI Responses `keepalive`
+ * event (`{"type":"keepalive","sequence_number":n}`, undocumented, sent on long-running requests; openai-node #1964)
+ * and OpenRouter's former Responses `response.keep_alive`. SSE comments (`: ping`, `: OPENROUTER PROCESSING`) never
+ * become events at all. Such events do not count as progress (see `progressTimeoutMs`). Every event goes through
+ * here: the anchored pattern rejects any other event within its first few characters, without parsing it.
+ */
+export function isKeepAliveEvent(event: SseEvent): boolean {
+  return KEEP_ALIVE_EVENTS.has(event.event) || KEEP_ALIVE_DATA.test(event.data);
 }
 
 /** Parse an SSE `data` field as a JSON object, or throw a non-retryable `ProviderError` quoting it. */

@@ -8,10 +8,15 @@
  * - Retries (see retry-policy.ts) a 408/409/429/5xx response, a network failure, a stalled stream (no bytes for
  *   `idleTimeoutMs`), and an in-stream overload/server error — but only while nothing of the attempt reached the
  *   consumer beyond usage, so a consumer never sees text twice. Each retry is announced by a `retry` event.
+ * - A stream that sends only keep-alives (SSE comments, Anthropic `ping`, Responses `keepalive`) for
+ *   `progressTimeoutMs` ends with a non-retryable `ERR_PROVIDER` (`stall: 'keep-alives-only'`); see attempt-watchdog.ts.
  * - A 4xx becomes `ProviderError` (`ERR_PROVIDER`, or `ERR_PROVIDER_AUTH` for 401/403) with the provider's own
  *   message and the status.
  * - A body that goes on after the surface's last event (keep-alives, a connection left open) is cancelled
- *   `DRAIN_AFTER_END_MS` after it, and the turn ends as `done`. Redirects are not followed (a non-retryable error).
+ *   `DRAIN_AFTER_END_MS` after it, and the turn ends as `done`. An OpenAI Chat stream with a finish reason but neither
+ *   the usage chunk nor `[DONE]` after it ends as `done` (with the usage it has) `finishGraceMs` after the finish
+ *   reason (or after the latest content, for a server that sent the finish reason early and went on; keep-alives do
+ *   not push it back). Redirects are not followed (a non-retryable error).
  * - Abort: the fetch and the body read stop at once; the terminal event is `error` with code `ERR_ABORTED` and the
  *   partial message (`stopReason: 'aborted'`). Stopping iteration early also cancels the request.
  */
@@ -20,7 +25,8 @@ import { PantoError } from '../../errors.js';
 import type { ModelApi } from '../model-info.js';
 import { createStreamParser } from '../stream/create-stream-parser.js';
 import type { StreamEvent } from '../stream/stream-event.js';
-import type { SurfaceStreamParser } from '../stream/surface-parser.js';
+import { isKeepAliveEvent, type SurfaceStreamParser } from '../stream/surface-parser.js';
+import { AttemptWatchdog, timerMs } from './attempt-watchdog.js';
 import { ENDPOINTS } from './endpoints.js';
 import { extractProviderMessage, isRetryableStatus, ProviderError } from './provider-error.js';
 import {
@@ -66,6 +72,24 @@ export interface ProviderOptions {
   retry?: RetryOptions;
   /** Fail (and retry) an attempt when no bytes arrive for this long, in ms. Default 120,000; 0 disables. */
   idleTimeoutMs?: number;
+  /**
+   * Fail an attempt (not retried) when bytes keep arriving but none of them is content — only keep-alives: SSE
+   * comments (`: ping`, OpenRouter's `: OPENROUTER PROCESSING`), Anthropic `ping` events, Responses `keepalive`
+   * events — for this long, in ms. Any other event, or more of an event still arriving, is content. Default
+   * 1,800,000 (30 min); 0 disables. Why so long: a model may reason for many minutes with only keep-alives on the
+   * wire — Anthropic pings every ~15–30 s through extended thinking gaps of 2+ min (peers raised 120 s watchdogs to
+   * 300 s for it), GPT-5.x / gpt-5-pro reasoning runs ~10 min before the first output (peers use 10 min request
+   * timeouts), and an OpenRouter proxy comments the whole time its upstream thinks. 30 min is three times the longest
+   * reported silent phase; lower it for models known to answer sooner.
+   */
+  progressTimeoutMs?: number;
+  /**
+   * OpenAI Chat: after a chunk with a finish reason, how long to wait for the usage chunk or `[DONE]` before ending the
+   * turn as `done` with the usage seen so far, in ms; counted again from any later content (keep-alives do not count).
+   * Default 5,000. Real servers send both right after the finish reason (back to back in every recorded
+   * stream); this only bounds a server or proxy that drops them and holds the connection open.
+   */
+  finishGraceMs?: number;
   /** OpenAI Chat: ask for a usage chunk (`stream_options.include_usage`). Default true. */
   includeUsage?: boolean;
   /** Where API keys are read from. Default `process.env`. */
@@ -94,6 +118,9 @@ export function createProvider(options: ProviderOptions): Provider {
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const retry = resolveRetryOptions(options.retry);
   const idleTimeoutMs = options.idleTimeoutMs ?? 120_000;
+  const progressTimeoutMs = options.progressTimeoutMs ?? PROGRESS_TIMEOUT_MS;
+  const grace = options.finishGraceMs ?? FINISH_GRACE_MS;
+  const finishGraceMs = Number.isNaN(grace) ? 0 : Math.max(0, grace);
   const includeUsage = options.includeUsage ?? true;
   // How long the body may go on after the surface's last event (before the idle timer could turn it into a stall).
   const drainMs = idleTimeoutMs > 0 ? Math.min(DRAIN_AFTER_END_MS, idleTimeoutMs / 2) : DRAIN_AFTER_END_MS;
@@ -139,33 +166,18 @@ export function createProvider(options: ProviderOptions): Provider {
       const onAbort = () => attemptCtl.abort(signal?.reason);
       if (signal?.aborted) onAbort();
       else signal?.addEventListener('abort', onAbort, { once: true });
-      let idle: NodeJS.Timeout | undefined;
-      // One timer per attempt, pushed back on every chunk with refresh() (no timer churn per chunk).
-      const armIdle = () => {
-        if (idleTimeoutMs <= 0) return;
-        if (idle !== undefined) {
-          idle.refresh();
-          return;
-        }
-        idle = setTimeout(() => {
-          attemptCtl.abort(
-            new ProviderError({
-              api,
-              providerMessage: `no data for ${idleTimeoutMs} ms; stream stalled`,
-              retryable: true,
-            }),
-          );
-        }, idleTimeoutMs);
-      };
+      const watchdog = new AttemptWatchdog(attemptCtl, api, idleTimeoutMs, progressTimeoutMs);
       let completed = false;
       try {
-        armIdle();
         const response = await send(url, payload, attemptCtl.signal);
         if (!started) {
           started = true;
           yield { type: 'start' };
         }
-        yield* readEvents(api, response, parser, queue, attemptCtl.signal, armIdle, drainMs);
+        yield* readEvents(api, response, parser, queue, attemptCtl.signal, watchdog, {
+          drainMs,
+          graceMs: finishGraceMs,
+        });
         if (!parser.complete) {
           throw new ProviderError({
             api,
@@ -184,7 +196,7 @@ export function createProvider(options: ProviderOptions): Provider {
         const reason: unknown = attemptCtl.signal.reason;
         failure = attemptCtl.signal.aborted && reason instanceof ProviderError ? reason : err;
       } finally {
-        clearTimeout(idle);
+        watchdog.dispose();
         signal?.removeEventListener('abort', onAbort);
         // Release the connection unless the body was read to its end (abort() without a reason would build a
         // DOMException on every request).
@@ -354,6 +366,12 @@ function redirectError(api: string, url: string, response: Response): ProviderEr
  */
 export const DRAIN_AFTER_END_MS = 1000;
 
+/** Default `progressTimeoutMs` (30 min; the evidence is on `ProviderOptions.progressTimeoutMs`). */
+export const PROGRESS_TIMEOUT_MS = 30 * 60 * 1000;
+
+/** Default `finishGraceMs`. */
+export const FINISH_GRACE_MS = 5000;
+
 /** Abort reason for an attempt the consumer stopped reading. */
 const CANCELLED = new PantoError('ERR_ABORTED', 'the consumer stopped reading the stream');
 
@@ -363,19 +381,30 @@ async function* readEvents(
   parser: SurfaceStreamParser,
   queue: StreamEvent[],
   signal: AbortSignal,
-  onBytes: () => void,
-  drainMs: number,
+  watchdog: AttemptWatchdog,
+  waits: { drainMs: number; graceMs: number },
 ): AsyncGenerator<StreamEvent> {
-  const sse = new SseParser((e) => parser.accept(e), { api });
+  let progressed = false;
+  const sse = new SseParser(
+    (e) => {
+      if (!isKeepAliveEvent(e)) progressed = true;
+      parser.accept(e);
+    },
+    { api },
+  );
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   let finished = false;
-  /** When the body must have ended, once the surface's last event was seen. */
+  let pending = 0;
+  /** When the body must have ended: once the surface's last event was seen, or its finish (`complete`) only. */
   let deadline: number | undefined;
+  /** Which wait `deadline` is: after the last event, or the grace after a finish (pushed back by content). */
+  let after: 'drain' | 'grace' | undefined;
   try {
     for (;;) {
       if (signal.aborted) throw signal.reason;
       const next = deadline === undefined ? await reader.read() : await readBefore(reader, deadline);
-      // The body went on past the last event: leave it (the finally cancels it); the message is complete.
+      // The body went on past the last event (or the grace after the finish): leave it (the finally cancels it); the
+      // message is complete.
       if (next === undefined) return;
       const { done, value } = next;
       try {
@@ -383,8 +412,14 @@ async function* readEvents(
           sse.end();
           finished = true;
         } else {
-          onBytes();
+          watchdog.bytes();
+          progressed = false;
           sse.push(value);
+          // More of an event still arriving (a long line) is progress; a keep-alive comment is not.
+          const now = sse.pendingChars;
+          if (now > pending) progressed = true;
+          pending = now;
+          if (progressed) watchdog.progress();
         }
       } catch (err) {
         // The bytes arrived; what they say is wrong. Not a network failure: retrying would get the same bytes.
@@ -393,7 +428,19 @@ async function* readEvents(
       for (let i = 0; i < queue.length; i++) yield queue[i] as StreamEvent;
       queue.length = 0;
       if (finished) return;
-      if (deadline === undefined && parser.ended) deadline = Date.now() + drainMs;
+      if (parser.ended) {
+        if (after !== 'drain') {
+          after = 'drain';
+          watchdog.settle();
+          deadline = Date.now() + waits.drainMs;
+        }
+      } else if (parser.complete && (after !== 'grace' || progressed)) {
+        // A finish reason without the last event: wait a grace from the latest content (a server that sent the
+        // finish reason early goes on), not from keep-alives.
+        after = 'grace';
+        watchdog.settle();
+        deadline = Date.now() + waits.graceMs;
+      }
     }
   } finally {
     if (!finished) await reader.cancel().catch(() => {});
@@ -408,7 +455,7 @@ async function readBefore(
 ): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>> | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), undefined);
+    timer = setTimeout(resolve, timerMs(deadline - Date.now()), undefined);
   });
   try {
     return await Promise.race([reader.read(), late]);

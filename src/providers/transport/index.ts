@@ -11,6 +11,7 @@ export {
   isRetryableStatus,
   ProviderError,
   type ProviderErrorDetails,
+  type ProviderStall,
 } from './provider-error.js';
 export {
   backoffDelay,

@@ -7,9 +7,14 @@
  *   reworded; `providerType` is its machine-readable kind (`overloaded_error`, `rate_limit_exceeded`,
  *   `INVALID_ARGUMENT`, ...), when it gave one.
  * - `retryable` says whether the transport may retry the same request (429, 5xx, overloaded, network failure).
+ * - `stall` is set when the transport itself ended the attempt: `'idle'` (no bytes for `idleTimeoutMs`) or
+ *   `'keep-alives-only'` (bytes, but no content, for `progressTimeoutMs`); a stable value to branch on.
  */
 
 import { PantoError } from '../../errors.js';
+
+/** How a stream stopped moving: no bytes at all, or only keep-alives (comments, `ping` / `keepalive` events). */
+export type ProviderStall = 'idle' | 'keep-alives-only';
 
 export interface ProviderErrorDetails {
   /** The wire API that failed, e.g. `anthropic-messages`. */
@@ -24,6 +29,8 @@ export interface ProviderErrorDetails {
   retryAfterMs?: number;
   /** The provider's request id header, for support tickets. */
   requestId?: string;
+  /** Why the transport ended a stream that stopped moving (see `ProviderStall`); absent for any other failure. */
+  stall?: ProviderStall;
   /** What the transport adds to the message (e.g. why it did not retry); never part of `providerMessage`. */
   note?: string;
   cause?: unknown;
@@ -38,6 +45,7 @@ export class ProviderError extends PantoError {
   readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;
   readonly requestId: string | undefined;
+  readonly stall: ProviderStall | undefined;
 
   constructor(details: ProviderErrorDetails) {
     const auth = details.status === 401 || details.status === 403;
@@ -57,6 +65,7 @@ export class ProviderError extends PantoError {
     this.retryable = details.retryable;
     this.retryAfterMs = details.retryAfterMs;
     this.requestId = details.requestId;
+    this.stall = details.stall;
   }
 }
 

@@ -15,7 +15,13 @@
 
 import { ProviderError } from './provider-error.js';
 
-/** Default bound on one line / one event's data, in UTF-16 code units (V8's own string limit is ~512 Mi). */
+/**
+ * Default bound on one line / one event's data, in UTF-16 code units (V8's own string limit is ~512 Mi). Not tighter
+ * on purpose: one legitimate event can carry a whole response — OpenAI Responses' `response.completed` repeats every
+ * output item, several generated images of ~20 MB base64 each included; a Gemini chunk holds whole `inlineData`
+ * parts — and a response may stream up to `MAX_MESSAGE_CHARS` (the same 128 Mi). So a body that never ends a line (a
+ * gzip bomb of NULs) is refused after about 128 MB of decompressed text, and no legitimate event is.
+ */
 export const SSE_MAX_LINE_CHARS = 128 * 1024 * 1024;
 
 export interface SseParserOptions {
@@ -59,6 +65,16 @@ export class SseParser {
     this.#onEvent = onEvent;
     this.#maxLineChars = options.maxLineChars ?? SSE_MAX_LINE_CHARS;
     this.#api = options.api ?? 'sse';
+  }
+
+  /**
+   * Characters of the event not yet dispatched: its joined `data` so far plus an unterminated line that is not a
+   * comment. It grows while a long event (a 20 MB base64 image) is still arriving; keep-alive comments leave it be.
+   */
+  get pendingChars(): number {
+    const tail =
+      this.#tailChars > 0 && (this.#tail[0] as string).charCodeAt(0) !== 58 /* : */ ? this.#tailChars : 0;
+    return tail + (this.#hasData ? this.#data.length + 1 : 0);
   }
 
   /** Reconnection time the stream asked for with a `retry:` field, if any (ms). */
