@@ -18,6 +18,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool, Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { PantoError } from '../errors.js';
 import { errorMessage } from '../tool-source.js';
 import type { McpServerConfig } from './mcp-config.js';
@@ -50,6 +51,24 @@ export interface McpConnectionOptions {
 type State = 'idle' | 'starting' | 'ready' | 'crashed' | 'closed';
 
 const STDERR_TAIL_LINES = 8;
+/** Longest server-provided text (a stderr line, a `notifications/message`) handed to `log`, in characters. */
+const MAX_LOG_CHARS = 2000;
+
+function clip(text: string): string {
+  return text.length > MAX_LOG_CHARS ? `${text.slice(0, MAX_LOG_CHARS)}… (${text.length} characters)` : text;
+}
+
+/**
+ * Tool output schemas are not checked against `structuredContent`. The SDK would compile every tool's `outputSchema`
+ * with Ajv at `tools/list` (one uncompilable or 10k-deep schema then fails the whole listing, so the server offers
+ * no tools) and run its `pattern`s on the server's output (a backtracking pattern freezes the event loop). The
+ * schema is the server's promise about its own output; `structuredContent` only ever reaches the model as JSON text.
+ */
+const UNCHECKED_OUTPUT: jsonSchemaValidator = {
+  getValidator<T>(): JsonSchemaValidator<T> {
+    return (input) => ({ valid: true, data: input as T, errorMessage: undefined });
+  },
+};
 
 export class McpConnection {
   readonly name: string;
@@ -64,6 +83,9 @@ export class McpConnection {
   #lastTransportError: string | undefined;
   #stderrTail: string[] = [];
   #pendingNote: string | undefined;
+  /** The client whose re-list (after `list_changed`) is running, and whether another was asked for meanwhile. */
+  #relisting: Client | undefined;
+  #relistAgain = false;
 
   constructor(name: string, config: McpServerConfig, options: McpConnectionOptions) {
     this.name = name;
@@ -103,7 +125,10 @@ export class McpConnection {
       );
     }
     const { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } = sdk;
-    const client = new sdk.Client(this.#opts.clientInfo, { capabilities: {} });
+    const client = new sdk.Client(this.#opts.clientInfo, {
+      capabilities: {},
+      jsonSchemaValidator: UNCHECKED_OUTPUT,
+    });
     const transport = this.#makeTransport(sdk);
     this.#client = client;
     client.onclose = () => this.#onClosed(client);
@@ -130,7 +155,7 @@ export class McpConnection {
                 ? 'warn'
                 : 'error',
         server: this.name,
-        message: logger ? `${logger}: ${text}` : text,
+        message: clip(logger ? `${logger}: ${text}` : text),
       });
     });
 
@@ -176,6 +201,7 @@ export class McpConnection {
       stderr: 'pipe',
     });
     sdk.installLineBuffer(t, this.#opts.maxMessageBytes);
+    closeWhenStdoutEnds(t);
     let partial = '';
     t.stderr?.on('data', (chunk: Buffer) => {
       const text = partial + chunk.toString('utf8');
@@ -192,7 +218,7 @@ export class McpConnection {
 
   #stderrLine(line: string): void {
     if (line.length === 0) return;
-    const shown = line.length > 2000 ? `${line.slice(0, 2000)}…` : line;
+    const shown = clip(line);
     this.#stderrTail.push(shown);
     if (this.#stderrTail.length > STDERR_TAIL_LINES) this.#stderrTail.shift();
     this.#opts.log({ level: 'info', server: this.name, message: shown });
@@ -216,9 +242,20 @@ export class McpConnection {
     throw new Error('tools/list returned more than 1000 pages');
   }
 
+  /**
+   * Re-list after `list_changed`. Coalesced: while a re-list of this client runs, further notifications only ask for
+   * one more re-list after it, so a notification storm costs at most two `tools/list` rounds at a time.
+   */
   #refreshTools(client: Client): void {
+    if (this.#relisting === client) {
+      this.#relistAgain = true;
+      return;
+    }
+    this.#relisting = client;
+    this.#relistAgain = false;
     this.#listAll(client).then(
       (tools) => {
+        this.#relistDone(client);
         if (this.#client !== client) return;
         this.#tools = tools;
         this.#opts.log({
@@ -228,13 +265,24 @@ export class McpConnection {
         });
         this.#opts.onToolsChanged();
       },
-      (err) =>
+      (err) => {
+        this.#relistDone(client);
         this.#opts.log({
           level: 'warn',
           server: this.name,
           message: `re-listing tools after list_changed failed: ${errorMessage(err)}`,
-        }),
+        });
+      },
     );
+  }
+
+  #relistDone(client: Client): void {
+    if (this.#relisting !== client) return;
+    this.#relisting = undefined;
+    if (this.#relistAgain && this.#client === client) {
+      this.#relistAgain = false;
+      this.#refreshTools(client);
+    }
   }
 
   #onClosed(client: Client): void {
@@ -354,6 +402,28 @@ function deferResponses(transport: Transport): void {
     if ('id' in message && !('method' in message))
       setImmediate(() => deliver.call(transport, message, extra));
     else deliver.call(transport, message, extra);
+  };
+}
+
+/**
+ * A server that closes its stdout can never answer again, but the SDK transport reports a close only when the process
+ * exits: one that keeps running would leave every call waiting for its timeout. End of stdout closes the transport
+ * (ending the process), so pending calls fail at once as "stopped during the call" and the next call restarts it.
+ * Throws, like `installLineBuffer`, when the SDK no longer has the fields this relies on.
+ */
+function closeWhenStdoutEnds(transport: Transport): void {
+  const t = transport as Transport & { _process?: { stdout?: NodeJS.ReadableStream | null } };
+  if (typeof t.start !== 'function' || typeof t.close !== 'function') {
+    throw new Error('the MCP SDK stdio transport has no start/close to wrap (SDK version changed?)');
+  }
+  const start = t.start.bind(t);
+  t.start = async () => {
+    await start();
+    const stdout = t._process?.stdout;
+    if (!stdout) throw new Error('the MCP SDK stdio transport has no _process.stdout (SDK version changed?)');
+    stdout.once('end', () => {
+      t.close().catch(() => {});
+    });
   };
 }
 
