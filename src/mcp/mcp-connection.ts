@@ -21,6 +21,7 @@ import type { CallToolResult, Tool as McpTool, Progress } from '@modelcontextpro
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { PantoError } from '../errors.js';
 import { errorMessage } from '../tool-source.js';
+import { boundedFetch } from './bounded-fetch.js';
 import type { McpServerConfig } from './mcp-config.js';
 import type { McpResourceContents } from './mcp-result.js';
 import { type ClientSdk, clientSdk, loadedClientSdk } from './mcp-sdk.js';
@@ -40,7 +41,10 @@ export interface McpConnectionOptions {
   callTimeoutMs: number;
   /** A call ends after this long even while progress keeps arriving (ms). */
   maxCallTimeMs: number;
-  /** Largest single JSON-RPC message read from a stdio server, in bytes; a bigger one ends the connection. */
+  /**
+   * Largest single JSON-RPC message read from a stdio server, in bytes; a bigger one ends the connection. For an HTTP
+   * server: the most one response body (or one SSE event) may hold, after decompression (see `bounded-fetch.ts`).
+   */
   maxMessageBytes: number;
   log: McpLogger;
   /** Called after the tool list changed (a `list_changed` notification was followed by a successful re-list). */
@@ -191,6 +195,7 @@ export class McpConnection {
     if (cfg.type === 'http') {
       return new sdk.StreamableHTTPClientTransport(new URL(cfg.url), {
         ...(cfg.headers ? { requestInit: { headers: cfg.headers } } : {}),
+        fetch: boundedFetch(this.#opts.maxMessageBytes),
       });
     }
     const t = new sdk.StdioClientTransport({
@@ -367,7 +372,7 @@ export class McpConnection {
       if (isMcpError(err, 'ConnectionClosed')) {
         throw new Error(`MCP server '${this.name}' stopped during the call: ${this.#explain(undefined)}`);
       }
-      throw new Error(`MCP server '${this.name}' failed the call: ${errorMessage(err)}`);
+      throw new Error(`MCP server '${this.name}' failed the call: ${clip(errorMessage(err))}`);
     }
   }
 

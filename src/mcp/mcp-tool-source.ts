@@ -40,7 +40,10 @@ export interface McpToolSourceOptions {
   callTimeoutMs?: number;
   /** Hard limit per call even while progress arrives, ms. Default 600 000. */
   maxCallTimeMs?: number;
-  /** Largest JSON-RPC message accepted from a stdio server, bytes. Default 48 MiB (base64 of a 36 MB file). */
+  /**
+   * Largest JSON-RPC message accepted from a stdio server, and largest HTTP response body / SSE event (after
+   * decompression) from an HTTP server, bytes. Default 48 MiB (base64 of a 36 MB file).
+   */
   maxMessageBytes?: number;
   /** Called when a server's tool list changed (after `list()` reflects it). */
   onToolsChanged?: (source: McpToolSource) => void;
