@@ -55,6 +55,8 @@ export interface McpConnectionOptions {
 type State = 'idle' | 'starting' | 'ready' | 'crashed' | 'closed';
 
 const STDERR_TAIL_LINES = 8;
+/** Most tools taken from one server. */
+export const MAX_TOOLS = 1000;
 /** Longest server-provided text (a stderr line, a `notifications/message`) handed to `log`, in characters. */
 const MAX_LOG_CHARS = 2000;
 
@@ -229,6 +231,10 @@ export class McpConnection {
     this.#opts.log({ level: 'info', server: this.name, message: shown });
   }
 
+  /**
+   * Every page of `tools/list`, bounded: at most 1000 pages (a repeated cursor ends it at once) and `MAX_TOOLS` tools;
+   * tools past that are left out with a warning (each tool goes into every model request).
+   */
   async #listAll(client: Client, signal?: AbortSignal): Promise<McpTool[]> {
     const tools: McpTool[] = [];
     const seen = new Set<string>();
@@ -236,9 +242,18 @@ export class McpConnection {
     for (let page = 0; page < 1000; page++) {
       const res = await client.listTools(cursor === undefined ? {} : { cursor }, {
         timeout: this.#opts.initTimeoutMs,
-        ...(signal ? { signal } : {}),
+        // One signal per page: the SDK adds an abort listener to the signal of every request and never removes it.
+        ...(signal ? { signal: AbortSignal.any([signal]) } : {}),
       });
-      tools.push(...res.tools);
+      tools.push(...res.tools.slice(0, MAX_TOOLS + 1 - tools.length));
+      if (tools.length > MAX_TOOLS) {
+        this.#opts.log({
+          level: 'warn',
+          server: this.name,
+          message: `the server offers more than ${MAX_TOOLS} tools; only the first ${MAX_TOOLS} are used`,
+        });
+        return tools.slice(0, MAX_TOOLS);
+      }
       cursor = res.nextCursor;
       if (cursor === undefined) return tools;
       if (seen.has(cursor)) throw new Error(`tools/list repeated the cursor ${JSON.stringify(cursor)}`);

@@ -166,7 +166,27 @@ describe('hostile tool declarations', () => {
       // The fixture answers every call with "Unknown tool: <the name it received>".
       expect(text(await run(source, 'h__x_y'))).toMatch(/Unknown tool: x\/y$/);
       expect(text(await run(source, 'h____proto__'))).toMatch(/Unknown tool: __proto__$/);
-      expect(text(await run(source, names[4] as string))).toMatch(/Unknown tool: n{10240}$/);
+      // (The error quoting it is clipped: a server's error text is bounded too.)
+      const long = text(await run(source, names[4] as string));
+      expect(long).toMatch(/Unknown tool: n+… \((\d+) characters\)$/);
+      expect(Number(/\((\d+) characters\)$/.exec(long)?.[1])).toBeGreaterThan(10_240);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('100 000 tools: the first 1000 are offered, with a warning', { timeout: 15_000 }, async () => {
+    const log: McpLogEntry[] = [];
+    const { source, report } = await started('many', undefined, log);
+    try {
+      expect(report.started).toEqual(['h']);
+      const names = source.list().map((d) => d.name);
+      expect(names).toHaveLength(1000);
+      expect(names.at(-1)).toBe('h__t999');
+      expect(log).toContainEqual(
+        expect.objectContaining({ level: 'warn', message: expect.stringMatching(/more than 1000 tools/) }),
+      );
+      expect(text(await run(source, 'h__t5'))).toMatch(/Unknown tool: t5$/);
     } finally {
       await source.close();
     }
@@ -179,8 +199,15 @@ describe('hostile tool declarations', () => {
       { loop: hostile('cursor-loop'), fresh: hostile('cursor-new') },
       { initTimeoutMs: 20_000 },
     );
+    // Paging 1000 times must not pile abort listeners on one signal (Node warns "possible memory leak" past 10).
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
     const report = await source.start();
     await source.close();
+    await new Promise((r) => setImmediate(r));
+    process.off('warning', onWarning);
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
     const why = Object.fromEntries(report.failed.map((f) => [f.server, f.error]));
     expect(why.loop).toMatch(/repeated the cursor "again"/);
     expect(why.fresh).toMatch(/more than 1000 pages/);
