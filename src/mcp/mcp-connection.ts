@@ -12,7 +12,11 @@
  * - `callTool()` rejects with an `Error` whose message the model can read (timeout, cancelled, crashed, protocol
  *   error); `McpToolSource` turns that into an error result.
  * - stderr of a stdio server goes line by line to `log` (never to our stdout); its last lines are quoted in crash
- *   messages.
+ *   messages. Server text handed to `log` (stderr lines, `notifications/message`) is cut to 2000 characters.
+ * - Bounds against a hostile server: `tools/list` at most 1000 pages and `MAX_TOOLS` tools; `list_changed` re-lists
+ *   coalesced; one stdio message / HTTP body / SSE event at most `maxMessageBytes`; a stdio server closing its stdout
+ *   counts as stopped; output schemas are not compiled (see `UNCHECKED_OUTPUT`); server→client requests get the
+ *   SDK's method-not-found error (no client capabilities are declared).
  */
 
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
