@@ -56,6 +56,9 @@ const OPTIONS = {
   strict: false,
   // No ajv-formats: `format` is an annotation, never a reason to reject a call.
   validateFormats: false,
+  // Only the arguments' own properties count: without this `{}` "has" `constructor` and `__proto__` (inherited), so a
+  // property of that name is checked against `Object` and a `required` one is never missing.
+  ownProperties: true,
   logger: false,
 } as const;
 

@@ -12,14 +12,20 @@
  * - `callTool()` rejects with an `Error` whose message the model can read (timeout, cancelled, crashed, protocol
  *   error); `McpToolSource` turns that into an error result.
  * - stderr of a stdio server goes line by line to `log` (never to our stdout); its last lines are quoted in crash
- *   messages.
+ *   messages. Server text handed to `log` (stderr lines, `notifications/message`) is cut to 2000 characters.
+ * - Bounds against a hostile server: `tools/list` at most 1000 pages and `MAX_TOOLS` tools; `list_changed` re-lists
+ *   coalesced; one stdio message / HTTP body / SSE event at most `maxMessageBytes`; a stdio server closing its stdout
+ *   counts as stopped; output schemas are not compiled (see `UNCHECKED_OUTPUT`); server→client requests get the
+ *   SDK's method-not-found error (no client capabilities are declared).
  */
 
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool, Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { PantoError } from '../errors.js';
 import { errorMessage } from '../tool-source.js';
+import { boundedFetch } from './bounded-fetch.js';
 import type { McpServerConfig } from './mcp-config.js';
 import type { McpResourceContents } from './mcp-result.js';
 import { type ClientSdk, clientSdk, loadedClientSdk } from './mcp-sdk.js';
@@ -39,7 +45,10 @@ export interface McpConnectionOptions {
   callTimeoutMs: number;
   /** A call ends after this long even while progress keeps arriving (ms). */
   maxCallTimeMs: number;
-  /** Largest single JSON-RPC message read from a stdio server, in bytes; a bigger one ends the connection. */
+  /**
+   * Largest single JSON-RPC message read from a stdio server, in bytes; a bigger one ends the connection. For an HTTP
+   * server: the most one response body (or one SSE event) may hold, after decompression (see `bounded-fetch.ts`).
+   */
   maxMessageBytes: number;
   log: McpLogger;
   /** Called after the tool list changed (a `list_changed` notification was followed by a successful re-list). */
@@ -50,6 +59,26 @@ export interface McpConnectionOptions {
 type State = 'idle' | 'starting' | 'ready' | 'crashed' | 'closed';
 
 const STDERR_TAIL_LINES = 8;
+/** Most tools taken from one server. */
+export const MAX_TOOLS = 1000;
+/** Longest server-provided text (a stderr line, a `notifications/message`) handed to `log`, in characters. */
+const MAX_LOG_CHARS = 2000;
+
+function clip(text: string): string {
+  return text.length > MAX_LOG_CHARS ? `${text.slice(0, MAX_LOG_CHARS)}… (${text.length} characters)` : text;
+}
+
+/**
+ * Tool output schemas are not checked against `structuredContent`. The SDK would compile every tool's `outputSchema`
+ * with Ajv at `tools/list` (one uncompilable or 10k-deep schema then fails the whole listing, so the server offers
+ * no tools) and run its `pattern`s on the server's output (a backtracking pattern freezes the event loop). The
+ * schema is the server's promise about its own output; `structuredContent` only ever reaches the model as JSON text.
+ */
+const UNCHECKED_OUTPUT: jsonSchemaValidator = {
+  getValidator<T>(): JsonSchemaValidator<T> {
+    return (input) => ({ valid: true, data: input as T, errorMessage: undefined });
+  },
+};
 
 export class McpConnection {
   readonly name: string;
@@ -64,6 +93,9 @@ export class McpConnection {
   #lastTransportError: string | undefined;
   #stderrTail: string[] = [];
   #pendingNote: string | undefined;
+  /** The client whose re-list (after `list_changed`) is running, and whether another was asked for meanwhile. */
+  #relisting: Client | undefined;
+  #relistAgain = false;
 
   constructor(name: string, config: McpServerConfig, options: McpConnectionOptions) {
     this.name = name;
@@ -103,7 +135,10 @@ export class McpConnection {
       );
     }
     const { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } = sdk;
-    const client = new sdk.Client(this.#opts.clientInfo, { capabilities: {} });
+    const client = new sdk.Client(this.#opts.clientInfo, {
+      capabilities: {},
+      jsonSchemaValidator: UNCHECKED_OUTPUT,
+    });
     const transport = this.#makeTransport(sdk);
     this.#client = client;
     client.onclose = () => this.#onClosed(client);
@@ -130,7 +165,7 @@ export class McpConnection {
                 ? 'warn'
                 : 'error',
         server: this.name,
-        message: logger ? `${logger}: ${text}` : text,
+        message: clip(logger ? `${logger}: ${text}` : text),
       });
     });
 
@@ -166,6 +201,7 @@ export class McpConnection {
     if (cfg.type === 'http') {
       return new sdk.StreamableHTTPClientTransport(new URL(cfg.url), {
         ...(cfg.headers ? { requestInit: { headers: cfg.headers } } : {}),
+        fetch: boundedFetch(this.#opts.maxMessageBytes),
       });
     }
     const t = new sdk.StdioClientTransport({
@@ -176,6 +212,7 @@ export class McpConnection {
       stderr: 'pipe',
     });
     sdk.installLineBuffer(t, this.#opts.maxMessageBytes);
+    closeWhenStdoutEnds(t);
     let partial = '';
     t.stderr?.on('data', (chunk: Buffer) => {
       const text = partial + chunk.toString('utf8');
@@ -192,12 +229,16 @@ export class McpConnection {
 
   #stderrLine(line: string): void {
     if (line.length === 0) return;
-    const shown = line.length > 2000 ? `${line.slice(0, 2000)}…` : line;
+    const shown = clip(line);
     this.#stderrTail.push(shown);
     if (this.#stderrTail.length > STDERR_TAIL_LINES) this.#stderrTail.shift();
     this.#opts.log({ level: 'info', server: this.name, message: shown });
   }
 
+  /**
+   * Every page of `tools/list`, bounded: at most 1000 pages (a repeated cursor ends it at once) and `MAX_TOOLS` tools;
+   * tools past that are left out with a warning (each tool goes into every model request).
+   */
   async #listAll(client: Client, signal?: AbortSignal): Promise<McpTool[]> {
     const tools: McpTool[] = [];
     const seen = new Set<string>();
@@ -205,9 +246,18 @@ export class McpConnection {
     for (let page = 0; page < 1000; page++) {
       const res = await client.listTools(cursor === undefined ? {} : { cursor }, {
         timeout: this.#opts.initTimeoutMs,
-        ...(signal ? { signal } : {}),
+        // One signal per page: the SDK adds an abort listener to the signal of every request and never removes it.
+        ...(signal ? { signal: AbortSignal.any([signal]) } : {}),
       });
-      tools.push(...res.tools);
+      tools.push(...res.tools.slice(0, MAX_TOOLS + 1 - tools.length));
+      if (tools.length > MAX_TOOLS) {
+        this.#opts.log({
+          level: 'warn',
+          server: this.name,
+          message: `the server offers more than ${MAX_TOOLS} tools; only the first ${MAX_TOOLS} are used`,
+        });
+        return tools.slice(0, MAX_TOOLS);
+      }
       cursor = res.nextCursor;
       if (cursor === undefined) return tools;
       if (seen.has(cursor)) throw new Error(`tools/list repeated the cursor ${JSON.stringify(cursor)}`);
@@ -216,9 +266,20 @@ export class McpConnection {
     throw new Error('tools/list returned more than 1000 pages');
   }
 
+  /**
+   * Re-list after `list_changed`. Coalesced: while a re-list of this client runs, further notifications only ask for
+   * one more re-list after it, so a notification storm costs at most two `tools/list` rounds at a time.
+   */
   #refreshTools(client: Client): void {
+    if (this.#relisting === client) {
+      this.#relistAgain = true;
+      return;
+    }
+    this.#relisting = client;
+    this.#relistAgain = false;
     this.#listAll(client).then(
       (tools) => {
+        this.#relistDone(client);
         if (this.#client !== client) return;
         this.#tools = tools;
         this.#opts.log({
@@ -228,13 +289,24 @@ export class McpConnection {
         });
         this.#opts.onToolsChanged();
       },
-      (err) =>
+      (err) => {
+        this.#relistDone(client);
         this.#opts.log({
           level: 'warn',
           server: this.name,
           message: `re-listing tools after list_changed failed: ${errorMessage(err)}`,
-        }),
+        });
+      },
     );
+  }
+
+  #relistDone(client: Client): void {
+    if (this.#relisting !== client) return;
+    this.#relisting = undefined;
+    if (this.#relistAgain && this.#client === client) {
+      this.#relistAgain = false;
+      this.#refreshTools(client);
+    }
   }
 
   #onClosed(client: Client): void {
@@ -319,7 +391,7 @@ export class McpConnection {
       if (isMcpError(err, 'ConnectionClosed')) {
         throw new Error(`MCP server '${this.name}' stopped during the call: ${this.#explain(undefined)}`);
       }
-      throw new Error(`MCP server '${this.name}' failed the call: ${errorMessage(err)}`);
+      throw new Error(`MCP server '${this.name}' failed the call: ${clip(errorMessage(err))}`);
     }
   }
 
@@ -354,6 +426,28 @@ function deferResponses(transport: Transport): void {
     if ('id' in message && !('method' in message))
       setImmediate(() => deliver.call(transport, message, extra));
     else deliver.call(transport, message, extra);
+  };
+}
+
+/**
+ * A server that closes its stdout can never answer again, but the SDK transport reports a close only when the process
+ * exits: one that keeps running would leave every call waiting for its timeout. End of stdout closes the transport
+ * (ending the process), so pending calls fail at once as "stopped during the call" and the next call restarts it.
+ * Throws, like `installLineBuffer`, when the SDK no longer has the fields this relies on.
+ */
+function closeWhenStdoutEnds(transport: Transport): void {
+  const t = transport as Transport & { _process?: { stdout?: NodeJS.ReadableStream | null } };
+  if (typeof t.start !== 'function' || typeof t.close !== 'function') {
+    throw new Error('the MCP SDK stdio transport has no start/close to wrap (SDK version changed?)');
+  }
+  const start = t.start.bind(t);
+  t.start = async () => {
+    await start();
+    const stdout = t._process?.stdout;
+    if (!stdout) throw new Error('the MCP SDK stdio transport has no _process.stdout (SDK version changed?)');
+    stdout.once('end', () => {
+      t.close().catch(() => {});
+    });
   };
 }
 

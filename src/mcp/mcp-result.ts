@@ -12,6 +12,7 @@
  *   mapped like an embedded resource; otherwise, or when reading fails, a text line naming the link.
  * - `structuredContent` → JSON text when the content carries no text and no media of its own.
  * - `isError: true` → `{ok: false}` with the result's text; its media is left out (and the error says so).
+ * - At most `maxMediaParts` media parts per result; the rest become one note.
  */
 
 import type { ResultPart } from '../tool.js';
@@ -38,6 +39,12 @@ export interface McpResultOptions {
   readResource?: ((uri: string) => Promise<McpResourceContents[]>) | undefined;
   /** Most `resource_link`s read per result. Default 8; further links stay text. */
   maxLinkedResources?: number | undefined;
+  /**
+   * Most media parts (images, audio, binary resources) kept per result. Default 20; further ones are left out with
+   * one note saying how many. A server sending 20 000 tiny images would otherwise have each one processed, stored
+   * in the conversation and sent with every later request (providers refuse requests with more than ~100 images).
+   */
+  maxMediaParts?: number | undefined;
   /** Host-facing meta put on the result. */
   meta?: Record<string, unknown> | undefined;
 }
@@ -116,7 +123,19 @@ export async function mcpResultToCallResult(
     };
   }
   if (parts.length === 0) parts.push({ type: 'text', text: '(the MCP tool returned no content)' });
-  return { ok: true, parts, ...(options.meta ? { meta: options.meta } : {}) };
+  return {
+    ok: true,
+    parts: capMedia(parts, options.maxMediaParts ?? 20),
+    ...(options.meta ? { meta: options.meta } : {}),
+  };
+}
+
+/** `parts` with media parts after the first `max` left out, and one note saying how many were. */
+function capMedia(parts: ResultPart[], max: number): ResultPart[] {
+  let media = 0;
+  const kept = parts.filter((p) => p.type !== 'media' || ++media <= max);
+  if (media > max) kept.push(note(`${media - max} more media items left out (at most ${max} per result)`));
+  return kept;
 }
 
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;

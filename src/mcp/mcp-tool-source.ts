@@ -10,6 +10,8 @@
  * - Results go through `mcpResultToCallResult` (images/audio decoded to raw bytes for the agent's media pipeline).
  *   A server's failure, timeout, crash or cancellation is an `{ok:false}` result the model can read; `call` rejects
  *   only for a name this source does not have.
+ * - Declarations go through `mcp-tool-schema.ts`: regex keywords leave the input schema (ReDoS in the argument
+ *   validator), an oversized or too-deep schema leaves the tool out (logged), a huge description is cut.
  * - `notifications/tools/list_changed` re-lists that server's tools; `list()` then returns the new set and
  *   `onToolsChanged` is called. (`ToolRegistry` copies declarations when a source is added: rebuild the registry
  *   from `onToolsChanged` to offer new tools; calls to removed tools end with an error result.)
@@ -19,12 +21,13 @@
 import { createRequire } from 'node:module';
 import { PantoError } from '../errors.js';
 import { packageVersion } from '../package-root.js';
-import type { JsonSchema, ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
+import type { ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
 import { errorMessage } from '../tool-source.js';
 import { loadMcpConfig, type McpServerConfig, parseMcpConfig } from './mcp-config.js';
 import { McpConnection, type McpLogger } from './mcp-connection.js';
 import { mcpResultToCallResult } from './mcp-result.js';
+import { safeDescription, safeInputSchema } from './mcp-tool-schema.js';
 
 export interface McpToolSourceOptions {
   /** Source name in error messages. Default `mcp`. */
@@ -37,7 +40,10 @@ export interface McpToolSourceOptions {
   callTimeoutMs?: number;
   /** Hard limit per call even while progress arrives, ms. Default 600 000. */
   maxCallTimeMs?: number;
-  /** Largest JSON-RPC message accepted from a stdio server, bytes. Default 48 MiB (base64 of a 36 MB file). */
+  /**
+   * Largest JSON-RPC message accepted from a stdio server, and largest HTTP response body / SSE event (after
+   * decompression) from an HTTP server, bytes. Default 48 MiB (base64 of a 36 MB file).
+   */
   maxMessageBytes?: number;
   /** Called when a server's tool list changed (after `list()` reflects it). */
   onToolsChanged?: (source: McpToolSource) => void;
@@ -208,7 +214,17 @@ export class McpToolSource implements ToolSource {
           });
           continue;
         }
-        entries.set(name, { decl: toDecl(name, t), conn, tool: t.name });
+        const schema = safeInputSchema(t.inputSchema);
+        if (!schema.ok) {
+          this.#log({
+            level: 'warn',
+            server: conn.name,
+            message: `tool '${name}' left out: ${schema.problem}`,
+          });
+          continue;
+        }
+        const description = safeDescription(t.description ?? t.title ?? '');
+        entries.set(name, { decl: { name, description, inputSchema: schema.schema }, conn, tool: t.name });
       }
     }
     this.#entries = entries;
@@ -230,18 +246,6 @@ export function namespacedName(server: string, tool: string): string {
   const { createHash } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
   const hash = createHash('sha256').update(`${server}\0${tool}`).digest('hex').slice(0, 8);
   return `${full.slice(0, 55)}_${hash}`;
-}
-
-function toDecl(
-  name: string,
-  t: { name: string; title?: string | undefined; description?: string | undefined; inputSchema: unknown },
-): ToolDecl {
-  const raw = t.inputSchema;
-  const schema: JsonSchema =
-    typeof raw === 'object' && raw !== null && !Array.isArray(raw)
-      ? { ...(raw as JsonSchema), type: 'object' }
-      : { type: 'object' };
-  return { name, description: t.description ?? t.title ?? '', inputSchema: schema };
 }
 
 function progressUpdate(p: {

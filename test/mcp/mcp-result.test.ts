@@ -158,3 +158,54 @@ describe('MCP result → result parts', () => {
     expect(await okParts({})).toEqual([{ type: 'text', text: '(the MCP tool returned no content)' }]);
   });
 });
+
+describe('MCP result from a hostile server', () => {
+  it('20 000 tiny images keep the first 20 and one note for the rest', async () => {
+    const png = b64(fixture('png-rgb.png'));
+    const content = Array.from({ length: 20_000 }, () => ({
+      type: 'image',
+      data: png,
+      mimeType: 'image/png',
+    }));
+    const parts = await okParts({ content });
+    expect(parts.filter((p) => p.type === 'media')).toHaveLength(20);
+    expect(parts).toHaveLength(21);
+    expect(parts.at(-1)).toEqual({
+      type: 'text',
+      text: '[MCP 19980 more media items left out (at most 20 per result)]',
+    });
+  });
+
+  it('structuredContent 100 000 levels deep, content not an array, isError not a boolean: a result, no throw', async () => {
+    const deep = JSON.parse(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`) as unknown;
+    const parts = await okParts({ content: 'nope' as unknown as unknown[], structuredContent: deep });
+    expect(parts).toEqual([{ type: 'text', text: '[object Object]' }]);
+    const odd = await mcpResultToCallResult({
+      content: [{ type: 'text', text: 'x' }],
+      isError: 'yes' as unknown as boolean,
+    });
+    expect(odd).toEqual({ ok: true, parts: [{ type: 'text', text: 'x' }] });
+  });
+
+  it('a resource_link to file:///etc/passwd is only ever asked of the server, never read here', async () => {
+    const asked: string[] = [];
+    const parts = await okParts(
+      { content: [{ type: 'resource_link', uri: 'file:///etc/passwd', name: 'passwd' }] },
+      {
+        readResource: async (uri: string) => {
+          asked.push(uri);
+          throw new Error('the server offers no resources');
+        },
+      },
+    );
+    expect(asked).toEqual(['file:///etc/passwd']);
+    expect(parts).toEqual([
+      {
+        type: 'text',
+        text: '[resource link passwd: file:///etc/passwd] (could not be read: the server offers no resources)',
+      },
+    ]);
+    const unread = await okParts({ content: [{ type: 'resource_link', uri: 'file:///etc/passwd' }] });
+    expect(unread).toEqual([{ type: 'text', text: '[resource link: file:///etc/passwd]' }]);
+  });
+});

@@ -12,3 +12,4 @@ export const FILESYSTEM = path.join(pkgDir('@modelcontextprotocol/server-filesys
 export const BROKEN = fileURLToPath(new URL('../../fixtures/mcp/broken-server.mjs', import.meta.url));
 export const LUA_TOOLS = fileURLToPath(new URL('../../fixtures/mcp/lua/', import.meta.url));
 export const PANTO_CLI = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
+export const HOSTILE = fileURLToPath(new URL('../../fixtures/mcp/hostile-server.mjs', import.meta.url));
