@@ -1,4 +1,11 @@
-/** Output helpers shared by the commands: plain text for people, `--json` for scripts, progress on stderr. */
+/**
+ * Output helpers shared by the commands: plain text for people, `--json` for scripts, progress on stderr.
+ *
+ * What the commands print comes partly from untrusted places (tool outputs, session logs, file names, error messages
+ * of providers and MCP servers). `processIo` shows terminal controls visibly (`visibleControls`) on stderr always and
+ * on stdout when it is a terminal; piped stdout is byte for byte (the product; see the README's CLI section).
+ */
+import { visibleControls } from './safe-text.js';
 
 export interface CliIo {
   out: (text: string) => void;
@@ -21,8 +28,14 @@ export function exitQuietlyOnClosedPipe(): void {
 }
 
 export const processIo: CliIo = {
-  out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
-  err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+  out: (text) => {
+    const safe = process.stdout.isTTY ? visibleControls(text) : text;
+    process.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`);
+  },
+  err: (text) => {
+    const safe = visibleControls(text);
+    process.stderr.write(safe.endsWith('\n') ? safe : `${safe}\n`);
+  },
   isTty: Boolean(process.stderr.isTTY),
 };
 

@@ -15,6 +15,7 @@ const REASONS: Record<string, string> = {
   EMFILE: 'too many open files',
   ENAMETOOLONG: 'file name too long',
   ELOOP: 'too many symbolic links',
+  ENXIO: 'no such device or address (a socket, or a device that is not there)',
 };
 
 const VERBS: Record<string, string> = {

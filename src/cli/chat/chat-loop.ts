@@ -10,12 +10,13 @@
  */
 import readline from 'node:readline';
 import type { AgentRunResult } from '../../agent/index.js';
+import { errorText } from '../error-text.js';
 import { completeMention, resolveMentions } from '../mentions.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import type { ChatSession } from './chat-session.js';
 import { MutedOutput } from './muted-output.js';
 import { parseLine, type SlashCommands } from './slash-commands.js';
-import type { Terminal } from './terminal.js';
+import type { Style, Terminal } from './terminal.js';
 
 export interface ChatLoopOptions {
   chat: ChatSession;
@@ -108,8 +109,8 @@ export class ChatLoop {
   }
 
   /** Show a status line. */
-  say(text: string): void {
-    this.terminal.line(text);
+  say(text: string, style?: Style): void {
+    this.terminal.line(text, style);
   }
 
   /** Run the agent (`prompt` content, or `continue` when undefined) and report how it ended. */
@@ -143,7 +144,7 @@ export class ChatLoop {
   #onLine(raw: string): void {
     if (this.#exitCode !== undefined) return;
     if (this.interactive && this.chat.agent.running) {
-      void this.#steer(raw.trim());
+      this.#steer(raw.trim()).catch((err: unknown) => this.say(`error: ${errorText(err)}`));
       return;
     }
     this.#queue.push(raw);
@@ -165,7 +166,7 @@ export class ChatLoop {
     }
     const mentions = await this.#mentions(parsed.text);
     this.chat.agent.steer(mentions);
-    this.say(this.terminal.dim(`[queued] ${parsed.text} — delivered before the next model request`));
+    this.say(`[queued] ${parsed.text} — delivered before the next model request`, 'dim');
   }
 
   async #pump(): Promise<void> {
@@ -174,7 +175,15 @@ export class ChatLoop {
     try {
       while (this.#queue.length > 0 && this.#exitCode === undefined) {
         const raw = this.#queue.shift() as string;
-        await this.#handle(raw.trim());
+        try {
+          await this.#handle(raw.trim());
+        } catch (err) {
+          // A turn that could not start (the session file cannot be created, a mention cannot be read): the chat
+          // goes on, and the exit code says a turn failed.
+          this.failures++;
+          this.terminal.newline();
+          this.say(`error: ${errorText(err)}`);
+        }
         if (this.#queue.length === 0) this.#prompt();
       }
     } finally {
@@ -204,7 +213,7 @@ export class ChatLoop {
       const outcome = await command.run(args, this);
       if (outcome === 'exit') this.exit(this.failures > 0 ? 1 : 0);
     } catch (err) {
-      this.say(`error: /${command.name}: ${err instanceof Error ? err.message : String(err)}`);
+      this.say(`error: /${command.name}: ${errorText(err)}`);
     } finally {
       this.#commandCtl = undefined;
     }

@@ -2,6 +2,7 @@
  * `panto chat`: an interactive agent over a provider with the Lua tools; `@path` mentions, Tab completion, slash
  * commands, steering, a saved session. Exit 0, or 1 when a turn failed (when the input ended; Ctrl-C exits 0).
  */
+import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AssistantMessage } from '../../conversation.js';
@@ -165,6 +166,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     : [];
   const system = systemWithContext(values.system, contextFiles);
 
+  if (values.session !== undefined && resumed === undefined) await checkNewSession(values.session);
   const newPath =
     values.session !== undefined
       ? path.resolve(values.session)
@@ -252,6 +254,24 @@ function sessionCost(chat: ChatSession): string {
   const u = chat.usage;
   if (u.unpricedRequests > 0 && u.cost === 0) return '';
   return ` · ${formatDollars(u.cost)}${u.unpricedRequests > 0 ? ' (priced requests only)' : ''}`;
+}
+
+/**
+ * `--session FILE` must name a file that does not exist yet (it is created on the first message): an existing one —
+ * a session, a directory, a FIFO that would block the open — is refused before the chat starts.
+ */
+async function checkNewSession(file: string): Promise<void> {
+  try {
+    await lstat(file);
+  } catch (err) {
+    if (isSystemError(err) && err.code === 'ENOENT') return;
+    if (isSystemError(err)) throw new CliError(`--session: ${describeSystemError(err, file)}`);
+    throw err;
+  }
+  throw new CliError(
+    `--session ${file}: already exists (a new session is written to a new file; --resume ${file} continues a saved one)`,
+    EXIT_USAGE,
+  );
 }
 
 /** `--thinking` value; a usage error names the levels. */

@@ -1,13 +1,16 @@
 /** `panto image FILE`: what `processMedia` does to one file (input, output, changes, timing); `--out` writes the result. Exit 1 on bad media. */
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { isPantoError } from '../../errors.js';
 import { processMedia } from '../../media/index.js';
+import { DEFAULT_PROCESS_OPTIONS } from '../../media/policy.js';
 import type { ProcessOptions } from '../../media/types.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import { type CliIo, withProgress } from '../cli-io.js';
 import { describeInput, describeSide, orientationSwapsAxes } from '../media-summary.js';
 import { parseIntOption } from '../parse-options.js';
+import { openRegular, readUpTo } from '../regular-file.js';
+import { escapeJsonControls } from '../safe-text.js';
 import { describeSystemError, isSystemError } from '../system-error.js';
 
 export const imageHelp = `Usage: panto image FILE [options]
@@ -55,14 +58,7 @@ export async function runImage(argv: string[], io: CliIo): Promise<number> {
   if (quality !== undefined) options.jpegQuality = quality;
   if (values['keep-metadata']) options.keepMetadata = true;
 
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(file);
-  } catch (err) {
-    throw new CliError(
-      isSystemError(err) ? describeSystemError(err, file) : `cannot read ${file}: ${String(err)}`,
-    );
-  }
+  const bytes = await readInput(file);
   const started = process.hrtime.bigint();
   let result: Awaited<ReturnType<typeof processMedia>>;
   try {
@@ -76,21 +72,23 @@ export async function runImage(argv: string[], io: CliIo): Promise<number> {
 
   if (values.json) {
     io.out(
-      JSON.stringify({
-        file,
-        input: result.original,
-        output: {
-          mediaType: result.mediaType,
-          width: result.width,
-          height: result.height,
-          byteLength: result.data.byteLength,
-          base64Length: Math.ceil(result.data.byteLength / 3) * 4,
-          ...(result.pages === undefined ? {} : { pages: result.pages }),
-        },
-        changes: result.changes,
-        ms: Math.round(ms * 100) / 100,
-        ...(values.out ? { written: values.out } : {}),
-      }),
+      escapeJsonControls(
+        JSON.stringify({
+          file,
+          input: result.original,
+          output: {
+            mediaType: result.mediaType,
+            width: result.width,
+            height: result.height,
+            byteLength: result.data.byteLength,
+            base64Length: Math.ceil(result.data.byteLength / 3) * 4,
+            ...(result.pages === undefined ? {} : { pages: result.pages }),
+          },
+          changes: result.changes,
+          ms: Math.round(ms * 100) / 100,
+          ...(values.out ? { written: values.out } : {}),
+        }),
+      ),
     );
     return 0;
   }
@@ -107,4 +105,30 @@ export async function runImage(argv: string[], io: CliIo): Promise<number> {
   io.out(`  time:    ${ms.toFixed(1)} ms`);
   if (values.out) io.out(`  written: ${values.out}`);
   return 0;
+}
+
+/** The input file: a regular file of at most the pipeline's input cap (anything larger is refused unread). */
+async function readInput(file: string): Promise<Buffer> {
+  const cap = Math.max(DEFAULT_PROCESS_OPTIONS.maxInputBytes, DEFAULT_PROCESS_OPTIONS.maxPdfBytes);
+  let opened: Awaited<ReturnType<typeof openRegular>>;
+  try {
+    opened = await openRegular(file);
+  } catch (err) {
+    throw new CliError(
+      isSystemError(err) ? describeSystemError(err, file) : `cannot read ${file}: ${String(err)}`,
+    );
+  }
+  if ('not' in opened) throw new CliError(`cannot read ${file}: ${opened.not}, not a regular file`);
+  try {
+    const bytes = await readUpTo(opened.fh, cap + 1);
+    if (bytes.byteLength > cap) {
+      throw new CliError(`${file}: over the ${cap}-byte input cap of the media pipeline; not read`);
+    }
+    return bytes;
+  } catch (err) {
+    if (isSystemError(err)) throw new CliError(describeSystemError(err, file));
+    throw err;
+  } finally {
+    await opened.fh.close();
+  }
 }

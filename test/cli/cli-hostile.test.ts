@@ -1,0 +1,252 @@
+/**
+ * `panto` under attack: hostile files named by @mentions and arguments, hostile session paths, hostile text from the
+ * model and the provider, signals mid-tool. Each case: a typed, readable error (no stack trace), no hang.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionLog } from '../../src/session/index.js';
+import { type FakeProviderServer, startFakeProviderServer } from '../helpers/fake-provider-server.js';
+import { pantoBin, runPanto, runShell } from './run-cli.js';
+
+let server: FakeProviderServer;
+let tmp: string;
+let sock: net.Server;
+
+beforeAll(async () => {
+  server = await startFakeProviderServer();
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'panto-hostile-'));
+  await mkdir(path.join(tmp, 'dir'));
+  await runShell('mkfifo', [path.join(tmp, 'fifo')]);
+  sock = net.createServer().listen(path.join(tmp, 'sock'));
+  await symlink('loop-b', path.join(tmp, 'loop-a'));
+  await symlink('loop-a', path.join(tmp, 'loop-b'));
+  await writeFile(path.join(tmp, '.env'), 'API_KEY=secret\n');
+  await symlink('.env', path.join(tmp, 'notes.txt'));
+  // 2 GiB + 1 byte, sparse: text at the start (so it looks like a text file), holes after.
+  await writeFile(path.join(tmp, 'huge.txt'), 'line of text\n'.repeat(6000));
+  await truncate(path.join(tmp, 'huge.txt'), 2 ** 31 + 1);
+});
+afterAll(async () => {
+  sock.close();
+  await server.close();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+const noKeys = {
+  ANTHROPIC_API_KEY: undefined,
+  OPENAI_API_KEY: undefined,
+  GEMINI_API_KEY: undefined,
+  GOOGLE_API_KEY: undefined,
+};
+
+function chat(lines: string[], args: string[], timeoutMs = 20_000) {
+  return runPanto(
+    ['chat', '--base-url', server.baseUrl('openai-chat'), '--model', 'gpt-4o', '--no-context-files', ...args],
+    { cwd: tmp, stdin: lines.map((l) => `${l}\n`).join(''), env: noKeys, timeoutMs },
+  );
+}
+
+const STACK = /\n\s+at |Node\.js v\d/;
+const RAW_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]/;
+
+describe('@mentions of files that are not plain files', () => {
+  it('a FIFO with no writer, /dev/zero, a socket, a directory, a symlink loop: notes, and the turn goes on', async () => {
+    server.reset();
+    const before = server.requests.length;
+    server.enqueue({ type: 'reply', text: 'Answered anyway.' });
+    const r = await chat(
+      ['look at @fifo @/dev/zero @sock @dir @loop-a @missing.txt'],
+      ['--session', path.join(tmp, 'mentions.jsonl')],
+    );
+    expect(r.stderr).not.toMatch(STACK);
+    expect(r.stderr).toContain('@fifo: not attached (a FIFO, not a regular file)');
+    expect(r.stderr).toContain('@/dev/zero: not attached (a character device, not a regular file)');
+    expect(r.stderr).toContain('@sock: not attached (a socket, not a regular file)');
+    expect(r.stderr).toContain('@dir: not attached (a directory)');
+    expect(r.stderr).toContain('@loop-a: not attached (too many symbolic links)');
+    expect(r.stderr).toContain('@missing.txt: not attached (no such file)');
+    expect(r.stdout).toContain('Answered anyway.');
+    expect(r.code).toBe(0);
+    expect(server.requests.length - before).toBe(1);
+  });
+
+  it('a 2 GiB text file is inlined up to the cap, never read whole', async () => {
+    server.reset();
+    const before = server.requests.length;
+    server.enqueue({ type: 'reply', text: 'Long file.' });
+    const r = await chat(['summarise @huge.txt'], ['--session', path.join(tmp, 'huge.jsonl')]);
+    expect(r.stderr).not.toMatch(STACK);
+    expect(r.stderr).toContain('attached: huge.txt');
+    expect(r.code).toBe(0);
+    const body = JSON.stringify(server.requests[before]?.body.messages);
+    expect(body).toContain(`showing the first 51200 of ${2 ** 31 + 1} bytes`);
+    expect(body.length).toBeLessThan(60_000);
+  });
+
+  it('a symlink to a secret is judged by its target', async () => {
+    server.reset();
+    const before = server.requests.length;
+    server.enqueue({ type: 'reply', text: 'ok' });
+    const r = await chat(['read @notes.txt'], ['--session', path.join(tmp, 'secret.jsonl')]);
+    expect(r.stderr).toContain(
+      '@notes.txt: not attached (it links to a file the secrets denylist matches: .env)',
+    );
+    expect(JSON.stringify(server.requests[before]?.body.messages)).not.toContain('API_KEY');
+  });
+});
+
+describe('--session naming something that exists', () => {
+  it.each(['dir', 'fifo', 'sock', 'loop-a', '.env'])(
+    '%s: a usage error before the chat starts, no request',
+    async (name) => {
+      const before = server.requests.length;
+      const r = await chat(['hi'], ['--session', path.join(tmp, name)]);
+      expect(r.stderr).not.toMatch(STACK);
+      expect(r.stderr).toContain(`panto: --session ${path.join(tmp, name)}: already exists`);
+      expect(r.code).toBe(2);
+      expect(server.requests.length).toBe(before);
+    },
+  );
+
+  it('a path below a file: a plain error before the chat starts', async () => {
+    const file = path.join(tmp, '.env', 'below', 's.jsonl');
+    const r = await chat(['hi'], ['--session', file]);
+    expect(r.stderr).toBe(`panto: --session: cannot read ${file}: a part of the path is not a directory\n`);
+    expect(r.code).toBe(1);
+  });
+
+  it('a session file that cannot be created: the turn fails with a plain error, the chat goes on, exit 1', async () => {
+    // The default session directory (.panto/sessions in the workspace) cannot be made: .panto is a file.
+    const workspace = path.join(tmp, 'ws-dot-panto-file');
+    await mkdir(workspace, { recursive: true });
+    await writeFile(path.join(workspace, '.panto'), 'not a directory');
+    const before = server.requests.length;
+    const r = await chat(['hi', '/session'], ['--workspace', workspace]);
+    expect(r.stderr).not.toMatch(STACK);
+    expect(r.stderr).toMatch(
+      /error: cannot create the directory .*\.panto.*: (already exists|a part of the path is not a directory)/,
+    );
+    expect(server.requests.length).toBe(before);
+    expect(r.stderr).toContain('(not written yet: nothing was sent)');
+    expect(r.code).toBe(1);
+  });
+});
+
+describe('panto image with a file that is not a plain file', () => {
+  it.each([
+    ['fifo', 'a FIFO, not a regular file'],
+    ['/dev/zero', 'a character device, not a regular file'],
+    ['sock', 'a socket, not a regular file'],
+  ])('%s: exit 1 at once, naming what it is', async (name, what) => {
+    const r = await runPanto(['image', name], { cwd: tmp, timeoutMs: 20_000 });
+    expect(r.stderr).toBe(`panto: cannot read ${name}: ${what}\n`);
+    expect(r.code).toBe(1);
+  });
+
+  it('a file over the input cap is refused unread', async () => {
+    const r = await runPanto(['image', 'huge.txt'], { cwd: tmp, timeoutMs: 20_000 });
+    expect(r.stderr).toMatch(
+      /^panto: huge.txt: over the \d+-byte input cap of the media pipeline; not read\n$/,
+    );
+    expect(r.code).toBe(1);
+  });
+});
+
+describe('hostile text from the model and the provider', () => {
+  const evil = '\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u009b1A\u202Eevil';
+
+  it('tool names, arguments and provider errors reach stderr neutralised; piped stdout keeps the answer as sent', async () => {
+    server.reset();
+    server.enqueue(
+      { type: 'reply', text: 'calling', toolCalls: [{ id: 'c1', name: `rd${evil}`, args: { p: evil } }] },
+      { type: 'reply', text: `answer ${evil}` },
+      { type: 'http-error', status: 400, message: `bad request ${evil}` },
+    );
+    const r = await chat(['one', 'two'], ['--session', path.join(tmp, 'evil.jsonl')]);
+    expect(r.stderr).not.toMatch(RAW_CONTROL);
+    expect(r.stderr).toContain('[tool] rd^[]52;c;cm0gLXJmIH4=^G^[[2J<U+009B>1A<U+202E>evil(');
+    expect(r.stderr).toContain('error: openai-chat HTTP 400 (invalid_request_error): bad request ^[]52;');
+    expect(r.stdout).toContain(`answer ${evil}`);
+    expect(r.code).toBe(1);
+  });
+
+  it('panto session --json: C1 and bidi controls the model wrote are \\u escapes (the same JSON value)', async () => {
+    const file = path.join(tmp, 'evil-log.jsonl');
+    const log = await SessionLog.create(file, { model: 'gpt-4o' });
+    log.appendMessage({ role: 'user', content: [{ type: 'text', text: 'hi' }] });
+    log.appendMessage({
+      role: 'assistant',
+      content: [{ type: 'text', text: `answer ${evil}` }],
+      stopReason: 'end',
+    });
+    log.close();
+    const r = await runPanto(['session', file, '--json'], { cwd: tmp });
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(RAW_CONTROL);
+    expect(JSON.stringify(JSON.parse(r.stdout))).toContain(JSON.stringify(`answer ${evil}`).slice(1, -1));
+  });
+});
+
+describe('signals', () => {
+  it('SIGINT while a tool runs stops the tool and the turn; a second SIGINT exits 0', async () => {
+    const tools = path.join(tmp, 'tools');
+    await mkdir(tools, { recursive: true });
+    await writeFile(
+      path.join(tools, 'spin.lua'),
+      `return {
+  name = "spin",
+  description = "Never returns.",
+  parameters = { type = "object", properties = {} },
+  handler = function() while true do end end,
+}
+`,
+    );
+    server.reset();
+    server.enqueue({ type: 'reply', text: 'spinning', toolCalls: [{ id: 'c1', name: 'spin', args: {} }] });
+    const child = spawn(
+      process.execPath,
+      [
+        pantoBin,
+        'chat',
+        '--base-url',
+        server.baseUrl('openai-chat'),
+        '--model',
+        'gpt-4o',
+        '--no-context-files',
+        '--tools',
+        tools,
+        '--session',
+        path.join(tmp, 'spin.jsonl'),
+      ],
+      { cwd: tmp, env: { ...process.env, ...noKeys }, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const until = async (test: () => boolean, what: string) => {
+      const deadline = Date.now() + 20_000;
+      while (!test()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    try {
+      child.stdin.write('spin please\n');
+      await until(() => stderr.includes('[tool] spin()'), 'the tool to start');
+      child.kill('SIGINT');
+      await until(() => stderr.includes('[tool] spin stopped'), 'the tool to stop');
+      await until(() => stderr.includes('[stopped; the partial answer is kept'), 'the turn to stop');
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(stderr).not.toMatch(STACK);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
