@@ -191,6 +191,50 @@ describe('hostile text from the model and the provider', () => {
   });
 });
 
+describe('hostile flags', () => {
+  it.each<[string, string[], string]>([
+    [
+      'not a URL',
+      ['--base-url', 'not-a-url'],
+      "--base-url expects an http:// or https:// URL, got 'not-a-url'",
+    ],
+    [
+      'a file: URL',
+      ['--base-url', 'file:///etc/passwd'],
+      "--base-url expects an http:// or https:// URL, got 'file:///etc/passwd'",
+    ],
+    [
+      'a 400-digit number',
+      ['--base-url', 'http://127.0.0.1:9/v1', '--max-turns', '9'.repeat(400)],
+      "--max-turns expects a positive integer, got '9999999999999999999999999999999999999999…' (too large)",
+    ],
+  ])('%s: a usage error before any request', async (_what, args, message) => {
+    const r = await runPanto(['chat', '--model', 'x', '--no-context-files', ...args], {
+      cwd: tmp,
+      stdin: 'hi\n',
+      env: noKeys,
+    });
+    expect(r.stderr).toBe(`panto: ${message}\n`);
+    expect(r.code).toBe(2);
+  });
+
+  it('a provider that redirects: the error names the target, and the chat ends with exit 1', async () => {
+    server.reset();
+    server.enqueue({
+      type: 'raw',
+      status: 302,
+      headers: { location: 'http://elsewhere.invalid/v1' },
+      body: '',
+    });
+    const r = await chat(['hi'], ['--session', path.join(tmp, 'redirect.jsonl')]);
+    expect(r.stderr).not.toMatch(STACK);
+    expect(r.stderr).toMatch(
+      /error: openai-chat HTTP 302: redirected to http:\/\/elsewhere\.invalid\/.*redirects are not followed/,
+    );
+    expect(r.code).toBe(1);
+  });
+});
+
 describe('signals', () => {
   it('SIGINT while a tool runs stops the tool and the turn; a second SIGINT exits 0', async () => {
     const tools = path.join(tmp, 'tools');

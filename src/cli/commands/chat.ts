@@ -99,6 +99,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const env = process.env;
+  if (values['base-url'] !== undefined) checkBaseUrl(values['base-url']);
   const api = pickApi(values.provider, values['base-url'], env);
   const thinking = parseThinking(values.thinking);
   let resumed: SessionLog | undefined;
@@ -272,6 +273,20 @@ async function checkNewSession(file: string): Promise<void> {
     `--session ${file}: already exists (a new session is written to a new file; --resume ${file} continues a saved one)`,
     EXIT_USAGE,
   );
+}
+
+/** `--base-url` must be an http(s) URL: anything else would only fail on every request, after retries. */
+function checkBaseUrl(value: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    const shown = value.length > 80 ? `${value.slice(0, 80)}…` : value;
+    throw new CliError(`--base-url expects an http:// or https:// URL, got '${shown}'`, EXIT_USAGE);
+  }
 }
 
 /** `--thinking` value; a usage error names the levels. */
