@@ -51,7 +51,14 @@ function chat(lines: string[], args: string[], timeoutMs = 20_000) {
 }
 
 const STACK = /\n\s+at |Node\.js v\d/;
-const RAW_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]/;
+
+/** The characters a terminal would act on (C0 but newline and tab, DEL, C1, bidi overrides) found in `text`. */
+function rawControls(text: string): string[] {
+  return [...text].filter((ch) => {
+    const c = ch.codePointAt(0) ?? 0;
+    return (c < 0x20 && c !== 0x0a && c !== 0x09) || (c >= 0x7f && c <= 0x9f) || (c >= 0x202a && c <= 0x202e);
+  });
+}
 
 describe('@mentions of files that are not plain files', () => {
   it('a FIFO with no writer, /dev/zero, a socket, a directory, a symlink loop: notes, and the turn goes on', async () => {
@@ -167,7 +174,7 @@ describe('hostile text from the model and the provider', () => {
       { type: 'http-error', status: 400, message: `bad request ${evil}` },
     );
     const r = await chat(['one', 'two'], ['--session', path.join(tmp, 'evil.jsonl')]);
-    expect(r.stderr).not.toMatch(RAW_CONTROL);
+    expect(rawControls(r.stderr)).toEqual([]);
     expect(r.stderr).toContain('[tool] rd^[]52;c;cm0gLXJmIH4=^G^[[2J<U+009B>1A<U+202E>evil(');
     expect(r.stderr).toContain('error: openai-chat HTTP 400 (invalid_request_error): bad request ^[]52;');
     expect(r.stdout).toContain(`answer ${evil}`);
@@ -186,7 +193,7 @@ describe('hostile text from the model and the provider', () => {
     log.close();
     const r = await runPanto(['session', file, '--json'], { cwd: tmp });
     expect(r.code).toBe(0);
-    expect(r.stdout).not.toMatch(RAW_CONTROL);
+    expect(rawControls(r.stdout)).toEqual([]);
     expect(JSON.stringify(JSON.parse(r.stdout))).toContain(JSON.stringify(`answer ${evil}`).slice(1, -1));
   });
 });

@@ -38,8 +38,13 @@ const hostile = [
   'evil\u202Egnp.exe', // bidi override in a file name
 ].join(' ');
 
-/** The terminal controls a test looks for in output. */
-const RAW_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+/** The characters a terminal would act on (C0 but newline and tab, DEL, C1, bidi overrides) found in `text`. */
+function rawControls(text: string): string[] {
+  return [...text].filter((ch) => {
+    const c = ch.codePointAt(0) ?? 0;
+    return (c < 0x20 && c !== 0x0a && c !== 0x09) || (c >= 0x7f && c <= 0x9f) || (c >= 0x202a && c <= 0x202e);
+  });
+}
 
 describe('untrusted text on a terminal: controls are shown, never obeyed', () => {
   it('visibleControls: caret notation for C0/DEL, <U+XXXX> for C1 and bidi; newline and tab pass; CRLF is a newline', () => {
@@ -52,7 +57,7 @@ describe('untrusted text on a terminal: controls are shown, never obeyed', () =>
   it('escapeJsonControls keeps the JSON value and leaves nothing a terminal obeys', () => {
     const value = { s: `\u009b2J\u202E${ESC}x\u2028` };
     const json = escapeJsonControls(JSON.stringify(value));
-    expect(json).not.toMatch(RAW_CONTROL);
+    expect(rawControls(json)).toEqual([]);
     expect(JSON.parse(json)).toEqual(value);
   });
 
@@ -66,8 +71,8 @@ describe('untrusted text on a terminal: controls are shown, never obeyed', () =>
     r.handle({ type: 'tool_call_start', toolName: `rd${ESC}]0;x\x07`, input: { p: hostile } } as never);
     r.handle({ type: 'retry', delayMs: 1000, attempt: 1, error: { message: `boom ${hostile}` } } as never);
     t.line(`note: @${hostile}: not attached`);
-    expect(stdout.text.replace(/\x1b\[(2|22)m/g, '')).not.toMatch(RAW_CONTROL);
-    expect(stderr.text).not.toMatch(RAW_CONTROL);
+    expect(rawControls(stdout.text.replaceAll(`${ESC}[2m`, '').replaceAll(`${ESC}[22m`, ''))).toEqual([]);
+    expect(rawControls(stderr.text)).toEqual([]);
     expect(stdout.text).toContain('^[]52;c;cm0gLXJmIH4=^G');
     expect(stdout.text).toContain('fake^Mreal');
     expect(stdout.text).toContain('<U+009B>31m');
@@ -91,7 +96,7 @@ describe('untrusted text on a terminal: controls are shown, never obeyed', () =>
     t.out(`answer ${hostile}`);
     t.line(`[tool] ${hostile}`);
     expect(stdout.text).toContain(`answer ${hostile}`);
-    expect(stderr.text).not.toMatch(RAW_CONTROL);
+    expect(rawControls(stderr.text)).toEqual([]);
     expect(stderr.text).toContain('[tool] ^[]52;');
   });
 
@@ -105,7 +110,7 @@ describe('untrusted text on a terminal: controls are shown, never obeyed', () =>
 describe('row tracking: hostile text cannot make eraseSince erase rows written before the mark', () => {
   /** The number of rows `eraseSince` moves up (0 when it only clears the current row). */
   function rowsErased(screen: Screen): number {
-    const m = /\r(?:\x1b\[(\d+)A)?\x1b\[J$/.exec(screen.text);
+    const m = new RegExp(`\r(?:${ESC}\\[(\\d+)A)?${ESC}\\[J$`).exec(screen.text);
     if (!m) throw new Error(`no erase in ${JSON.stringify(screen.text)}`);
     return Number(m[1] ?? 0);
   }
