@@ -56,7 +56,8 @@ Options:
   --mcp FILE            also use the tools of the MCP servers in FILE ({"mcpServers": {...}}; repeatable)
   --workspace DIR       workspace root the tools may read (default: current directory)
   --resume FILE         continue a saved session
-  --session FILE        where to save a new session (default: .panto/sessions/<time>.jsonl in the workspace)
+  --session FILE        where to save a new session, a path that does not exist yet (default:
+                        .panto/sessions/<time>.jsonl in the workspace)
   --thinking LEVEL      reasoning effort: off | low | medium | high (Anthropic extended thinking, OpenAI
                         reasoning effort, Gemini thinking budget); thinking text is shown dimmed and folded
   --no-prompt-cache     no Anthropic cache breakpoints (prompt caching is on by default)
