@@ -9,6 +9,7 @@ import type { UserContentPart } from '../agent/index.js';
 import { DEFAULT_DENYLIST, Denylist } from '../lua/workspace-paths.js';
 import { sniffMedia } from '../media/index.js';
 import { openRegular, readUpTo } from './regular-file.js';
+import { hasControls } from './safe-text.js';
 import { describeSystemError, isSystemError } from './system-error.js';
 
 export interface Mention {
@@ -178,7 +179,7 @@ function looksBinary(head: Uint8Array): boolean {
 
 /**
  * Tab completion for the path after the last `@` of `line` (readline completer shape). Directories end in `/`; a name
- * with a space is completed in its quoted form `@"a b.png"`.
+ * with a space is completed in its quoted form `@"a b.png"`. Names with terminal controls are not offered.
  */
 export async function completeMention(line: string, cwd: string): Promise<[string[], string]> {
   const m = /(?:^|\s)@("?)([^"\s]*|[^"]*)$/.exec(line);
@@ -192,6 +193,8 @@ export async function completeMention(line: string, cwd: string): Promise<[strin
     const entries = await readdir(path.resolve(cwd, dirPart || '.'), { withFileTypes: true });
     names = entries
       .filter((e) => e.name.startsWith(prefix) && (prefix.startsWith('.') || !e.name.startsWith('.')))
+      // readline prints completions raw: a name carrying terminal controls (a planted `\x1b]52;…` file) is left out.
+      .filter((e) => !hasControls(e.name))
       .map((e) => `${e.name}${e.isDirectory() ? '/' : ''}`)
       .sort();
   } catch {

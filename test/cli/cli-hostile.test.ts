@@ -8,9 +8,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { completeMention } from '../../src/cli/mentions.js';
 import { SessionLog } from '../../src/session/index.js';
 import { type FakeProviderServer, startFakeProviderServer } from '../helpers/fake-provider-server.js';
-import { pantoBin, runPanto, runShell } from './run-cli.js';
+import { pantoBin, repoRoot, runPanto, runShell } from './run-cli.js';
 
 let server: FakeProviderServer;
 let tmp: string;
@@ -154,6 +155,19 @@ describe('panto image with a file that is not a plain file', () => {
     expect(r.code).toBe(1);
   });
 
+  it('--out naming a FIFO nobody reads, a socket or a device: exit 1 at once, nothing written', async () => {
+    const photo = path.join(repoRoot, 'examples', 'workspace', 'photo.jpg');
+    for (const [out, what] of [
+      ['fifo', 'not a regular file (a FIFO with no reader, or a socket)'],
+      ['sock', 'not a regular file (a FIFO with no reader, or a socket)'],
+      ['/dev/null', 'a character device, not a regular file'],
+    ]) {
+      const r = await runPanto(['image', photo, '--out', out as string], { cwd: tmp, timeoutMs: 20_000 });
+      expect(r.stderr).toBe(`panto: cannot write ${out}: ${what}\n`);
+      expect(r.code).toBe(1);
+    }
+  });
+
   it('a file over the input cap is refused unread', async () => {
     const r = await runPanto(['image', 'huge.txt'], { cwd: tmp, timeoutMs: 20_000 });
     expect(r.stderr).toMatch(
@@ -195,6 +209,18 @@ describe('hostile text from the model and the provider', () => {
     expect(r.code).toBe(0);
     expect(rawControls(r.stdout)).toEqual([]);
     expect(JSON.stringify(JSON.parse(r.stdout))).toContain(JSON.stringify(`answer ${evil}`).slice(1, -1));
+  });
+});
+
+describe('Tab completion', () => {
+  it('a file name carrying terminal controls is not offered (readline would print it raw)', async () => {
+    const dir = path.join(tmp, 'complete');
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, 'shot.png'), '');
+    await writeFile(path.join(dir, 'shot\x1b]52;c;cm0gLXJm\x07.png'), '');
+    await writeFile(path.join(dir, 'shot\u202Egnp.exe'), '');
+    const [items] = await completeMention('@sh', dir);
+    expect(items).toEqual(['@shot.png']);
   });
 });
 

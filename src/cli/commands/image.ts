@@ -1,5 +1,6 @@
 /** `panto image FILE`: what `processMedia` does to one file (input, output, changes, timing); `--out` writes the result. Exit 1 on bad media. */
-import { writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { isPantoError } from '../../errors.js';
 import { processMedia } from '../../media/index.js';
@@ -9,7 +10,7 @@ import { CliError, EXIT_USAGE } from '../cli-error.js';
 import { type CliIo, withProgress } from '../cli-io.js';
 import { describeInput, describeSide, orientationSwapsAxes } from '../media-summary.js';
 import { parseIntOption } from '../parse-options.js';
-import { openRegular, readUpTo } from '../regular-file.js';
+import { notRegular, openRegular, readUpTo } from '../regular-file.js';
 import { escapeJsonControls } from '../safe-text.js';
 import { describeSystemError, isSystemError } from '../system-error.js';
 
@@ -23,7 +24,7 @@ Options:
   --max-bytes N       cap on output bytes (default 3932160: base64 <= 5 MiB)
   --quality Q         JPEG quality for re-encodes (default 80)
   --keep-metadata     keep EXIF/XMP/text chunks on pass-through
-  --out FILE          write the processed bytes to FILE
+  --out FILE          write the processed bytes to FILE (a regular file; created or replaced)
   --json              print a JSON object instead of text
   -h, --help          show this help
 `;
@@ -68,7 +69,7 @@ export async function runImage(argv: string[], io: CliIo): Promise<number> {
     throw err;
   }
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  if (values.out) await writeFile(values.out, result.data);
+  if (values.out) await writeOutput(values.out, result.data);
 
   if (values.json) {
     io.out(
@@ -130,5 +131,32 @@ async function readInput(file: string): Promise<Buffer> {
     throw err;
   } finally {
     await opened.fh.close();
+  }
+}
+
+/**
+ * `--out FILE`: created or replaced; opened non-blocking, so a FIFO nobody reads fails (ENXIO) instead of hanging, and
+ * anything but a regular file (a device, a directory) is refused.
+ */
+async function writeOutput(file: string, data: Uint8Array): Promise<void> {
+  let fh: FileHandle;
+  try {
+    fh = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK, 0o666);
+  } catch (err) {
+    if (isSystemError(err) && err.code === 'ENXIO')
+      throw new CliError(`cannot write ${file}: not a regular file (a FIFO with no reader, or a socket)`);
+    if (isSystemError(err)) throw new CliError(describeSystemError(err, file));
+    throw err;
+  }
+  try {
+    const kind = notRegular(await fh.stat());
+    if (kind !== null) throw new CliError(`cannot write ${file}: ${kind}, not a regular file`);
+    await fh.truncate(0);
+    await fh.writeFile(data);
+  } catch (err) {
+    if (isSystemError(err)) throw new CliError(describeSystemError(err, file));
+    throw err;
+  } finally {
+    await fh.close();
   }
 }
