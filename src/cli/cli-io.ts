@@ -45,6 +45,8 @@ export const processIo: CliIo = {
  */
 export async function withProgress<T>(io: CliIo, label: string, work: () => Promise<T>): Promise<T> {
   if (!io.isTty) return work();
+  // The label names a file or tool, which may carry terminal controls.
+  const name = visibleControls(label);
   const frames = ['|', '/', '-', '\\'];
   let i = 0;
   const started = Date.now();
@@ -53,7 +55,7 @@ export async function withProgress<T>(io: CliIo, label: string, work: () => Prom
     if (Date.now() - started < 1000) return;
     shown = true;
     const secs = ((Date.now() - started) / 1000).toFixed(1);
-    process.stderr.write(`\r${frames[i++ % frames.length]} ${label} (${secs}s)`);
+    process.stderr.write(`\r${frames[i++ % frames.length]} ${name} (${secs}s)`);
   }, 120);
   try {
     return await work();
