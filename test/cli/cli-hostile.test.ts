@@ -251,6 +251,18 @@ describe('hostile flags', () => {
     expect(r.code).toBe(2);
   });
 
+  it('a flag value carrying terminal controls is echoed in the usage error with them visible', async () => {
+    const r = await runPanto(
+      ['chat', '--base-url', 'http://127.0.0.1:9/v1', '--thinking', '\x1b]0;pwned\x07'],
+      {
+        cwd: tmp,
+        env: noKeys,
+      },
+    );
+    expect(r.stderr).toBe("panto: --thinking expects one of off, low, medium, high; got '^[]0;pwned^G'\n");
+    expect(r.code).toBe(2);
+  });
+
   it('a provider that redirects: the error names the target, and the chat ends with exit 1', async () => {
     server.reset();
     server.enqueue({
