@@ -224,6 +224,24 @@ describe('Tab completion', () => {
   });
 });
 
+describe('a huge paste', () => {
+  it('a line over the cap is refused, not sent; the next line is', async () => {
+    server.reset();
+    const before = server.requests.length;
+    server.enqueue({ type: 'reply', text: 'short one answered' });
+    const r = await chat(
+      ['x'.repeat(5 * 1024 * 1024), 'a short one'],
+      ['--session', path.join(tmp, 'paste.jsonl')],
+    );
+    expect(r.stderr).toContain(
+      `error: a line of ${5 * 1024 * 1024} characters is over the ${4 * 1024 * 1024}-character cap; not sent`,
+    );
+    expect(r.stdout).toContain('short one answered');
+    expect(server.requests.length - before).toBe(1);
+    expect(r.code).toBe(1);
+  });
+});
+
 describe('hostile flags', () => {
   it.each<[string, string[], string]>([
     [

@@ -5,6 +5,7 @@
  * - On a terminal, text typed while an answer streams is steering (`Agent.steer`): shown as `[queued] …` and delivered
  *   before the next model request; its echo is held back so it is never mixed into the answer. From a pipe, lines are
  *   taken one after another (a script's next line waits for the previous answer).
+ * - A line over `MAX_LINE_CHARS` is refused with an error line (a turn failed), not sent.
  * - Ctrl-C during a turn aborts it and returns to the prompt; Ctrl-C at the prompt (on an empty line) or a second
  *   Ctrl-C while the abort settles exits with code 0. Ctrl-D / end of input exits: code 1 if a turn failed, else 0.
  */
@@ -17,6 +18,9 @@ import type { ChatSession } from './chat-session.js';
 import { MutedOutput } from './muted-output.js';
 import { parseLine, type SlashCommands } from './slash-commands.js';
 import type { Style, Terminal } from './terminal.js';
+
+/** The longest line sent as a message (4 Mi characters, about a million tokens: past any context window). */
+export const MAX_LINE_CHARS = 4 * 1024 * 1024;
 
 export interface ChatLoopOptions {
   chat: ChatSession;
@@ -143,6 +147,15 @@ export class ChatLoop {
 
   #onLine(raw: string): void {
     if (this.#exitCode !== undefined) return;
+    if (raw.length > MAX_LINE_CHARS) {
+      // Past any model's context window; sending it would only multiply it in memory (log, request, estimates).
+      this.failures++;
+      this.say(
+        `error: a line of ${raw.length} characters is over the ${MAX_LINE_CHARS}-character cap; not sent` +
+          ' (attach a long text as a file: @path)',
+      );
+      return;
+    }
     if (this.interactive && this.chat.agent.running) {
       this.#steer(raw.trim()).catch((err: unknown) => this.say(`error: ${errorText(err)}`));
       return;
