@@ -107,6 +107,38 @@ describe('@mentions of files that are not plain files', () => {
   });
 });
 
+describe('context files', () => {
+  it('a 2 GiB AGENTS.md is read up to its cap (never whole); a FIFO CLAUDE.md is skipped, not waited on', async () => {
+    const repo = path.join(tmp, 'ctx-repo');
+    await mkdir(path.join(repo, '.git'), { recursive: true });
+    await writeFile(path.join(repo, 'AGENTS.md'), 'RULE: be careful.\n'.repeat(5000));
+    await truncate(path.join(repo, 'AGENTS.md'), 2 ** 31 + 1);
+    await runShell('mkfifo', [path.join(repo, 'CLAUDE.md')]);
+    server.reset();
+    const before = server.requests.length;
+    server.enqueue({ type: 'reply', text: 'ok' });
+    const r = await runPanto(
+      [
+        'chat',
+        '--base-url',
+        server.baseUrl('openai-chat'),
+        '--model',
+        'gpt-4o',
+        '--workspace',
+        repo,
+        '--session',
+        path.join(tmp, 'ctx.jsonl'),
+      ],
+      { cwd: repo, stdin: 'hi\n', env: noKeys, timeoutMs: 20_000 },
+    );
+    expect(r.stderr).not.toContain('not read');
+    expect(r.code).toBe(0);
+    const system = JSON.stringify(server.requests[before]?.body.messages).slice(0, 200_000);
+    expect(system).toContain('RULE: be careful.');
+    expect(system).toContain('[truncated: only the first 65536 bytes of this file are shown]');
+  });
+});
+
 describe('--session naming something that exists', () => {
   it.each(['dir', 'fifo', 'sock', 'loop-a', '.env'])(
     '%s: a usage error before the chat starts, no request',
