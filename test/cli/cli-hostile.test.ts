@@ -107,6 +107,20 @@ describe('@mentions of files that are not plain files', () => {
   });
 });
 
+describe('--tools DIR with hostile .lua entries', () => {
+  it('a .lua symlink to /dev/zero or to a FIFO is reported and skipped, not read forever', async () => {
+    const dir = path.join(tmp, 'hostile-tools');
+    await mkdir(dir, { recursive: true });
+    await symlink('/dev/zero', path.join(dir, 'zero.lua'));
+    await symlink(path.join(tmp, 'fifo'), path.join(dir, 'pipe.lua'));
+    const r = await runPanto(['tool', '--list', '--tools', dir], { cwd: tmp, timeoutMs: 20_000 });
+    expect(r.stderr).toContain('zero.lua: not a regular file; not read');
+    expect(r.stderr).toContain('pipe.lua: not a regular file; not read');
+    expect(r.stdout).toMatch(/^read /m);
+    expect(r.code).toBe(0);
+  });
+});
+
 describe('context files', () => {
   it('a 2 GiB AGENTS.md is read up to its cap (never whole); a FIFO CLAUDE.md is skipped, not waited on', async () => {
     const repo = path.join(tmp, 'ctx-repo');
