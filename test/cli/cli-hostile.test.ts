@@ -121,6 +121,21 @@ describe('--tools DIR with hostile .lua entries', () => {
   });
 });
 
+describe('--mcp FILE that is not a plain file', () => {
+  it.each([
+    ['fifo', 'a FIFO, not a regular file'],
+    ['/dev/zero', 'a character device, not a regular file'],
+    ['dir', 'a directory, not a regular file'],
+  ])('%s: exit 1 at once, naming what it is', async (name, what) => {
+    const r = await runPanto(
+      ['chat', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'x', '--no-context-files', '--mcp', name],
+      { cwd: tmp, stdin: 'hi\n', env: noKeys, timeoutMs: 20_000 },
+    );
+    expect(r.stderr).toBe(`panto: --mcp ${name}: ${what}\n`);
+    expect(r.code).toBe(1);
+  });
+});
+
 describe('context files', () => {
   it('a 2 GiB AGENTS.md is read up to its cap (never whole); a FIFO CLAUDE.md is skipped, not waited on', async () => {
     const repo = path.join(tmp, 'ctx-repo');

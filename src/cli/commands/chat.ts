@@ -2,7 +2,8 @@
  * `panto chat`: an interactive agent over a provider with the Lua tools; `@path` mentions, Tab completion, slash
  * commands, steering, a saved session. Exit 0, or 1 when a turn failed (when the input ended; Ctrl-C exits 0).
  */
-import { lstat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AssistantMessage } from '../../conversation.js';
@@ -23,6 +24,7 @@ import { Terminal } from '../chat/terminal.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
 import { parseIntOption } from '../parse-options.js';
+import { notRegular } from '../regular-file.js';
 import { describeSystemError, isSystemError } from '../system-error.js';
 import { formatDollars, formatUsage, messageCost } from '../usage-format.js';
 
@@ -290,6 +292,29 @@ function checkBaseUrl(value: string): void {
   }
 }
 
+/** The largest `--mcp` config file read (a config is a few KB; this only keeps a hostile path from costing memory). */
+const MCP_CONFIG_CAP = 16 * 1024 * 1024;
+
+/**
+ * `--mcp FILE` must be a regular file under the cap: the config reader reads the whole path, and a FIFO would block it
+ * and /dev/zero never end.
+ */
+async function checkMcpConfig(file: string): Promise<void> {
+  let info: Stats;
+  try {
+    info = await stat(file);
+  } catch (err) {
+    if (isSystemError(err)) throw new CliError(`--mcp: ${describeSystemError(err, file)}`);
+    throw err;
+  }
+  const kind = notRegular(info);
+  if (kind !== null) throw new CliError(`--mcp ${file}: ${kind}, not a regular file`);
+  if (info.size > MCP_CONFIG_CAP)
+    throw new CliError(
+      `--mcp ${file}: ${info.size} bytes, over the ${MCP_CONFIG_CAP}-byte cap of a config file`,
+    );
+}
+
 /** `--thinking` value; a usage error names the levels. */
 function parseThinking(value: string | undefined): ThinkingLevel | undefined {
   if (value === undefined) return undefined;
@@ -301,6 +326,7 @@ function parseThinking(value: string | undefined): ThinkingLevel | undefined {
 async function startMcpSources(files: string[], io: CliIo): Promise<McpToolSource[]> {
   const sources: McpToolSource[] = [];
   for (const [i, file] of files.entries()) {
+    await checkMcpConfig(file);
     const source = await McpToolSource.fromConfig(path.resolve(file), {
       name: files.length > 1 ? `mcp#${i + 1}` : 'mcp',
       log: (e) => {
