@@ -10,7 +10,7 @@ import { DEFAULT_DENYLIST, Denylist } from '../lua/workspace-paths.js';
 import { sniffMedia } from '../media/index.js';
 import { openRegular, readUpTo } from './regular-file.js';
 import { hasControls } from './safe-text.js';
-import { describeSystemError, isSystemError } from './system-error.js';
+import { isSystemError, systemErrorReason } from './system-error.js';
 
 export interface Mention {
   /** The path as written (quotes removed). */
@@ -136,9 +136,11 @@ async function readMention(
             ` (declare it with --${kind === 'pdf' ? 'pdf' : 'image'}-input if it does)`,
         };
       }
-      const data = await readUpTo(fh, MENTION_MEDIA_CAP + 1);
-      if (data.byteLength > MENTION_MEDIA_CAP) {
-        return { note: `not attached (over the ${MENTION_MEDIA_CAP}-byte cap)` };
+      // The size said up front; the capped read also catches a file that grew since.
+      const data = info.size > MENTION_MEDIA_CAP ? undefined : await readUpTo(fh, MENTION_MEDIA_CAP + 1);
+      if (data === undefined || data.byteLength > MENTION_MEDIA_CAP) {
+        const size = Math.max(info.size, data?.byteLength ?? 0);
+        return { note: `not attached (${size} bytes is over the ${MENTION_MEDIA_CAP}-byte cap)` };
       }
       return { type: 'media', data, mediaType: sniffed, name: path.basename(written) };
     }
@@ -163,7 +165,7 @@ async function readMention(
 function readProblem(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
   if (e.code === 'ENOENT') return 'no such file';
-  if (isSystemError(err)) return describeSystemError(err).replace(/^cannot \w+ .*?: /, '');
+  if (isSystemError(err)) return systemErrorReason(err);
   return e.message ?? String(err);
 }
 
