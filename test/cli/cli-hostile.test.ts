@@ -3,7 +3,7 @@
  * model and the provider, signals mid-tool. Each case: a typed, readable error (no stack trace), no hang.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -356,6 +356,39 @@ describe('hostile flags', () => {
       /error: openai-chat HTTP 302: redirected to http:\/\/elsewhere\.invalid\/.*redirects are not followed/,
     );
     expect(r.code).toBe(1);
+  });
+});
+
+describe('stdout closed early', () => {
+  it('panto chat … | head -c 10 mid-answer ends quietly with code 0 and keeps what was logged', async () => {
+    server.reset();
+    server.enqueue({ type: 'reply', text: 'y'.repeat(300_000) });
+    const session = path.join(tmp, 'epipe.jsonl');
+    const args = [
+      'chat',
+      '--base-url',
+      server.baseUrl('openai-chat'),
+      '--model',
+      'gpt-4o',
+      '--no-context-files',
+      '--session',
+      session,
+    ];
+    const r = await runShell(
+      'bash',
+      [
+        '-o',
+        'pipefail',
+        '-c',
+        `echo hi | ${JSON.stringify(process.execPath)} ${JSON.stringify(pantoBin)} ${args.map((a) => JSON.stringify(a)).join(' ')} | head -c 10`,
+      ],
+      { cwd: tmp, env: noKeys },
+    );
+    expect(r.stdout).toBe('y'.repeat(10));
+    expect(r.stderr).not.toMatch(STACK);
+    expect(r.code).toBe(0);
+    // The log is written line by line as the chat goes: the user's message is there.
+    expect(await readFile(session, 'utf8')).toContain('"text":"hi"');
   });
 });
 
