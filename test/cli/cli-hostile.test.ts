@@ -121,6 +121,25 @@ describe('--tools DIR with hostile .lua entries', () => {
   });
 });
 
+describe('--workspace that is not a directory', () => {
+  it.each([
+    ['fifo', 'a FIFO, not a directory'],
+    ['.env', 'a regular file, not a directory'],
+    ['missing-dir', 'no such file or directory'],
+  ])('%s: exit 1 before the chat starts', async (name, what) => {
+    const r = await runPanto(
+      ['chat', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'x', '--workspace', name],
+      { cwd: tmp, stdin: 'hi\n', env: noKeys, timeoutMs: 20_000 },
+    );
+    expect(r.stderr).toBe(
+      name === 'missing-dir'
+        ? `panto: --workspace: cannot read ${name}: ${what}\n`
+        : `panto: --workspace ${name}: ${what}\n`,
+    );
+    expect(r.code).toBe(1);
+  });
+});
+
 describe('--mcp FILE that is not a plain file', () => {
   it.each([
     ['fifo', 'a FIFO, not a regular file'],

@@ -132,6 +132,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   }
   const maxTurns = parseIntOption(values['max-turns'], '--max-turns');
   const workspaceRoot = path.resolve(values.workspace ?? process.cwd());
+  if (values.workspace !== undefined) await checkWorkspace(values.workspace);
 
   let provider: Provider;
   try {
@@ -289,6 +290,20 @@ function checkBaseUrl(value: string): void {
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     const shown = value.length > 80 ? `${value.slice(0, 80)}…` : value;
     throw new CliError(`--base-url expects an http:// or https:// URL, got '${shown}'`, EXIT_USAGE);
+  }
+}
+
+/** `--workspace DIR` must be a directory (a file there would only fail later, at the first message). */
+async function checkWorkspace(dir: string): Promise<void> {
+  let info: Stats;
+  try {
+    info = await stat(dir);
+  } catch (err) {
+    if (isSystemError(err)) throw new CliError(`--workspace: ${describeSystemError(err, dir)}`);
+    throw err;
+  }
+  if (!info.isDirectory()) {
+    throw new CliError(`--workspace ${dir}: ${notRegular(info) ?? 'a regular file'}, not a directory`);
   }
 }
 
