@@ -1,4 +1,11 @@
-/** Output helpers shared by the commands: plain text for people, `--json` for scripts, progress on stderr. */
+/**
+ * Output helpers shared by the commands: plain text for people, `--json` for scripts, progress on stderr.
+ *
+ * What the commands print comes partly from untrusted places (tool outputs, session logs, file names, error messages
+ * of providers and MCP servers). `processIo` shows terminal controls visibly (`visibleControls`) on stderr always and
+ * on stdout when it is a terminal; piped stdout is byte for byte (the product; see the README's CLI section).
+ */
+import { visibleControls } from './safe-text.js';
 
 export interface CliIo {
   out: (text: string) => void;
@@ -21,8 +28,14 @@ export function exitQuietlyOnClosedPipe(): void {
 }
 
 export const processIo: CliIo = {
-  out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
-  err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+  out: (text) => {
+    const safe = process.stdout.isTTY ? visibleControls(text) : text;
+    process.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`);
+  },
+  err: (text) => {
+    const safe = visibleControls(text);
+    process.stderr.write(safe.endsWith('\n') ? safe : `${safe}\n`);
+  },
   isTty: Boolean(process.stderr.isTTY),
 };
 
@@ -32,6 +45,8 @@ export const processIo: CliIo = {
  */
 export async function withProgress<T>(io: CliIo, label: string, work: () => Promise<T>): Promise<T> {
   if (!io.isTty) return work();
+  // The label names a file or tool, which may carry terminal controls.
+  const name = visibleControls(label);
   const frames = ['|', '/', '-', '\\'];
   let i = 0;
   const started = Date.now();
@@ -40,7 +55,7 @@ export async function withProgress<T>(io: CliIo, label: string, work: () => Prom
     if (Date.now() - started < 1000) return;
     shown = true;
     const secs = ((Date.now() - started) / 1000).toFixed(1);
-    process.stderr.write(`\r${frames[i++ % frames.length]} ${label} (${secs}s)`);
+    process.stderr.write(`\r${frames[i++ % frames.length]} ${name} (${secs}s)`);
   }, 120);
   try {
     return await work();

@@ -2,6 +2,7 @@
 /** The `panto` bin entry: runs the CLI with the process's arguments and sets the exit code. */
 import { exitQuietlyOnClosedPipe } from './cli-io.js';
 import { main } from './panto.js';
+import { visibleControls } from './safe-text.js';
 
 exitQuietlyOnClosedPipe();
 main(process.argv.slice(2)).then(
@@ -9,7 +10,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`panto: ${String(err)}\n`);
+    process.stderr.write(`panto: ${visibleControls(String(err))}\n`);
     process.exitCode = 1;
   },
 );

@@ -3,11 +3,14 @@
  * A mention starts at a word boundary (an `@` right after a non-space character, as in `me@example.com`, is not
  * one). Images and PDFs become media parts; other files are inlined as text under a `--- @path ---` header, capped.
  */
-import { open, readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { UserContentPart } from '../agent/index.js';
 import { DEFAULT_DENYLIST, Denylist } from '../lua/workspace-paths.js';
 import { sniffMedia } from '../media/index.js';
+import { openRegular, readUpTo } from './regular-file.js';
+import { hasControls } from './safe-text.js';
+import { isSystemError, systemErrorReason } from './system-error.js';
 
 export interface Mention {
   /** The path as written (quotes removed). */
@@ -83,70 +86,87 @@ export async function resolveMentions(
       notes.push(`@${m.path}: not attached (matches the secrets denylist: ${denied})`);
       continue;
     }
-    let info: Awaited<ReturnType<typeof stat>>;
     try {
-      info = await stat(abs);
-    } catch (err) {
-      notes.push(
-        `@${m.path}: not attached (${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message})`,
-      );
-      continue;
-    }
-    if (info.isDirectory()) {
-      notes.push(`@${m.path}: not attached (a directory)`);
-      continue;
-    }
-    const head = await readHead(abs);
-    const sniffed = sniffMedia(head);
-    if (sniffed !== null && ATTACHABLE.has(sniffed)) {
-      const kind = sniffed === 'application/pdf' ? 'pdf' : 'image';
-      if (!options.accepts[kind]) {
+      // A symlink (`notes.txt -> .env`) is judged by what it points to as well.
+      const real = await realpath(abs);
+      const deniedReal = real === abs ? null : deny.match(real.split(path.sep).join('/'));
+      if (deniedReal !== null) {
         notes.push(
-          `@${m.path}: not attached: model '${options.modelId}' does not accept ${kind === 'pdf' ? 'PDF' : 'image'} input` +
-            ` (declare it with --${kind === 'pdf' ? 'pdf' : 'image'}-input if it does)`,
+          `@${m.path}: not attached (it links to a file the secrets denylist matches: ${deniedReal})`,
         );
         continue;
       }
-      if (info.size > MENTION_MEDIA_CAP) {
-        notes.push(`@${m.path}: not attached (${info.size} bytes is over the ${MENTION_MEDIA_CAP}-byte cap)`);
+      const part = await readMention(real, m.path, options);
+      if (typeof part === 'object' && 'note' in part) {
+        notes.push(`@${m.path}: ${part.note}`);
         continue;
       }
-      content.push({
-        type: 'media',
-        data: await readFile(abs),
-        mediaType: sniffed,
-        name: path.basename(abs),
-      });
+      content.push(part);
       attached.push(m.path);
-      continue;
+    } catch (err) {
+      // Gone, unreadable, or changed between the checks and the read: the turn goes on without it.
+      notes.push(`@${m.path}: not attached (${readProblem(err)})`);
     }
-    if (sniffed !== null || looksBinary(head)) {
-      notes.push(
-        `@${m.path}: not attached (${sniffed ?? 'binary'} file, ${info.size} bytes; only text, images and PDFs can be attached)`,
-      );
-      continue;
-    }
-    const bytes = await readFile(abs);
-    const capped = bytes.byteLength > MENTION_TEXT_CAP;
-    let text = new TextDecoder().decode(capped ? bytes.subarray(0, MENTION_TEXT_CAP) : bytes);
-    if (capped) {
-      text += `\n[truncated: showing the first ${MENTION_TEXT_CAP} of ${bytes.byteLength} bytes; use the read tool for the rest]`;
-    }
-    content.push(`--- @${m.path} ---\n${text}`);
-    attached.push(m.path);
   }
   return { content, notes, attached };
 }
 
-async function readHead(file: string): Promise<Uint8Array> {
-  const fh = await open(file, 'r');
+/** One mention's content part, or why it is left out. */
+async function readMention(
+  abs: string,
+  written: string,
+  options: ResolveMentionOptions,
+): Promise<UserContentPart | { note: string }> {
+  const opened = await openRegular(abs);
+  if ('not' in opened) {
+    return {
+      note: `not attached (${opened.not}${opened.not === 'a directory' ? '' : ', not a regular file'})`,
+    };
+  }
+  const { fh, info } = opened;
   try {
-    const buf = Buffer.alloc(4096);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    return buf.subarray(0, bytesRead);
+    const head = await readUpTo(fh, 4096);
+    const sniffed = sniffMedia(head);
+    if (sniffed !== null && ATTACHABLE.has(sniffed)) {
+      const kind = sniffed === 'application/pdf' ? 'pdf' : 'image';
+      if (!options.accepts[kind]) {
+        return {
+          note:
+            `not attached: model '${options.modelId}' does not accept ${kind === 'pdf' ? 'PDF' : 'image'} input` +
+            ` (declare it with --${kind === 'pdf' ? 'pdf' : 'image'}-input if it does)`,
+        };
+      }
+      // The size said up front; the capped read also catches a file that grew since.
+      const data = info.size > MENTION_MEDIA_CAP ? undefined : await readUpTo(fh, MENTION_MEDIA_CAP + 1);
+      if (data === undefined || data.byteLength > MENTION_MEDIA_CAP) {
+        const size = Math.max(info.size, data?.byteLength ?? 0);
+        return { note: `not attached (${size} bytes is over the ${MENTION_MEDIA_CAP}-byte cap)` };
+      }
+      return { type: 'media', data, mediaType: sniffed, name: path.basename(written) };
+    }
+    if (sniffed !== null || looksBinary(head)) {
+      return {
+        note: `not attached (${sniffed ?? 'binary'} file, ${info.size} bytes; only text, images and PDFs can be attached)`,
+      };
+    }
+    const bytes = await readUpTo(fh, MENTION_TEXT_CAP + 1);
+    const capped = bytes.byteLength > MENTION_TEXT_CAP;
+    let text = new TextDecoder().decode(capped ? bytes.subarray(0, MENTION_TEXT_CAP) : bytes);
+    if (capped) {
+      const size = Math.max(info.size, bytes.byteLength);
+      text += `\n[truncated: showing the first ${MENTION_TEXT_CAP} of ${size} bytes; use the read tool for the rest]`;
+    }
+    return `--- @${written} ---\n${text}`;
   } finally {
     await fh.close();
   }
+}
+
+function readProblem(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e.code === 'ENOENT') return 'no such file';
+  if (isSystemError(err)) return systemErrorReason(err);
+  return e.message ?? String(err);
 }
 
 function looksBinary(head: Uint8Array): boolean {
@@ -161,7 +181,7 @@ function looksBinary(head: Uint8Array): boolean {
 
 /**
  * Tab completion for the path after the last `@` of `line` (readline completer shape). Directories end in `/`; a name
- * with a space is completed in its quoted form `@"a b.png"`.
+ * with a space is completed in its quoted form `@"a b.png"`. Names with terminal controls are not offered.
  */
 export async function completeMention(line: string, cwd: string): Promise<[string[], string]> {
   const m = /(?:^|\s)@("?)([^"\s]*|[^"]*)$/.exec(line);
@@ -175,6 +195,8 @@ export async function completeMention(line: string, cwd: string): Promise<[strin
     const entries = await readdir(path.resolve(cwd, dirPart || '.'), { withFileTypes: true });
     names = entries
       .filter((e) => e.name.startsWith(prefix) && (prefix.startsWith('.') || !e.name.startsWith('.')))
+      // readline prints completions raw: a name carrying terminal controls (a planted `\x1b]52;…` file) is left out.
+      .filter((e) => !hasControls(e.name))
       .map((e) => `${e.name}${e.isDirectory() ? '/' : ''}`)
       .sort();
   } catch {

@@ -7,6 +7,7 @@ import type { ModelApi, ModelInfo, SerializeWarning } from '../providers/index.j
 import { toAnthropicMessages, toGemini, toOpenAIChat, toOpenAIResponses } from '../providers/index.js';
 import type { ToolDecl } from '../tool.js';
 import { CliError, EXIT_USAGE } from './cli-error.js';
+import { escapeJsonControls } from './safe-text.js';
 
 export const SURFACES = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'] as const;
 export type Surface = (typeof SURFACES)[number];
@@ -96,10 +97,13 @@ function afterLast<T>(items: readonly T[], isMarker: (item: T) => boolean): T[] 
   return items.slice(last + 1);
 }
 
-/** JSON with long base64 strings (and data URLs) abbreviated, for people reading a request. */
+/**
+ * JSON with long base64 strings (and data URLs) abbreviated, for people reading a request; characters a terminal obeys
+ * are `\u` escapes (`escapeJsonControls`).
+ */
 export function abbreviateBase64(value: unknown, full: boolean): string {
-  if (full) return JSON.stringify(value, null, 2);
-  return JSON.stringify(
+  if (full) return escapeJsonControls(JSON.stringify(value, null, 2));
+  const json = JSON.stringify(
     value,
     (_key, v: unknown) => {
       if (typeof v !== 'string' || v.length < 120) return v;
@@ -111,4 +115,5 @@ export function abbreviateBase64(value: unknown, full: boolean): string {
     },
     2,
   );
+  return escapeJsonControls(json);
 }

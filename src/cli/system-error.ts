@@ -15,6 +15,7 @@ const REASONS: Record<string, string> = {
   EMFILE: 'too many open files',
   ENAMETOOLONG: 'file name too long',
   ELOOP: 'too many symbolic links',
+  ENXIO: 'no such device or address (a socket, or a device that is not there)',
 };
 
 const VERBS: Record<string, string> = {
@@ -38,9 +39,14 @@ export function isSystemError(
   return typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code) && typeof e.syscall === 'string';
 }
 
+/** The plain-words reason of a system error (`no such file or directory`), or its code. */
+export function systemErrorReason(err: NodeJS.ErrnoException & { code: string }): string {
+  return REASONS[err.code] ?? err.code;
+}
+
 /** `cannot <verb> <path>: <reason>`; `label` replaces the error's own path (e.g. the path as the user typed it). */
 export function describeSystemError(err: NodeJS.ErrnoException & { code: string }, label?: string): string {
-  const reason = REASONS[err.code] ?? err.code;
+  const reason = systemErrorReason(err);
   const target = label ?? err.path ?? (err as { dest?: string }).dest;
   const verb = VERBS[err.syscall ?? ''] ?? 'access';
   return target === undefined

@@ -3,7 +3,7 @@
  * `LuaToolSource` (`isolation: 'thread'`) and inside the worker (`isolation: 'worker'`).
  */
 
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PantoError } from '../errors.js';
 import type { ToolDecl } from '../tool.js';
@@ -71,6 +71,19 @@ export async function loadToolsInThread(
       };
       let source: Buffer;
       try {
+        // A `.lua` symlink to a FIFO or a device (/dev/zero) would block or never end: only regular files are read.
+        const info = await stat(file);
+        if (!info.isFile()) {
+          report({ file, message: `${fileName}: not a regular file; not read` });
+          continue;
+        }
+        if (info.size > MAX_TOOL_FILE_BYTES) {
+          report({
+            file,
+            message: `${fileName}: ${info.size} bytes, over the ${MAX_TOOL_FILE_BYTES}-byte cap of a tool file`,
+          });
+          continue;
+        }
         source = await readFile(file);
       } catch (err) {
         report({ file, message: `cannot read: ${(err as Error).message}` });

@@ -175,4 +175,36 @@ describe('panto chat in a terminal', () => {
       resumed.kill();
     }
   });
+
+  it('a hostile answer cannot retitle the window, clear the screen, or fold away rows above its thinking', async () => {
+    // The thinking is one visible character with 2000 combining marks (17 rows if each counted a column); the answer
+    // sets the window title (OSC 2), clears the screen and homes the cursor (CSI 2J, CSI H).
+    server.enqueue({
+      type: 'reply',
+      thinking: `a${'\u0301'.repeat(2000)}`,
+      text: 'SAFE \x1b]2;pwned\x07\x1b[2J\x1b[HOWNED',
+    });
+    const codeFile = path.join(tmp, 'code-hostile');
+    const pane = startChat(
+      'hostile',
+      ['--model', 'o4-mini', '--thinking', 'high', '--session', path.join(tmp, 'hostile.jsonl')],
+      codeFile,
+    );
+    try {
+      await pane.waitFor(/^> $/m);
+      const titleBefore = pane.title();
+      pane.type('hello there');
+      pane.keys('Enter');
+      const screen = await pane.waitFor('OWNED');
+      expect(screen).toContain('SAFE ^[]2;pwned^G^[[2J^[[HOWNED');
+      expect(screen).toMatch(/panto chat: o4-mini via openai-chat/);
+      expect(screen).toContain('> hello there');
+      expect(screen).toContain('[thought for 2001 characters; /thinking shows it]');
+      expect(pane.title()).toBe(titleBefore);
+      pane.keys('C-d');
+      expect(await exitCode(codeFile)).toBe(0);
+    } finally {
+      pane.kill();
+    }
+  });
 });

@@ -63,6 +63,11 @@ export class TmuxPane {
     }
   }
 
+  /** The pane's title (what an OSC 0/2 sequence sets). */
+  title(): string {
+    return tmux(['display-message', '-p', '-t', this.name, '#{pane_title}'], { encoding: 'utf8' }).trim();
+  }
+
   kill(): void {
     try {
       tmux(['kill-session', '-t', this.name], { stdio: 'ignore' });

@@ -123,7 +123,8 @@ export function chatCommands(info: ChatCommandInfo): SlashCommands<ChatLoop> {
       run: (args, loop) => {
         const r = loop.renderer;
         if (args === '') {
-          loop.say(r.lastThinking === '' ? 'no thinking yet' : loop.terminal.dim(r.lastThinking));
+          if (r.lastThinking === '') loop.say('no thinking yet');
+          else loop.say(r.lastThinking, 'dim');
           return undefined;
         }
         if ((THINKING_LEVELS as readonly string[]).includes(args)) {

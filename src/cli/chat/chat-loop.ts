@@ -5,17 +5,22 @@
  * - On a terminal, text typed while an answer streams is steering (`Agent.steer`): shown as `[queued] …` and delivered
  *   before the next model request; its echo is held back so it is never mixed into the answer. From a pipe, lines are
  *   taken one after another (a script's next line waits for the previous answer).
+ * - A line over `MAX_LINE_CHARS` is refused with an error line (a turn failed), not sent.
  * - Ctrl-C during a turn aborts it and returns to the prompt; Ctrl-C at the prompt (on an empty line) or a second
  *   Ctrl-C while the abort settles exits with code 0. Ctrl-D / end of input exits: code 1 if a turn failed, else 0.
  */
 import readline from 'node:readline';
 import type { AgentRunResult } from '../../agent/index.js';
+import { errorText } from '../error-text.js';
 import { completeMention, resolveMentions } from '../mentions.js';
 import type { ChatRenderer } from './chat-renderer.js';
 import type { ChatSession } from './chat-session.js';
 import { MutedOutput } from './muted-output.js';
 import { parseLine, type SlashCommands } from './slash-commands.js';
-import type { Terminal } from './terminal.js';
+import type { Style, Terminal } from './terminal.js';
+
+/** The longest line sent as a message (4 Mi characters, about a million tokens: past any context window). */
+export const MAX_LINE_CHARS = 4 * 1024 * 1024;
 
 export interface ChatLoopOptions {
   chat: ChatSession;
@@ -108,8 +113,8 @@ export class ChatLoop {
   }
 
   /** Show a status line. */
-  say(text: string): void {
-    this.terminal.line(text);
+  say(text: string, style?: Style): void {
+    this.terminal.line(text, style);
   }
 
   /** Run the agent (`prompt` content, or `continue` when undefined) and report how it ended. */
@@ -142,8 +147,17 @@ export class ChatLoop {
 
   #onLine(raw: string): void {
     if (this.#exitCode !== undefined) return;
+    if (raw.length > MAX_LINE_CHARS) {
+      // Past any model's context window; sending it would only multiply it in memory (log, request, estimates).
+      this.failures++;
+      this.say(
+        `error: a line of ${raw.length} characters is over the ${MAX_LINE_CHARS}-character cap; not sent` +
+          ' (attach a long text as a file: @path)',
+      );
+      return;
+    }
     if (this.interactive && this.chat.agent.running) {
-      void this.#steer(raw.trim());
+      this.#steer(raw.trim()).catch((err: unknown) => this.say(`error: ${errorText(err)}`));
       return;
     }
     this.#queue.push(raw);
@@ -165,7 +179,7 @@ export class ChatLoop {
     }
     const mentions = await this.#mentions(parsed.text);
     this.chat.agent.steer(mentions);
-    this.say(this.terminal.dim(`[queued] ${parsed.text} — delivered before the next model request`));
+    this.say(`[queued] ${parsed.text} — delivered before the next model request`, 'dim');
   }
 
   async #pump(): Promise<void> {
@@ -174,7 +188,15 @@ export class ChatLoop {
     try {
       while (this.#queue.length > 0 && this.#exitCode === undefined) {
         const raw = this.#queue.shift() as string;
-        await this.#handle(raw.trim());
+        try {
+          await this.#handle(raw.trim());
+        } catch (err) {
+          // A turn that could not start (the session file cannot be created, a mention cannot be read): the chat
+          // goes on, and the exit code says a turn failed.
+          this.failures++;
+          this.terminal.newline();
+          this.say(`error: ${errorText(err)}`);
+        }
         if (this.#queue.length === 0) this.#prompt();
       }
     } finally {
@@ -204,7 +226,7 @@ export class ChatLoop {
       const outcome = await command.run(args, this);
       if (outcome === 'exit') this.exit(this.failures > 0 ? 1 : 0);
     } catch (err) {
-      this.say(`error: /${command.name}: ${err instanceof Error ? err.message : String(err)}`);
+      this.say(`error: /${command.name}: ${errorText(err)}`);
     } finally {
       this.#commandCtl = undefined;
     }

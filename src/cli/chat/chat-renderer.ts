@@ -55,7 +55,7 @@ export class ChatRenderer {
           this.#endThinking();
           t.newline();
           const usage = this.#hooks.usageLine?.(e.message);
-          if (usage !== undefined) t.line(t.dim(usage));
+          if (usage !== undefined) t.line(usage, 'dim');
         }
         break;
       case 'tool_call_start':
@@ -102,7 +102,7 @@ export class ChatRenderer {
         );
         break;
       case 'compaction_start':
-        t.line(t.dim(`[compacting: ~${e.tokens} tokens near the ${e.contextWindow}-token window]`));
+        t.line(`[compacting: ~${e.tokens} tokens near the ${e.contextWindow}-token window]`, 'dim');
         break;
       case 'compaction_end':
         t.line(`[compacted the conversation: ~${e.tokensBefore} -> ~${e.tokensAfter} tokens]`);
@@ -120,7 +120,7 @@ export class ChatRenderer {
     this.#thinking = undefined;
     const mark = this.#answerMark;
     if (mark !== undefined && this.#t.eraseSince(mark)) {
-      this.#t.line(this.#t.dim(`[${reason}; the answer restarts]`));
+      this.#t.line(`[${reason}; the answer restarts]`, 'dim');
     } else {
       this.#t.line(`[${reason}; the partial answer above is discarded and the answer restarts]`);
     }
@@ -135,7 +135,7 @@ export class ChatRenderer {
     }
     this.#thinking.chars += text.length;
     this.#thinking.text += text;
-    if (t.tty && this.thinkingMode !== 'hide') t.out(t.dim(text));
+    if (t.tty && this.thinkingMode !== 'hide') t.out(text, 'dim');
   }
 
   #endThinking(): void {
@@ -155,7 +155,7 @@ export class ChatRenderer {
     }
     if (this.thinkingMode === 'collapse') t.eraseSince(th.mark);
     t.newline();
-    t.line(t.dim(summary));
+    t.line(summary, 'dim');
     this.#answerMark = t.mark();
   }
 }

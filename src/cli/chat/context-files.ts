@@ -4,8 +4,9 @@
  * stops at the first directory holding `.git` (the repository root); outside a repository only the workspace itself
  * is read. Each file is capped at 64 KiB (the rest is cut with a note).
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { openRegular, readUpTo } from '../regular-file.js';
 
 export const CONTEXT_FILE_NAMES = ['AGENTS.md', 'CLAUDE.md'] as const;
 export const CONTEXT_FILE_CAP = 64 * 1024;
@@ -50,9 +51,14 @@ export async function loadContextFiles(
       const file = path.join(dir, name);
       let bytes: Buffer;
       try {
-        const info = await stat(file);
-        if (!info.isFile()) continue;
-        bytes = await readFile(file);
+        const opened = await openRegular(file);
+        if ('not' in opened) continue;
+        try {
+          // Capped read: a huge (or sparse 2 GB) AGENTS.md costs no more than the cap.
+          bytes = await readUpTo(opened.fh, CONTEXT_FILE_CAP + 1);
+        } finally {
+          await opened.fh.close();
+        }
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code !== 'ENOENT') onProblem(`${file}: not read (${code ?? String(err)})`);

@@ -2,6 +2,8 @@
  * `panto chat`: an interactive agent over a provider with the Lua tools; `@path` mentions, Tab completion, slash
  * commands, steering, a saved session. Exit 0, or 1 when a turn failed (when the input ended; Ctrl-C exits 0).
  */
+import type { Stats } from 'node:fs';
+import { lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AssistantMessage } from '../../conversation.js';
@@ -22,6 +24,7 @@ import { Terminal } from '../chat/terminal.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
 import { parseIntOption } from '../parse-options.js';
+import { notRegular } from '../regular-file.js';
 import { describeSystemError, isSystemError } from '../system-error.js';
 import { formatDollars, formatUsage, messageCost } from '../usage-format.js';
 
@@ -55,7 +58,8 @@ Options:
   --mcp FILE            also use the tools of the MCP servers in FILE ({"mcpServers": {...}}; repeatable)
   --workspace DIR       workspace root the tools may read (default: current directory)
   --resume FILE         continue a saved session
-  --session FILE        where to save a new session (default: .panto/sessions/<time>.jsonl in the workspace)
+  --session FILE        where to save a new session, a path that does not exist yet (default:
+                        .panto/sessions/<time>.jsonl in the workspace)
   --thinking LEVEL      reasoning effort: off | low | medium | high (Anthropic extended thinking, OpenAI
                         reasoning effort, Gemini thinking budget); thinking text is shown dimmed and folded
   --no-prompt-cache     no Anthropic cache breakpoints (prompt caching is on by default)
@@ -98,6 +102,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const env = process.env;
+  if (values['base-url'] !== undefined) checkBaseUrl(values['base-url']);
   const api = pickApi(values.provider, values['base-url'], env);
   const thinking = parseThinking(values.thinking);
   let resumed: SessionLog | undefined;
@@ -127,6 +132,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   }
   const maxTurns = parseIntOption(values['max-turns'], '--max-turns');
   const workspaceRoot = path.resolve(values.workspace ?? process.cwd());
+  if (values.workspace !== undefined) await checkWorkspace(values.workspace);
 
   let provider: Provider;
   try {
@@ -165,6 +171,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     : [];
   const system = systemWithContext(values.system, contextFiles);
 
+  if (values.session !== undefined && resumed === undefined) await checkNewSession(values.session);
   const newPath =
     values.session !== undefined
       ? path.resolve(values.session)
@@ -254,6 +261,75 @@ function sessionCost(chat: ChatSession): string {
   return ` · ${formatDollars(u.cost)}${u.unpricedRequests > 0 ? ' (priced requests only)' : ''}`;
 }
 
+/**
+ * `--session FILE` must name a file that does not exist yet (it is created on the first message): an existing one —
+ * a session, a directory, a FIFO that would block the open — is refused before the chat starts.
+ */
+async function checkNewSession(file: string): Promise<void> {
+  try {
+    await lstat(file);
+  } catch (err) {
+    if (isSystemError(err) && err.code === 'ENOENT') return;
+    if (isSystemError(err)) throw new CliError(`--session: ${describeSystemError(err, file)}`);
+    throw err;
+  }
+  throw new CliError(
+    `--session ${file}: already exists (a new session is written to a new file; --resume ${file} continues a saved one)`,
+    EXIT_USAGE,
+  );
+}
+
+/** `--base-url` must be an http(s) URL: anything else would only fail on every request, after retries. */
+function checkBaseUrl(value: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    const shown = value.length > 80 ? `${value.slice(0, 80)}…` : value;
+    throw new CliError(`--base-url expects an http:// or https:// URL, got '${shown}'`, EXIT_USAGE);
+  }
+}
+
+/** `--workspace DIR` must be a directory (a file there would only fail later, at the first message). */
+async function checkWorkspace(dir: string): Promise<void> {
+  let info: Stats;
+  try {
+    info = await stat(dir);
+  } catch (err) {
+    if (isSystemError(err)) throw new CliError(`--workspace: ${describeSystemError(err, dir)}`);
+    throw err;
+  }
+  if (!info.isDirectory()) {
+    throw new CliError(`--workspace ${dir}: ${notRegular(info) ?? 'a regular file'}, not a directory`);
+  }
+}
+
+/** The largest `--mcp` config file read (a config is a few KB; this only keeps a hostile path from costing memory). */
+const MCP_CONFIG_CAP = 16 * 1024 * 1024;
+
+/**
+ * `--mcp FILE` must be a regular file under the cap: the config reader reads the whole path, and a FIFO would block it
+ * and /dev/zero never end.
+ */
+async function checkMcpConfig(file: string): Promise<void> {
+  let info: Stats;
+  try {
+    info = await stat(file);
+  } catch (err) {
+    if (isSystemError(err)) throw new CliError(`--mcp: ${describeSystemError(err, file)}`);
+    throw err;
+  }
+  const kind = notRegular(info);
+  if (kind !== null) throw new CliError(`--mcp ${file}: ${kind}, not a regular file`);
+  if (info.size > MCP_CONFIG_CAP)
+    throw new CliError(
+      `--mcp ${file}: ${info.size} bytes, over the ${MCP_CONFIG_CAP}-byte cap of a config file`,
+    );
+}
+
 /** `--thinking` value; a usage error names the levels. */
 function parseThinking(value: string | undefined): ThinkingLevel | undefined {
   if (value === undefined) return undefined;
@@ -265,6 +341,7 @@ function parseThinking(value: string | undefined): ThinkingLevel | undefined {
 async function startMcpSources(files: string[], io: CliIo): Promise<McpToolSource[]> {
   const sources: McpToolSource[] = [];
   for (const [i, file] of files.entries()) {
+    await checkMcpConfig(file);
     const source = await McpToolSource.fromConfig(path.resolve(file), {
       name: files.length > 1 ? `mcp#${i + 1}` : 'mcp',
       log: (e) => {

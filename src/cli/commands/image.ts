@@ -1,13 +1,17 @@
 /** `panto image FILE`: what `processMedia` does to one file (input, output, changes, timing); `--out` writes the result. Exit 1 on bad media. */
-import { readFile, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { isPantoError } from '../../errors.js';
 import { processMedia } from '../../media/index.js';
+import { DEFAULT_PROCESS_OPTIONS } from '../../media/policy.js';
 import type { ProcessOptions } from '../../media/types.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import { type CliIo, withProgress } from '../cli-io.js';
 import { describeInput, describeSide, orientationSwapsAxes } from '../media-summary.js';
 import { parseIntOption } from '../parse-options.js';
+import { notRegular, openRegular, readUpTo } from '../regular-file.js';
+import { escapeJsonControls } from '../safe-text.js';
 import { describeSystemError, isSystemError } from '../system-error.js';
 
 export const imageHelp = `Usage: panto image FILE [options]
@@ -20,7 +24,7 @@ Options:
   --max-bytes N       cap on output bytes (default 3932160: base64 <= 5 MiB)
   --quality Q         JPEG quality for re-encodes (default 80)
   --keep-metadata     keep EXIF/XMP/text chunks on pass-through
-  --out FILE          write the processed bytes to FILE
+  --out FILE          write the processed bytes to FILE (a regular file; created or replaced)
   --json              print a JSON object instead of text
   -h, --help          show this help
 `;
@@ -55,14 +59,7 @@ export async function runImage(argv: string[], io: CliIo): Promise<number> {
   if (quality !== undefined) options.jpegQuality = quality;
   if (values['keep-metadata']) options.keepMetadata = true;
 
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(file);
-  } catch (err) {
-    throw new CliError(
-      isSystemError(err) ? describeSystemError(err, file) : `cannot read ${file}: ${String(err)}`,
-    );
-  }
+  const bytes = await readInput(file);
   const started = process.hrtime.bigint();
   let result: Awaited<ReturnType<typeof processMedia>>;
   try {
@@ -72,25 +69,27 @@ export async function runImage(argv: string[], io: CliIo): Promise<number> {
     throw err;
   }
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  if (values.out) await writeFile(values.out, result.data);
+  if (values.out) await writeOutput(values.out, result.data);
 
   if (values.json) {
     io.out(
-      JSON.stringify({
-        file,
-        input: result.original,
-        output: {
-          mediaType: result.mediaType,
-          width: result.width,
-          height: result.height,
-          byteLength: result.data.byteLength,
-          base64Length: Math.ceil(result.data.byteLength / 3) * 4,
-          ...(result.pages === undefined ? {} : { pages: result.pages }),
-        },
-        changes: result.changes,
-        ms: Math.round(ms * 100) / 100,
-        ...(values.out ? { written: values.out } : {}),
-      }),
+      escapeJsonControls(
+        JSON.stringify({
+          file,
+          input: result.original,
+          output: {
+            mediaType: result.mediaType,
+            width: result.width,
+            height: result.height,
+            byteLength: result.data.byteLength,
+            base64Length: Math.ceil(result.data.byteLength / 3) * 4,
+            ...(result.pages === undefined ? {} : { pages: result.pages }),
+          },
+          changes: result.changes,
+          ms: Math.round(ms * 100) / 100,
+          ...(values.out ? { written: values.out } : {}),
+        }),
+      ),
     );
     return 0;
   }
@@ -107,4 +106,57 @@ export async function runImage(argv: string[], io: CliIo): Promise<number> {
   io.out(`  time:    ${ms.toFixed(1)} ms`);
   if (values.out) io.out(`  written: ${values.out}`);
   return 0;
+}
+
+/** The input file: a regular file of at most the pipeline's input cap (anything larger is refused unread). */
+async function readInput(file: string): Promise<Buffer> {
+  const cap = Math.max(DEFAULT_PROCESS_OPTIONS.maxInputBytes, DEFAULT_PROCESS_OPTIONS.maxPdfBytes);
+  let opened: Awaited<ReturnType<typeof openRegular>>;
+  try {
+    opened = await openRegular(file);
+  } catch (err) {
+    throw new CliError(
+      isSystemError(err) ? describeSystemError(err, file) : `cannot read ${file}: ${String(err)}`,
+    );
+  }
+  if ('not' in opened) throw new CliError(`cannot read ${file}: ${opened.not}, not a regular file`);
+  try {
+    const bytes = await readUpTo(opened.fh, cap + 1);
+    if (bytes.byteLength > cap) {
+      throw new CliError(`${file}: over the ${cap}-byte input cap of the media pipeline; not read`);
+    }
+    return bytes;
+  } catch (err) {
+    if (isSystemError(err)) throw new CliError(describeSystemError(err, file));
+    throw err;
+  } finally {
+    await opened.fh.close();
+  }
+}
+
+/**
+ * `--out FILE`: created or replaced; opened non-blocking, so a FIFO nobody reads fails (ENXIO) instead of hanging, and
+ * anything but a regular file (a device, a directory) is refused.
+ */
+async function writeOutput(file: string, data: Uint8Array): Promise<void> {
+  let fh: FileHandle;
+  try {
+    fh = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK, 0o666);
+  } catch (err) {
+    if (isSystemError(err) && err.code === 'ENXIO')
+      throw new CliError(`cannot write ${file}: not a regular file (a FIFO with no reader, or a socket)`);
+    if (isSystemError(err)) throw new CliError(describeSystemError(err, file));
+    throw err;
+  }
+  try {
+    const kind = notRegular(await fh.stat());
+    if (kind !== null) throw new CliError(`cannot write ${file}: ${kind}, not a regular file`);
+    await fh.truncate(0);
+    await fh.writeFile(data);
+  } catch (err) {
+    if (isSystemError(err)) throw new CliError(describeSystemError(err, file));
+    throw err;
+  } finally {
+    await fh.close();
+  }
 }

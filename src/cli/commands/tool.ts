@@ -9,6 +9,7 @@ import { ToolRegistry } from '../../tool-source.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from '../cli-error.js';
 import { type CliIo, formatBytes, withProgress } from '../cli-io.js';
 import { describeProcessed } from '../media-summary.js';
+import { escapeJsonControls } from '../safe-text.js';
 import {
   abbreviateBase64,
   DEFAULT_MODEL,
@@ -84,7 +85,7 @@ export async function runTool(argv: string[], io: CliIo): Promise<number> {
 
   if (values.list) {
     const decls = registry.list();
-    if (values.json) io.out(JSON.stringify(decls));
+    if (values.json) io.out(escapeJsonControls(JSON.stringify(decls)));
     else for (const d of decls) io.out(`${d.name.padEnd(16)}${d.description.split('\n')[0] ?? ''}`);
     return 0;
   }
@@ -155,25 +156,27 @@ export async function runTool(argv: string[], io: CliIo): Promise<number> {
 
   if (values.json) {
     io.out(
-      JSON.stringify({
-        tool: name,
-        input,
-        isError: result.isError,
-        parts: result.parts.map(summarizePart),
-        media: media.map((m) => m.detail),
-        ...(result.meta === undefined ? {} : { meta: result.meta }),
-        ms: Math.round(ms * 100) / 100,
-        ...(fragment && surface && model
-          ? {
-              request: {
-                surface,
-                model: model.id,
-                fragment: JSON.parse(abbreviateBase64(fragment.fragment, values.full ?? false)),
-                warnings: fragment.warnings,
-              },
-            }
-          : {}),
-      }),
+      escapeJsonControls(
+        JSON.stringify({
+          tool: name,
+          input,
+          isError: result.isError,
+          parts: result.parts.map(summarizePart),
+          media: media.map((m) => m.detail),
+          ...(result.meta === undefined ? {} : { meta: result.meta }),
+          ms: Math.round(ms * 100) / 100,
+          ...(fragment && surface && model
+            ? {
+                request: {
+                  surface,
+                  model: model.id,
+                  fragment: JSON.parse(abbreviateBase64(fragment.fragment, values.full ?? false)),
+                  warnings: fragment.warnings,
+                },
+              }
+            : {}),
+        }),
+      ),
     );
     return result.isError ? EXIT_FAILURE : 0;
   }
@@ -203,7 +206,7 @@ function printResult(io: CliIo, name: string, result: ToolResultBlock, media: Me
     );
   }
   for (const line of media.slice(mediaIndex)) io.out(`[attachment] ${line.text(undefined)}`);
-  if (result.meta !== undefined) io.out(`meta: ${JSON.stringify(result.meta)}`);
+  if (result.meta !== undefined) io.out(`meta: ${escapeJsonControls(JSON.stringify(result.meta))}`);
 }
 
 function summarizePart(part: StoredPart): Record<string, unknown> {

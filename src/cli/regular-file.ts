@@ -1,0 +1,58 @@
+/**
+ * Reading a file the user (or the model) named, safely: only a regular file is opened — a FIFO or a device would
+ * block the open or never end (/dev/zero), a socket cannot be opened — and every read is capped, so a file that grows
+ * after the check, or a sparse 2 GB one, costs no more than the cap. The open is non-blocking: a file swapped for a
+ * FIFO between the check and the open fails instead of hanging.
+ */
+import { constants, type Stats } from 'node:fs';
+import { type FileHandle, open, stat } from 'node:fs/promises';
+
+/** Why `info` is not a regular file (`a FIFO`, `a directory`...), or null when it is one. */
+export function notRegular(info: Stats): string | null {
+  if (info.isFile()) return null;
+  if (info.isDirectory()) return 'a directory';
+  if (info.isFIFO()) return 'a FIFO';
+  if (info.isSocket()) return 'a socket';
+  if (info.isCharacterDevice()) return 'a character device';
+  if (info.isBlockDevice()) return 'a block device';
+  return 'a special file';
+}
+
+/**
+ * Open `file` for reading, non-blocking; the caller closes it. A file that is not regular is not opened at all (opening
+ * some devices has effects). Throws the system error of a failed stat or open (syscall `open` for either).
+ */
+export async function openRegular(file: string): Promise<{ fh: FileHandle; info: Stats } | { not: string }> {
+  let before: Stats;
+  try {
+    before = await stat(file);
+  } catch (err) {
+    // Reported as the open it stands for: `cannot open x: no such file or directory`.
+    if ((err as NodeJS.ErrnoException).syscall === 'stat') (err as NodeJS.ErrnoException).syscall = 'open';
+    throw err;
+  }
+  const kind = notRegular(before);
+  if (kind !== null) return { not: kind };
+  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  const info = await fh.stat();
+  const swapped = notRegular(info);
+  if (swapped !== null) {
+    await fh.close();
+    return { not: swapped };
+  }
+  return { fh, info };
+}
+
+/** Up to `max` bytes from the start of the file (fewer when it is shorter, or shrank while read). */
+export async function readUpTo(fh: FileHandle, max: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  while (total < max) {
+    const buf = Buffer.allocUnsafe(Math.min(max - total, 1024 * 1024));
+    const { bytesRead } = await fh.read(buf, 0, buf.length, total);
+    if (bytesRead === 0) break;
+    chunks.push(buf.subarray(0, bytesRead));
+    total += bytesRead;
+  }
+  return Buffer.concat(chunks, total);
+}
