@@ -3,6 +3,7 @@
  * model and the provider, signals mid-tool. Each case: a typed, readable error (no stack trace), no hang.
  */
 import { spawn } from 'node:child_process';
+import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -235,17 +236,41 @@ describe('panto image with a file that is not a plain file', () => {
     expect(r.code).toBe(1);
   });
 
-  it('--out naming a FIFO nobody reads, a socket or a device: exit 1 at once, nothing written', async () => {
+  it('--out naming a FIFO nobody reads or a socket: exit 1 at once, nothing written', async () => {
     const photo = path.join(repoRoot, 'examples', 'workspace', 'photo.jpg');
     for (const [out, what] of [
       ['fifo', 'not a regular file (a FIFO with no reader, or a socket)'],
       ['sock', 'not a regular file (a FIFO with no reader, or a socket)'],
-      ['/dev/null', 'a character device, not a regular file'],
     ]) {
       const r = await runPanto(['image', photo, '--out', out as string], { cwd: tmp, timeoutMs: 20_000 });
       expect(r.stderr).toBe(`panto: cannot write ${out}: ${what}\n`);
       expect(r.code).toBe(1);
     }
+  });
+
+  it('--out /dev/null and a FIFO someone reads are written as streams (exit 0)', async () => {
+    const photo = path.join(repoRoot, 'examples', 'workspace', 'photo.jpg');
+    const toNull = await runPanto(['image', photo, '--out', '/dev/null', '--json'], {
+      cwd: tmp,
+      timeoutMs: 20_000,
+    });
+    expect(toNull.code).toBe(0);
+    const fifo = path.join(tmp, 'read-fifo');
+    await runShell('mkfifo', [fifo]);
+    const chunks: Buffer[] = [];
+    const reader = new Promise<void>((resolve, reject) => {
+      createReadStream(fifo)
+        .on('data', (d) => chunks.push(d as Buffer))
+        .on('end', resolve)
+        .on('error', reject);
+    });
+    const r = await runPanto(['image', photo, '--out', fifo, '--json'], { cwd: tmp, timeoutMs: 20_000 });
+    await reader;
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const got = Buffer.concat(chunks);
+    expect(got.length).toBe(JSON.parse(r.stdout).output.byteLength);
+    expect([...got.subarray(0, 2)]).toEqual([0xff, 0xd8]);
   });
 
   it('a file over the input cap is refused unread', async () => {

@@ -60,6 +60,8 @@ export function runShell(
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    // A child that exits without reading its stdin closes the pipe first: that EPIPE is not the test's failure.
+    child.stdin.on('error', () => {});
     child.stdin.end(options.stdin ?? '');
   });
 }

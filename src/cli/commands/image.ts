@@ -24,7 +24,7 @@ Options:
   --max-bytes N       cap on output bytes (default 3932160: base64 <= 5 MiB)
   --quality Q         JPEG quality for re-encodes (default 80)
   --keep-metadata     keep EXIF/XMP/text chunks on pass-through
-  --out FILE          write the processed bytes to FILE (a regular file; created or replaced)
+  --out FILE          write the processed bytes to FILE (created or replaced; /dev/stdout or a pipe also work)
   --json              print a JSON object instead of text
   -h, --help          show this help
 `;
@@ -135,8 +135,10 @@ async function readInput(file: string): Promise<Buffer> {
 }
 
 /**
- * `--out FILE`: created or replaced; opened non-blocking, so a FIFO nobody reads fails (ENXIO) instead of hanging, and
- * anything but a regular file (a device, a directory) is refused.
+ * `--out FILE`: a regular file is created or replaced. It is opened non-blocking first, so a FIFO nobody reads fails
+ * (ENXIO) instead of hanging; a FIFO with a reader (`| …` through `/dev/stdout`) and a character device (`/dev/null`,
+ * a terminal) are written as streams (reopened blocking once the non-blocking open proved a reader); a socket, a
+ * directory or a block device is refused.
  */
 async function writeOutput(file: string, data: Uint8Array): Promise<void> {
   let fh: FileHandle;
@@ -149,7 +151,18 @@ async function writeOutput(file: string, data: Uint8Array): Promise<void> {
     throw err;
   }
   try {
-    const kind = notRegular(await fh.stat());
+    const info = await fh.stat();
+    if (info.isFIFO() || info.isCharacterDevice()) {
+      // Non-blocking writes to a pipe or terminal could fail with EAGAIN: write through a blocking descriptor.
+      const stream = await open(file, constants.O_WRONLY);
+      try {
+        await stream.writeFile(data);
+      } finally {
+        await stream.close();
+      }
+      return;
+    }
+    const kind = notRegular(info);
     if (kind !== null) throw new CliError(`cannot write ${file}: ${kind}, not a regular file`);
     await fh.truncate(0);
     await fh.writeFile(data);
