@@ -9,7 +9,11 @@
  * - text → `text`; image → `image` (base64 + mimeType); PDF → embedded `resource` (`blob`, `application/pdf`, a
  *   `panto://document/<name>` URI).
  * - A failed call (tool error, invalid arguments, budget exceeded) → `isError: true` with the message as text.
- * - An unknown tool name → JSON-RPC error `-32602` (the MCP convention).
+ * - An unknown tool name, or `params` that are not a valid `tools/call` (a name that is not a string, `arguments`
+ *   that are not an object, a `progressToken` that is neither a string nor a number) → JSON-RPC error `-32602`
+ *   (the MCP convention) whose message names the bad field.
+ * - More than `maxPendingCalls` calls of one server at once (running or queued for a Lua slot) → `isError: true` at
+ *   once, so a client that floods calls without waiting cannot queue work (and memory) without bound.
  * - `ToolContext.update` (Lua `panto.progress`) → `notifications/progress` when the client sent a `progressToken`.
  * - `notifications/cancelled` aborts the call's signal: the Lua call is stopped by the host's abort handling, and no
  *   further progress is sent for it. Progress already written before the cancellation arrived can still reach the client
@@ -17,9 +21,16 @@
  */
 
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type {
+  CallToolRequest,
+  CallToolResult,
+  ServerNotification,
+  ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
 import { dispatchToolCalls } from '../agent/dispatch.js';
 import type { StoredPart, ToolCallBlock } from '../conversation.js';
+import { PantoError } from '../errors.js';
 import type { ProcessOptions } from '../media/types.js';
 import { packageVersion } from '../package-root.js';
 import type { ToolUpdate } from '../tool.js';
@@ -37,9 +48,20 @@ export interface McpServerOptions {
   media?: ProcessOptions;
   /** `instructions` sent in `initialize`. */
   instructions?: string;
+  /**
+   * Most `tools/call` requests of this server (one client: one stdio connection or one HTTP session) in flight at
+   * once, running or waiting for a free Lua slot; further calls get an `isError` result at once. Default 64
+   * (`DEFAULT_MCP_MAX_PENDING_CALLS`).
+   */
+  maxPendingCalls?: number;
 }
 
+/** Default `McpServerOptions.maxPendingCalls`. */
+export const DEFAULT_MCP_MAX_PENDING_CALLS = 64;
+
 let callCounter = 0;
+
+type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /**
  * An MCP `Server` (official SDK) offering `source`'s tools. Connect it to a transport (`server.connect(transport)`),
@@ -48,6 +70,14 @@ let callCounter = 0;
  */
 export function createMcpServer(source: ToolSource, options: McpServerOptions = {}): Server {
   const { Server, CallToolRequestSchema, ListToolsRequestSchema, ErrorCode, McpError } = serverSdkSync();
+  const maxPending = options.maxPendingCalls ?? DEFAULT_MCP_MAX_PENDING_CALLS;
+  if (!Number.isInteger(maxPending) || maxPending < 1) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `createMcpServer: maxPendingCalls must be a positive integer, got ${maxPending}`,
+    );
+  }
+  let pending = 0;
   const server = new Server(
     { name: options.name ?? 'libpanto', version: options.version ?? packageVersion() },
     {
@@ -62,12 +92,39 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
       .map((d) => ({ name: d.name, description: d.description, inputSchema: d.inputSchema })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  // Registered with a schema that checks only the method: the SDK's `Server` checks the params of every `tools/call`
+  // itself and answers bad ones with -32602 and the failing field. With the full schema here, the generic request
+  // parse would run first and answer a client's bad params as -32603, an internal error of the server.
+  const toolsCallMethod = CallToolRequestSchema.pick({ method: true }).loose();
+  server.setRequestHandler(toolsCallMethod, async (raw, extra): Promise<CallToolResult> => {
+    // The SDK's `Server` validated the params against `CallToolRequestSchema` before calling this handler.
+    const request = raw as unknown as CallToolRequest;
     const { name } = request.params;
-    const input = request.params.arguments ?? {};
     if (!source.list().some((d) => d.name === name)) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     }
+    if (pending >= maxPending) {
+      return {
+        content: [
+          {
+            type: 'text',
+            text: `too many tool calls in flight (${maxPending}): wait for a result before sending more calls`,
+          },
+        ],
+        isError: true,
+      };
+    }
+    pending++;
+    try {
+      return await runCall(request, extra);
+    } finally {
+      pending--;
+    }
+  });
+
+  const runCall = async (request: CallToolRequest, extra: CallExtra): Promise<CallToolResult> => {
+    const { name } = request.params;
+    const input = request.params.arguments ?? {};
     const progressToken = request.params._meta?.progressToken;
     let last = -1;
     const inFlight: Array<Promise<void>> = [];
@@ -113,7 +170,7 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     // An empty text part (a Lua tool that returned only attachments) says nothing; an empty result keeps one part.
     const parts = block.parts.filter((p, _i, all) => !(p.type === 'text' && p.text === '' && all.length > 1));
     return { content: parts.map(toMcpContent), ...(block.isError ? { isError: true } : {}) };
-  });
+  };
 
   return server;
 }

@@ -1,6 +1,13 @@
 /**
  * Serve a `ToolSource` over MCP stdio: JSON-RPC on `stdin`/`stdout` (default the process's own). Nothing else may
  * write to that stdout while serving — send logs to stderr.
+ *
+ * Hostile or broken clients:
+ * - A client that does not read its responses: once `stdout` is backed up (a write returned false), no more requests
+ *   are read from `stdin` until it drains, so the server's memory does not grow with the client's requests.
+ * - A line over 10 MiB without a newline (the SDK transport's buffer cap), or `stdout` failing (the client closed its
+ *   end: EPIPE): the session ends (`closed` resolves), running calls are aborted; the host process does not crash.
+ * - Lines that are not JSON-RPC are skipped.
  */
 
 import type { Readable, Writable } from 'node:stream';
@@ -14,7 +21,7 @@ export interface McpStdioServerOptions extends McpServerOptions {
 }
 
 export interface McpStdioServer {
-  /** Resolves when the client closes the connection (stdin ends) or `close()` is called. */
+  /** Resolves when the client closes the connection (stdin ends), `stdout` fails, or `close()` is called. */
   readonly closed: Promise<void>;
   close(): Promise<void>;
 }
@@ -26,17 +33,46 @@ export async function serveMcpStdio(
 ): Promise<McpStdioServer> {
   const { StdioServerTransport } = await serveSdk();
   const stdin = options.stdin ?? process.stdin;
-  const transport = new StdioServerTransport(stdin, options.stdout ?? process.stdout);
+  const stdout = options.stdout ?? process.stdout;
+  const transport = new StdioServerTransport(stdin, stdout);
   const server = createMcpServer(source, options);
+  let ended = false;
   let done: () => void = () => {};
   const closed = new Promise<void>((resolve) => {
     done = resolve;
   });
-  server.onclose = () => done();
-  // The SDK transport does not notice the end of stdin; the client closing its end is the end of the session.
-  stdin.once('end', () => {
+  const end = () => {
     server.close().catch(() => {});
-  });
+  };
+  server.onclose = () => {
+    ended = true;
+    stdin.off('end', end);
+    stdout.off('error', end);
+    stdout.off('drain', resume);
+    done();
+  };
+  // The SDK transport does not notice the end of stdin; the client closing its end is the end of the session.
+  stdin.once('end', end);
+  // Nor does it listen for write errors: without a listener an EPIPE would be thrown as an uncaught exception.
+  stdout.on('error', end);
+
+  // Backpressure: the SDK transport reads stdin as fast as it arrives and queues every response in stdout's buffer.
+  let paused = false;
+  const resume = () => {
+    paused = false;
+    if (!ended) stdin.resume();
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (message) => {
+    const sent = send(message);
+    if (stdout.writableNeedDrain && !paused && !ended) {
+      paused = true;
+      stdin.pause();
+      stdout.once('drain', resume);
+    }
+    return sent;
+  };
+
   await server.connect(transport);
   return {
     closed,
