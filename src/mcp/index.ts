@@ -24,7 +24,12 @@ export {
   type McpServerOptions,
   toMcpContent,
 } from './mcp-server.js';
-export { type McpStdioServer, type McpStdioServerOptions, serveMcpStdio } from './mcp-stdio-server.js';
+export {
+  DEFAULT_MCP_STDIO_MAX_MESSAGE_BYTES,
+  type McpStdioServer,
+  type McpStdioServerOptions,
+  serveMcpStdio,
+} from './mcp-stdio-server.js';
 export {
   MCP_DEFAULTS,
   type McpStartReport,

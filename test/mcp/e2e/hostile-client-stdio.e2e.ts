@@ -114,6 +114,37 @@ describe('panto mcp serve (stdio) against a hostile client', () => {
     expect(s.stderr()).not.toMatch(/\n\s+at /);
   });
 
+  it('three 9 MiB requests (under the cap) are framed in linear time: all answered, and the session goes on', async () => {
+    const s = serve();
+    try {
+      s.child.stdin.write(INIT);
+      await bounded(
+        readUntil(s.child, (l) => l.length > 0),
+        20_000,
+        'initialize',
+      );
+      const pad = 'a'.repeat(9 * 1024 * 1024);
+      const answers = readUntil(s.child, (l) => l.some((x) => x.includes('"id":13')));
+      // Written as a pipe delivers it: many 64 KiB reads per line (the SDK's buffer re-copied all of it on each).
+      for (let id = 11; id <= 13; id++) {
+        s.child.stdin.write(
+          `{"jsonrpc":"2.0","id":${id},"method":"ping","params":{"_meta":{"pad":"${pad}"}}}\n`,
+        );
+      }
+      s.child.stdin.write(SIMPLE(14));
+      // Quadratic framing took 17 s for the three here (load ~9); linear framing ~2 s.
+      const lines = await bounded(answers, 8_000, 'three 9 MiB pings');
+      expect(lines.filter((x) => /"id":1[123]/.test(x))).toHaveLength(3);
+      await bounded(
+        readUntil(s.child, (l) => l.some((x) => x.includes('"id":14'))),
+        10_000,
+        'a call after them',
+      );
+    } finally {
+      await stop(s);
+    }
+  });
+
   it('stdin closed while a Lua call runs: the call is aborted and the process exits at once', async () => {
     const s = serve();
     s.child.stdin.write(INIT);
