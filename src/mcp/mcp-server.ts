@@ -12,6 +12,9 @@
  * - An unknown tool name, or `params` that are not a valid `tools/call` (a name that is not a string, `arguments`
  *   that are not an object, a `progressToken` that is neither a string nor a number) → JSON-RPC error `-32602`
  *   (the MCP convention) whose message names the bad field.
+ * - A `tools/call` whose request id is already used by a running call (JSON-RPC forbids reusing an id): the running
+ *   call is aborted and the new one refused with `-32600`. (The SDK keys cancellation by id: the earlier call could
+ *   otherwise no longer be cancelled, nor be aborted when the session closes.)
  * - More than `maxPendingCalls` calls of one server at once (running or queued for a Lua slot) → `isError: true` at
  *   once, so a client that floods calls without waiting cannot queue work (and memory) without bound.
  * - `ToolContext.update` (Lua `panto.progress`) → `notifications/progress` when the client sent a `progressToken`.
@@ -78,6 +81,8 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     );
   }
   let pending = 0;
+  /** The running calls by request id, each with its own abort (see the duplicate-id rule above). */
+  const running = new Map<string | number, AbortController>();
   const server = new Server(
     { name: options.name ?? 'libpanto', version: options.version ?? packageVersion() },
     {
@@ -103,6 +108,14 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     if (!source.list().some((d) => d.name === name)) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     }
+    const earlier = running.get(extra.requestId);
+    if (earlier !== undefined) {
+      earlier.abort(new Error(`request id ${JSON.stringify(extra.requestId)} was reused while the call ran`));
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `request id ${JSON.stringify(extra.requestId)} is already used by a running call: both calls are refused (request ids must be unique)`,
+      );
+    }
     if (pending >= maxPending) {
       return {
         content: [
@@ -115,14 +128,21 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
       };
     }
     pending++;
+    const own = new AbortController();
+    running.set(extra.requestId, own);
     try {
-      return await runCall(request, extra);
+      return await runCall(request, extra, AbortSignal.any([extra.signal, own.signal]));
     } finally {
       pending--;
+      if (running.get(extra.requestId) === own) running.delete(extra.requestId);
     }
   });
 
-  const runCall = async (request: CallToolRequest, extra: CallExtra): Promise<CallToolResult> => {
+  const runCall = async (
+    request: CallToolRequest,
+    extra: CallExtra,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> => {
     const { name } = request.params;
     const input = request.params.arguments ?? {};
     const progressToken = request.params._meta?.progressToken;
@@ -130,7 +150,7 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     const inFlight: Array<Promise<void>> = [];
     const sendProgress = (u: ToolUpdate) => {
       // Once the client has cancelled, its progress handler for the token is gone: say nothing more for this call.
-      if (progressToken === undefined || extra.signal.aborted) return;
+      if (progressToken === undefined || signal.aborted) return;
       // MCP requires the progress value to increase with every notification.
       const fraction = typeof u.progress === 'number' ? u.progress * 100 : undefined;
       const value = fraction !== undefined && fraction > last ? fraction : Math.max(0, last + 0.001);
@@ -151,7 +171,7 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     const call: ToolCallBlock = { type: 'tool_call', id: `mcp_${++callCounter}`, name, input };
     const [block] = await dispatchToolCalls([call], {
       tools: source,
-      signal: extra.signal,
+      signal,
       ...(options.workspaceRoot !== undefined ? { workspaceRoot: options.workspaceRoot } : {}),
       ...(options.media !== undefined ? { media: options.media } : {}),
       onEvent: (e) => {

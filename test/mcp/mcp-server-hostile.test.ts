@@ -7,7 +7,11 @@ import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { type CallToolResult, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  CallToolResultSchema,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LuaToolSource } from '../../src/lua/lua-tool-source.js';
 import { createMcpServer, type McpServerOptions } from '../../src/mcp/mcp-server.js';
@@ -96,6 +100,40 @@ describe('tools/call with params a hostile client makes up', () => {
       await client.close();
     }
   });
+
+  it('a request id reused while its call runs: the running call is aborted and the new one refused', async () => {
+    const server = createMcpServer(source);
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    const received: JSONRPCMessage[] = [];
+    clientSide.onmessage = (m) => received.push(m);
+    await server.connect(serverSide);
+    await clientSide.start();
+    const send = (m: unknown) => clientSide.send(m as JSONRPCMessage);
+    await send({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    });
+    await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const slow = { name: 'slow_steps', arguments: { steps: 100_000_000 } };
+    await send({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: slow });
+    await send({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: slow });
+    const answersTo5 = () => received.filter((m) => 'id' in m && m.id === 5);
+    // Both end long before the 30 s wall clock of the first call.
+    await expect.poll(() => answersTo5().length, { timeout: 5_000 }).toBe(2);
+    const [refused, aborted] = answersTo5() as Array<{ error?: { code: number }; result?: CallToolResult }>;
+    expect(refused?.error?.code).toBe(-32600);
+    expect(aborted?.result?.isError).toBe(true);
+    // The connection still serves.
+    await send({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'test_simple_text' } });
+    await expect
+      .poll(
+        () => (received.find((m) => 'id' in m && m.id === 6) as { result?: CallToolResult })?.result?.content,
+      )
+      .toEqual(SIMPLE_TEXT);
+    await server.close();
+  }, 10_000);
 
   it('maxPendingCalls must be a positive integer', () => {
     expect(() => createMcpServer(source, { maxPendingCalls: 0 })).toThrow(
