@@ -64,6 +64,9 @@ export const DEFAULT_MCP_MAX_PENDING_CALLS = 64;
 
 let callCounter = 0;
 
+/** Progress notifications of one call waiting while an earlier one is written (see `sendProgress`). */
+const MAX_QUEUED_PROGRESS = 64;
+
 type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /**
@@ -147,7 +150,30 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     const input = request.params.arguments ?? {};
     const progressToken = request.params._meta?.progressToken;
     let last = -1;
-    const inFlight: Array<Promise<void>> = [];
+    // Progress goes out one notification at a time, in order. While one is being written (on stdio: until a backed-up
+    // stdout drains), later ones wait in a queue of at most MAX_QUEUED_PROGRESS; past that the newest replaces the
+    // last queued one (values still increase). A Lua loop calling panto.progress millions of times against a client
+    // that reads slowly therefore costs bounded memory, not one buffered notification per call.
+    type ProgressParams = {
+      progressToken: string | number;
+      progress: number;
+      total?: number;
+      message?: string;
+    };
+    const queued: ProgressParams[] = [];
+    let sending: Promise<void> | undefined;
+    const pump = (): void => {
+      const next = queued.shift();
+      if (next === undefined || signal.aborted) {
+        queued.length = 0;
+        sending = undefined;
+        return;
+      }
+      sending = extra
+        .sendNotification({ method: 'notifications/progress', params: next })
+        .catch(() => {})
+        .then(pump);
+    };
     const sendProgress = (u: ToolUpdate) => {
       // Once the client has cancelled, its progress handler for the token is gone: say nothing more for this call.
       if (progressToken === undefined || signal.aborted) return;
@@ -155,18 +181,15 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
       const fraction = typeof u.progress === 'number' ? u.progress * 100 : undefined;
       const value = fraction !== undefined && fraction > last ? fraction : Math.max(0, last + 0.001);
       last = value;
-      const sent = extra
-        .sendNotification({
-          method: 'notifications/progress',
-          params: {
-            progressToken,
-            progress: value,
-            ...(fraction !== undefined ? { total: 100 } : {}),
-            ...(typeof u.message === 'string' ? { message: u.message } : {}),
-          },
-        })
-        .catch(() => {});
-      inFlight.push(sent);
+      const params: ProgressParams = {
+        progressToken,
+        progress: value,
+        ...(fraction !== undefined ? { total: 100 } : {}),
+        ...(typeof u.message === 'string' ? { message: u.message } : {}),
+      };
+      if (queued.length >= MAX_QUEUED_PROGRESS) queued[queued.length - 1] = params;
+      else queued.push(params);
+      if (sending === undefined) pump();
     };
     const call: ToolCallBlock = { type: 'tool_call', id: `mcp_${++callCounter}`, name, input };
     const [block] = await dispatchToolCalls([call], {
@@ -183,8 +206,8 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     // The official SDK client handles a notification a microtask later than a response read in the same chunk, so a
     // progress written just before the result can be dropped by it when both arrive in one read. The wire order is
     // right either way; a short pause makes separate reads (and so a complete progress sequence) far more likely.
-    if (inFlight.length > 0) {
-      await Promise.all(inFlight);
+    if (last >= 0) {
+      while (sending !== undefined) await sending;
       await new Promise<void>((resolve) => setTimeout(resolve, 1));
     }
     // An empty text part (a Lua tool that returned only attachments) says nothing; an empty result keeps one part.

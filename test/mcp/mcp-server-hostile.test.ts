@@ -3,6 +3,9 @@
  * client, in-memory or stream transports. (Spawned processes and real HTTP: test/mcp/e2e/hostile-client-*.e2e.ts.)
  */
 
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -187,6 +190,63 @@ describe('serveMcpStdio against a client that misbehaves on the pipe', () => {
       await server.close();
     }
   });
+
+  it('a Lua tool flooding panto.progress to a client that does not read: queued progress stays bounded', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'panto-mcp-flood-'));
+    await writeFile(
+      join(dir, 'flood.lua'),
+      `return { name = "flood", description = "progress flood", parameters = { type = "object" },
+        handler = function() for i = 1, 10000 do panto.progress("step " .. i, i / 10000) end return "flooded" end }`,
+    );
+    const settled: string[] = [];
+    const lua = await LuaToolSource.fromDir(dir, { includeBuiltins: false });
+    const recording = {
+      name: 'recording',
+      list: () => lua.list(),
+      call: async (...args: Parameters<LuaToolSource['call']>) => {
+        const r = await lua.call(...args);
+        settled.push(args[0]);
+        return r;
+      },
+    };
+    const stdin = new PassThrough();
+    const held: Array<() => void> = [];
+    const written: string[] = [];
+    const stdout = new Writable({
+      highWaterMark: 16 * 1024,
+      write(chunk: Buffer, _enc, cb) {
+        written.push(chunk.toString());
+        held.push(cb);
+      },
+    });
+    const server = await serveMcpStdio(recording, { stdin, stdout });
+    try {
+      stdin.write(init);
+      stdin.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flood', _meta: { progressToken: 't' } } })}\n`,
+      );
+      await expect.poll(() => settled.length, { timeout: 10_000 }).toBe(1);
+      // 10k notifications were made while stdout was stuck: only what fits its buffer plus the bounded queue is held.
+      expect(stdout.writableLength).toBeLessThan(64 * 1024);
+      for (let round = 0; round < 10_000 && !written.some((w) => w.includes('flooded')); round++) {
+        for (const cb of held.splice(0)) cb();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const values = written
+        .join('')
+        .split('\n')
+        .filter((l) => l.includes('notifications/progress'))
+        .map((l) => (JSON.parse(l) as { params: { progress: number } }).params.progress);
+      expect(values.length).toBeGreaterThan(0);
+      expect(values.every((v, i) => i === 0 || v > (values[i - 1] ?? 0))).toBe(true);
+      expect(values.at(-1)).toBe(100);
+    } finally {
+      for (const cb of held.splice(0)) cb();
+      await server.close();
+      lua.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 20_000);
 
   it('stdout failing (EPIPE: the client went away) ends the session instead of throwing an uncaught error', async () => {
     const stdin = new PassThrough();
