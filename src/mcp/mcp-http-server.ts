@@ -9,6 +9,8 @@
  * - Request bodies over `maxBodyBytes` get 413 as soon as the declared length or the bytes read pass the cap, and the
  *   connection is closed (the rest is not read). A request (headers and body) not received within
  *   `requestTimeoutMs` gets 408 (slowloris); at most `maxConnections` TCP connections are open at once.
+ * - A client that closes the connection of a POST before its answers were sent cancels those requests (their Lua
+ *   calls are aborted as by `notifications/cancelled`).
  * - `close()` ends every session and the listener.
  */
 
@@ -160,6 +162,22 @@ export async function serveMcpHttp(
       await createMcpServer(source, options).connect(t);
       transport = t;
     }
+    // A client that drops the connection of a POST before its answers came has given up on those requests: cancel
+    // them, as a `notifications/cancelled` would, so their Lua calls stop now instead of running to their budget.
+    const ids = requestIds(body);
+    if (ids.length > 0) {
+      const t = transport;
+      res.once('close', () => {
+        if (res.writableFinished) return;
+        for (const requestId of ids) {
+          t.onmessage?.({
+            jsonrpc: '2.0',
+            method: 'notifications/cancelled',
+            params: { requestId, reason: 'the client closed the connection' },
+          });
+        }
+      });
+    }
     await transport.handleRequest(req, res, body);
   };
 
@@ -239,6 +257,18 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | 'too-larg
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+/** The ids of the JSON-RPC requests in a POST body (one message or a batch). */
+function requestIds(body: unknown): Array<string | number> {
+  const ids: Array<string | number> = [];
+  for (const m of Array.isArray(body) ? body : [body]) {
+    if (typeof m !== 'object' || m === null || typeof (m as { method?: unknown }).method !== 'string')
+      continue;
+    const id = (m as { id?: unknown }).id;
+    if (typeof id === 'string' || typeof id === 'number') ids.push(id);
+  }
+  return ids;
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {

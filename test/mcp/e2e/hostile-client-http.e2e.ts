@@ -200,6 +200,52 @@ describe('serveMcpHttp against a hostile client', () => {
     });
   });
 
+  it('a client that drops the connection mid-call: the Lua call is aborted, not left to run to its budget', async () => {
+    const settled: Array<{ aborted: boolean; ok: boolean }> = [];
+    const recording = {
+      name: 'recording',
+      list: () => source.list(),
+      call: async (...args: Parameters<LuaToolSource['call']>) => {
+        const r = await source.call(...args);
+        settled.push({ aborted: args[2].signal.aborted, ok: r.ok });
+        return r;
+      },
+    };
+    const server = await serveMcpHttp(recording, {});
+    try {
+      const { session } = await post(server, INIT);
+      const headers = { ...HEADERS, 'mcp-session-id': session ?? '', 'mcp-protocol-version': '2025-06-18' };
+      await post(server, '{"jsonrpc":"2.0","method":"notifications/initialized"}', headers);
+      const ac = new AbortController();
+      const res = await fetch(server.url, {
+        method: 'POST',
+        headers,
+        signal: ac.signal,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'slow_steps', arguments: { steps: 100_000_000 }, _meta: { progressToken: 'p' } },
+        }),
+      });
+      // The call runs once it reports progress; then the client goes away.
+      const reader = res.body?.getReader();
+      let seen = '';
+      while (!seen.includes('notifications/progress')) {
+        const chunk = await reader?.read();
+        if (chunk === undefined || chunk.done) break;
+        seen += new TextDecoder().decode(chunk.value);
+      }
+      ac.abort();
+      // Its wall-clock budget is 30 s: it must end well before that.
+      await expect.poll(() => settled.length, { timeout: 10_000 }).toBe(1);
+      expect(settled[0]).toEqual({ aborted: true, ok: false });
+      await wellBehaved(server);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('JSON-RPC oddities: batches over 100, __proto__/constructor methods, object ids, bad params, deep JSON', async () => {
     await withServer({}, async (server) => {
       const { session } = await post(server, INIT);
