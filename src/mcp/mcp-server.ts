@@ -131,12 +131,17 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
       };
     }
     pending++;
+    // The call's own abort: the SDK's (cancellation, session close) forwarded, plus the duplicate-id rule's.
     const own = new AbortController();
+    const forward = () => own.abort(extra.signal.reason);
+    if (extra.signal.aborted) forward();
+    else extra.signal.addEventListener('abort', forward, { once: true });
     running.set(extra.requestId, own);
     try {
-      return await runCall(request, extra, AbortSignal.any([extra.signal, own.signal]));
+      return await runCall(request, extra, own.signal);
     } finally {
       pending--;
+      extra.signal.removeEventListener('abort', forward);
       if (running.get(extra.requestId) === own) running.delete(extra.requestId);
     }
   });
