@@ -67,8 +67,8 @@ export async function serveMcpStdio(
   server.onclose = () => {
     ended = true;
     stdin.off('end', end);
-    stdout.off('error', end);
     stdout.off('drain', resume);
+    // The error listener stays: a write still pending when the session ended can fail later (EPIPE).
     done();
   };
   // The SDK transport does not notice the end of stdin; the client closing its end is the end of the session.
