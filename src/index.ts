@@ -109,8 +109,11 @@ export { DEFAULT_DENYLIST } from './lua/workspace-paths.js';
 // MCP: servers as a tool source, tool sources as a server
 export {
   createMcpServer,
+  DEFAULT_MCP_MAX_PENDING_CALLS,
+  DEFAULT_MCP_STDIO_MAX_MESSAGE_BYTES,
   loadMcpConfig,
   MCP_DEFAULTS,
+  MCP_HTTP_DEFAULTS,
   type McpHttpServer,
   type McpHttpServerConfig,
   type McpHttpServerOptions,

@@ -6,15 +6,30 @@ export {
   parseMcpConfig,
 } from './mcp-config.js';
 export type { McpLogEntry, McpLogger } from './mcp-connection.js';
-export { type McpHttpServer, type McpHttpServerOptions, serveMcpHttp } from './mcp-http-server.js';
+export {
+  MCP_HTTP_DEFAULTS,
+  type McpHttpServer,
+  type McpHttpServerOptions,
+  serveMcpHttp,
+} from './mcp-http-server.js';
 export {
   type McpCallToolResult,
   type McpResourceContents,
   type McpResultOptions,
   mcpResultToCallResult,
 } from './mcp-result.js';
-export { createMcpServer, type McpServerOptions, toMcpContent } from './mcp-server.js';
-export { type McpStdioServer, type McpStdioServerOptions, serveMcpStdio } from './mcp-stdio-server.js';
+export {
+  createMcpServer,
+  DEFAULT_MCP_MAX_PENDING_CALLS,
+  type McpServerOptions,
+  toMcpContent,
+} from './mcp-server.js';
+export {
+  DEFAULT_MCP_STDIO_MAX_MESSAGE_BYTES,
+  type McpStdioServer,
+  type McpStdioServerOptions,
+  serveMcpStdio,
+} from './mcp-stdio-server.js';
 export {
   MCP_DEFAULTS,
   type McpStartReport,

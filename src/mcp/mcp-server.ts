@@ -9,7 +9,14 @@
  * - text → `text`; image → `image` (base64 + mimeType); PDF → embedded `resource` (`blob`, `application/pdf`, a
  *   `panto://document/<name>` URI).
  * - A failed call (tool error, invalid arguments, budget exceeded) → `isError: true` with the message as text.
- * - An unknown tool name → JSON-RPC error `-32602` (the MCP convention).
+ * - An unknown tool name, or `params` that are not a valid `tools/call` (a name that is not a string, `arguments`
+ *   that are not an object, a `progressToken` that is neither a string nor a number) → JSON-RPC error `-32602`
+ *   (the MCP convention) whose message names the bad field.
+ * - A `tools/call` whose request id is already used by a running call (JSON-RPC forbids reusing an id): the running
+ *   call is aborted and the new one refused with `-32600`. (The SDK keys cancellation by id: the earlier call could
+ *   otherwise no longer be cancelled, nor be aborted when the session closes.)
+ * - More than `maxPendingCalls` calls of one server at once (running or queued for a Lua slot) → `isError: true` at
+ *   once, so a client that floods calls without waiting cannot queue work (and memory) without bound.
  * - `ToolContext.update` (Lua `panto.progress`) → `notifications/progress` when the client sent a `progressToken`.
  * - `notifications/cancelled` aborts the call's signal: the Lua call is stopped by the host's abort handling, and no
  *   further progress is sent for it. Progress already written before the cancellation arrived can still reach the client
@@ -17,9 +24,16 @@
  */
 
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type {
+  CallToolRequest,
+  CallToolResult,
+  ServerNotification,
+  ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
 import { dispatchToolCalls } from '../agent/dispatch.js';
 import type { StoredPart, ToolCallBlock } from '../conversation.js';
+import { PantoError } from '../errors.js';
 import type { ProcessOptions } from '../media/types.js';
 import { packageVersion } from '../package-root.js';
 import type { ToolUpdate } from '../tool.js';
@@ -37,9 +51,23 @@ export interface McpServerOptions {
   media?: ProcessOptions;
   /** `instructions` sent in `initialize`. */
   instructions?: string;
+  /**
+   * Most `tools/call` requests of this server (one client: one stdio connection or one HTTP session) in flight at
+   * once, running or waiting for a free Lua slot; further calls get an `isError` result at once. Default 64
+   * (`DEFAULT_MCP_MAX_PENDING_CALLS`).
+   */
+  maxPendingCalls?: number;
 }
 
+/** Default `McpServerOptions.maxPendingCalls`. */
+export const DEFAULT_MCP_MAX_PENDING_CALLS = 64;
+
 let callCounter = 0;
+
+/** Progress notifications of one call waiting while an earlier one is written (see `sendProgress`). */
+const MAX_QUEUED_PROGRESS = 64;
+
+type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /**
  * An MCP `Server` (official SDK) offering `source`'s tools. Connect it to a transport (`server.connect(transport)`),
@@ -48,6 +76,16 @@ let callCounter = 0;
  */
 export function createMcpServer(source: ToolSource, options: McpServerOptions = {}): Server {
   const { Server, CallToolRequestSchema, ListToolsRequestSchema, ErrorCode, McpError } = serverSdkSync();
+  const maxPending = options.maxPendingCalls ?? DEFAULT_MCP_MAX_PENDING_CALLS;
+  if (!Number.isInteger(maxPending) || maxPending < 1) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `createMcpServer: maxPendingCalls must be a positive integer, got ${maxPending}`,
+    );
+  }
+  let pending = 0;
+  /** The running calls by request id, each with its own abort (see the duplicate-id rule above). */
+  const running = new Map<string | number, AbortController>();
   const server = new Server(
     { name: options.name ?? 'libpanto', version: options.version ?? packageVersion() },
     {
@@ -62,39 +100,106 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
       .map((d) => ({ name: d.name, description: d.description, inputSchema: d.inputSchema })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  // Registered with a schema that checks only the method: the SDK's `Server` checks the params of every `tools/call`
+  // itself and answers bad ones with -32602 and the failing field. With the full schema here, the generic request
+  // parse would run first and answer a client's bad params as -32603, an internal error of the server.
+  const toolsCallMethod = CallToolRequestSchema.pick({ method: true }).loose();
+  server.setRequestHandler(toolsCallMethod, async (raw, extra): Promise<CallToolResult> => {
+    // The SDK's `Server` validated the params against `CallToolRequestSchema` before calling this handler.
+    const request = raw as unknown as CallToolRequest;
     const { name } = request.params;
-    const input = request.params.arguments ?? {};
     if (!source.list().some((d) => d.name === name)) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     }
+    const earlier = running.get(extra.requestId);
+    if (earlier !== undefined) {
+      earlier.abort(new Error(`request id ${JSON.stringify(extra.requestId)} was reused while the call ran`));
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `request id ${JSON.stringify(extra.requestId)} is already used by a running call: both calls are refused (request ids must be unique)`,
+      );
+    }
+    if (pending >= maxPending) {
+      return {
+        content: [
+          {
+            type: 'text',
+            text: `too many tool calls in flight (${maxPending}): wait for a result before sending more calls`,
+          },
+        ],
+        isError: true,
+      };
+    }
+    pending++;
+    // The call's own abort: the SDK's (cancellation, session close) forwarded, plus the duplicate-id rule's.
+    const own = new AbortController();
+    const forward = () => own.abort(extra.signal.reason);
+    if (extra.signal.aborted) forward();
+    else extra.signal.addEventListener('abort', forward, { once: true });
+    running.set(extra.requestId, own);
+    try {
+      return await runCall(request, extra, own.signal);
+    } finally {
+      pending--;
+      extra.signal.removeEventListener('abort', forward);
+      if (running.get(extra.requestId) === own) running.delete(extra.requestId);
+    }
+  });
+
+  const runCall = async (
+    request: CallToolRequest,
+    extra: CallExtra,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> => {
+    const { name } = request.params;
+    const input = request.params.arguments ?? {};
     const progressToken = request.params._meta?.progressToken;
     let last = -1;
-    const inFlight: Array<Promise<void>> = [];
+    // Progress goes out one notification at a time, in order. While one is being written (on stdio: until a backed-up
+    // stdout drains), later ones wait in a queue of at most MAX_QUEUED_PROGRESS; past that the newest replaces the
+    // last queued one (values still increase). A Lua loop calling panto.progress millions of times against a client
+    // that reads slowly therefore costs bounded memory, not one buffered notification per call.
+    type ProgressParams = {
+      progressToken: string | number;
+      progress: number;
+      total?: number;
+      message?: string;
+    };
+    const queued: ProgressParams[] = [];
+    let sending: Promise<void> | undefined;
+    const pump = (): void => {
+      const next = queued.shift();
+      if (next === undefined || signal.aborted) {
+        queued.length = 0;
+        sending = undefined;
+        return;
+      }
+      sending = extra
+        .sendNotification({ method: 'notifications/progress', params: next })
+        .catch(() => {})
+        .then(pump);
+    };
     const sendProgress = (u: ToolUpdate) => {
       // Once the client has cancelled, its progress handler for the token is gone: say nothing more for this call.
-      if (progressToken === undefined || extra.signal.aborted) return;
+      if (progressToken === undefined || signal.aborted) return;
       // MCP requires the progress value to increase with every notification.
       const fraction = typeof u.progress === 'number' ? u.progress * 100 : undefined;
       const value = fraction !== undefined && fraction > last ? fraction : Math.max(0, last + 0.001);
       last = value;
-      const sent = extra
-        .sendNotification({
-          method: 'notifications/progress',
-          params: {
-            progressToken,
-            progress: value,
-            ...(fraction !== undefined ? { total: 100 } : {}),
-            ...(typeof u.message === 'string' ? { message: u.message } : {}),
-          },
-        })
-        .catch(() => {});
-      inFlight.push(sent);
+      const params: ProgressParams = {
+        progressToken,
+        progress: value,
+        ...(fraction !== undefined ? { total: 100 } : {}),
+        ...(typeof u.message === 'string' ? { message: u.message } : {}),
+      };
+      if (queued.length >= MAX_QUEUED_PROGRESS) queued[queued.length - 1] = params;
+      else queued.push(params);
+      if (sending === undefined) pump();
     };
     const call: ToolCallBlock = { type: 'tool_call', id: `mcp_${++callCounter}`, name, input };
     const [block] = await dispatchToolCalls([call], {
       tools: source,
-      signal: extra.signal,
+      signal,
       ...(options.workspaceRoot !== undefined ? { workspaceRoot: options.workspaceRoot } : {}),
       ...(options.media !== undefined ? { media: options.media } : {}),
       onEvent: (e) => {
@@ -106,14 +211,14 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     // The official SDK client handles a notification a microtask later than a response read in the same chunk, so a
     // progress written just before the result can be dropped by it when both arrive in one read. The wire order is
     // right either way; a short pause makes separate reads (and so a complete progress sequence) far more likely.
-    if (inFlight.length > 0) {
-      await Promise.all(inFlight);
+    if (last >= 0) {
+      while (sending !== undefined) await sending;
       await new Promise<void>((resolve) => setTimeout(resolve, 1));
     }
     // An empty text part (a Lua tool that returned only attachments) says nothing; an empty result keeps one part.
     const parts = block.parts.filter((p, _i, all) => !(p.type === 'text' && p.text === '' && all.length > 1));
     return { content: parts.map(toMcpContent), ...(block.isError ? { isError: true } : {}) };
-  });
+  };
 
   return server;
 }

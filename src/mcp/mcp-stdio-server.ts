@@ -1,9 +1,19 @@
 /**
  * Serve a `ToolSource` over MCP stdio: JSON-RPC on `stdin`/`stdout` (default the process's own). Nothing else may
  * write to that stdout while serving — send logs to stderr.
+ *
+ * Hostile or broken clients:
+ * - A client that does not read its responses: once `stdout` is backed up (a write returned false), no more requests
+ *   are read from `stdin` until it drains, so the server's memory does not grow with the client's requests.
+ * - Lines are framed in linear time (`LineBuffer`; the SDK's own buffer re-copies everything pending on every chunk,
+ *   so a long line cost time quadratic in its length). A line over `maxMessageBytes` (default 10 MiB, the SDK's own
+ *   cap) or `stdout` failing (the client closed its end: EPIPE) ends the session (`closed` resolves) and aborts the
+ *   running calls; the host process does not crash.
+ * - Lines that are not JSON-RPC are skipped.
  */
 
 import type { Readable, Writable } from 'node:stream';
+import { PantoError } from '../errors.js';
 import type { ToolSource } from '../tool-source.js';
 import { serveSdk } from './mcp-sdk.js';
 import { createMcpServer, type McpServerOptions } from './mcp-server.js';
@@ -11,10 +21,15 @@ import { createMcpServer, type McpServerOptions } from './mcp-server.js';
 export interface McpStdioServerOptions extends McpServerOptions {
   stdin?: Readable;
   stdout?: Writable;
+  /** Longest request line, bytes; a longer one ends the session. Default 10 MiB (`DEFAULT_MCP_STDIO_MAX_MESSAGE_BYTES`). */
+  maxMessageBytes?: number;
 }
 
+/** Default `McpStdioServerOptions.maxMessageBytes` (the SDK's own read cap). */
+export const DEFAULT_MCP_STDIO_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+
 export interface McpStdioServer {
-  /** Resolves when the client closes the connection (stdin ends) or `close()` is called. */
+  /** Resolves when the client closes the connection (stdin ends), `stdout` fails, or `close()` is called. */
   readonly closed: Promise<void>;
   close(): Promise<void>;
 }
@@ -24,19 +39,60 @@ export async function serveMcpStdio(
   source: ToolSource,
   options: McpStdioServerOptions = {},
 ): Promise<McpStdioServer> {
-  const { StdioServerTransport } = await serveSdk();
+  const maxMessage = options.maxMessageBytes ?? DEFAULT_MCP_STDIO_MAX_MESSAGE_BYTES;
+  if (!Number.isInteger(maxMessage) || maxMessage < 1) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `serveMcpStdio: maxMessageBytes must be a positive integer, got ${maxMessage}`,
+    );
+  }
+  // line-buffer.js imports the SDK: loaded here, not when libpanto is imported.
+  const [{ StdioServerTransport }, { installLineBuffer }] = await Promise.all([
+    serveSdk(),
+    import('./line-buffer.js'),
+  ]);
   const stdin = options.stdin ?? process.stdin;
-  const transport = new StdioServerTransport(stdin, options.stdout ?? process.stdout);
+  const stdout = options.stdout ?? process.stdout;
+  const transport = new StdioServerTransport(stdin, stdout);
+  installLineBuffer(transport, maxMessage);
   const server = createMcpServer(source, options);
+  let ended = false;
   let done: () => void = () => {};
   const closed = new Promise<void>((resolve) => {
     done = resolve;
   });
-  server.onclose = () => done();
-  // The SDK transport does not notice the end of stdin; the client closing its end is the end of the session.
-  stdin.once('end', () => {
+  const end = () => {
     server.close().catch(() => {});
-  });
+  };
+  server.onclose = () => {
+    ended = true;
+    stdin.off('end', end);
+    stdout.off('drain', resume);
+    // The error listener stays: a write still pending when the session ended can fail later (EPIPE).
+    done();
+  };
+  // The SDK transport does not notice the end of stdin; the client closing its end is the end of the session.
+  stdin.once('end', end);
+  // Nor does it listen for write errors: without a listener an EPIPE would be thrown as an uncaught exception.
+  stdout.on('error', end);
+
+  // Backpressure: the SDK transport reads stdin as fast as it arrives and queues every response in stdout's buffer.
+  let paused = false;
+  const resume = () => {
+    paused = false;
+    if (!ended) stdin.resume();
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (message) => {
+    const sent = send(message);
+    if (stdout.writableNeedDrain && !paused && !ended) {
+      paused = true;
+      stdin.pause();
+      stdout.once('drain', resume);
+    }
+    return sent;
+  };
+
   await server.connect(transport);
   return {
     closed,

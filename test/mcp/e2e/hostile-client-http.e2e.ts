@@ -1,0 +1,300 @@
+/**
+ * A hostile client against `serveMcpHttp` over real loopback HTTP, with the real fengari Lua tools. Each case ends by
+ * checking that a well-behaved client (the official SDK client) is still served. (Host/Origin checks, the body cap on
+ * a complete body and unknown sessions: server-http.e2e.ts.)
+ */
+
+import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LuaToolSource } from '../../../src/lua/lua-tool-source.js';
+import {
+  type McpHttpServer,
+  type McpHttpServerOptions,
+  serveMcpHttp,
+} from '../../../src/mcp/mcp-http-server.js';
+import { LUA_TOOLS } from './servers.js';
+
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'hostile', version: '1' } },
+});
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+let source: LuaToolSource;
+beforeAll(async () => {
+  source = await LuaToolSource.fromDir(LUA_TOOLS, { includeBuiltins: false });
+});
+afterAll(() => source?.close());
+
+async function withServer(options: McpHttpServerOptions, run: (server: McpHttpServer) => Promise<void>) {
+  const server = await serveMcpHttp(source, options);
+  try {
+    await run(server);
+  } finally {
+    await server.close();
+  }
+}
+
+/** The official SDK client connects, calls a tool, and leaves (closing its session). */
+async function wellBehaved(server: McpHttpServer): Promise<void> {
+  const client = new Client({ name: 'polite', version: '1' });
+  const transport = new StreamableHTTPClientTransport(new URL(server.url));
+  await client.connect(transport);
+  try {
+    const res = (await client.callTool({ name: 'test_simple_text', arguments: {} })) as CallToolResult;
+    expect(res.content).toEqual([{ type: 'text', text: 'This is a simple text response for testing.' }]);
+  } finally {
+    await transport.terminateSession();
+    await client.close();
+  }
+}
+
+/** POST `body`; the status and the session id it got (settles only when the server answers). */
+function post(
+  server: McpHttpServer,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; session: string | undefined; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(server.url, { method: 'POST', headers: { ...HEADERS, ...headers } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => {
+        text += c.toString();
+      });
+      res.on('end', () => {
+        const sid = res.headers['mcp-session-id'];
+        resolve({ status: res.statusCode ?? 0, session: typeof sid === 'string' ? sid : undefined, text });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A raw TCP connection to the server; resolves what it read once the server closes it. */
+function rawSocket(server: McpHttpServer): { socket: Socket; closed: Promise<string> } {
+  const socket = connect(server.port, '127.0.0.1');
+  let read = '';
+  socket.on('data', (c: Buffer) => {
+    read += c.toString();
+  });
+  const closed = new Promise<string>((resolve) => {
+    socket.on('close', () => resolve(read));
+    socket.on('error', () => {});
+  });
+  return { socket, closed };
+}
+
+const bounded = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
+  Promise.race([
+    p,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms)),
+  ]);
+
+describe('serveMcpHttp against a hostile client', () => {
+  it('sessions opened and abandoned expire after sessionIdleMs, so they cannot hold every slot for good', async () => {
+    await withServer({ maxSessions: 3, sessionIdleMs: 300 }, async (server) => {
+      const opened = await Promise.all([1, 2, 3].map(() => post(server, INIT)));
+      expect(opened.map((r) => r.status)).toEqual([200, 200, 200]);
+      expect(server.sessions).toBe(3);
+      expect((await post(server, INIT)).status).toBe(503);
+      // Nothing is open on them: they expire, and a polite client gets a session again.
+      await expect.poll(() => server.sessions, { timeout: 5_000 }).toBe(0);
+      await wellBehaved(server);
+      // An expired session id is simply unknown now.
+      const stale = opened[0]?.session ?? '';
+      expect(
+        (await post(server, '{"jsonrpc":"2.0","id":2,"method":"ping"}', { 'mcp-session-id': stale })).status,
+      ).toBe(404);
+    });
+  });
+
+  it('a session with an open SSE stream is in use and does not expire', async () => {
+    await withServer({ sessionIdleMs: 200 }, async (server) => {
+      const { session } = await post(server, INIT);
+      const headers = { 'mcp-session-id': session ?? '', 'mcp-protocol-version': '2025-06-18' };
+      const stream = await fetch(server.url, { headers: { accept: 'text/event-stream', ...headers } });
+      expect(stream.status).toBe(200);
+      // Another session, idle, expires meanwhile: the one with the stream outlives it.
+      await post(server, INIT);
+      expect(server.sessions).toBe(2);
+      await expect.poll(() => server.sessions, { timeout: 5_000 }).toBe(1);
+      const ping = await post(server, '{"jsonrpc":"2.0","id":2,"method":"ping"}', headers);
+      expect(ping.status).toBe(200);
+      await stream.body?.cancel();
+      await wellBehaved(server);
+    });
+  });
+
+  it('a declared body over the cap gets 413 at once, without the server waiting for (or reading) the bytes', async () => {
+    await withServer({ maxBodyBytes: 64 * 1024 }, async (server) => {
+      const { socket, closed } = rawSocket(server);
+      socket.write(
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+          `Accept: application/json, text/event-stream\r\nContent-Length: ${1024 * 1024 * 1024}\r\n\r\n{"a":"`,
+      );
+      const answer = await bounded(closed, 5_000, 'a 1 GiB declared body');
+      expect(answer).toMatch(/^HTTP\/1\.1 413/);
+      expect(answer).toContain('request body over 65536 bytes');
+      await wellBehaved(server);
+    });
+  });
+
+  it('a chunked body without a length is cut off as soon as it passes the cap', async () => {
+    await withServer({ maxBodyBytes: 64 * 1024 }, async (server) => {
+      const { socket, closed } = rawSocket(server);
+      socket.write(
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+          `Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      );
+      const chunk = 'a'.repeat(16 * 1024);
+      // 128 KiB and then nothing: the server must answer without the end of the body.
+      for (let i = 0; i < 8; i++) socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+      const answer = await bounded(closed, 5_000, 'an endless chunked body');
+      expect(answer).toMatch(/^HTTP\/1\.1 413/);
+      await wellBehaved(server);
+    });
+  });
+
+  it('slowloris: a request trickled in is answered 408 and dropped after requestTimeoutMs', async () => {
+    await withServer({ requestTimeoutMs: 500 }, async (server) => {
+      const headersOnly = rawSocket(server);
+      headersOnly.socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+      const bodyTrickle = rawSocket(server);
+      bodyTrickle.socket.write(
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+          `Accept: application/json, text/event-stream\r\nContent-Length: ${INIT.length}\r\n\r\n{`,
+      );
+      const trickle = setInterval(() => bodyTrickle.socket.write(' '), 100);
+      try {
+        const [a, b] = await bounded(
+          Promise.all([headersOnly.closed, bodyTrickle.closed]),
+          5_000,
+          'trickled requests',
+        );
+        expect(a).toMatch(/^HTTP\/1\.1 408/);
+        expect(b).toMatch(/^HTTP\/1\.1 408/);
+      } finally {
+        clearInterval(trickle);
+      }
+      await wellBehaved(server);
+    });
+  });
+
+  it('connections beyond maxConnections are closed at once; the slots come back when they close', async () => {
+    await withServer({ maxConnections: 3 }, async (server) => {
+      const idle = [1, 2, 3].map(() => rawSocket(server));
+      await Promise.all(idle.map(({ socket }) => new Promise((resolve) => socket.once('connect', resolve))));
+      // Node accepts, then drops the fourth connection: it ends without a byte.
+      const fourth = rawSocket(server);
+      expect(await bounded(fourth.closed, 5_000, 'a connection over the cap')).toBe('');
+      for (const { socket } of idle) socket.destroy();
+      await Promise.all(idle.map(({ closed }) => closed));
+      await wellBehaved(server);
+    });
+  });
+
+  it('a client that drops the connection mid-call: the Lua call is aborted, not left to run to its budget', async () => {
+    const settled: Array<{ aborted: boolean; ok: boolean }> = [];
+    const recording = {
+      name: 'recording',
+      list: () => source.list(),
+      call: async (...args: Parameters<LuaToolSource['call']>) => {
+        const r = await source.call(...args);
+        settled.push({ aborted: args[2].signal.aborted, ok: r.ok });
+        return r;
+      },
+    };
+    const server = await serveMcpHttp(recording, {});
+    try {
+      const { session } = await post(server, INIT);
+      const headers = { ...HEADERS, 'mcp-session-id': session ?? '', 'mcp-protocol-version': '2025-06-18' };
+      await post(server, '{"jsonrpc":"2.0","method":"notifications/initialized"}', headers);
+      const ac = new AbortController();
+      const res = await fetch(server.url, {
+        method: 'POST',
+        headers,
+        signal: ac.signal,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'slow_steps', arguments: { steps: 100_000_000 }, _meta: { progressToken: 'p' } },
+        }),
+      });
+      // The call runs once it reports progress; then the client goes away.
+      const reader = res.body?.getReader();
+      let seen = '';
+      while (!seen.includes('notifications/progress')) {
+        const chunk = await reader?.read();
+        if (chunk === undefined || chunk.done) break;
+        seen += new TextDecoder().decode(chunk.value);
+      }
+      ac.abort();
+      // Its wall-clock budget is 30 s: it must end well before that.
+      await expect.poll(() => settled.length, { timeout: 10_000 }).toBe(1);
+      expect(settled[0]).toEqual({ aborted: true, ok: false });
+      await wellBehaved(server);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('JSON-RPC oddities: batches over 100, __proto__/constructor methods, object ids, bad params, deep JSON', async () => {
+    await withServer({}, async (server) => {
+      const { session } = await post(server, INIT);
+      const headers = { 'mcp-session-id': session ?? '', 'mcp-protocol-version': '2025-06-18' };
+      await post(server, '{"jsonrpc":"2.0","method":"notifications/initialized"}', headers);
+      const batch = JSON.stringify(
+        Array.from({ length: 101 }, (_, i) => ({ jsonrpc: '2.0', id: i + 2, method: 'tools/list' })),
+      );
+      expect((await post(server, batch, headers)).status).toBe(400);
+      for (const method of ['__proto__', 'constructor', 'hasOwnProperty']) {
+        const res = await post(
+          server,
+          JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: {} }),
+          headers,
+        );
+        expect(res.text).toContain('"code":-32601');
+      }
+      expect((await post(server, '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', headers)).status).toBe(
+        400,
+      );
+      const args = await post(
+        server,
+        '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"test_simple_text","arguments":[1]}}',
+        headers,
+      );
+      expect(args.text).toContain('"code":-32602');
+      const deep = `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow_steps","arguments":{"steps":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`;
+      const deepRes = await post(server, deep, headers);
+      expect(deepRes.status).toBe(200);
+      expect(deepRes.text).toContain('"isError":true');
+      // Another client's session id cannot be guessed; a made-up one is unknown, and deleting it touches nothing.
+      const del = await fetch(server.url, {
+        method: 'DELETE',
+        headers: { 'mcp-session-id': crypto.randomUUID(), 'mcp-protocol-version': '2025-06-18' },
+      });
+      expect(del.status).toBe(404);
+      expect(server.sessions).toBe(1);
+      await wellBehaved(server);
+    });
+  });
+
+  it('rejects bad limits with ERR_INVALID_ARGUMENT', async () => {
+    for (const bad of [
+      { sessionIdleMs: 0 },
+      { requestTimeoutMs: -1 },
+      { maxConnections: 1.5 },
+      { maxSessions: 0 },
+    ]) {
+      await expect(serveMcpHttp(source, bad)).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT' });
+    }
+  });
+});
