@@ -156,6 +156,60 @@ describe('--mcp FILE that is not a plain file', () => {
   });
 });
 
+describe('a usage error with --mcp servers configured', () => {
+  async function mcpConfig(name: string): Promise<string> {
+    const file = path.join(tmp, name);
+    const servers = { panto: { command: process.execPath, args: [pantoBin, 'mcp', 'serve'] } };
+    await writeFile(file, JSON.stringify({ mcpServers: servers }));
+    return file;
+  }
+
+  it('--mcp and an existing --session: exit 2 before any server starts (the process does not hang)', async () => {
+    const config = await mcpConfig('mcp-ok.json');
+    const r = await runPanto(
+      [
+        'chat',
+        '--base-url',
+        'http://127.0.0.1:9/v1',
+        '--model',
+        'x',
+        '--no-context-files',
+        '--mcp',
+        config,
+        '--session',
+        '.env',
+      ],
+      { cwd: tmp, env: noKeys, timeoutMs: 20_000 },
+    );
+    expect(r.stderr).toBe(
+      'panto: --session .env: already exists (a new session is written to a new file; --resume .env continues a saved one)\n',
+    );
+    expect(r.code).toBe(2);
+  });
+
+  it("a second --mcp that is a FIFO: exit 1 before the first file's servers start", async () => {
+    const config = await mcpConfig('mcp-ok2.json');
+    const r = await runPanto(
+      [
+        'chat',
+        '--base-url',
+        'http://127.0.0.1:9/v1',
+        '--model',
+        'x',
+        '--no-context-files',
+        '--mcp',
+        config,
+        '--mcp',
+        'fifo',
+      ],
+      { cwd: tmp, env: noKeys, timeoutMs: 20_000 },
+    );
+    expect(r.stderr).not.toContain('started');
+    expect(r.stderr).toMatch(/^panto: .*fifo.*a FIFO, not a regular file\n$/);
+    expect(r.code).toBe(1);
+  });
+});
+
 describe('context files', () => {
   it('a 2 GiB AGENTS.md is read up to its cap (never whole); a FIFO CLAUDE.md is skipped, not waited on', async () => {
     const repo = path.join(tmp, 'ctx-repo');
@@ -204,7 +258,7 @@ describe('--session naming something that exists', () => {
   it('a path below a file: a plain error before the chat starts', async () => {
     const file = path.join(tmp, '.env', 'below', 's.jsonl');
     const r = await chat(['hi'], ['--session', file]);
-    expect(r.stderr).toBe(`panto: --session: cannot read ${file}: a part of the path is not a directory\n`);
+    expect(r.stderr).toBe(`panto: --session: cannot create ${file}: a part of the path is not a directory\n`);
     expect(r.code).toBe(1);
   });
 
