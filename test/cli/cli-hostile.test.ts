@@ -401,6 +401,45 @@ describe('a huge paste', () => {
   });
 });
 
+describe('a huge paste after a normal line', () => {
+  it("the refusal comes when the line's turn comes, after the first line's answer, not in the middle of it", async () => {
+    server.reset();
+    // The first answer streams, then stalls: the turn is still running while the long line is read.
+    server.enqueue({ type: 'stall', text: 'FIRST-ANSWER' });
+    const long = 'y'.repeat(Math.floor(4.2 * 1024 * 1024));
+    // stdout and stderr into one pipe, so their order is the order panto wrote them.
+    const child = spawn(
+      'sh',
+      [
+        '-c',
+        `exec "${process.execPath}" "${pantoBin}" chat --base-url "${server.baseUrl('openai-chat')}" --model gpt-4o ` +
+          `--no-context-files --session "${path.join(tmp, 'paste-after.jsonl')}" 2>&1`,
+      ],
+      { cwd: tmp, env: { ...process.env, ...noKeys }, stdio: ['pipe', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const write = (text: string) => new Promise<void>((resolve) => child.stdin.write(text, () => resolve()));
+    child.stdin.on('error', () => {});
+    await write('first\n');
+    while (!out.includes('FIRST-ANSWER')) await new Promise((r) => setTimeout(r, 20));
+    await write(`${long}\n`);
+    // A blank line larger than the pipe buffer: once it is written, panto has read the whole long line.
+    await write(`${' '.repeat(256 * 1024)}\n`);
+    child.kill('SIGINT');
+    while (!out.includes('[stopped')) await new Promise((r) => setTimeout(r, 20));
+    child.stdin.end();
+    expect(await exited).toBe(1);
+    const stopped = out.indexOf('[stopped');
+    const refusal = out.indexOf(`error: a line of ${long.length} characters is over the`);
+    expect(refusal).toBeGreaterThan(stopped);
+    expect(out.indexOf('FIRST-ANSWER')).toBeLessThan(stopped);
+  });
+});
+
 describe('hostile flags', () => {
   it.each<[string, string[], string]>([
     [
