@@ -115,8 +115,8 @@ describe('--tools DIR with hostile .lua entries', () => {
     await symlink('/dev/zero', path.join(dir, 'zero.lua'));
     await symlink(path.join(tmp, 'fifo'), path.join(dir, 'pipe.lua'));
     const r = await runPanto(['tool', '--list', '--tools', dir], { cwd: tmp, timeoutMs: 20_000 });
-    expect(r.stderr).toContain('zero.lua: not a regular file; not read');
-    expect(r.stderr).toContain('pipe.lua: not a regular file; not read');
+    expect(r.stderr).toContain('zero.lua: a character device, not a regular file; not read');
+    expect(r.stderr).toContain('pipe.lua: a FIFO, not a regular file; not read');
     expect(r.stdout).toMatch(/^read /m);
     expect(r.code).toBe(0);
   });
@@ -151,7 +151,7 @@ describe('--mcp FILE that is not a plain file', () => {
       ['chat', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'x', '--no-context-files', '--mcp', name],
       { cwd: tmp, stdin: 'hi\n', env: noKeys, timeoutMs: 20_000 },
     );
-    expect(r.stderr).toBe(`panto: --mcp ${name}: ${what}\n`);
+    expect(r.stderr).toBe(`panto: MCP config ${name}: ${what} [ERR_MCP_CONFIG]\n`);
     expect(r.code).toBe(1);
   });
 });
@@ -205,7 +205,7 @@ describe('a usage error with --mcp servers configured', () => {
       { cwd: tmp, env: noKeys, timeoutMs: 20_000 },
     );
     expect(r.stderr).not.toContain('started');
-    expect(r.stderr).toMatch(/^panto: .*fifo.*a FIFO, not a regular file\n$/);
+    expect(r.stderr).toBe('panto: MCP config fifo: a FIFO, not a regular file [ERR_MCP_CONFIG]\n');
     expect(r.code).toBe(1);
   });
 });

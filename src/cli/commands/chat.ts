@@ -12,6 +12,7 @@ import { LuaToolSource } from '../../lua/index.js';
 import { McpToolSource } from '../../mcp/index.js';
 import type { ModelInfo, ThinkingLevel } from '../../providers/index.js';
 import { createProvider, ENDPOINTS, type Provider } from '../../providers/transport/index.js';
+import { notRegular } from '../../regular-file.js';
 import { SessionLog } from '../../session/index.js';
 import { ToolRegistry } from '../../tool-source.js';
 import { chatCommands } from '../chat/chat-commands.js';
@@ -24,7 +25,6 @@ import { Terminal } from '../chat/terminal.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
 import { parseIntOption } from '../parse-options.js';
-import { notRegular } from '../regular-file.js';
 import { describeSystemError, isSystemError, systemErrorReason } from '../system-error.js';
 import { formatDollars, formatUsage, messageCost } from '../usage-format.js';
 
@@ -329,29 +329,6 @@ async function checkWorkspace(dir: string): Promise<void> {
   }
 }
 
-/** The largest `--mcp` config file read (a config is a few KB; this only keeps a hostile path from costing memory). */
-const MCP_CONFIG_CAP = 16 * 1024 * 1024;
-
-/**
- * `--mcp FILE` must be a regular file under the cap: the config reader reads the whole path, and a FIFO would block it
- * and /dev/zero never end.
- */
-async function checkMcpConfig(file: string): Promise<void> {
-  let info: Stats;
-  try {
-    info = await stat(file);
-  } catch (err) {
-    if (isSystemError(err)) throw new CliError(`--mcp: ${describeSystemError(err, file)}`);
-    throw err;
-  }
-  const kind = notRegular(info);
-  if (kind !== null) throw new CliError(`--mcp ${file}: ${kind}, not a regular file`);
-  if (info.size > MCP_CONFIG_CAP)
-    throw new CliError(
-      `--mcp ${file}: ${info.size} bytes, over the ${MCP_CONFIG_CAP}-byte cap of a config file`,
-    );
-}
-
 /** `--thinking` value; a usage error names the levels. */
 function parseThinking(value: string | undefined): ThinkingLevel | undefined {
   if (value === undefined) return undefined;
@@ -361,11 +338,11 @@ function parseThinking(value: string | undefined): ThinkingLevel | undefined {
 
 /**
  * The tool source of the `--mcp` config `file` (the `index`-th of `count`), loaded and checked but not started (nothing
- * is spawned yet). A file that is not a regular file, or is over the cap, is refused here.
+ * is spawned yet). The config reader refuses (`ERR_MCP_CONFIG`, reported as is) a file that is not a regular file or is
+ * over its cap, without blocking on a FIFO.
  */
 async function loadMcpSource(file: string, index: number, count: number, io: CliIo): Promise<McpToolSource> {
-  await checkMcpConfig(file);
-  return McpToolSource.fromConfig(path.resolve(file), {
+  return McpToolSource.fromConfig(file, {
     name: count > 1 ? `mcp#${index + 1}` : 'mcp',
     log: (e) => {
       if (e.level !== 'debug') io.err(`[mcp ${e.server}] ${e.message}`);

@@ -6,11 +6,11 @@ import { isPantoError } from '../../errors.js';
 import { processMedia } from '../../media/index.js';
 import { DEFAULT_PROCESS_OPTIONS } from '../../media/policy.js';
 import type { ProcessOptions } from '../../media/types.js';
+import { notRegular, openRegular, readUpTo } from '../../regular-file.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import { type CliIo, withProgress } from '../cli-io.js';
 import { describeInput, describeSide, orientationSwapsAxes } from '../media-summary.js';
 import { parseIntOption } from '../parse-options.js';
-import { notRegular, openRegular, readUpTo } from '../regular-file.js';
 import { escapeJsonControls } from '../safe-text.js';
 import { describeSystemError, isSystemError } from '../system-error.js';
 
