@@ -3,8 +3,8 @@
  * model and the provider, signals mid-tool. Each case: a typed, readable error (no stack trace), no hang.
  */
 import { spawn } from 'node:child_process';
-import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, open, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -319,6 +319,14 @@ describe('panto image with a file that is not a plain file', () => {
         .on('error', reject);
     });
     const r = await runPanto(['image', photo, '--out', fifo, '--json'], { cwd: tmp, timeoutMs: 20_000 });
+    if (r.code !== 0) {
+      // panto may have failed before opening the FIFO: open it for writing once so the reader ends (non-blocking:
+      // when panto did open and close it, the reader has gone and this fails with ENXIO instead of waiting).
+      await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK).then(
+        (fh) => fh.close(),
+        () => {},
+      );
+    }
     await reader;
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
