@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { UserContentPart } from '../agent/index.js';
 import { DEFAULT_DENYLIST, Denylist } from '../lua/workspace-paths.js';
 import { sniffMedia } from '../media/index.js';
-import { openRegular, readUpTo } from './regular-file.js';
+import { openRegular, readUpTo } from '../regular-file.js';
 import { hasControls } from './safe-text.js';
 import { isSystemError, systemErrorReason } from './system-error.js';
 

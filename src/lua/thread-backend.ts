@@ -3,9 +3,10 @@
  * `LuaToolSource` (`isolation: 'thread'`) and inside the worker (`isolation: 'worker'`).
  */
 
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PantoError } from '../errors.js';
+import { readRegularFile } from '../regular-file.js';
 import type { ToolDecl } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
 import { accountingAvailable } from './fengari-fixes.js';
@@ -71,29 +72,23 @@ export async function loadToolsInThread(
       };
       let source: Buffer;
       try {
-        // A `.lua` symlink to a FIFO or a device (/dev/zero) would block or never end: only regular files are read.
-        const info = await stat(file);
-        if (!info.isFile()) {
-          report({ file, message: `${fileName}: not a regular file; not read` });
+        // A `.lua` symlink to a FIFO or a device (/dev/zero) would block or never end: only regular files are read,
+        // opened non-blocking, judged by fstat, at most the cap.
+        const read = await readRegularFile(file, MAX_TOOL_FILE_BYTES);
+        if ('not' in read) {
+          report({ file, message: `${fileName}: ${read.not}, not a regular file; not read` });
           continue;
         }
-        if (info.size > MAX_TOOL_FILE_BYTES) {
+        if ('over' in read) {
           report({
             file,
-            message: `${fileName}: ${info.size} bytes, over the ${MAX_TOOL_FILE_BYTES}-byte cap of a tool file`,
+            message: `${fileName}: over the ${MAX_TOOL_FILE_BYTES}-byte cap of a tool file; not read`,
           });
           continue;
         }
-        source = await readFile(file);
+        source = read.bytes;
       } catch (err) {
         report({ file, message: `cannot read: ${(err as Error).message}` });
-        continue;
-      }
-      if (source.byteLength > MAX_TOOL_FILE_BYTES) {
-        report({
-          file,
-          message: `${fileName}: ${source.byteLength} bytes, over the ${MAX_TOOL_FILE_BYTES}-byte cap of a tool file`,
-        });
         continue;
       }
       const res = await runtime.loadTool(file, fileName, source, opts.loadRoot);

@@ -11,8 +11,8 @@
  * written for other hosts load unchanged. Anything malformed is a `PantoError` `ERR_MCP_CONFIG` naming the entry.
  */
 
-import { readFile } from 'node:fs/promises';
 import { PantoError } from '../errors.js';
+import { readRegularFile } from '../regular-file.js';
 
 /** A server spawned as a child process and spoken to over its stdin/stdout. */
 export interface McpStdioServerConfig {
@@ -97,12 +97,25 @@ function parseEntry(entry: Record<string, unknown>, where: string): McpServerCon
   return cfg;
 }
 
-/** Read and validate a config file. Throws `ERR_MCP_CONFIG` for an unreadable file, bad JSON or a bad entry. */
+/** The largest config file read (a config is a few KB; the cap only keeps a hostile path from costing memory). */
+export const MCP_CONFIG_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Read and validate a config file. Throws `ERR_MCP_CONFIG` for an unreadable file, one that is not a regular file (a
+ * FIFO, a device: refused without blocking, see `readRegularFile`), one over `MCP_CONFIG_MAX_BYTES`, bad JSON or a bad
+ * entry.
+ */
 export async function loadMcpConfig(file: string): Promise<Record<string, McpServerConfig>> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    const read = await readRegularFile(file, MCP_CONFIG_MAX_BYTES);
+    if ('not' in read) throw configError(`MCP config ${file}:`, `${read.not}, not a regular file`);
+    if ('over' in read) {
+      throw configError(`MCP config ${file}:`, `over the ${MCP_CONFIG_MAX_BYTES}-byte cap of a config file`);
+    }
+    text = read.bytes.toString('utf8');
   } catch (err) {
+    if (err instanceof PantoError) throw err;
     throw new PantoError('ERR_MCP_CONFIG', `cannot read MCP config ${file}: ${(err as Error).message}`, {
       cause: err,
     });

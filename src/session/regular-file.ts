@@ -9,25 +9,18 @@
 import { constants, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { PantoError } from '../errors.js';
+import { notRegular } from '../regular-file.js';
 
 /** Flags every read of a session file opens it with. */
 export const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
-function kindOf(st: Stats): string {
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO';
-  if (st.isSocket()) return 'a socket';
-  if (st.isCharacterDevice()) return 'a character device';
-  if (st.isBlockDevice()) return 'a block device';
-  return 'not a regular file';
-}
-
 /** `ERR_INVALID_ARGUMENT` naming `path` and what it is, when `st` is not a regular file; else null. */
 export function notRegularFile(path: string, st: Stats): PantoError | null {
-  if (st.isFile()) return null;
+  const kind = notRegular(st);
+  if (kind === null) return null;
   return new PantoError(
     'ERR_INVALID_ARGUMENT',
-    `${path}: is ${kindOf(st)}, not a regular file; a session file must be a regular file`,
+    `${path}: is ${kind}, not a regular file; a session file must be a regular file`,
   );
 }
 

@@ -3,8 +3,8 @@
  * model and the provider, signals mid-tool. Each case: a typed, readable error (no stack trace), no hang.
  */
 import { spawn } from 'node:child_process';
-import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, open, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -115,8 +115,8 @@ describe('--tools DIR with hostile .lua entries', () => {
     await symlink('/dev/zero', path.join(dir, 'zero.lua'));
     await symlink(path.join(tmp, 'fifo'), path.join(dir, 'pipe.lua'));
     const r = await runPanto(['tool', '--list', '--tools', dir], { cwd: tmp, timeoutMs: 20_000 });
-    expect(r.stderr).toContain('zero.lua: not a regular file; not read');
-    expect(r.stderr).toContain('pipe.lua: not a regular file; not read');
+    expect(r.stderr).toContain('zero.lua: a character device, not a regular file; not read');
+    expect(r.stderr).toContain('pipe.lua: a FIFO, not a regular file; not read');
     expect(r.stdout).toMatch(/^read /m);
     expect(r.code).toBe(0);
   });
@@ -151,7 +151,61 @@ describe('--mcp FILE that is not a plain file', () => {
       ['chat', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'x', '--no-context-files', '--mcp', name],
       { cwd: tmp, stdin: 'hi\n', env: noKeys, timeoutMs: 20_000 },
     );
-    expect(r.stderr).toBe(`panto: --mcp ${name}: ${what}\n`);
+    expect(r.stderr).toBe(`panto: MCP config ${name}: ${what} [ERR_MCP_CONFIG]\n`);
+    expect(r.code).toBe(1);
+  });
+});
+
+describe('a usage error with --mcp servers configured', () => {
+  async function mcpConfig(name: string): Promise<string> {
+    const file = path.join(tmp, name);
+    const servers = { panto: { command: process.execPath, args: [pantoBin, 'mcp', 'serve'] } };
+    await writeFile(file, JSON.stringify({ mcpServers: servers }));
+    return file;
+  }
+
+  it('--mcp and an existing --session: exit 2 before any server starts (the process does not hang)', async () => {
+    const config = await mcpConfig('mcp-ok.json');
+    const r = await runPanto(
+      [
+        'chat',
+        '--base-url',
+        'http://127.0.0.1:9/v1',
+        '--model',
+        'x',
+        '--no-context-files',
+        '--mcp',
+        config,
+        '--session',
+        '.env',
+      ],
+      { cwd: tmp, env: noKeys, timeoutMs: 20_000 },
+    );
+    expect(r.stderr).toBe(
+      'panto: --session .env: already exists (a new session is written to a new file; --resume .env continues a saved one)\n',
+    );
+    expect(r.code).toBe(2);
+  });
+
+  it("a second --mcp that is a FIFO: exit 1 before the first file's servers start", async () => {
+    const config = await mcpConfig('mcp-ok2.json');
+    const r = await runPanto(
+      [
+        'chat',
+        '--base-url',
+        'http://127.0.0.1:9/v1',
+        '--model',
+        'x',
+        '--no-context-files',
+        '--mcp',
+        config,
+        '--mcp',
+        'fifo',
+      ],
+      { cwd: tmp, env: noKeys, timeoutMs: 20_000 },
+    );
+    expect(r.stderr).not.toContain('started');
+    expect(r.stderr).toBe('panto: MCP config fifo: a FIFO, not a regular file [ERR_MCP_CONFIG]\n');
     expect(r.code).toBe(1);
   });
 });
@@ -204,7 +258,7 @@ describe('--session naming something that exists', () => {
   it('a path below a file: a plain error before the chat starts', async () => {
     const file = path.join(tmp, '.env', 'below', 's.jsonl');
     const r = await chat(['hi'], ['--session', file]);
-    expect(r.stderr).toBe(`panto: --session: cannot read ${file}: a part of the path is not a directory\n`);
+    expect(r.stderr).toBe(`panto: --session: cannot create ${file}: a part of the path is not a directory\n`);
     expect(r.code).toBe(1);
   });
 
@@ -265,6 +319,14 @@ describe('panto image with a file that is not a plain file', () => {
         .on('error', reject);
     });
     const r = await runPanto(['image', photo, '--out', fifo, '--json'], { cwd: tmp, timeoutMs: 20_000 });
+    if (r.code !== 0) {
+      // panto may have failed before opening the FIFO: open it for writing once so the reader ends (non-blocking:
+      // when panto did open and close it, the reader has gone and this fails with ENXIO instead of waiting).
+      await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK).then(
+        (fh) => fh.close(),
+        () => {},
+      );
+    }
     await reader;
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -344,6 +406,45 @@ describe('a huge paste', () => {
     expect(r.stdout).toContain('short one answered');
     expect(server.requests.length - before).toBe(1);
     expect(r.code).toBe(1);
+  });
+});
+
+describe('a huge paste after a normal line', () => {
+  it("the refusal comes when the line's turn comes, after the first line's answer, not in the middle of it", async () => {
+    server.reset();
+    // The first answer streams, then stalls: the turn is still running while the long line is read.
+    server.enqueue({ type: 'stall', text: 'FIRST-ANSWER' });
+    const long = 'y'.repeat(Math.floor(4.2 * 1024 * 1024));
+    // stdout and stderr into one pipe, so their order is the order panto wrote them.
+    const child = spawn(
+      'sh',
+      [
+        '-c',
+        `exec "${process.execPath}" "${pantoBin}" chat --base-url "${server.baseUrl('openai-chat')}" --model gpt-4o ` +
+          `--no-context-files --session "${path.join(tmp, 'paste-after.jsonl')}" 2>&1`,
+      ],
+      { cwd: tmp, env: { ...process.env, ...noKeys }, stdio: ['pipe', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const write = (text: string) => new Promise<void>((resolve) => child.stdin.write(text, () => resolve()));
+    child.stdin.on('error', () => {});
+    await write('first\n');
+    while (!out.includes('FIRST-ANSWER')) await new Promise((r) => setTimeout(r, 20));
+    await write(`${long}\n`);
+    // A blank line larger than the pipe buffer: once it is written, panto has read the whole long line.
+    await write(`${' '.repeat(256 * 1024)}\n`);
+    child.kill('SIGINT');
+    while (!out.includes('[stopped')) await new Promise((r) => setTimeout(r, 20));
+    child.stdin.end();
+    expect(await exited).toBe(1);
+    const stopped = out.indexOf('[stopped');
+    const refusal = out.indexOf(`error: a line of ${long.length} characters is over the`);
+    expect(refusal).toBeGreaterThan(stopped);
+    expect(out.indexOf('FIRST-ANSWER')).toBeLessThan(stopped);
   });
 });
 

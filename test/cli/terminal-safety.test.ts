@@ -159,4 +159,22 @@ describe('row tracking: hostile text cannot make eraseSince erase rows written b
     expect(t.eraseSince(mark)).toBe(false);
     expect(stdout.text).not.toContain(`${ESC}[J`);
   });
+
+  it('an eraseSince that erases nothing (no longer fits) keeps the CR the model ended a chunk with', () => {
+    const { stdout, t } = terminal(true);
+    const mark = t.mark();
+    // More rows than the screen has: nothing is erased.
+    t.out(`${'x'.repeat(stdout.columns * stdout.rows)}\nline\r`);
+    expect(t.eraseSince(mark)).toBe(false);
+    // A lone CR stays visible (it would let the model overwrite the line).
+    t.out('next');
+    expect(stdout.text.endsWith(`\nline${visibleControls('\r')}next`)).toBe(true);
+  });
+
+  it('dispose() stops listening to resize', () => {
+    const { stdout, t } = terminal(true);
+    expect(stdout.listenerCount('resize')).toBe(1);
+    t.dispose();
+    expect(stdout.listenerCount('resize')).toBe(0);
+  });
 });

@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isPantoError } from '../../src/errors.js';
@@ -79,5 +82,33 @@ describe('loading tool files', () => {
     await expect(
       LuaToolSource.fromDir(MIXED, { workspaceRoot: path.join(MIXED, 'no-such-root') }),
     ).rejects.toSatisfy((e) => isPantoError(e, 'ERR_INVALID_ARGUMENT'));
+  });
+
+  it('a .lua symlink to a FIFO or a device, or an over-cap .lua file: one load error each, nothing blocks or is read whole', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'panto-lua-hostile-'));
+    try {
+      // A FIFO named *.lua is not listed (not a file); a .lua symlink to one is, and must not block the load.
+      execFileSync('mkfifo', [path.join(dir, 'fifo')]);
+      await symlink(path.join(dir, 'fifo'), path.join(dir, 'pipe.lua'));
+      await symlink('/dev/zero', path.join(dir, 'zero.lua'));
+      // Sparse: 4 MiB + 1 byte, over the cap of a tool file.
+      await writeFile(path.join(dir, 'big.lua'), 'return {}\n');
+      await truncate(path.join(dir, 'big.lua'), 4 * 1024 * 1024 + 1);
+      const src = await LuaToolSource.fromDir(dir);
+      expect(src.list()).toEqual([]);
+      expect(src.loadErrors).toEqual([
+        {
+          file: path.join(dir, 'big.lua'),
+          message: `big.lua: over the ${4 * 1024 * 1024}-byte cap of a tool file; not read`,
+        },
+        { file: path.join(dir, 'pipe.lua'), message: 'pipe.lua: a FIFO, not a regular file; not read' },
+        {
+          file: path.join(dir, 'zero.lua'),
+          message: 'zero.lua: a character device, not a regular file; not read',
+        },
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

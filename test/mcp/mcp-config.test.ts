@@ -1,4 +1,5 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -41,6 +42,31 @@ describe('mcpServers config', () => {
     }
     expect(isPantoError(caught, 'ERR_MCP_CONFIG')).toBe(true);
     expect((caught as Error).message).toContain(message);
+  });
+
+  it('a FIFO, a device or an over-cap file is refused with ERR_MCP_CONFIG, without blocking or reading it whole', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'panto-mcp-config-'));
+    try {
+      const fifo = join(dir, 'fifo.json');
+      execFileSync('mkfifo', [fifo]);
+      await expect(McpToolSource.fromConfig(fifo)).rejects.toMatchObject({
+        code: 'ERR_MCP_CONFIG',
+        message: `MCP config ${fifo}: a FIFO, not a regular file`,
+      });
+      await expect(loadMcpConfig('/dev/zero')).rejects.toMatchObject({
+        code: 'ERR_MCP_CONFIG',
+        message: 'MCP config /dev/zero: a character device, not a regular file',
+      });
+      const big = join(dir, 'big.json');
+      await writeFile(big, '{}');
+      await truncate(big, 16 * 1024 * 1024 + 1);
+      await expect(loadMcpConfig(big)).rejects.toMatchObject({
+        code: 'ERR_MCP_CONFIG',
+        message: `MCP config ${big}: over the ${16 * 1024 * 1024}-byte cap of a config file`,
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('loads a file and names it in errors (missing file, bad JSON)', async () => {

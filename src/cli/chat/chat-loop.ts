@@ -5,7 +5,8 @@
  * - On a terminal, text typed while an answer streams is steering (`Agent.steer`): shown as `[queued] …` and delivered
  *   before the next model request; its echo is held back so it is never mixed into the answer. From a pipe, lines are
  *   taken one after another (a script's next line waits for the previous answer).
- * - A line over `MAX_LINE_CHARS` is refused with an error line (a turn failed), not sent.
+ * - A line over `MAX_LINE_CHARS` is refused with an error line (a turn failed), not sent, when its turn comes (after
+ *   the answers to the lines before it). A line that fails as steering counts as a failed turn too, as a queued one does.
  * - Ctrl-C during a turn aborts it and returns to the prompt; Ctrl-C at the prompt (on an empty line) or a second
  *   Ctrl-C while the abort settles exits with code 0. Ctrl-D / end of input exits: code 1 if a turn failed, else 0.
  */
@@ -147,24 +148,36 @@ export class ChatLoop {
 
   #onLine(raw: string): void {
     if (this.#exitCode !== undefined) return;
-    if (raw.length > MAX_LINE_CHARS) {
-      // Past any model's context window; sending it would only multiply it in memory (log, request, estimates).
-      this.failures++;
-      this.say(
-        `error: a line of ${raw.length} characters is over the ${MAX_LINE_CHARS}-character cap; not sent` +
-          ' (attach a long text as a file: @path)',
-      );
-      return;
-    }
     if (this.interactive && this.chat.agent.running) {
-      this.#steer(raw.trim()).catch((err: unknown) => this.say(`error: ${errorText(err)}`));
+      this.#steer(raw).catch((err: unknown) => {
+        this.failures++;
+        this.say(`error: ${errorText(err)}`);
+      });
       return;
     }
     this.#queue.push(raw);
     void this.#pump();
   }
 
-  async #steer(line: string): Promise<void> {
+  /**
+   * Refuse a line over `MAX_LINE_CHARS` (an error line; a turn failed). Checked where a line is taken — its turn in the
+   * queue, or as steering — so the refusal never lands in the middle of an earlier answer.
+   */
+  #overCap(raw: string): boolean {
+    if (raw.length <= MAX_LINE_CHARS) return false;
+    // Past any model's context window; sending it would only multiply it in memory (log, request, estimates).
+    this.failures++;
+    this.terminal.newline();
+    this.say(
+      `error: a line of ${raw.length} characters is over the ${MAX_LINE_CHARS}-character cap; not sent` +
+        ' (attach a long text as a file: @path)',
+    );
+    return true;
+  }
+
+  async #steer(raw: string): Promise<void> {
+    if (this.#overCap(raw)) return;
+    const line = raw.trim();
     if (line === '') return;
     const parsed = parseLine(line);
     if (parsed.type === 'command') {
@@ -189,7 +202,7 @@ export class ChatLoop {
       while (this.#queue.length > 0 && this.#exitCode === undefined) {
         const raw = this.#queue.shift() as string;
         try {
-          await this.#handle(raw.trim());
+          await this.#handle(raw);
         } catch (err) {
           // A turn that could not start (the session file cannot be created, a mention cannot be read): the chat
           // goes on, and the exit code says a turn failed.
@@ -205,7 +218,9 @@ export class ChatLoop {
     if (this.#ended) this.exit(this.failures > 0 ? 1 : 0);
   }
 
-  async #handle(line: string): Promise<void> {
+  async #handle(raw: string): Promise<void> {
+    if (this.#overCap(raw)) return;
+    const line = raw.trim();
     if (line === '') return;
     const parsed = parseLine(line);
     if (parsed.type === 'command') {

@@ -6,7 +6,7 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { openRegular, readUpTo } from '../regular-file.js';
+import { openRegular, readUpTo } from '../../regular-file.js';
 
 export const CONTEXT_FILE_NAMES = ['AGENTS.md', 'CLAUDE.md'] as const;
 export const CONTEXT_FILE_CAP = 64 * 1024;

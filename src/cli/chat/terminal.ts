@@ -1,6 +1,6 @@
 /**
  * The chat's view of the terminal: stdout for the answer, stderr for everything else, a shared notion of "mid-line",
- * dim / bold styling (TTY only, honouring NO_COLOR), and the rows written since a mark so that streamed text can be
+ * dim styling (TTY only, honouring NO_COLOR), and the rows written since a mark so that streamed text can be
  * folded away afterwards (collapsed thinking, a partial answer a retry replaces) when it still fits on the screen.
  *
  * Everything `out` and `line` are given is untrusted (the model's text, tool names, error messages, file names): its
@@ -19,7 +19,7 @@ const CSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g');
 /** Drawn zero-wide by some terminal: combining and enclosing marks, format characters, Hangul medial/final jamo. */
 const ZERO_WIDTH = /[\p{Mn}\p{Me}\p{Cf}\u1160-\u11ff]/u;
 
-export type Style = 'dim' | 'bold';
+export type Style = 'dim';
 
 export interface TerminalStreams {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
@@ -43,15 +43,21 @@ export class Terminal {
   #size = 0;
   /** A `\r` that ended the last answer chunk: a newline next makes it CRLF, anything else a lone CR. */
   #pendingCr = false;
+  readonly #onResize = (): void => {
+    this.#size++;
+  };
 
   constructor(streams: TerminalStreams, env: NodeJS.ProcessEnv = process.env) {
     this.#s = streams;
     this.tty = Boolean(streams.stdout.isTTY && streams.stderr.isTTY);
     this.color = this.tty && env.NO_COLOR === undefined && env.TERM !== 'dumb';
     this.#safeOut = Boolean(streams.stdout.isTTY);
-    (streams.stdout as Partial<NodeJS.EventEmitter>).on?.('resize', () => {
-      this.#size++;
-    });
+    (streams.stdout as Partial<NodeJS.EventEmitter>).on?.('resize', this.#onResize);
+  }
+
+  /** Stop listening to stdout's `resize` (call when the chat ends; the streams outlive the terminal view). */
+  dispose(): void {
+    (this.#s.stdout as Partial<NodeJS.EventEmitter>).off?.('resize', this.#onResize);
   }
 
   get midLine(): boolean {
@@ -103,10 +109,11 @@ export class Terminal {
    */
   eraseSince(mark: RowMark): boolean {
     if (!this.tty || mark.size !== this.#size) return false;
-    this.#pendingCr = false;
     const up = this.#rows - mark.rows;
     const screen = this.#s.stdout.rows ?? 24;
     if (up < 0 || up >= screen - 1) return false;
+    // Only now is the held-back CR part of what is erased; when nothing is erased it is still shown later.
+    this.#pendingCr = false;
     this.#s.stdout.write(`\r${up > 0 ? `\x1b[${up}A` : ''}\x1b[J`);
     this.#rows = mark.rows;
     this.#col = 0;
@@ -115,7 +122,7 @@ export class Terminal {
 
   #style(text: string, style: Style | undefined): string {
     if (!this.color || style === undefined || text === '') return text;
-    return style === 'dim' ? `\x1b[2m${text}\x1b[22m` : `\x1b[1m${text}\x1b[22m`;
+    return `\x1b[2m${text}\x1b[22m`;
   }
 
   /** A lone `\r` held back at the end of an answer chunk is shown as `^M`. */

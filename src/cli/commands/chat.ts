@@ -12,6 +12,7 @@ import { LuaToolSource } from '../../lua/index.js';
 import { McpToolSource } from '../../mcp/index.js';
 import type { ModelInfo, ThinkingLevel } from '../../providers/index.js';
 import { createProvider, ENDPOINTS, type Provider } from '../../providers/transport/index.js';
+import { notRegular } from '../../regular-file.js';
 import { SessionLog } from '../../session/index.js';
 import { ToolRegistry } from '../../tool-source.js';
 import { chatCommands } from '../chat/chat-commands.js';
@@ -24,8 +25,7 @@ import { Terminal } from '../chat/terminal.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
 import { parseIntOption } from '../parse-options.js';
-import { notRegular } from '../regular-file.js';
-import { describeSystemError, isSystemError } from '../system-error.js';
+import { describeSystemError, isSystemError, systemErrorReason } from '../system-error.js';
 import { formatDollars, formatUsage, messageCost } from '../usage-format.js';
 
 export const chatHelp = `Usage: panto chat [options]
@@ -105,137 +105,158 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   if (values['base-url'] !== undefined) checkBaseUrl(values['base-url']);
   const api = pickApi(values.provider, values['base-url'], env);
   const thinking = parseThinking(values.thinking);
-  let resumed: SessionLog | undefined;
-  if (values.resume) {
-    try {
-      resumed = await SessionLog.open(path.resolve(values.resume), { eager: true });
-    } catch (err) {
-      if (isSystemError(err)) throw new CliError(describeSystemError(err, values.resume));
-      throw err;
-    }
-  }
-  const choice = {
-    api,
-    baseUrl: values['base-url'],
-    imageInput: values['image-input'],
-    pdfInput: values['pdf-input'],
-    contextWindow: parseIntOption(values['context-window'], '--context-window'),
-    reasoning: thinking !== undefined && thinking !== 'off',
-  };
-  let model: ModelInfo;
-  try {
-    // A resumed chat goes on with the session's current model (the last /model), unless --model says otherwise.
-    model = chooseModel({ ...choice, id: values.model ?? resumed?.model });
-  } catch (err) {
-    resumed?.close();
-    throw err;
-  }
   const maxTurns = parseIntOption(values['max-turns'], '--max-turns');
+  const contextWindow = parseIntOption(values['context-window'], '--context-window');
+  // Every input is checked before anything starts (a session opened, an MCP server spawned): a usage error then
+  // leaves nothing running that would keep the process alive.
   const workspaceRoot = path.resolve(values.workspace ?? process.cwd());
   if (values.workspace !== undefined) await checkWorkspace(values.workspace);
+  if (values.session !== undefined && values.resume === undefined) await checkNewSession(values.session);
+  const mcpFiles = values.mcp ?? [];
+  const mcpConfigs: McpToolSource[] = [];
+  for (const [i, file] of mcpFiles.entries())
+    mcpConfigs.push(await loadMcpSource(file, i, mcpFiles.length, io));
 
-  let provider: Provider;
+  // From here on, what was opened or started is closed again when a later step throws.
+  const mcp: McpToolSource[] = [];
+  let resumed: SessionLog | undefined;
+  let chat: ChatSession | undefined;
+  let setupDone = false;
   try {
-    const keyVar = values['api-key-env'];
-    const apiKey = keyVar ? env[keyVar] : undefined;
-    if (keyVar && !apiKey) throw new CliError(`--api-key-env ${keyVar}: that variable is not set`);
-    provider = createProvider({
+    if (values.resume) {
+      try {
+        resumed = await SessionLog.open(path.resolve(values.resume), { eager: true });
+      } catch (err) {
+        if (isSystemError(err)) throw new CliError(describeSystemError(err, values.resume));
+        throw err;
+      }
+    }
+    const choice = {
       api,
-      ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
-      ...(apiKey ? { apiKey } : {}),
+      baseUrl: values['base-url'],
+      imageInput: values['image-input'],
+      pdfInput: values['pdf-input'],
+      contextWindow,
+      reasoning: thinking !== undefined && thinking !== 'off',
+    };
+    // A resumed chat goes on with the session's current model (the last /model), unless --model says otherwise.
+    const model: ModelInfo = chooseModel({ ...choice, id: values.model ?? resumed?.model });
+
+    let provider: Provider;
+    try {
+      const keyVar = values['api-key-env'];
+      const apiKey = keyVar ? env[keyVar] : undefined;
+      if (keyVar && !apiKey) throw new CliError(`--api-key-env ${keyVar}: that variable is not set`);
+      provider = createProvider({
+        api,
+        ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
+        ...(apiKey ? { apiKey } : {}),
+      });
+    } catch (err) {
+      if (isPantoError(err, 'ERR_PROVIDER_AUTH')) {
+        throw new CliError(
+          `no API key for ${api}: set ${ENDPOINTS[api].keyEnv.join(' or ')} (or pass --api-key-env VAR, or --base-url for a local server)`,
+        );
+      }
+      throw err;
+    }
+
+    const toolDirs = (values.tools ?? []).map((d) => path.resolve(d));
+    const luaTools = await LuaToolSource.fromDir(toolDirs, {
+      includeBuiltins: true,
+      workspaceRoot,
+      log: (e) => {
+        if (e.level === 'error' || e.level === 'warn') io.err(`[lua ${e.level}] ${e.message}`);
+      },
     });
-  } catch (err) {
-    if (isPantoError(err, 'ERR_PROVIDER_AUTH')) {
-      throw new CliError(
-        `no API key for ${api}: set ${ENDPOINTS[api].keyEnv.join(' or ')} (or pass --api-key-env VAR, or --base-url for a local server)`,
+    for (const e of luaTools.loadErrors)
+      io.err(`warning: ${e.file}${e.line === undefined ? '' : `:${e.line}`}: ${e.message}`);
+    for (const source of mcpConfigs) {
+      mcp.push(source);
+      const report = await source.start();
+      if (report.started.length > 0)
+        io.err(`mcp: ${report.started.join(', ')} started (${source.list().length} tools)`);
+    }
+    const tools = new ToolRegistry([luaTools, ...mcp]);
+
+    const contextFiles = values['context-files']
+      ? await loadContextFiles(workspaceRoot, (problem) => io.err(`warning: ${problem}`))
+      : [];
+    const system = systemWithContext(values.system, contextFiles);
+
+    const newPath =
+      values.session !== undefined
+        ? path.resolve(values.session)
+        : path.join(
+            workspaceRoot,
+            '.panto',
+            'sessions',
+            `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`,
+          );
+
+    const terminal = new Terminal({ stdout: process.stdout, stderr: process.stderr });
+    const renderer = new ChatRenderer(terminal, {
+      usageLine: (m) => (m.usage === undefined ? undefined : turnUsageLine(m, session)),
+    });
+    const session: ChatSession = new ChatSession({
+      provider,
+      model,
+      tools,
+      workspaceRoot,
+      system,
+      maxTurns,
+      thinking,
+      promptCache: values['prompt-cache'],
+      ...(resumed ? { resumed } : { newPath }),
+      onEvent: (e) => renderer.handle(e),
+      notify: (text) => terminal.line(text),
+    });
+    chat = session;
+
+    if (resumed) for (const w of resumed.warnings) chat.notifyOnce(`load:${w.message}`, `note: ${w.message}`);
+    if (!model.known) {
+      const takes = ['text', ...(model.input.image ? ['images'] : []), ...(model.input.pdf ? ['PDFs'] : [])];
+      chat.notifyOnce(
+        `unknown-model:${model.id}:${takes.join(',')}`,
+        `note: model '${model.id}' is not in the catalog: it is sent ${takes.join(', ')} only` +
+          (takes.length < 3 ? ' (declare more with --image-input / --pdf-input if it takes them)' : ''),
+      );
+    } else if (!model.input.image) {
+      chat.notifyOnce(
+        `no-images:${model.id}`,
+        `note: model '${model.id}' does not accept image input; pictures will be described, not shown`,
       );
     }
-    throw err;
-  }
-
-  const toolDirs = (values.tools ?? []).map((d) => path.resolve(d));
-  const luaTools = await LuaToolSource.fromDir(toolDirs, {
-    includeBuiltins: true,
-    workspaceRoot,
-    log: (e) => {
-      if (e.level === 'error' || e.level === 'warn') io.err(`[lua ${e.level}] ${e.message}`);
-    },
-  });
-  for (const e of luaTools.loadErrors)
-    io.err(`warning: ${e.file}${e.line === undefined ? '' : `:${e.line}`}: ${e.message}`);
-  const mcp = await startMcpSources(values.mcp ?? [], io);
-  const tools = new ToolRegistry([luaTools, ...mcp]);
-
-  const contextFiles = values['context-files']
-    ? await loadContextFiles(workspaceRoot, (problem) => io.err(`warning: ${problem}`))
-    : [];
-  const system = systemWithContext(values.system, contextFiles);
-
-  if (values.session !== undefined && resumed === undefined) await checkNewSession(values.session);
-  const newPath =
-    values.session !== undefined
-      ? path.resolve(values.session)
-      : path.join(
-          workspaceRoot,
-          '.panto',
-          'sessions',
-          `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`,
-        );
-
-  const terminal = new Terminal({ stdout: process.stdout, stderr: process.stderr });
-  const renderer = new ChatRenderer(terminal, {
-    usageLine: (m) => (m.usage === undefined ? undefined : turnUsageLine(m, chat)),
-  });
-  const chat: ChatSession = new ChatSession({
-    provider,
-    model,
-    tools,
-    workspaceRoot,
-    system,
-    maxTurns,
-    thinking,
-    promptCache: values['prompt-cache'],
-    ...(resumed ? { resumed } : { newPath }),
-    onEvent: (e) => renderer.handle(e),
-    notify: (text) => terminal.line(text),
-  });
-
-  if (resumed) for (const w of resumed.warnings) chat.notifyOnce(`load:${w.message}`, `note: ${w.message}`);
-  if (!model.known) {
-    const takes = ['text', ...(model.input.image ? ['images'] : []), ...(model.input.pdf ? ['PDFs'] : [])];
-    chat.notifyOnce(
-      `unknown-model:${model.id}:${takes.join(',')}`,
-      `note: model '${model.id}' is not in the catalog: it is sent ${takes.join(', ')} only` +
-        (takes.length < 3 ? ' (declare more with --image-input / --pdf-input if it takes them)' : ''),
+    const files = contextFiles.map((f) => path.relative(process.cwd(), f.path) || f.path);
+    io.err(
+      `panto chat: ${model.id} via ${api}; session ${chat.path}` +
+        (resumed ? ` (resumed, ${chat.agent.messages.length} messages)` : '') +
+        (files.length > 0 ? `; context: ${files.join(', ')}` : ''),
     );
-  } else if (!model.input.image) {
-    chat.notifyOnce(
-      `no-images:${model.id}`,
-      `note: model '${model.id}' does not accept image input; pictures will be described, not shown`,
-    );
-  }
-  const files = contextFiles.map((f) => path.relative(process.cwd(), f.path) || f.path);
-  io.err(
-    `panto chat: ${model.id} via ${api}; session ${chat.path}` +
-      (resumed ? ` (resumed, ${chat.agent.messages.length} messages)` : '') +
-      (files.length > 0 ? `; context: ${files.join(', ')}` : ''),
-  );
-  io.err('type /help for help, /exit to leave');
+    io.err('type /help for help, /exit to leave');
 
-  const loop = new ChatLoop({
-    chat,
-    renderer,
-    terminal,
-    commands: chatCommands({ contextFiles: files, choice }),
-    input: process.stdin,
-    output: process.stdout,
-    cwd: process.cwd(),
-  });
-  try {
-    return await loop.run();
+    const loop = new ChatLoop({
+      chat,
+      renderer,
+      terminal,
+      commands: chatCommands({ contextFiles: files, choice }),
+      input: process.stdin,
+      output: process.stdout,
+      cwd: process.cwd(),
+    });
+    setupDone = true;
+    try {
+      return await loop.run();
+    } finally {
+      terminal.dispose();
+      chat.close();
+      if (chat.log) io.err(`session saved: ${chat.path}${usageSummary(chat)}`);
+    }
   } finally {
-    chat.close();
-    if (chat.log) io.err(`session saved: ${chat.path}${usageSummary(chat)}`);
+    if (!setupDone) {
+      if (chat) chat.close();
+      else resumed?.close();
+    }
     await Promise.all(mcp.map((m) => m.close()));
   }
 }
@@ -270,7 +291,8 @@ async function checkNewSession(file: string): Promise<void> {
     await lstat(file);
   } catch (err) {
     if (isSystemError(err) && err.code === 'ENOENT') return;
-    if (isSystemError(err)) throw new CliError(`--session: ${describeSystemError(err, file)}`);
+    // The path is to be created: `cannot create x/s.jsonl: a part of the path is not a directory`.
+    if (isSystemError(err)) throw new CliError(`--session: cannot create ${file}: ${systemErrorReason(err)}`);
     throw err;
   }
   throw new CliError(
@@ -307,29 +329,6 @@ async function checkWorkspace(dir: string): Promise<void> {
   }
 }
 
-/** The largest `--mcp` config file read (a config is a few KB; this only keeps a hostile path from costing memory). */
-const MCP_CONFIG_CAP = 16 * 1024 * 1024;
-
-/**
- * `--mcp FILE` must be a regular file under the cap: the config reader reads the whole path, and a FIFO would block it
- * and /dev/zero never end.
- */
-async function checkMcpConfig(file: string): Promise<void> {
-  let info: Stats;
-  try {
-    info = await stat(file);
-  } catch (err) {
-    if (isSystemError(err)) throw new CliError(`--mcp: ${describeSystemError(err, file)}`);
-    throw err;
-  }
-  const kind = notRegular(info);
-  if (kind !== null) throw new CliError(`--mcp ${file}: ${kind}, not a regular file`);
-  if (info.size > MCP_CONFIG_CAP)
-    throw new CliError(
-      `--mcp ${file}: ${info.size} bytes, over the ${MCP_CONFIG_CAP}-byte cap of a config file`,
-    );
-}
-
 /** `--thinking` value; a usage error names the levels. */
 function parseThinking(value: string | undefined): ThinkingLevel | undefined {
   if (value === undefined) return undefined;
@@ -337,21 +336,16 @@ function parseThinking(value: string | undefined): ThinkingLevel | undefined {
   throw new CliError(`--thinking expects one of ${THINKING_LEVELS.join(', ')}; got '${value}'`, EXIT_USAGE);
 }
 
-/** Start the MCP servers of each `--mcp` config file; servers that fail are reported and left out. */
-async function startMcpSources(files: string[], io: CliIo): Promise<McpToolSource[]> {
-  const sources: McpToolSource[] = [];
-  for (const [i, file] of files.entries()) {
-    await checkMcpConfig(file);
-    const source = await McpToolSource.fromConfig(path.resolve(file), {
-      name: files.length > 1 ? `mcp#${i + 1}` : 'mcp',
-      log: (e) => {
-        if (e.level !== 'debug') io.err(`[mcp ${e.server}] ${e.message}`);
-      },
-    });
-    const report = await source.start();
-    if (report.started.length > 0)
-      io.err(`mcp: ${report.started.join(', ')} started (${source.list().length} tools)`);
-    sources.push(source);
-  }
-  return sources;
+/**
+ * The tool source of the `--mcp` config `file` (the `index`-th of `count`), loaded and checked but not started (nothing
+ * is spawned yet). The config reader refuses (`ERR_MCP_CONFIG`, reported as is) a file that is not a regular file or is
+ * over its cap, without blocking on a FIFO.
+ */
+async function loadMcpSource(file: string, index: number, count: number, io: CliIo): Promise<McpToolSource> {
+  return McpToolSource.fromConfig(file, {
+    name: count > 1 ? `mcp#${index + 1}` : 'mcp',
+    log: (e) => {
+      if (e.level !== 'debug') io.err(`[mcp ${e.server}] ${e.message}`);
+    },
+  });
 }

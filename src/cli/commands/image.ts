@@ -6,11 +6,11 @@ import { isPantoError } from '../../errors.js';
 import { processMedia } from '../../media/index.js';
 import { DEFAULT_PROCESS_OPTIONS } from '../../media/policy.js';
 import type { ProcessOptions } from '../../media/types.js';
+import { notRegular, openRegular, readUpTo } from '../../regular-file.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import { type CliIo, withProgress } from '../cli-io.js';
 import { describeInput, describeSide, orientationSwapsAxes } from '../media-summary.js';
 import { parseIntOption } from '../parse-options.js';
-import { notRegular, openRegular, readUpTo } from '../regular-file.js';
 import { escapeJsonControls } from '../safe-text.js';
 import { describeSystemError, isSystemError } from '../system-error.js';
 
@@ -24,7 +24,8 @@ Options:
   --max-bytes N       cap on output bytes (default 3932160: base64 <= 5 MiB)
   --quality Q         JPEG quality for re-encodes (default 80)
   --keep-metadata     keep EXIF/XMP/text chunks on pass-through
-  --out FILE          write the processed bytes to FILE (created or replaced; /dev/stdout or a pipe also work)
+  --out FILE          write the processed bytes to FILE (created or replaced; a pipe or terminal, directly
+                      or as /dev/stdout, also works)
   --json              print a JSON object instead of text
   -h, --help          show this help
 `;
@@ -137,8 +138,13 @@ async function readInput(file: string): Promise<Buffer> {
 /**
  * `--out FILE`: a regular file is created or replaced. It is opened non-blocking first, so a FIFO nobody reads fails
  * (ENXIO) instead of hanging; a FIFO with a reader (`| …` through `/dev/stdout`) and a character device (`/dev/null`,
- * a terminal) are written as streams (reopened blocking once the non-blocking open proved a reader); a socket, a
- * directory or a block device is refused.
+ * a terminal) are written as streams, through a second, blocking open (non-blocking writes to a pipe could fail with
+ * EAGAIN). A socket (also as /dev/stdout: ENXIO), a directory or a block device is refused.
+ *
+ * The window: between the non-blocking open that proved a reader and the blocking reopen, the reader may go away, or
+ * the path may be replaced. A FIFO whose last reader left then blocks the reopen until a new reader comes (as a shell
+ * redirection would); a path swapped for another file in that window is written over from its start (not
+ * truncated). The data is the same either way; only where it lands can change, and the path is the caller's own.
  */
 async function writeOutput(file: string, data: Uint8Array): Promise<void> {
   let fh: FileHandle;

@@ -1,5 +1,6 @@
 /**
- * Reading a file the user (or the model) named, safely: only a regular file is opened — a FIFO or a device would
+ * Reading a file someone named (the user, the model, a library caller), safely — shared by the CLI (@mentions, context
+ * files, `panto image`, `--mcp`), the MCP config loader and the Lua tool loader: only a regular file is opened — a FIFO or a device would
  * block the open or never end (/dev/zero), a socket cannot be opened — and every read is capped, so a file that grows
  * after the check, or a sparse 2 GB one, costs no more than the cap. The open is non-blocking: a file swapped for a
  * FIFO between the check and the open fails instead of hanging.
@@ -55,4 +56,30 @@ export async function readUpTo(fh: FileHandle, max: number): Promise<Buffer> {
     total += bytesRead;
   }
   return Buffer.concat(chunks, total);
+}
+
+/** What `readRegularFile` found: the bytes, or why it read nothing. */
+export type RegularFileRead =
+  | { bytes: Buffer }
+  /** Not a regular file: what it is (`a FIFO`, `a directory`...). Nothing was read. */
+  | { not: string }
+  /** Over `cap` bytes (by its size, or by what a read found when it grew): nothing is returned. */
+  | { over: true };
+
+/**
+ * The whole of `file` when it is a regular file of at most `cap` bytes. Opened non-blocking (a FIFO, even one swapped
+ * in after the check, never blocks the open) and judged by `fstat` on the descriptor read; at most `cap + 1` bytes
+ * are read, so a file that grows after the check, or an endless one, costs no more than the cap. Throws the system
+ * error of a failed stat or open (`ENOENT`...).
+ */
+export async function readRegularFile(file: string, cap: number): Promise<RegularFileRead> {
+  const opened = await openRegular(file);
+  if ('not' in opened) return opened;
+  try {
+    if (opened.info.size > cap) return { over: true };
+    const bytes = await readUpTo(opened.fh, cap + 1);
+    return bytes.byteLength > cap ? { over: true } : { bytes };
+  } finally {
+    await opened.fh.close();
+  }
 }
