@@ -24,6 +24,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool, Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { PantoError } from '../errors.js';
+import { timerMs } from '../timer-ms.js';
 import { errorMessage } from '../tool-source.js';
 import { boundedFetch } from './bounded-fetch.js';
 import type { McpServerConfig } from './mcp-config.js';
@@ -169,9 +170,9 @@ export class McpConnection {
       });
     });
 
-    const deadline = AbortSignal.timeout(this.#opts.initTimeoutMs);
+    const deadline = AbortSignal.timeout(timerMs(this.#opts.initTimeoutMs));
     try {
-      await client.connect(transport, { timeout: this.#opts.initTimeoutMs, signal: deadline });
+      await client.connect(transport, { timeout: timerMs(this.#opts.initTimeoutMs), signal: deadline });
       deferResponses(transport);
       this.#tools = await this.#listAll(client, deadline);
       if (this.#client !== client) throw new Error('closed while starting');
@@ -245,7 +246,7 @@ export class McpConnection {
     let cursor: string | undefined;
     for (let page = 0; page < 1000; page++) {
       const res = await client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: this.#opts.initTimeoutMs,
+        timeout: timerMs(this.#opts.initTimeoutMs),
         // One signal per page: the SDK adds an abort listener to the signal of every request and never removes it.
         ...(signal ? { signal: AbortSignal.any([signal]) } : {}),
       });
@@ -375,7 +376,7 @@ export class McpConnection {
     try {
       const res = await client.callTool({ name: tool, arguments: args }, undefined, {
         signal,
-        timeout: this.#opts.callTimeoutMs,
+        timeout: timerMs(this.#opts.callTimeoutMs),
         resetTimeoutOnProgress: true,
         maxTotalTimeout: this.#opts.maxCallTimeMs,
         onprogress: onProgress,
@@ -400,7 +401,7 @@ export class McpConnection {
     const client = this.#client;
     if (!client) throw new Error('server not connected');
     if (!client.getServerCapabilities()?.resources) throw new Error('the server offers no resources');
-    const res = await client.readResource({ uri }, { signal, timeout: this.#opts.callTimeoutMs });
+    const res = await client.readResource({ uri }, { signal, timeout: timerMs(this.#opts.callTimeoutMs) });
     return res.contents as McpResourceContents[];
   }
 

@@ -18,6 +18,7 @@ import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node
 import type { AddressInfo } from 'node:net';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { PantoError } from '../errors.js';
+import { timerMs } from '../timer-ms.js';
 import type { ToolSource } from '../tool-source.js';
 import { serveSdk } from './mcp-sdk.js';
 import { createMcpServer, type McpServerOptions } from './mcp-server.js';
@@ -85,10 +86,8 @@ export async function serveMcpHttp(
   const maxSessions = positive(options.maxSessions, MCP_HTTP_DEFAULTS.maxSessions, 'maxSessions');
   const maxBody = positive(options.maxBodyBytes, MCP_HTTP_DEFAULTS.maxBodyBytes, 'maxBodyBytes');
   const idleMs = positive(options.sessionIdleMs, MCP_HTTP_DEFAULTS.sessionIdleMs, 'sessionIdleMs');
-  const requestTimeout = positive(
-    options.requestTimeoutMs,
-    MCP_HTTP_DEFAULTS.requestTimeoutMs,
-    'requestTimeoutMs',
+  const requestTimeout = timerMs(
+    positive(options.requestTimeoutMs, MCP_HTTP_DEFAULTS.requestTimeoutMs, 'requestTimeoutMs'),
   );
   const maxConnections = positive(options.maxConnections, MCP_HTTP_DEFAULTS.maxConnections, 'maxConnections');
   const sessions = new Map<string, Session>();
@@ -105,7 +104,7 @@ export async function serveMcpHttp(
       session.idle = setTimeout(() => {
         sessions.delete(id);
         session.transport.close().catch(() => {});
-      }, idleMs);
+      }, timerMs(idleMs));
       session.idle.unref();
     });
   };

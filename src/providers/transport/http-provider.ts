@@ -22,11 +22,12 @@
  */
 
 import { PantoError } from '../../errors.js';
+import { timerMs } from '../../timer-ms.js';
 import type { ModelApi } from '../model-info.js';
 import { createStreamParser } from '../stream/create-stream-parser.js';
 import type { StreamEvent } from '../stream/stream-event.js';
 import { isKeepAliveEvent, type SurfaceStreamParser } from '../stream/surface-parser.js';
-import { AttemptWatchdog, timerMs } from './attempt-watchdog.js';
+import { AttemptWatchdog } from './attempt-watchdog.js';
 import { ENDPOINTS } from './endpoints.js';
 import { extractProviderMessage, isRetryableStatus, ProviderError } from './provider-error.js';
 import {
