@@ -28,6 +28,23 @@ export interface McpStdioServerOptions extends McpServerOptions {
 /** Default `McpStdioServerOptions.maxMessageBytes` (the SDK's own read cap). */
 export const DEFAULT_MCP_STDIO_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 
+/** Per output stream, the sessions to end when it fails; one `error` listener per stream, however many sessions. */
+const errorEnds = new WeakMap<NodeJS.WritableStream, Set<() => void>>();
+
+/** Call `end` when `stream` fails, through the stream's single listener (installed once, never removed). */
+function onStreamError(stream: NodeJS.WritableStream, end: () => void): void {
+  let ends = errorEnds.get(stream);
+  if (ends === undefined) {
+    const set = new Set<() => void>();
+    ends = set;
+    errorEnds.set(stream, set);
+    stream.on('error', () => {
+      for (const e of [...set]) e();
+    });
+  }
+  ends.add(end);
+}
+
 export interface McpStdioServer {
   /** Resolves when the client closes the connection (stdin ends), `stdout` fails, or `close()` is called. */
   readonly closed: Promise<void>;
@@ -68,13 +85,14 @@ export async function serveMcpStdio(
     ended = true;
     stdin.off('end', end);
     stdout.off('drain', resume);
-    // The error listener stays: a write still pending when the session ended can fail later (EPIPE).
+    // The stream's error listener stays: a write still pending when the session ended can fail later (EPIPE).
+    errorEnds.get(stdout)?.delete(end);
     done();
   };
   // The SDK transport does not notice the end of stdin; the client closing its end is the end of the session.
   stdin.once('end', end);
   // Nor does it listen for write errors: without a listener an EPIPE would be thrown as an uncaught exception.
-  stdout.on('error', end);
+  onStreamError(stdout, end);
 
   // Backpressure: the SDK transport reads stdin as fast as it arrives and queues every response in stdout's buffer.
   let paused = false;
