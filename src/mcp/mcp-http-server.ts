@@ -91,6 +91,8 @@ export async function serveMcpHttp(
   );
   const maxConnections = positive(options.maxConnections, MCP_HTTP_DEFAULTS.maxConnections, 'maxConnections');
   const sessions = new Map<string, Session>();
+  /** `initialize` requests admitted whose session is not in `sessions` yet. */
+  let initializing = 0;
 
   /** Count `res` as open on `session` until it closes; the idle timer runs only while nothing is open. */
   const track = (session: Session, res: ServerResponse) => {
@@ -136,16 +138,28 @@ export async function serveMcpHttp(
     const sessionId = typeof sid === 'string' ? sid : undefined;
     const session = sessionId !== undefined ? sessions.get(sessionId) : undefined;
     let transport = session?.transport;
+    let release = (): void => {};
     if (session !== undefined) track(session, res);
     if (transport === undefined) {
       if (sessionId !== undefined) return rpcError(res, 404, 'Session not found');
       if (req.method !== 'POST' || !isInitializeRequest(body)) {
         return rpcError(res, 400, 'Bad Request: no session; send initialize first');
       }
-      if (sessions.size >= maxSessions) return rpcError(res, 503, `too many sessions (${maxSessions})`);
+      // Sessions still initializing hold a slot too: concurrent initializes all pass a check of `sessions.size` alone,
+      // since the session is only added after the awaits below.
+      if (sessions.size + initializing >= maxSessions) {
+        return rpcError(res, 503, `too many sessions (${maxSessions})`);
+      }
+      initializing++;
+      let reserved = true;
+      release = () => {
+        if (reserved) initializing--;
+        reserved = false;
+      };
       const t = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
+          release();
           const created: Session = { transport: t, open: 0 };
           sessions.set(id, created);
           track(created, res);
@@ -158,7 +172,12 @@ export async function serveMcpHttp(
         if (closing.idle !== undefined) clearTimeout(closing.idle);
         sessions.delete(id as string);
       };
-      await createMcpServer(source, options).connect(t);
+      try {
+        await createMcpServer(source, options).connect(t);
+      } catch (err) {
+        release();
+        throw err;
+      }
       transport = t;
     }
     // A client that drops the connection of a POST before its answers came has given up on those requests: cancel
@@ -177,7 +196,11 @@ export async function serveMcpHttp(
         }
       });
     }
-    await transport.handleRequest(req, res, body);
+    try {
+      await transport.handleRequest(req, res, body);
+    } finally {
+      release(); // an initialize that did not make a session gives its slot back
+    }
   };
 
   const http: HttpServer = createServer(
