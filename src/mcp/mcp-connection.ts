@@ -92,6 +92,9 @@ export class McpConnection {
   #restarts = 0;
   #crashReason = '';
   #lastTransportError: string | undefined;
+  /** The last response body the bounded fetch cut short, and how many it cut (to tell one cut during a call). */
+  #lastCut: string | undefined;
+  #cuts = 0;
   #stderrTail: string[] = [];
   #pendingNote: string | undefined;
   /** The client whose re-list (after `list_changed`) is running, and whether another was asked for meanwhile. */
@@ -202,7 +205,10 @@ export class McpConnection {
     if (cfg.type === 'http') {
       return new sdk.StreamableHTTPClientTransport(new URL(cfg.url), {
         ...(cfg.headers ? { requestInit: { headers: cfg.headers } } : {}),
-        fetch: boundedFetch(this.#opts.maxMessageBytes),
+        fetch: boundedFetch(this.#opts.maxMessageBytes, (reason) => {
+          this.#lastCut = reason;
+          this.#cuts++;
+        }),
       });
     }
     const t = new sdk.StdioClientTransport({
@@ -373,6 +379,7 @@ export class McpConnection {
     onProgress: (p: Progress) => void,
   ): Promise<CallToolResult> {
     const client = await this.#ensure();
+    const cutsBefore = this.#cuts;
     try {
       const res = await client.callTool({ name: tool, arguments: args }, undefined, {
         signal,
@@ -392,7 +399,14 @@ export class McpConnection {
       if (isMcpError(err, 'ConnectionClosed')) {
         throw new Error(`MCP server '${this.name}' stopped during the call: ${this.#explain(undefined)}`);
       }
-      throw new Error(`MCP server '${this.name}' failed the call: ${clip(errorMessage(err))}`);
+      let message = errorMessage(err);
+      // The SDK's own message can hide the cause ("Error POSTing to endpoint: null" for an error body cut short). A
+      // cut during this call is named; with concurrent calls on one connection it may have been another call's.
+      const cause = this.#lastCut;
+      if (this.#cuts !== cutsBefore && cause !== undefined && !message.includes(cause)) {
+        message = `${message} (${cause})`;
+      }
+      throw new Error(`MCP server '${this.name}' failed the call: ${clip(message)}`);
     }
   }
 
