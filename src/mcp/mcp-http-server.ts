@@ -22,6 +22,7 @@ import { timerMs } from '../timer-ms.js';
 import type { ToolSource } from '../tool-source.js';
 import { serveSdk } from './mcp-sdk.js';
 import { createMcpServer, type McpServerOptions } from './mcp-server.js';
+import { positiveInteger } from './positive-integer.js';
 
 export interface McpHttpServerOptions extends McpServerOptions {
   /** TCP port; 0 picks a free one. Default 0. */
@@ -294,14 +295,7 @@ function requestIds(body: unknown): Array<string | number> {
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {
-  const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < 1) {
-    throw new PantoError(
-      'ERR_INVALID_ARGUMENT',
-      `serveMcpHttp: ${name} must be a positive integer, got ${v}`,
-    );
-  }
-  return v;
+  return positiveInteger(value, fallback, 'serveMcpHttp', name);
 }
 
 function reply(res: ServerResponse, status: number, text: string): void {

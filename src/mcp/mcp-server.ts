@@ -35,12 +35,12 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import { dispatchToolCalls } from '../agent/dispatch.js';
 import type { StoredPart, ToolCallBlock } from '../conversation.js';
-import { PantoError } from '../errors.js';
 import type { ProcessOptions } from '../media/types.js';
 import { packageVersion } from '../package-root.js';
 import type { ToolUpdate } from '../tool.js';
 import type { ToolSource } from '../tool-source.js';
 import { serverSdkSync } from './mcp-sdk.js';
+import { positiveInteger } from './positive-integer.js';
 
 export interface McpServerOptions {
   /** Server name in `initialize`. Default `libpanto`. */
@@ -78,13 +78,12 @@ type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
  */
 export function createMcpServer(source: ToolSource, options: McpServerOptions = {}): Server {
   const { Server, CallToolRequestSchema, ListToolsRequestSchema, ErrorCode, McpError } = serverSdkSync();
-  const maxPending = options.maxPendingCalls ?? DEFAULT_MCP_MAX_PENDING_CALLS;
-  if (!Number.isInteger(maxPending) || maxPending < 1) {
-    throw new PantoError(
-      'ERR_INVALID_ARGUMENT',
-      `createMcpServer: maxPendingCalls must be a positive integer, got ${maxPending}`,
-    );
-  }
+  const maxPending = positiveInteger(
+    options.maxPendingCalls,
+    DEFAULT_MCP_MAX_PENDING_CALLS,
+    'createMcpServer',
+    'maxPendingCalls',
+  );
   let pending = 0;
   /** The running calls by request id, each with its own abort (see the duplicate-id rule above). */
   const running = new Map<string | number, AbortController>();

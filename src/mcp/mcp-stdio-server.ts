@@ -13,10 +13,10 @@
  */
 
 import type { Readable, Writable } from 'node:stream';
-import { PantoError } from '../errors.js';
 import type { ToolSource } from '../tool-source.js';
 import { serveSdk } from './mcp-sdk.js';
 import { createMcpServer, type McpServerOptions } from './mcp-server.js';
+import { positiveInteger } from './positive-integer.js';
 
 export interface McpStdioServerOptions extends McpServerOptions {
   stdin?: Readable;
@@ -56,13 +56,12 @@ export async function serveMcpStdio(
   source: ToolSource,
   options: McpStdioServerOptions = {},
 ): Promise<McpStdioServer> {
-  const maxMessage = options.maxMessageBytes ?? DEFAULT_MCP_STDIO_MAX_MESSAGE_BYTES;
-  if (!Number.isInteger(maxMessage) || maxMessage < 1) {
-    throw new PantoError(
-      'ERR_INVALID_ARGUMENT',
-      `serveMcpStdio: maxMessageBytes must be a positive integer, got ${maxMessage}`,
-    );
-  }
+  const maxMessage = positiveInteger(
+    options.maxMessageBytes,
+    DEFAULT_MCP_STDIO_MAX_MESSAGE_BYTES,
+    'serveMcpStdio',
+    'maxMessageBytes',
+  );
   // line-buffer.js imports the SDK: loaded here, not when libpanto is imported.
   const [{ StdioServerTransport }, { installLineBuffer }] = await Promise.all([
     serveSdk(),

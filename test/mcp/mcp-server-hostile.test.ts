@@ -178,10 +178,21 @@ describe('tools/call with params a hostile client makes up', () => {
     await server.close();
   }, 10_000);
 
-  it('maxPendingCalls must be a positive integer', () => {
-    expect(() => createMcpServer(source, { maxPendingCalls: 0 })).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
-    );
+  it('maxPendingCalls and maxMessageBytes must be positive integers (one shared check, same message)', async () => {
+    for (const maxPendingCalls of [0, 1.5, Number.NaN]) {
+      expect(() => createMcpServer(source, { maxPendingCalls })).toThrow(
+        expect.objectContaining({
+          code: 'ERR_INVALID_ARGUMENT',
+          message: `createMcpServer: maxPendingCalls must be a positive integer, got ${maxPendingCalls}`,
+        }),
+      );
+    }
+    await expect(
+      serveMcpStdio(source, { stdin: new PassThrough(), stdout: new PassThrough(), maxMessageBytes: -1 }),
+    ).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARGUMENT',
+      message: 'serveMcpStdio: maxMessageBytes must be a positive integer, got -1',
+    });
   });
 });
 
