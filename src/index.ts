@@ -222,6 +222,8 @@ export type { StreamEvent } from './providers/stream/stream-event.js';
 export { THINKING_BUDGETS } from './providers/thinking.js';
 export {
   createProvider,
+  FINISH_GRACE_MS,
+  PROGRESS_TIMEOUT_MS,
   type Provider,
   type ProviderOptions,
   type ProviderRequest,

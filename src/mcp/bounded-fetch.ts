@@ -13,13 +13,16 @@
 
 type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
-/** The global `fetch`, with every response body bounded as described above. */
-export function boundedFetch(maxBytes: number): FetchLike {
+/**
+ * The global `fetch`, with every response body bounded as described above. `onCut` hears why a body was cut: the SDK
+ * reads an error response with `text().catch(() => null)`, so without it the reason would be lost ("… endpoint: null").
+ */
+export function boundedFetch(maxBytes: number, onCut?: (reason: string) => void): FetchLike {
   return async (url, init) => {
     const response = await fetch(url, init);
     if (response.body === null) return response;
     const sse = /^\s*text\/event-stream\s*(;|$)/i.test(response.headers.get('content-type') ?? '');
-    const body = response.body.pipeThrough(counter(maxBytes, sse));
+    const body = response.body.pipeThrough(counter(maxBytes, sse, onCut));
     return new Response(body, {
       status: response.status,
       statusText: response.statusText,
@@ -28,7 +31,11 @@ export function boundedFetch(maxBytes: number): FetchLike {
   };
 }
 
-function counter(maxBytes: number, perEvent: boolean): TransformStream<Uint8Array, Uint8Array> {
+function counter(
+  maxBytes: number,
+  perEvent: boolean,
+  onCut: ((reason: string) => void) | undefined,
+): TransformStream<Uint8Array, Uint8Array> {
   let count = 0;
   // SSE: a blank line (empty, or a lone "\r") ends an event and restarts the count.
   let lineHasContent = false;
@@ -49,11 +56,9 @@ function counter(maxBytes: number, perEvent: boolean): TransformStream<Uint8Arra
         if (n > 1 || (n === 1 && chunk[pos] !== 13)) lineHasContent = true;
       }
       if (count > maxBytes) {
-        controller.error(
-          new Error(
-            `the server sent ${perEvent ? 'an SSE event' : 'a response body'} over ${maxBytes} bytes (maxMessageBytes); it was not read further`,
-          ),
-        );
+        const reason = `the server sent ${perEvent ? 'an SSE event' : 'a response body'} over ${maxBytes} bytes (maxMessageBytes); it was not read further`;
+        onCut?.(reason);
+        controller.error(new Error(reason));
         return;
       }
       controller.enqueue(chunk);

@@ -24,6 +24,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool, Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { PantoError } from '../errors.js';
+import { timerMs } from '../timer-ms.js';
 import { errorMessage } from '../tool-source.js';
 import { boundedFetch } from './bounded-fetch.js';
 import type { McpServerConfig } from './mcp-config.js';
@@ -91,6 +92,9 @@ export class McpConnection {
   #restarts = 0;
   #crashReason = '';
   #lastTransportError: string | undefined;
+  /** The last response body the bounded fetch cut short, and how many it cut (to tell one cut during a call). */
+  #lastCut: string | undefined;
+  #cuts = 0;
   #stderrTail: string[] = [];
   #pendingNote: string | undefined;
   /** The client whose re-list (after `list_changed`) is running, and whether another was asked for meanwhile. */
@@ -169,9 +173,9 @@ export class McpConnection {
       });
     });
 
-    const deadline = AbortSignal.timeout(this.#opts.initTimeoutMs);
+    const deadline = AbortSignal.timeout(timerMs(this.#opts.initTimeoutMs));
     try {
-      await client.connect(transport, { timeout: this.#opts.initTimeoutMs, signal: deadline });
+      await client.connect(transport, { timeout: timerMs(this.#opts.initTimeoutMs), signal: deadline });
       deferResponses(transport);
       this.#tools = await this.#listAll(client, deadline);
       if (this.#client !== client) throw new Error('closed while starting');
@@ -201,7 +205,10 @@ export class McpConnection {
     if (cfg.type === 'http') {
       return new sdk.StreamableHTTPClientTransport(new URL(cfg.url), {
         ...(cfg.headers ? { requestInit: { headers: cfg.headers } } : {}),
-        fetch: boundedFetch(this.#opts.maxMessageBytes),
+        fetch: boundedFetch(this.#opts.maxMessageBytes, (reason) => {
+          this.#lastCut = reason;
+          this.#cuts++;
+        }),
       });
     }
     const t = new sdk.StdioClientTransport({
@@ -245,7 +252,7 @@ export class McpConnection {
     let cursor: string | undefined;
     for (let page = 0; page < 1000; page++) {
       const res = await client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: this.#opts.initTimeoutMs,
+        timeout: timerMs(this.#opts.initTimeoutMs),
         // One signal per page: the SDK adds an abort listener to the signal of every request and never removes it.
         ...(signal ? { signal: AbortSignal.any([signal]) } : {}),
       });
@@ -372,10 +379,11 @@ export class McpConnection {
     onProgress: (p: Progress) => void,
   ): Promise<CallToolResult> {
     const client = await this.#ensure();
+    const cutsBefore = this.#cuts;
     try {
       const res = await client.callTool({ name: tool, arguments: args }, undefined, {
         signal,
-        timeout: this.#opts.callTimeoutMs,
+        timeout: timerMs(this.#opts.callTimeoutMs),
         resetTimeoutOnProgress: true,
         maxTotalTimeout: this.#opts.maxCallTimeMs,
         onprogress: onProgress,
@@ -391,7 +399,14 @@ export class McpConnection {
       if (isMcpError(err, 'ConnectionClosed')) {
         throw new Error(`MCP server '${this.name}' stopped during the call: ${this.#explain(undefined)}`);
       }
-      throw new Error(`MCP server '${this.name}' failed the call: ${clip(errorMessage(err))}`);
+      let message = errorMessage(err);
+      // The SDK's own message can hide the cause ("Error POSTing to endpoint: null" for an error body cut short). A
+      // cut during this call is named; with concurrent calls on one connection it may have been another call's.
+      const cause = this.#lastCut;
+      if (this.#cuts !== cutsBefore && cause !== undefined && !message.includes(cause)) {
+        message = `${message} (${cause})`;
+      }
+      throw new Error(`MCP server '${this.name}' failed the call: ${clip(message)}`);
     }
   }
 
@@ -400,7 +415,7 @@ export class McpConnection {
     const client = this.#client;
     if (!client) throw new Error('server not connected');
     if (!client.getServerCapabilities()?.resources) throw new Error('the server offers no resources');
-    const res = await client.readResource({ uri }, { signal, timeout: this.#opts.callTimeoutMs });
+    const res = await client.readResource({ uri }, { signal, timeout: timerMs(this.#opts.callTimeoutMs) });
     return res.contents as McpResourceContents[];
   }
 

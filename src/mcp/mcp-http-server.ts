@@ -18,9 +18,11 @@ import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node
 import type { AddressInfo } from 'node:net';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { PantoError } from '../errors.js';
+import { timerMs } from '../timer-ms.js';
 import type { ToolSource } from '../tool-source.js';
 import { serveSdk } from './mcp-sdk.js';
 import { createMcpServer, type McpServerOptions } from './mcp-server.js';
+import { positiveInteger } from './positive-integer.js';
 
 export interface McpHttpServerOptions extends McpServerOptions {
   /** TCP port; 0 picks a free one. Default 0. */
@@ -85,13 +87,13 @@ export async function serveMcpHttp(
   const maxSessions = positive(options.maxSessions, MCP_HTTP_DEFAULTS.maxSessions, 'maxSessions');
   const maxBody = positive(options.maxBodyBytes, MCP_HTTP_DEFAULTS.maxBodyBytes, 'maxBodyBytes');
   const idleMs = positive(options.sessionIdleMs, MCP_HTTP_DEFAULTS.sessionIdleMs, 'sessionIdleMs');
-  const requestTimeout = positive(
-    options.requestTimeoutMs,
-    MCP_HTTP_DEFAULTS.requestTimeoutMs,
-    'requestTimeoutMs',
+  const requestTimeout = timerMs(
+    positive(options.requestTimeoutMs, MCP_HTTP_DEFAULTS.requestTimeoutMs, 'requestTimeoutMs'),
   );
   const maxConnections = positive(options.maxConnections, MCP_HTTP_DEFAULTS.maxConnections, 'maxConnections');
   const sessions = new Map<string, Session>();
+  /** `initialize` requests admitted whose session is not in `sessions` yet. */
+  let initializing = 0;
 
   /** Count `res` as open on `session` until it closes; the idle timer runs only while nothing is open. */
   const track = (session: Session, res: ServerResponse) => {
@@ -105,7 +107,7 @@ export async function serveMcpHttp(
       session.idle = setTimeout(() => {
         sessions.delete(id);
         session.transport.close().catch(() => {});
-      }, idleMs);
+      }, timerMs(idleMs));
       session.idle.unref();
     });
   };
@@ -137,16 +139,28 @@ export async function serveMcpHttp(
     const sessionId = typeof sid === 'string' ? sid : undefined;
     const session = sessionId !== undefined ? sessions.get(sessionId) : undefined;
     let transport = session?.transport;
+    let release = (): void => {};
     if (session !== undefined) track(session, res);
     if (transport === undefined) {
       if (sessionId !== undefined) return rpcError(res, 404, 'Session not found');
       if (req.method !== 'POST' || !isInitializeRequest(body)) {
         return rpcError(res, 400, 'Bad Request: no session; send initialize first');
       }
-      if (sessions.size >= maxSessions) return rpcError(res, 503, `too many sessions (${maxSessions})`);
+      // Sessions still initializing hold a slot too: concurrent initializes all pass a check of `sessions.size` alone,
+      // since the session is only added after the awaits below.
+      if (sessions.size + initializing >= maxSessions) {
+        return rpcError(res, 503, `too many sessions (${maxSessions})`);
+      }
+      initializing++;
+      let reserved = true;
+      release = () => {
+        if (reserved) initializing--;
+        reserved = false;
+      };
       const t = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
+          release();
           const created: Session = { transport: t, open: 0 };
           sessions.set(id, created);
           track(created, res);
@@ -159,7 +173,12 @@ export async function serveMcpHttp(
         if (closing.idle !== undefined) clearTimeout(closing.idle);
         sessions.delete(id as string);
       };
-      await createMcpServer(source, options).connect(t);
+      try {
+        await createMcpServer(source, options).connect(t);
+      } catch (err) {
+        release();
+        throw err;
+      }
       transport = t;
     }
     // A client that drops the connection of a POST before its answers came has given up on those requests: cancel
@@ -178,7 +197,11 @@ export async function serveMcpHttp(
         }
       });
     }
-    await transport.handleRequest(req, res, body);
+    try {
+      await transport.handleRequest(req, res, body);
+    } finally {
+      release(); // an initialize that did not make a session gives its slot back
+    }
   };
 
   const http: HttpServer = createServer(
@@ -272,14 +295,7 @@ function requestIds(body: unknown): Array<string | number> {
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {
-  const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < 1) {
-    throw new PantoError(
-      'ERR_INVALID_ARGUMENT',
-      `serveMcpHttp: ${name} must be a positive integer, got ${v}`,
-    );
-  }
-  return v;
+  return positiveInteger(value, fallback, 'serveMcpHttp', name);
 }
 
 function reply(res: ServerResponse, status: number, text: string): void {

@@ -216,11 +216,14 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' && v.length > 0 ? v : undefined;
 }
 
+/** `v` as JSON, or a note saying why it could not be serialized (never "[object Object]"). */
 function safeJson(v: unknown): string {
   try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
+    const json = JSON.stringify(v);
+    if (json !== undefined) return json;
+    return `[structuredContent could not be serialized: it is ${typeof v}]`;
+  } catch (err) {
+    return `[structuredContent could not be serialized: ${(err as Error)?.message ?? String(err)}]`;
   }
 }
 

@@ -10,8 +10,10 @@
  *   `panto://document/<name>` URI).
  * - A failed call (tool error, invalid arguments, budget exceeded) → `isError: true` with the message as text.
  * - An unknown tool name, or `params` that are not a valid `tools/call` (a name that is not a string, `arguments`
- *   that are not an object, a `progressToken` that is neither a string nor a number) → JSON-RPC error `-32602`
- *   (the MCP convention) whose message names the bad field.
+ *   that are not an object) → JSON-RPC error `-32602` (the MCP convention) whose message names the bad field. A
+ *   `progressToken` that is neither a string nor a number is rejected by the SDK's own transports on stdio and HTTP
+ *   (which validate every incoming message) before it reaches this server; `-32602` only on a transport that does not
+ *   validate.
  * - A `tools/call` whose request id is already used by a running call (JSON-RPC forbids reusing an id): the running
  *   call is aborted and the new one refused with `-32600`. (The SDK keys cancellation by id: the earlier call could
  *   otherwise no longer be cancelled, nor be aborted when the session closes.)
@@ -33,12 +35,12 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import { dispatchToolCalls } from '../agent/dispatch.js';
 import type { StoredPart, ToolCallBlock } from '../conversation.js';
-import { PantoError } from '../errors.js';
 import type { ProcessOptions } from '../media/types.js';
 import { packageVersion } from '../package-root.js';
 import type { ToolUpdate } from '../tool.js';
 import type { ToolSource } from '../tool-source.js';
 import { serverSdkSync } from './mcp-sdk.js';
+import { positiveInteger } from './positive-integer.js';
 
 export interface McpServerOptions {
   /** Server name in `initialize`. Default `libpanto`. */
@@ -76,13 +78,12 @@ type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
  */
 export function createMcpServer(source: ToolSource, options: McpServerOptions = {}): Server {
   const { Server, CallToolRequestSchema, ListToolsRequestSchema, ErrorCode, McpError } = serverSdkSync();
-  const maxPending = options.maxPendingCalls ?? DEFAULT_MCP_MAX_PENDING_CALLS;
-  if (!Number.isInteger(maxPending) || maxPending < 1) {
-    throw new PantoError(
-      'ERR_INVALID_ARGUMENT',
-      `createMcpServer: maxPendingCalls must be a positive integer, got ${maxPending}`,
-    );
-  }
+  const maxPending = positiveInteger(
+    options.maxPendingCalls,
+    DEFAULT_MCP_MAX_PENDING_CALLS,
+    'createMcpServer',
+    'maxPendingCalls',
+  );
   let pending = 0;
   /** The running calls by request id, each with its own abort (see the duplicate-id rule above). */
   const running = new Map<string | number, AbortController>();
@@ -211,9 +212,14 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     // The official SDK client handles a notification a microtask later than a response read in the same chunk, so a
     // progress written just before the result can be dropped by it when both arrive in one read. The wire order is
     // right either way; a short pause makes separate reads (and so a complete progress sequence) far more likely.
-    if (last >= 0) {
-      while (sending !== undefined) await sending;
-      await new Promise<void>((resolve) => setTimeout(resolve, 1));
+    // A send that never settles (stdout backed up and never drained, e.g. after EPIPE) must not hold the call: the
+    // wait also ends when the call is cancelled or its session closes (both abort `signal`).
+    if (last >= 0 && !signal.aborted) {
+      const aborted = new Promise<void>((resolve) =>
+        signal.addEventListener('abort', () => resolve(), { once: true }),
+      );
+      while (sending !== undefined && !signal.aborted) await Promise.race([sending, aborted]);
+      if (!signal.aborted) await new Promise<void>((resolve) => setTimeout(resolve, 1));
     }
     // An empty text part (a Lua tool that returned only attachments) says nothing; an empty result keeps one part.
     const parts = block.parts.filter((p, _i, all) => !(p.type === 'text' && p.text === '' && all.length > 1));

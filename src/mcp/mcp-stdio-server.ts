@@ -13,10 +13,10 @@
  */
 
 import type { Readable, Writable } from 'node:stream';
-import { PantoError } from '../errors.js';
 import type { ToolSource } from '../tool-source.js';
 import { serveSdk } from './mcp-sdk.js';
 import { createMcpServer, type McpServerOptions } from './mcp-server.js';
+import { positiveInteger } from './positive-integer.js';
 
 export interface McpStdioServerOptions extends McpServerOptions {
   stdin?: Readable;
@@ -27,6 +27,23 @@ export interface McpStdioServerOptions extends McpServerOptions {
 
 /** Default `McpStdioServerOptions.maxMessageBytes` (the SDK's own read cap). */
 export const DEFAULT_MCP_STDIO_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+
+/** Per output stream, the sessions to end when it fails; one `error` listener per stream, however many sessions. */
+const errorEnds = new WeakMap<NodeJS.WritableStream, Set<() => void>>();
+
+/** Call `end` when `stream` fails, through the stream's single listener (installed once, never removed). */
+function onStreamError(stream: NodeJS.WritableStream, end: () => void): void {
+  let ends = errorEnds.get(stream);
+  if (ends === undefined) {
+    const set = new Set<() => void>();
+    ends = set;
+    errorEnds.set(stream, set);
+    stream.on('error', () => {
+      for (const e of [...set]) e();
+    });
+  }
+  ends.add(end);
+}
 
 export interface McpStdioServer {
   /** Resolves when the client closes the connection (stdin ends), `stdout` fails, or `close()` is called. */
@@ -39,13 +56,12 @@ export async function serveMcpStdio(
   source: ToolSource,
   options: McpStdioServerOptions = {},
 ): Promise<McpStdioServer> {
-  const maxMessage = options.maxMessageBytes ?? DEFAULT_MCP_STDIO_MAX_MESSAGE_BYTES;
-  if (!Number.isInteger(maxMessage) || maxMessage < 1) {
-    throw new PantoError(
-      'ERR_INVALID_ARGUMENT',
-      `serveMcpStdio: maxMessageBytes must be a positive integer, got ${maxMessage}`,
-    );
-  }
+  const maxMessage = positiveInteger(
+    options.maxMessageBytes,
+    DEFAULT_MCP_STDIO_MAX_MESSAGE_BYTES,
+    'serveMcpStdio',
+    'maxMessageBytes',
+  );
   // line-buffer.js imports the SDK: loaded here, not when libpanto is imported.
   const [{ StdioServerTransport }, { installLineBuffer }] = await Promise.all([
     serveSdk(),
@@ -68,13 +84,14 @@ export async function serveMcpStdio(
     ended = true;
     stdin.off('end', end);
     stdout.off('drain', resume);
-    // The error listener stays: a write still pending when the session ended can fail later (EPIPE).
+    // The stream's error listener stays: a write still pending when the session ended can fail later (EPIPE).
+    errorEnds.get(stdout)?.delete(end);
     done();
   };
   // The SDK transport does not notice the end of stdin; the client closing its end is the end of the session.
   stdin.once('end', end);
   // Nor does it listen for write errors: without a listener an EPIPE would be thrown as an uncaught exception.
-  stdout.on('error', end);
+  onStreamError(stdout, end);
 
   // Backpressure: the SDK transport reads stdin as fast as it arrives and queues every response in stdout's buffer.
   let paused = false;

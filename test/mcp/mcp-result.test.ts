@@ -179,7 +179,16 @@ describe('MCP result from a hostile server', () => {
   it('structuredContent 100 000 levels deep, content not an array, isError not a boolean: a result, no throw', async () => {
     const deep = JSON.parse(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`) as unknown;
     const parts = await okParts({ content: 'nope' as unknown as unknown[], structuredContent: deep });
-    expect(parts).toEqual([{ type: 'text', text: '[object Object]' }]);
+    expect(parts).toEqual([
+      {
+        type: 'text',
+        text: expect.stringMatching(/^\[structuredContent could not be serialized: .*call stack.*\]$/),
+      },
+    ]);
+    const withBigInt = await okParts({ content: [], structuredContent: { n: 1n } });
+    expect(withBigInt).toEqual([
+      { type: 'text', text: expect.stringMatching(/^\[structuredContent could not be serialized: .*BigInt/) },
+    ]);
     const odd = await mcpResultToCallResult({
       content: [{ type: 'text', text: 'x' }],
       isError: 'yes' as unknown as boolean,

@@ -104,6 +104,46 @@ describe('tools/call with params a hostile client makes up', () => {
     }
   });
 
+  it('a progress notification whose send never settles does not hold the call once it is cancelled', async () => {
+    const server = createMcpServer(source, { maxPendingCalls: 1 });
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    // A transport stuck on progress (as stdio waiting for a drain that never comes): the send never settles.
+    const send = serverSide.send.bind(serverSide);
+    let progressSends = 0;
+    serverSide.send = (message, opts) => {
+      if (!('method' in message && message.method === 'notifications/progress')) return send(message, opts);
+      progressSends++;
+      return new Promise<void>(() => {});
+    };
+    await server.connect(serverSide);
+    const client = new Client({ name: 'hostile', version: '1' });
+    await client.connect(clientSide);
+    const ac = new AbortController();
+    try {
+      const stuck = client
+        .callTool({ name: 'test_tool_with_progress', arguments: {} }, undefined, {
+          signal: ac.signal,
+          onprogress: () => {},
+        })
+        .catch((e: unknown) => e);
+      await expect.poll(() => progressSends).toBe(1);
+      // The only slot is held while the call waits for its progress to go out.
+      await expect
+        .poll(async () => JSON.stringify((await client.callTool({ name: 'test_simple_text' })).content))
+        .toContain('too many tool calls in flight (1)');
+      ac.abort();
+      await stuck;
+      // Cancelled, it gives its slot back although that send never settles.
+      await expect
+        .poll(async () => ((await client.callTool({ name: 'test_simple_text' })) as CallToolResult).content, {
+          timeout: 3_000,
+        })
+        .toEqual(SIMPLE_TEXT);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a request id reused while its call runs: the running call is aborted and the new one refused', async () => {
     const server = createMcpServer(source);
     const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
@@ -138,10 +178,21 @@ describe('tools/call with params a hostile client makes up', () => {
     await server.close();
   }, 10_000);
 
-  it('maxPendingCalls must be a positive integer', () => {
-    expect(() => createMcpServer(source, { maxPendingCalls: 0 })).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
-    );
+  it('maxPendingCalls and maxMessageBytes must be positive integers (one shared check, same message)', async () => {
+    for (const maxPendingCalls of [0, 1.5, Number.NaN]) {
+      expect(() => createMcpServer(source, { maxPendingCalls })).toThrow(
+        expect.objectContaining({
+          code: 'ERR_INVALID_ARGUMENT',
+          message: `createMcpServer: maxPendingCalls must be a positive integer, got ${maxPendingCalls}`,
+        }),
+      );
+    }
+    await expect(
+      serveMcpStdio(source, { stdin: new PassThrough(), stdout: new PassThrough(), maxMessageBytes: -1 }),
+    ).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARGUMENT',
+      message: 'serveMcpStdio: maxMessageBytes must be a positive integer, got -1',
+    });
   });
 });
 
@@ -247,6 +298,24 @@ describe('serveMcpStdio against a client that misbehaves on the pipe', () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 20_000);
+
+  it('sessions served one after another on the same stdout add one error listener to it, not one each', async () => {
+    const stdout = new PassThrough();
+    stdout.resume();
+    const before = stdout.listenerCount('error');
+    for (let i = 0; i < 12; i++) {
+      const stdin = new PassThrough();
+      const server = await serveMcpStdio(source, { stdin, stdout });
+      stdin.end();
+      await server.closed;
+    }
+    expect(stdout.listenerCount('error')).toBe(before + 1);
+    // A failure now ends the session that is open, and throws nothing.
+    const stdin = new PassThrough();
+    const server = await serveMcpStdio(source, { stdin, stdout });
+    stdout.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    await server.closed;
+  });
 
   it('stdout failing (EPIPE: the client went away) ends the session instead of throwing an uncaught error', async () => {
     const stdin = new PassThrough();

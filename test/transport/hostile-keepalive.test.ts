@@ -9,12 +9,13 @@ import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OpenAIChatStreamParser } from '../../src/providers/stream/openai-chat-stream.js';
 import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
 import { isKeepAliveEvent } from '../../src/providers/stream/surface-parser.js';
 import {
   createProvider,
+  PROGRESS_TIMEOUT_MS,
   type Provider,
   type ProviderOptions,
 } from '../../src/providers/transport/http-provider.js';
@@ -92,6 +93,13 @@ function every(res: ServerResponse, ms: number, piece: (n: number) => string | u
   res.on('close', () => clearInterval(timer));
 }
 
+/**
+ * The limit in cases that must NOT fire while content flows every few ms: far above any event-loop stall of a loaded
+ * 2-core CI machine (hundreds of ms), so only a missing refresh can fire it. Those streams outlast it by the server's
+ * own clock, so they take ~2.2 s each.
+ */
+const LIMIT_MS = 2000;
+
 const closed = (res: ServerResponse) => (res.closed ? Promise.resolve() : once(res, 'close'));
 
 /** The first event(s) of a response on each surface, carrying the text "half". */
@@ -156,21 +164,27 @@ describe('keep-alives forever before the last event', () => {
   );
 
   it('content between keep-alives keeps the stream going past the limit, and it ends as done', async () => {
+    let contents = 0;
     handler = (_req, res) => {
       sse(res);
+      const start = Date.now();
+      let finished = false;
       every(res, 4, (n) => {
-        if (n === 150)
+        if (finished) return undefined;
+        // Past the limit by the server's own clock (however late its timers ran), then the finish.
+        if (Date.now() - start > LIMIT_MS + 200) {
+          finished = true;
           return 'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n';
-        if (n > 150) return undefined;
-        return n % 2 === 0
-          ? ': OPENROUTER PROCESSING\n\n'
-          : 'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}\n\n';
+        }
+        if (n % 2 === 0) return ': OPENROUTER PROCESSING\n\n';
+        contents++;
+        return 'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}\n\n';
       });
     };
-    // 150 writes 4 ms apart outlast the 300 ms limit; content arrives every 8 ms.
-    const { last } = await run(provider('openai-chat', { progressTimeoutMs: 300 }));
+    // The stream outlasts the limit; content arrives every ~8 ms, so only a stall of ~2 s could fire it.
+    const { last } = await run(provider('openai-chat', { progressTimeoutMs: LIMIT_MS }));
     expect(last.type).toBe('done');
-    expect(last.message.content).toEqual([{ type: 'text', text: 'x'.repeat(75) }]);
+    expect(last.message.content).toEqual([{ type: 'text', text: 'x'.repeat(contents) }]);
   });
 
   it('one long event still arriving (a base64 image in pieces) is progress, not keep-alives', async () => {
@@ -181,10 +195,10 @@ describe('keep-alives forever before the last event', () => {
     handler = (_req, res) => {
       sse(res);
       res.socket?.setNoDelay(true);
-      // About 100 pieces, 4 ms apart: longer than the limit, with no event dispatched until the last one.
-      every(res, 4, (n) => pieces[n]);
+      // About 100 pieces, spread over longer than the limit, with no event dispatched until the last one.
+      every(res, Math.ceil((LIMIT_MS + 200) / pieces.length), (n) => pieces[n]);
     };
-    const { last } = await run(provider('gemini', { progressTimeoutMs: 250 }));
+    const { last } = await run(provider('gemini', { progressTimeoutMs: LIMIT_MS }));
     expect(last.type).toBe('done');
     expect(last.message.content).toEqual([{ type: 'text', text: image }]);
   });
@@ -203,27 +217,35 @@ describe('keep-alives forever before the last event', () => {
     expect(requests).toBe(2);
   });
 
-  it('progressTimeoutMs 0 turns the limit off (the caller’s signal still ends it)', async () => {
+  it('progressTimeoutMs 0 turns the limit off (the caller’s signal still ends it); 0 is not the default', async () => {
     handler = (_req, res) => {
       sse(res);
       res.write(HALF['openai-chat']);
       every(res, 5, () => ': ping\n\n');
     };
-    const ctl = new AbortController();
-    const p = provider('openai-chat', { progressTimeoutMs: 0 });
-    const events: StreamEvent[] = [];
-    // 40 keep-alives arrive (200 ms, far past the 50 ms a limit would need), then the caller aborts.
-    let keepAlives = 0;
-    const probe = setInterval(() => {
-      if (++keepAlives === 40) ctl.abort();
-    }, 5);
-    try {
-      for await (const e of p.stream({ model: 'm', body: {} }, { signal: ctl.signal })) events.push(e);
-    } finally {
-      clearInterval(probe);
-    }
-    const last = events.at(-1);
-    expect(last?.type === 'error' && last.error.code).toBe('ERR_ABORTED');
+    /** The delays of the timers armed during one stream the caller aborts; it must end as ERR_ABORTED. */
+    const delaysWith = async (progressTimeoutMs?: number): Promise<unknown[]> => {
+      // Node's own setTimeout, watched (not replaced): which delays the transport arms.
+      const spy = vi.spyOn(globalThis, 'setTimeout');
+      const ctl = new AbortController();
+      const p = provider('openai-chat', progressTimeoutMs === undefined ? {} : { progressTimeoutMs });
+      const events: StreamEvent[] = [];
+      try {
+        for await (const e of p.stream({ model: 'm', body: {} }, { signal: ctl.signal })) {
+          events.push(e);
+          // Keep-alives keep coming; with no limit only the caller ends the stream.
+          if (e.type === 'text_delta') setTimeout(() => ctl.abort(), 100);
+        }
+        return spy.mock.calls.map((c) => c[1]);
+      } finally {
+        spy.mockRestore();
+        const last = events.at(-1);
+        expect(last?.type === 'error' && last.error.code).toBe('ERR_ABORTED');
+      }
+    };
+    // 0 arms no progress clock at all; the default arms one of PROGRESS_TIMEOUT_MS (a `||` would arm that for 0 too).
+    expect(await delaysWith()).toContain(PROGRESS_TIMEOUT_MS);
+    expect(await delaysWith(0)).not.toContain(PROGRESS_TIMEOUT_MS);
   });
 });
 
@@ -301,27 +323,35 @@ describe('OpenAI Chat: a finish reason, then no [DONE]', () => {
       res.write(HALF['openai-chat'] + FINISH);
       setTimeout(() => res.write(USAGE), 20);
     };
-    const { last } = await run(provider('openai-chat', { finishGraceMs: 2000, idleTimeoutMs: 400 }));
+    const { last } = await run(provider('openai-chat', { finishGraceMs: LIMIT_MS, idleTimeoutMs: LIMIT_MS }));
     expect(last.type).toBe('done');
     expect(last.message.usage).toMatchObject({ inputTokens: 3, outputTokens: 4 });
   });
 
   it('a finish reason sent early (then more content) does not cut the answer: content pushes the grace back', async () => {
+    let chunks = 0;
     handler = (_req, res) => {
       sse(res);
       // A server that marks a reasoning chunk `finish_reason: "stop"` and goes on (open-webui #16377).
       res.write(
         'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"reasoning_content":"hmm"},"finish_reason":"stop"}]}\n\n',
       );
-      every(res, 5, (n) => {
-        if (n < 60) return HALF['openai-chat'];
-        return n === 60 ? `${FINISH}${USAGE}data: [DONE]\n\n` : undefined;
+      const start = Date.now();
+      let finished = false;
+      every(res, 5, () => {
+        if (finished) return undefined;
+        if (Date.now() - start <= LIMIT_MS + 200) {
+          chunks++;
+          return HALF['openai-chat'];
+        }
+        finished = true;
+        return `${FINISH}${USAGE}data: [DONE]\n\n`;
       });
     };
-    // 60 chunks 5 ms apart outlast the 200 ms grace; each one pushes it back.
-    const { last } = await run(provider('openai-chat', { finishGraceMs: 200 }));
+    // Chunks ~5 ms apart outlast the grace by the server's clock; each one pushes it back.
+    const { last } = await run(provider('openai-chat', { finishGraceMs: LIMIT_MS }));
     expect(last.type).toBe('done');
-    expect(last.message.content.at(-1)).toEqual({ type: 'text', text: 'half'.repeat(60) });
+    expect(last.message.content.at(-1)).toEqual({ type: 'text', text: 'half'.repeat(chunks) });
     expect(last.message.usage).toMatchObject({ inputTokens: 3, outputTokens: 4 });
   });
 

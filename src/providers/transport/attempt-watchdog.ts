@@ -17,15 +17,8 @@
  * - One timer per clock, pushed back with `refresh()`: no timer churn per chunk.
  */
 
+import { timerMs } from '../../timer-ms.js';
 import { ProviderError } from './provider-error.js';
-
-/** The longest delay `setTimeout` honours (2^31-1 ms); Node fires a longer one after 1 ms. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** `ms` as a delay `setTimeout` honours. */
-export function timerMs(ms: number): number {
-  return Math.min(Math.max(0, ms), MAX_TIMER_MS);
-}
 
 export class AttemptWatchdog {
   readonly #ctl: AbortController;

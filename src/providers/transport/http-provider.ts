@@ -22,11 +22,12 @@
  */
 
 import { PantoError } from '../../errors.js';
+import { timerMs } from '../../timer-ms.js';
 import type { ModelApi } from '../model-info.js';
 import { createStreamParser } from '../stream/create-stream-parser.js';
 import type { StreamEvent } from '../stream/stream-event.js';
 import { isKeepAliveEvent, type SurfaceStreamParser } from '../stream/surface-parser.js';
-import { AttemptWatchdog, timerMs } from './attempt-watchdog.js';
+import { AttemptWatchdog } from './attempt-watchdog.js';
 import { ENDPOINTS } from './endpoints.js';
 import { extractProviderMessage, isRetryableStatus, ProviderError } from './provider-error.js';
 import {
@@ -87,7 +88,9 @@ export interface ProviderOptions {
    * OpenAI Chat: after a chunk with a finish reason, how long to wait for the usage chunk or `[DONE]` before ending the
    * turn as `done` with the usage seen so far, in ms; counted again from any later content (keep-alives do not count).
    * Default 5,000. Real servers send both right after the finish reason (back to back in every recorded
-   * stream); this only bounds a server or proxy that drops them and holds the connection open.
+   * stream); this only bounds a server or proxy that drops them and holds the connection open. `0` does not wait: the
+   * turn ends at the finish reason with only what had already arrived (a usage chunk in the same read is kept, a later
+   * one is lost); a negative value or NaN counts as 0. Values over 2^31-1 ms wait that long (a timer's maximum).
    */
   finishGraceMs?: number;
   /** OpenAI Chat: ask for a usage chunk (`stream_options.include_usage`). Default true. */

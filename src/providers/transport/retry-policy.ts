@@ -7,6 +7,8 @@
  * waited for: the error surfaces at once, so a host is never stuck behind a long quota reset.
  */
 
+import { timerMs } from '../../timer-ms.js';
+
 export interface RetryOptions {
   /** Total attempts including the first. Default 4. */
   maxAttempts?: number;
@@ -64,9 +66,6 @@ export function backoffDelay(
   return Math.round(step / 2 + (random() * step) / 2);
 }
 
-/** The longest delay `setTimeout` honours (2^31 - 1 ms, ~24.8 days); Node fires a longer one after 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /**
  * Resolve after `ms`, or reject with the signal's reason as soon as it aborts. A wait longer than a timer can hold
  * (a provider's retry-after of 1e12 s with `maxRetryAfterMs: Infinity`) waits in steps instead of firing at once.
@@ -93,7 +92,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
           signal?.removeEventListener('abort', onAbort);
           resolve();
         },
-        Math.min(Math.max(0, end - Date.now()), MAX_TIMER_MS),
+        timerMs(end - Date.now()),
       );
     let timer = step();
     signal?.addEventListener('abort', onAbort, { once: true });

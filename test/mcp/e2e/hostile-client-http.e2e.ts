@@ -115,6 +115,28 @@ describe('serveMcpHttp against a hostile client', () => {
     });
   });
 
+  it('a sessionIdleMs over what a timer holds (2^31 ms) does not close sessions at once', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      await withServer({ sessionIdleMs: 2 ** 31 + 1000 }, async (server) => {
+        const { status, session } = await post(server, INIT);
+        expect(status).toBe(200);
+        const headers = { 'mcp-session-id': session ?? '', 'mcp-protocol-version': '2025-06-18' };
+        // The idle timer was armed when the answer closed; an overflowing one fires after 1 ms, before this one.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(server.sessions).toBe(1);
+        expect((await post(server, '{"jsonrpc":"2.0","id":2,"method":"ping"}', headers)).status).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(server.sessions).toBe(1);
+      });
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('TimeoutOverflowWarning');
+  });
+
   it('a session with an open SSE stream is in use and does not expire', async () => {
     await withServer({ sessionIdleMs: 200 }, async (server) => {
       const { session } = await post(server, INIT);
