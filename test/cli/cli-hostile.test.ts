@@ -157,6 +157,14 @@ describe('--mcp FILE that is not a plain file', () => {
 });
 
 describe('a usage error with --mcp servers configured', () => {
+  /** `panto chat` against a closed port, no context files, plus `flags`: for cases that must end before any request. */
+  function offlineChat(flags: string[]) {
+    return runPanto(
+      ['chat', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'x', '--no-context-files', ...flags],
+      { cwd: tmp, env: noKeys, timeoutMs: 20_000 },
+    );
+  }
+
   async function mcpConfig(name: string): Promise<string> {
     const file = path.join(tmp, name);
     const servers = { panto: { command: process.execPath, args: [pantoBin, 'mcp', 'serve'] } };
@@ -166,21 +174,7 @@ describe('a usage error with --mcp servers configured', () => {
 
   it('--mcp and an existing --session: exit 2 before any server starts (the process does not hang)', async () => {
     const config = await mcpConfig('mcp-ok.json');
-    const r = await runPanto(
-      [
-        'chat',
-        '--base-url',
-        'http://127.0.0.1:9/v1',
-        '--model',
-        'x',
-        '--no-context-files',
-        '--mcp',
-        config,
-        '--session',
-        '.env',
-      ],
-      { cwd: tmp, env: noKeys, timeoutMs: 20_000 },
-    );
+    const r = await offlineChat(['--mcp', config, '--session', '.env']);
     expect(r.stderr).toBe(
       'panto: --session .env: already exists (a new session is written to a new file; --resume .env continues a saved one)\n',
     );
@@ -189,21 +183,7 @@ describe('a usage error with --mcp servers configured', () => {
 
   it("a second --mcp that is a FIFO: exit 1 before the first file's servers start", async () => {
     const config = await mcpConfig('mcp-ok2.json');
-    const r = await runPanto(
-      [
-        'chat',
-        '--base-url',
-        'http://127.0.0.1:9/v1',
-        '--model',
-        'x',
-        '--no-context-files',
-        '--mcp',
-        config,
-        '--mcp',
-        'fifo',
-      ],
-      { cwd: tmp, env: noKeys, timeoutMs: 20_000 },
-    );
+    const r = await offlineChat(['--mcp', config, '--mcp', 'fifo']);
     expect(r.stderr).not.toContain('started');
     expect(r.stderr).toBe('panto: MCP config fifo: a FIFO, not a regular file [ERR_MCP_CONFIG]\n');
     expect(r.code).toBe(1);

@@ -205,9 +205,8 @@ describe('serveMcpStdio against a client that misbehaves on the pipe', () => {
     params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
   })}\n`;
 
-  it('a client that does not read: requests stop being read while stdout is backed up, and all are answered later', async () => {
-    const stdin = new PassThrough();
-    // A stdout whose reader is stuck: writes complete only when the test releases them.
+  /** A stdout whose reader is stuck: each write completes only when the test calls its callback in `held`. */
+  const stuckStdout = () => {
     const held: Array<() => void> = [];
     const written: string[] = [];
     const stdout = new Writable({
@@ -217,6 +216,12 @@ describe('serveMcpStdio against a client that misbehaves on the pipe', () => {
         held.push(cb);
       },
     });
+    return { stdout, held, written };
+  };
+
+  it('a client that does not read: requests stop being read while stdout is backed up, and all are answered later', async () => {
+    const stdin = new PassThrough();
+    const { stdout, held, written } = stuckStdout();
     const server = await serveMcpStdio(source, { stdin, stdout });
     try {
       stdin.write(init);
@@ -261,15 +266,7 @@ describe('serveMcpStdio against a client that misbehaves on the pipe', () => {
       },
     };
     const stdin = new PassThrough();
-    const held: Array<() => void> = [];
-    const written: string[] = [];
-    const stdout = new Writable({
-      highWaterMark: 16 * 1024,
-      write(chunk: Buffer, _enc, cb) {
-        written.push(chunk.toString());
-        held.push(cb);
-      },
-    });
+    const { stdout, held, written } = stuckStdout();
     const server = await serveMcpStdio(recording, { stdin, stdout });
     try {
       stdin.write(init);
