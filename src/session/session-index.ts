@@ -839,8 +839,26 @@ export async function openSessionIndex(
       lineNo++;
       const offset = lineStart;
       lineStart += total + 1;
-      addEntry(lineNo, offset, bytes, leadType, leadId, leadParent);
+      try {
+        addEntry(lineNo, offset, bytes, leadType, leadId, leadParent);
+      } catch (err) {
+        throw damagedFirst(err, lineNo, b.subarray(start, start + bytes));
+      }
       return true;
+    };
+
+    /**
+     * The error for a line read by its leading fields only that failed a link check (`err`: duplicate id, bad
+     * parent): `ERR_SESSION_CORRUPT` when the whole line is not valid JSON — the one-pass reader parses a line before
+     * it checks its links, and both paths must give one code for one damaged line — else `err`.
+     */
+    const damagedFirst = (err: unknown, line: number, whole: Buffer): unknown => {
+      try {
+        parseBytes(path, line, whole, 0, whole.length, () => {});
+      } catch (notJson) {
+        return notJson;
+      }
+      return err;
     };
 
     let emptyRun: { run: EmptyRun; warning: SessionWarning } | undefined;
@@ -872,7 +890,15 @@ export async function openSessionIndex(
       }
       endEmptyRun();
       if (header !== undefined && terminated && leading(first, 0, Math.min(bytes, first.length))) {
-        addEntry(lineNo, offset, bytes, leadType, leadId, leadParent);
+        try {
+          addEntry(lineNo, offset, bytes, leadType, leadId, leadParent);
+        } catch (err) {
+          throw damagedFirst(
+            err,
+            lineNo,
+            bytes <= first.length ? first.subarray(0, bytes) : await readWhole(offset, bytes),
+          );
+        }
         return;
       }
       const whole = bytes <= first.length ? first : await readWhole(offset, bytes);
