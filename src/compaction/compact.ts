@@ -83,7 +83,8 @@ export function summaryMessage(summary: string): UserMessage {
 /**
  * Compact `conversation`: find the cut with `findCutPoint(messages, keepRecentTokens)`, ask `summarize` for a summary
  * of the messages before it (in rounds when they exceed `maxSummaryInputTokens`), and return the new conversation
- * plus the record to log. Returns `null` when there is nothing to compact (see `findCutPoint`). The input is not
+ * plus the record to log. Returns `null` when there is nothing to compact (see `findCutPoint`), or when every message
+ * before the cut is a system message (those are kept verbatim: there is nothing to summarize). The input is not
  * modified.
  *
  * Errors: `ERR_ABORTED` when `signal` fires; `ERR_INVALID_ARGUMENT` when the summarizer resolves to something other
@@ -112,6 +113,9 @@ export async function compact(
   const older = messages.slice(0, cut);
   const system = older.filter((m) => m.role === 'system');
   const summarized = older.filter((m) => m.role !== 'system');
+  // Only system messages before the cut: they are kept verbatim, so there is nothing to summarize (and no round would
+  // run: without this the retry loop below never got a summary and spun forever).
+  if (summarized.length === 0) return null;
   const { signal } = options;
   let budget = maxInput;
   let summary: string | undefined;

@@ -5,7 +5,12 @@
  */
 
 import type { Message, StoredPart } from '../conversation.js';
-import { estimateDocumentTokens, estimateImageTokens, type MediaEstimateOptions } from './image-tokens.js';
+import {
+  checkEstimateOptions,
+  estimateDocumentTokens,
+  estimateImageTokens,
+  type MediaEstimateOptions,
+} from './image-tokens.js';
 
 export type EstimateOptions = MediaEstimateOptions;
 
@@ -57,8 +62,12 @@ function messageTokens(message: Message, options: EstimateOptions): number {
   }
 }
 
-/** Estimated input tokens of one message or a list of messages (sum of the per-message estimates). */
+/**
+ * Estimated input tokens of one message or a list of messages (sum of the per-message estimates): a finite number
+ * >= 0. @throws PantoError `ERR_INVALID_ARGUMENT` for options out of range (`checkEstimateOptions`).
+ */
 export function estimateTokens(input: Message | readonly Message[], options: EstimateOptions = {}): number {
+  checkEstimateOptions(options);
   if (!Array.isArray(input)) return messageTokens(input as Message, options);
   let total = 0;
   for (const message of input as readonly Message[]) total += messageTokens(message, options);

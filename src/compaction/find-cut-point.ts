@@ -4,7 +4,9 @@
  */
 
 import type { Message } from '../conversation.js';
+import { PantoError } from '../errors.js';
 import { type EstimateOptions, estimateTokens } from './estimate-tokens.js';
+import { checkEstimateOptions } from './image-tokens.js';
 
 /**
  * Indices `i` (1..messages.length) where a cut never separates a tool call from its result: `messages[i]` is not a
@@ -31,13 +33,23 @@ export function validCutPoints(messages: readonly Message[]): boolean[] {
 /**
  * Index of the first message to keep so that the kept tail holds at least `keepRecentTokens` (estimated with
  * `options`) and the cut is valid (see `validCutPoints`). Returns 0 when there is nothing to compact: the whole
- * conversation fits in `keepRecentTokens`, or no valid cut leaves enough behind it.
+ * conversation fits in `keepRecentTokens`, or no valid cut leaves enough behind it. `keepRecentTokens` <= 0 keeps
+ * nothing beyond what a valid cut needs.
+ * @throws PantoError `ERR_INVALID_ARGUMENT` when `keepRecentTokens` is not a number or is `NaN` (which would cut
+ * everything), or for estimate options out of range.
  */
 export function findCutPoint(
   messages: readonly Message[],
   keepRecentTokens: number,
   options: EstimateOptions = {},
 ): number {
+  if (typeof keepRecentTokens !== 'number' || Number.isNaN(keepRecentTokens)) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `keepRecentTokens must be a number, got ${String(keepRecentTokens)}`,
+    );
+  }
+  checkEstimateOptions(options);
   let target = messages.length;
   if (keepRecentTokens > 0) {
     let kept = 0;

@@ -4,6 +4,38 @@
  */
 
 import type { DocumentPart, ImagePart, ImageTokenRule } from '../conversation.js';
+import { PantoError } from '../errors.js';
+
+const RULES: ReadonlySet<string> = new Set<ImageTokenRule>([
+  'fixed',
+  'anthropic',
+  'openai-tile',
+  'openai-patch',
+  'gemini',
+]);
+
+/**
+ * Throws `ERR_INVALID_ARGUMENT` when `options` cannot give a finite, non-negative estimate: an unknown
+ * `imageTokenRule` (a JavaScript caller's typo), a `charsPerToken` or `patchMultiplier` that is not a finite number
+ * > 0, a `fixedImageChars` that is not a number from 0 to 2^53 - 1. (Such options made estimates `NaN`, negative or
+ * infinite, with which a cut point is silently never found, or always found.)
+ */
+export function checkEstimateOptions(options: MediaEstimateOptions): void {
+  const { imageTokenRule, charsPerToken, fixedImageChars, patchMultiplier } = options;
+  let problem: string | undefined;
+  if (imageTokenRule !== undefined && !RULES.has(imageTokenRule))
+    problem = `imageTokenRule must be one of ${[...RULES].join(', ')} (got ${JSON.stringify(String(imageTokenRule)).slice(0, 60)})`;
+  else if (charsPerToken !== undefined && !(Number.isFinite(charsPerToken) && charsPerToken > 0))
+    problem = `charsPerToken must be a finite number > 0 (got ${charsPerToken})`;
+  else if (
+    fixedImageChars !== undefined &&
+    !(fixedImageChars >= 0 && fixedImageChars <= Number.MAX_SAFE_INTEGER)
+  )
+    problem = `fixedImageChars must be a number from 0 to 2^53 - 1 (got ${fixedImageChars})`;
+  else if (patchMultiplier !== undefined && !(Number.isFinite(patchMultiplier) && patchMultiplier > 0))
+    problem = `patchMultiplier must be a finite number > 0 (got ${patchMultiplier})`;
+  if (problem !== undefined) throw new PantoError('ERR_INVALID_ARGUMENT', problem);
+}
 
 export interface MediaEstimateOptions {
   /** How the target model charges for images (a provider's `ModelInfo` has this field). Default `fixed`. */
@@ -65,12 +97,16 @@ function fixedTokens(options: MediaEstimateOptions): number {
   return Math.ceil((options.fixedImageChars ?? DEFAULT_FIXED_IMAGE_CHARS) / (options.charsPerToken ?? 4));
 }
 
-/** Estimated tokens for one stored image under `options.imageTokenRule` (fixed when the dimensions are unusable). */
+/**
+ * Estimated tokens for one stored image under `options.imageTokenRule` (fixed when the dimensions are unusable).
+ * @throws PantoError `ERR_INVALID_ARGUMENT` for options out of range (see `checkEstimateOptions`).
+ */
 export function estimateImageTokens(
   part: Pick<ImagePart, 'width' | 'height'>,
   options: MediaEstimateOptions = {},
 ): number {
   const { width, height } = part;
+  checkEstimateOptions(options);
   const rule = options.imageTokenRule ?? 'fixed';
   if (rule === 'fixed' || !(width > 0) || !(height > 0)) return fixedTokens(options);
   switch (rule) {
@@ -92,12 +128,14 @@ const BYTES_PER_UNKNOWN_PAGE = 100_000;
  * Estimated tokens for one stored PDF: pages x per-page cost. Per page: Gemini 258; Anthropic and OpenAI ~1500
  * (extracted text plus a page image); `fixed` the fixed image estimate. Pages default to the decoded size / 100 KB,
  * at least 1.
+ * @throws PantoError `ERR_INVALID_ARGUMENT` for options out of range (see `checkEstimateOptions`).
  */
 export function estimateDocumentTokens(
   part: Pick<DocumentPart, 'data' | 'pages'>,
   options: MediaEstimateOptions = {},
 ): number {
   const pages = part.pages ?? Math.max(1, Math.ceil((part.data.length * 3) / 4 / BYTES_PER_UNKNOWN_PAGE));
+  checkEstimateOptions(options);
   const rule = options.imageTokenRule ?? 'fixed';
   const perPage = rule === 'fixed' ? fixedTokens(options) : rule === 'gemini' ? 258 : 1500;
   return pages * perPage;
