@@ -38,7 +38,6 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isDeepStrictEqual } from 'node:util';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -67,6 +66,29 @@ const PDF_TINY = Buffer.from(
 ).toString('base64');
 const HOSTILE_IDS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '', '0', 'a1'];
 const HUGE_NUMBERS = [1e308, -1e308, 2 ** 53 + 2, -0, 1.7976931348623157e308, 2 ** 53, 1e-320];
+
+/**
+ * Deep equality of JSON-like values (plus `undefined`), with an explicit stack: session values may nest 10k+ levels
+ * (util.isDeepStrictEqual recurses and overflows the stack on them).
+ */
+function isDeepStrictEqual(a, b) {
+  const stack = [[a, b]];
+  while (stack.length > 0) {
+    const [x, y] = stack.pop();
+    if (Object.is(x, y)) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (Array.isArray(x) !== Array.isArray(y) || Object.getPrototypeOf(x) !== Object.getPrototypeOf(y))
+      return false;
+    const kx = Object.keys(x);
+    const ky = Object.keys(y);
+    if (kx.length !== ky.length) return false;
+    for (const k of kx) {
+      if (!Object.hasOwn(y, k)) return false;
+      stack.push([x[k], y[k]]);
+    }
+  }
+  return true;
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Worker: runs cases, reports each one before it starts (the main thread's watchdog names a hung case)
@@ -409,6 +431,7 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
 
   // ---- checks -------------------------------------------------------------------------------------------------
   const problems = [];
+  const counts = {};
   /** Runs `fn`, returns {ok} | {code} and records a problem for anything untyped or an unexpected code. */
   async function guarded(where, fn, codes = SESSION_CODES) {
     try {
@@ -516,7 +539,10 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
       const c = comparable(o);
       // Several damaged lines: eager reports the first in file order, a lazy path the first it reads; both are
       // damaged, so the codes may differ. Only a lazy report of an earlier line than eager's is a disagreement.
-      if (c.code && reference.code && c.code !== reference.code && lineOf(o) > lineOf(eager)) continue;
+      if (c.code && reference.code && c.code !== reference.code && lineOf(o) > lineOf(eager)) {
+        counts.severalDamagedLines = (counts.severalDamagedLines ?? 0) + 1;
+        continue;
+      }
       if (!isDeepStrictEqual(c, reference)) {
         const what =
           c.code || reference.code
@@ -767,7 +793,6 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
   const findings = new Map();
   const deadline = Date.now() + seconds * 1000;
   let cases = 0;
-  const counts = {};
   const doSession = area !== 'compaction';
   const doCompaction = area !== 'session';
   /** Fixed hostile conversations (the heavy ones of the task), each checked once per run, with options from `seed`. */
@@ -910,7 +935,7 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
       for (const a of applied) counts[a] = (counts[a] ?? 0) + 1;
       parentPort.postMessage({
         type: 'case',
-        text: `session case ${cases} (${applied.join('+')}): ${JSON.stringify(bytes.toString('latin1')).slice(0, 4000)}`,
+        text: `session case ${cases} (${applied.join('+')}); the file (latin1, JSON-quoted):\n${JSON.stringify(bytes.toString('latin1'))}`,
       });
       const found = await checkFile(bytes);
       for (const p of found) {
