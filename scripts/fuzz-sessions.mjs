@@ -696,24 +696,26 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
     return checkConversation(r, messages);
   }
   /** C1-C3 on `messages`, with options drawn from `r` (sometimes out of range: then a PantoError is expected). */
-  async function checkConversation(r, messages) {
+  async function checkConversation(r, messages, sane = false) {
     const cproblems = [];
-    const options = {
-      imageTokenRule: r.pick([
-        undefined,
-        'anthropic',
-        'openai-tile',
-        'openai-patch',
-        'gemini',
-        'fixed',
-        ...(r.chance(0.05) ? ['openai', '__proto__'] : []),
-      ]),
-    };
+    const options = sane
+      ? { imageTokenRule: 'anthropic' }
+      : {
+          imageTokenRule: r.pick([
+            undefined,
+            'anthropic',
+            'openai-tile',
+            'openai-patch',
+            'gemini',
+            'fixed',
+            ...(r.chance(0.05) ? ['openai', '__proto__'] : []),
+          ]),
+        };
     if (options.imageTokenRule === undefined) delete options.imageTokenRule;
-    if (r.chance(0.1))
+    if (!sane && r.chance(0.1))
       options.charsPerToken = r.pick([1, 2.5, 0, -1, Number.NaN, Number.POSITIVE_INFINITY, 1e-3]);
-    if (r.chance(0.1)) options.fixedImageChars = r.pick([0, 1, -4800, Number.NaN, 1e308]);
-    if (r.chance(0.05)) options.patchMultiplier = r.pick([0, -1, Number.NaN, 2]);
+    if (!sane && r.chance(0.1)) options.fixedImageChars = r.pick([0, 1, -4800, Number.NaN, 1e308]);
+    if (!sane && r.chance(0.05)) options.patchMultiplier = r.pick([0, -1, Number.NaN, 2]);
     const typed = (where, err) => {
       if (!isPantoError(err))
         cproblems.push(`C ${where}: untyped ${err?.name}: ${String(err?.message).slice(0, 200)}`);
@@ -727,7 +729,9 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
     } catch (err) {
       typed('estimateTokens', err);
     }
-    const keep = r.pick([0, 1, 10, 100, 1000, 100_000, -5, 1e308, Number.NaN, Number.POSITIVE_INFINITY]);
+    const keep = sane
+      ? r.pick([1000, 20_000])
+      : r.pick([0, 1, 10, 100, 1000, 100_000, -5, 1e308, Number.NaN, Number.POSITIVE_INFINITY]);
     try {
       const cut = findCutPoint(messages, keep, options);
       const p = cutProblem(messages, cut);
@@ -736,9 +740,19 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
       typed('findCutPoint', err);
     }
     let calls = 0;
-    const maxRounds = r.pick([1, 2, 8]);
-    const overflowing = r.chance(0.2);
-    const summaryInput = r.chance(0.5) ? { maxSummaryInputTokens: r.pick([1, 50, 1000, 100_000]) } : {};
+    const maxRounds = sane ? 8 : r.pick([1, 2, 8]);
+    const overflowing = !sane && r.chance(0.2);
+    const summaryInput = sane
+      ? { maxSummaryInputTokens: 100_000 }
+      : r.chance(0.5)
+        ? { maxSummaryInputTokens: r.pick([1, 50, 1000, 100_000]) }
+        : {};
+    // A round's transcript: at most the budget in characters, plus the previous summary and a line of notes.
+    const cpt = options.charsPerToken ?? 4;
+    const maxText =
+      summaryInput.maxSummaryInputTokens === undefined
+        ? Number.POSITIVE_INFINITY
+        : summaryInput.maxSummaryInputTokens * cpt + 2000;
     if (compactionCase !== undefined)
       parentPort.postMessage({
         type: 'log',
@@ -750,6 +764,10 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
         async (req) => {
           calls++;
           if (typeof req.text !== 'string') throw new Error('summarizer got no text');
+          if (req.text.length > maxText)
+            cproblems.push(
+              `C3 compact: a round's transcript has ${req.text.length} characters, over the budget's ${maxText}`,
+            );
           if (overflowing && r.chance(0.5))
             throw Object.assign(new Error('context overflow'), { overflow: true });
           return r.pick(['short summary', 's'.repeat(1 + r.int(1000)), '日本']);
@@ -811,6 +829,10 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
     'one 50 MB text message': () => [
       { role: 'user', content: [text('x'.repeat(50 * 2 ** 20))] },
       { role: 'assistant', content: [text('ok')] },
+      ...Array.from({ length: 20 }, (_, i) => ({
+        role: i % 2 ? 'assistant' : 'user',
+        content: [text('m'.repeat(2000))],
+      })),
     ],
     '100k tiny messages': () =>
       Array.from({ length: 100_000 }, (_, i) =>
@@ -902,6 +924,9 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
       for (const [name, make] of Object.entries(FIXED)) {
         parentPort.postMessage({ type: 'case', text: `fixed compaction case: ${name}` });
         const { problems: cp } = await checkConversation(prng(seed), make());
+        const { problems: cs } = await checkConversation(prng(seed), make(), true);
+        cp.push(...cs);
+        if (verbose) parentPort.postMessage({ type: 'log', text: `fixed case "${name}" checked` });
         counts.fixed = (counts.fixed ?? 0) + 1;
         cases++;
         for (const p of cp) if (!findings.has(p)) findings.set(p, `fixed compaction case "${name}"`);
