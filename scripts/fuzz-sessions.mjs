@@ -23,7 +23,9 @@
 //  S4 a conversation that loads is accepted by `toAnthropicMessages`, `toOpenAIChat`, `toOpenAIResponses` and
 //     `toGemini` (each returns, or throws a PantoError).
 //  S5 after `SessionLog.open` (lazy and eager) + `appendMessage(m)` + close, `loadSession` (lazy and eager) gives the
-//     old conversation followed by `m`.
+//     old conversation followed by `m`; after `branch(id)` to an entry of the file + an append, lazy and eager
+//     reloads agree and end at the appended message. `openSessionIndex(...).verify()` passes when `readAll` did, and
+//     `entries(ids)` gives what `readAll` gives for those ids.
 // Compaction (generated conversations: tool calls with and without results, results without calls, images and
 // documents, huge and empty texts, many tiny messages, summaries of previous compactions):
 //  C1 `estimateTokens` returns a finite number >= 0 for every message.
@@ -460,6 +462,38 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
     return c;
   };
 
+  /**
+   * S5 on a branch: open `file`, branch to one of `entries` (picked from their count: the same file picks the same
+   * one), append a message; the lazy and eager reloads must agree and end at it.
+   */
+  async function branchAndAppend(file, entries) {
+    if (entries.length === 0) return;
+    const target = entries[prng(entries.length).int(entries.length)];
+    const log = await SessionLog.open(file);
+    let appended;
+    try {
+      log.branch(target.id);
+      appended = log.appendMessage({ role: 'user', content: [{ type: 'text', text: 'on a branch' }] });
+    } finally {
+      log.close();
+    }
+    const lazy = await guarded('reload after branch+append (lazy)', () => loadSession(file));
+    const eager = await guarded('reload after branch+append (eager)', () =>
+      loadSession(file, { eager: true }),
+    );
+    if (!lazy.ok || !eager.ok) {
+      problems.push(`S5 reload after branch+append failed: ${lazy.code ?? 'ok'} / ${eager.code ?? 'ok'}`);
+      return;
+    }
+    if (!isDeepStrictEqual(lazy.ok.conversation.messages, eager.ok.conversation.messages))
+      problems.push('S5 after branch+append, lazy and eager give different conversations');
+    if (
+      eager.ok.leafId !== appended.id ||
+      eager.ok.conversation.messages.at(-1)?.content?.[0]?.text !== 'on a branch'
+    )
+      problems.push('S5 after branch+append, the conversation does not end at the appended message');
+  }
+
   async function checkFile(bytes) {
     problems.length = 0;
     const file = tmp();
@@ -477,6 +511,11 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
       const conversation = await ix.conversation();
       const entries = ix.readAll();
       if (ix.leafId !== null) await ix.entry(ix.leafId);
+      // Every line checked as an eager load checks it: readAll succeeded, so verify must too.
+      await ix.verify();
+      const some = entries.filter((_, k) => k % 3 === 0);
+      if (!isDeepStrictEqual(await ix.entries(some.map((e) => e.id)), some))
+        problems.push('S3 openSessionIndex: entries(ids) differs from readAll');
       return {
         header: ix.header,
         leafId: ix.leafId,
@@ -519,6 +558,7 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
                 `S5 reload after append (open eager=${eagerOpen}, load eager=${e}) failed: ${again.code} ${again.message ?? ''}`,
               );
           }
+          if (eagerOpen) await branchAndAppend(copy, s.entries);
           return s;
         } finally {
           log.close();
