@@ -581,6 +581,11 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
       // damaged, so the codes may differ. Only a lazy report of an earlier line than eager's is a disagreement.
       if (c.code && reference.code && c.code !== reference.code && lineOf(o) > lineOf(eager)) {
         counts.severalDamagedLines = (counts.severalDamagedLines ?? 0) + 1;
+        if (verbose && counts.severalDamagedLines <= 3)
+          parentPort.postMessage({
+            type: 'log',
+            text: `several damaged lines: ${name} ${o.code} (${o.message}) vs eager ${eager.code} (${eager.message})`,
+          });
         continue;
       }
       if (!isDeepStrictEqual(c, reference)) {
