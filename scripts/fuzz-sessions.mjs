@@ -95,7 +95,7 @@ function isDeepStrictEqual(a, b) {
 // ---------------------------------------------------------------------------------------------------------------
 // Worker: runs cases, reports each one before it starts (the main thread's watchdog names a hung case)
 // ---------------------------------------------------------------------------------------------------------------
-async function worker({ seed, seconds, area, verbose, compactionCase }) {
+async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
   const lib = await import(dist);
   const { loadSession, openSessionIndex, SessionLog, isPantoError, compact, estimateTokens, findCutPoint } =
     lib;
@@ -105,7 +105,6 @@ async function worker({ seed, seconds, area, verbose, compactionCase }) {
     ['toOpenAIResponses', lib.toOpenAIResponses, 'gpt-4o'],
     ['toGemini', lib.toGemini, 'gemini-2.5-pro'],
   ];
-  const dir = mkdtempSync(path.join(tmpdir(), 'panto-fuzz-sessions-'));
   const rnd = prng(seed);
   const protoKeys = () => Object.getOwnPropertyNames(Object.prototype).join(',');
   const protoBefore = protoKeys();
@@ -1060,6 +1059,9 @@ async function main() {
   }
   console.log(`fuzz-sessions: seed ${seed}, ${seconds} s, area ${area} (repeat with --seed=${seed})`);
   const HANG_MS = 30_000;
+  // The worker's files; made here and removed on exit, so a hung or crashed worker leaves nothing behind.
+  const dir = mkdtempSync(path.join(tmpdir(), 'panto-fuzz-sessions-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
   const w = new Worker(fileURLToPath(import.meta.url), {
     workerData: {
       seed,
@@ -1067,6 +1069,7 @@ async function main() {
       area,
       verbose: args.verbose === 'true',
       compactionCase: args.compactionCase === undefined ? undefined : Number(args.compactionCase),
+      dir,
     },
     resourceLimits: { maxOldGenerationSizeMb: 1024 },
   });
