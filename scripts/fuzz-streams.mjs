@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 /**
  * Seeded generative fuzzer of the provider stream parsers (Anthropic Messages, OpenAI Chat, OpenAI Responses,
  * Gemini) and the HTTP transport that feeds them. Imports the built library (`dist/`; run `npm run build:ts` first).
@@ -28,7 +29,6 @@
  * 5. Memory stays bounded: RSS under `RSS_LIMIT_MB` (checked every case); the peak is printed.
  */
 import { createServer } from 'node:http';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
@@ -80,7 +80,9 @@ const args0 = (rnd) => JSON.stringify({ path: text(rnd), n: Math.floor(rnd() * 1
 /** A JSON string cut into 1-4 pieces. */
 function pieces(rnd, s) {
   const n = 1 + Math.floor(rnd() * 3);
-  const cuts = [...new Set(Array.from({ length: n }, () => Math.floor(rnd() * s.length)))].sort((a, b) => a - b);
+  const cuts = [...new Set(Array.from({ length: n }, () => Math.floor(rnd() * s.length)))].sort(
+    (a, b) => a - b,
+  );
   const out = [];
   let at = 0;
   for (const c of cuts) {
@@ -90,13 +92,18 @@ function pieces(rnd, s) {
   out.push(s.slice(at));
   return out;
 }
-const PNG_B64 = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex').toString('base64');
+const PNG_B64 = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex').toString(
+  'base64',
+);
 
 /** Frame `[event, object]` pairs as SSE (`event:` lines on the surfaces that send them). */
 function frame(api, events) {
   const named = api === 'anthropic-messages' || api === 'openai-responses';
   return events
-    .map(([e, d]) => `${named && e ? `event: ${e}\n` : ''}data: ${typeof d === 'string' ? d : JSON.stringify(d)}\n\n`)
+    .map(
+      ([e, d]) =>
+        `${named && e ? `event: ${e}\n` : ''}data: ${typeof d === 'string' ? d : JSON.stringify(d)}\n\n`,
+    )
     .join('');
 }
 
@@ -105,37 +112,90 @@ function seedStream(api, rnd) {
   const calls = Math.floor(rnd() * 3);
   const thinking = rnd() < 0.5;
   if (api === 'anthropic-messages') {
-    ev.push(['message_start', { type: 'message_start', message: { model: 'claude-x', usage: { input_tokens: 5, output_tokens: 0 } } }]);
+    ev.push([
+      'message_start',
+      { type: 'message_start', message: { model: 'claude-x', usage: { input_tokens: 5, output_tokens: 0 } } },
+    ]);
     let i = 0;
     if (thinking) {
-      ev.push(['content_block_start', { type: 'content_block_start', index: i, content_block: { type: 'thinking', thinking: '' } }]);
-      for (const t of pieces(rnd, text(rnd))) ev.push(['content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'thinking_delta', thinking: t } }]);
-      ev.push(['content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'signature_delta', signature: 'sig' } }]);
+      ev.push([
+        'content_block_start',
+        { type: 'content_block_start', index: i, content_block: { type: 'thinking', thinking: '' } },
+      ]);
+      for (const t of pieces(rnd, text(rnd)))
+        ev.push([
+          'content_block_delta',
+          { type: 'content_block_delta', index: i, delta: { type: 'thinking_delta', thinking: t } },
+        ]);
+      ev.push([
+        'content_block_delta',
+        { type: 'content_block_delta', index: i, delta: { type: 'signature_delta', signature: 'sig' } },
+      ]);
       ev.push(['content_block_stop', { type: 'content_block_stop', index: i++ }]);
     }
     ev.push(['ping', { type: 'ping' }]);
-    ev.push(['content_block_start', { type: 'content_block_start', index: i, content_block: { type: 'text', text: '' } }]);
-    for (const t of pieces(rnd, text(rnd))) ev.push(['content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'text_delta', text: t } }]);
+    ev.push([
+      'content_block_start',
+      { type: 'content_block_start', index: i, content_block: { type: 'text', text: '' } },
+    ]);
+    for (const t of pieces(rnd, text(rnd)))
+      ev.push([
+        'content_block_delta',
+        { type: 'content_block_delta', index: i, delta: { type: 'text_delta', text: t } },
+      ]);
     ev.push(['content_block_stop', { type: 'content_block_stop', index: i++ }]);
     for (let c = 0; c < calls; c++, i++) {
-      ev.push(['content_block_start', { type: 'content_block_start', index: i, content_block: { type: 'tool_use', id: `toolu_${c}`, name: `tool${c}`, input: {} } }]);
-      for (const p of pieces(rnd, args0(rnd))) ev.push(['content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json: p } }]);
+      ev.push([
+        'content_block_start',
+        {
+          type: 'content_block_start',
+          index: i,
+          content_block: { type: 'tool_use', id: `toolu_${c}`, name: `tool${c}`, input: {} },
+        },
+      ]);
+      for (const p of pieces(rnd, args0(rnd)))
+        ev.push([
+          'content_block_delta',
+          { type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json: p } },
+        ]);
       ev.push(['content_block_stop', { type: 'content_block_stop', index: i }]);
     }
-    ev.push(['message_delta', { type: 'message_delta', delta: { stop_reason: calls ? 'tool_use' : 'end_turn' }, usage: { output_tokens: 9 } }]);
+    ev.push([
+      'message_delta',
+      {
+        type: 'message_delta',
+        delta: { stop_reason: calls ? 'tool_use' : 'end_turn' },
+        usage: { output_tokens: 9 },
+      },
+    ]);
     ev.push(['message_stop', { type: 'message_stop' }]);
   } else if (api === 'openai-chat') {
     const base = { id: 'c1', object: 'chat.completion.chunk', model: 'gpt-x' };
-    const chunk = (delta, finish = null, extra = {}) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...extra });
+    const chunk = (delta, finish = null, extra = {}) => ({
+      ...base,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...extra,
+    });
     ev.push(['', chunk({ role: 'assistant', content: '' })]);
     if (thinking) for (const t of pieces(rnd, text(rnd))) ev.push(['', chunk({ reasoning_content: t })]);
     for (const t of pieces(rnd, text(rnd))) ev.push(['', chunk({ content: t })]);
     for (let c = 0; c < calls; c++) {
-      ev.push(['', chunk({ tool_calls: [{ index: c, id: `call_${c}`, type: 'function', function: { name: `tool${c}`, arguments: '' } }] })]);
-      for (const p of pieces(rnd, args0(rnd))) ev.push(['', chunk({ tool_calls: [{ index: c, function: { arguments: p } }] })]);
+      ev.push([
+        '',
+        chunk({
+          tool_calls: [
+            { index: c, id: `call_${c}`, type: 'function', function: { name: `tool${c}`, arguments: '' } },
+          ],
+        }),
+      ]);
+      for (const p of pieces(rnd, args0(rnd)))
+        ev.push(['', chunk({ tool_calls: [{ index: c, function: { arguments: p } }] })]);
     }
     ev.push(['', chunk({}, calls ? 'tool_calls' : 'stop')]);
-    ev.push(['', { ...base, choices: [], usage: { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14 } }]);
+    ev.push([
+      '',
+      { ...base, choices: [], usage: { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14 } },
+    ]);
     ev.push(['', '[DONE]']);
   } else if (api === 'openai-responses') {
     let seq = 0;
@@ -143,41 +203,112 @@ function seedStream(api, rnd) {
     ev.push(e('response.created', { response: { id: 'resp_1', model: 'gpt-x', status: 'in_progress' } }));
     let out = 0;
     if (thinking) {
-      ev.push(e('response.output_item.added', { output_index: out, item: { type: 'reasoning', id: 'rs_1', summary: [] } }));
-      ev.push(e('response.reasoning_summary_part.added', { item_id: 'rs_1', output_index: out, summary_index: 0 }));
-      for (const t of pieces(rnd, text(rnd))) ev.push(e('response.reasoning_summary_text.delta', { item_id: 'rs_1', output_index: out, summary_index: 0, delta: t }));
-      ev.push(e('response.output_item.done', { output_index: out++, item: { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'enc' } }));
+      ev.push(
+        e('response.output_item.added', {
+          output_index: out,
+          item: { type: 'reasoning', id: 'rs_1', summary: [] },
+        }),
+      );
+      ev.push(
+        e('response.reasoning_summary_part.added', { item_id: 'rs_1', output_index: out, summary_index: 0 }),
+      );
+      for (const t of pieces(rnd, text(rnd)))
+        ev.push(
+          e('response.reasoning_summary_text.delta', {
+            item_id: 'rs_1',
+            output_index: out,
+            summary_index: 0,
+            delta: t,
+          }),
+        );
+      ev.push(
+        e('response.output_item.done', {
+          output_index: out++,
+          item: { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'enc' },
+        }),
+      );
     }
-    ev.push(e('response.output_item.added', { output_index: out, item: { type: 'message', id: 'msg_1', role: 'assistant', content: [] } }));
+    ev.push(
+      e('response.output_item.added', {
+        output_index: out,
+        item: { type: 'message', id: 'msg_1', role: 'assistant', content: [] },
+      }),
+    );
     const t0 = text(rnd);
-    for (const t of pieces(rnd, t0)) ev.push(e('response.output_text.delta', { item_id: 'msg_1', output_index: out, content_index: 0, delta: t }));
-    ev.push(e('response.output_item.done', { output_index: out++, item: { type: 'message', id: 'msg_1', role: 'assistant', content: [{ type: 'output_text', text: t0 }] } }));
+    for (const t of pieces(rnd, t0))
+      ev.push(
+        e('response.output_text.delta', { item_id: 'msg_1', output_index: out, content_index: 0, delta: t }),
+      );
+    ev.push(
+      e('response.output_item.done', {
+        output_index: out++,
+        item: {
+          type: 'message',
+          id: 'msg_1',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: t0 }],
+        },
+      }),
+    );
     if (rnd() < 0.5) {
-      ev.push(e('response.output_item.done', { output_index: out++, item: { type: 'image_generation_call', id: 'ig_1', status: 'completed', result: PNG_B64 } }));
+      ev.push(
+        e('response.output_item.done', {
+          output_index: out++,
+          item: { type: 'image_generation_call', id: 'ig_1', status: 'completed', result: PNG_B64 },
+        }),
+      );
     }
     for (let c = 0; c < calls; c++) {
       const id = `fc_${c}`;
       const a = args0(rnd);
-      ev.push(e('response.output_item.added', { output_index: out, item: { type: 'function_call', id, call_id: `call_${c}`, name: `tool${c}`, arguments: '' } }));
-      for (const p of pieces(rnd, a)) ev.push(e('response.function_call_arguments.delta', { item_id: id, output_index: out, delta: p }));
+      ev.push(
+        e('response.output_item.added', {
+          output_index: out,
+          item: { type: 'function_call', id, call_id: `call_${c}`, name: `tool${c}`, arguments: '' },
+        }),
+      );
+      for (const p of pieces(rnd, a))
+        ev.push(e('response.function_call_arguments.delta', { item_id: id, output_index: out, delta: p }));
       ev.push(e('response.function_call_arguments.done', { item_id: id, output_index: out, arguments: a }));
-      ev.push(e('response.output_item.done', { output_index: out++, item: { type: 'function_call', id, call_id: `call_${c}`, name: `tool${c}`, arguments: a } }));
+      ev.push(
+        e('response.output_item.done', {
+          output_index: out++,
+          item: { type: 'function_call', id, call_id: `call_${c}`, name: `tool${c}`, arguments: a },
+        }),
+      );
     }
-    ev.push(e('response.completed', { response: { id: 'resp_1', model: 'gpt-x', status: 'completed', usage: { input_tokens: 5, output_tokens: 9 } } }));
+    ev.push(
+      e('response.completed', {
+        response: {
+          id: 'resp_1',
+          model: 'gpt-x',
+          status: 'completed',
+          usage: { input_tokens: 5, output_tokens: 9 },
+        },
+      }),
+    );
   } else {
     const parts = [];
     if (thinking) parts.push({ text: text(rnd), thought: true });
     for (const t of pieces(rnd, text(rnd))) parts.push({ text: t });
     if (rnd() < 0.5) parts.push({ inlineData: { mimeType: 'image/png', data: PNG_B64 } });
-    for (let c = 0; c < calls; c++) parts.push({ functionCall: { name: `tool${c}`, args: JSON.parse(args0(rnd)) } });
+    for (let c = 0; c < calls; c++)
+      parts.push({ functionCall: { name: `tool${c}`, args: JSON.parse(args0(rnd)) } });
     parts.forEach((p, k) => {
       const last = k === parts.length - 1;
-      ev.push(['', {
-        candidates: [{ content: { role: 'model', parts: [p] }, index: 0, ...(last ? { finishReason: 'STOP' } : {}) }],
-        modelVersion: 'gemini-x',
-        responseId: 'r1',
-        ...(last ? { usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 9, totalTokenCount: 14 } } : {}),
-      }]);
+      ev.push([
+        '',
+        {
+          candidates: [
+            { content: { role: 'model', parts: [p] }, index: 0, ...(last ? { finishReason: 'STOP' } : {}) },
+          ],
+          modelVersion: 'gemini-x',
+          responseId: 'r1',
+          ...(last
+            ? { usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 9, totalTokenCount: 14 } }
+            : {}),
+        },
+      ]);
     });
   }
   return frame(api, ev);
@@ -219,11 +350,32 @@ function recordedSeeds() {
 // Mutations.
 
 const HOSTILE_VALUES = [
-  () => '1e308', () => '-1e308', () => '-0', () => '-1', () => '1.5', () => '4294967296', () => '9007199254740993',
-  () => '"7"', () => '[]', () => '[1,2]', () => '{}', () => 'null', () => 'true', () => '""', () => '"\\ud800"',
-  () => '"\\udc00x"', () => '{"__proto__":{"polluted":1}}', () => '{"constructor":{"prototype":{"polluted":1}}}',
-  () => `${'['.repeat(10000)}${']'.repeat(10000)}`, () => `${'{"a":'.repeat(10000)}1${'}'.repeat(10000)}`,
-  () => JSON.stringify('x'.repeat(1 << 20)), () => '"\\u0000"', () => '{"type":"ping"}',
+  () => '1e308',
+  () => '-1e308',
+  () => '-0',
+  () => '-1',
+  () => '1.5',
+  () => '4294967296',
+  () => '9007199254740993',
+  () => '"7"',
+  () => '[]',
+  () => '[1,2]',
+  () => '{}',
+  () => 'null',
+  () => 'true',
+  () => '""',
+  () => '"\\ud800"',
+  () => '"\\udc00x"',
+  () => '{"__proto__":{"polluted":1}}',
+  () => '{"constructor":{"prototype":{"polluted":1}}}',
+  () => `${'['.repeat(10000)}${']'.repeat(10000)}`,
+  () => `${'{"a":'.repeat(10000)}1${'}'.repeat(10000)}`,
+  () => JSON.stringify('x'.repeat(1 << 20)),
+  () => '"\\u0000"',
+  () => '{"type":"ping"}',
+  () => '{"toString":1}',
+  () => '[{"toString":1}]',
+  () => '{"valueOf":{},"toString":{}}',
 ];
 
 /** Split a body into its events (blocks ending in a blank line). */
@@ -251,7 +403,9 @@ const MUTATIONS = {
   },
   hostileValue: (s, rnd) => {
     // Replace one JSON value (a number, a string, an object or array start) with a hostile one.
-    const spots = [...s.matchAll(/:(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\\n]|\\.)*"|\{\}|\[\]|null|true|false)/g)];
+    const spots = [
+      ...s.matchAll(/:(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\\n]|\\.)*"|\{\}|\[\]|null|true|false)/g),
+    ];
     if (spots.length === 0) return s;
     const m = pick(rnd, spots);
     const at = m.index + 1;
@@ -261,7 +415,13 @@ const MUTATIONS = {
     const spots = [...s.matchAll(/\{"/g)];
     if (spots.length === 0) return s;
     const m = pick(rnd, spots);
-    const key = pick(rnd, ['"__proto__":{"polluted":1},', '"constructor":{"prototype":{"polluted":1}},', '"__proto__":[],', '"toString":1,', '"hasOwnProperty":null,']);
+    const key = pick(rnd, [
+      '"__proto__":{"polluted":1},',
+      '"constructor":{"prototype":{"polluted":1}},',
+      '"__proto__":[],',
+      '"toString":1,',
+      '"hasOwnProperty":null,',
+    ]);
     return s.slice(0, m.index + 1) + key + s.slice(m.index + 1);
   },
   flipByte: (s, rnd) => {
@@ -274,11 +434,26 @@ const MUTATIONS = {
   insertNoise: (s, rnd) => {
     const b = blocks(s);
     const noise = pick(rnd, [
-      ': keep-alive\n\n', ': OPENROUTER PROCESSING\n\n', 'event: ping\ndata: {"type": "ping"}\n\n',
-      'data: {"type":"keepalive","sequence_number":1}\n\n', 'event: unknown_event\ndata: {"type":"unknown_event","x":1}\n\n',
-      'data: {"type":"surprise"}\n\n', 'event: message\n\n', 'retry: 1000\n\n', 'id: 7\n\n', 'id: a\0b\ndata: [DONE]\n\n',
-      'data: [DONE]\n\n', 'data\n\n', 'data:\n\n', ':\n\n', 'event: error\n\n', 'data: {}\n\n', 'data: []\n\n', 'data: 1\n\n',
-      'data: "s"\n\n', 'data: null\n\n',
+      ': keep-alive\n\n',
+      ': OPENROUTER PROCESSING\n\n',
+      'event: ping\ndata: {"type": "ping"}\n\n',
+      'data: {"type":"keepalive","sequence_number":1}\n\n',
+      'event: unknown_event\ndata: {"type":"unknown_event","x":1}\n\n',
+      'data: {"type":"surprise"}\n\n',
+      'event: message\n\n',
+      'retry: 1000\n\n',
+      'id: 7\n\n',
+      'id: a\0b\ndata: [DONE]\n\n',
+      'data: [DONE]\n\n',
+      'data\n\n',
+      'data:\n\n',
+      ':\n\n',
+      'event: error\n\n',
+      'data: {}\n\n',
+      'data: []\n\n',
+      'data: 1\n\n',
+      'data: "s"\n\n',
+      'data: null\n\n',
     ]);
     b.splice(Math.floor(rnd() * (b.length + 1)), 0, noise);
     return b.join('');
@@ -288,14 +463,27 @@ const MUTATIONS = {
   fields: (s, rnd) => {
     const b = blocks(s);
     const i = Math.floor(rnd() * b.length);
-    b[i] = pick(rnd, ['retry: 5\n', 'id: 42\n', 'retry: x\n', 'id\n', 'event\n', 'data:{"a":1}\n', 'data: x\n']) + b[i];
+    b[i] =
+      pick(rnd, ['retry: 5\n', 'id: 42\n', 'retry: x\n', 'id\n', 'event\n', 'data:{"a":1}\n', 'data: x\n']) +
+      b[i];
     return b.join('');
   },
   unknownType: (s, rnd) => {
     const spots = [...s.matchAll(/"type":"[a-z_.]+"/g)];
     if (spots.length === 0) return s;
     const m = pick(rnd, spots);
-    return s.slice(0, m.index) + pick(rnd, ['"type":"zzz"', '"type":1', '"type":null', '"type":"error"', '"type":"message_stop"', '"type":"response.completed"']) + s.slice(m.index + m[0].length);
+    return (
+      s.slice(0, m.index) +
+      pick(rnd, [
+        '"type":"zzz"',
+        '"type":1',
+        '"type":null',
+        '"type":"error"',
+        '"type":"message_stop"',
+        '"type":"response.completed"',
+      ]) +
+      s.slice(m.index + m[0].length)
+    );
   },
 };
 const MUTATION_NAMES = Object.keys(MUTATIONS);
@@ -319,7 +507,9 @@ function cutsFor(len, rnd) {
   if (mode < 0.15 || len === 0) return [];
   if (mode < 0.3 && len < 4096) return Array.from({ length: len - 1 }, (_, i) => i + 1);
   const n = 1 + Math.floor(rnd() * Math.min(64, len));
-  return [...new Set(Array.from({ length: n }, () => 1 + Math.floor(rnd() * Math.max(1, len - 1))))].sort((a, b) => a - b);
+  return [...new Set(Array.from({ length: n }, () => 1 + Math.floor(rnd() * Math.max(1, len - 1))))].sort(
+    (a, b) => a - b,
+  );
 }
 const chunksOf = (bytes, cuts) => {
   const out = [];
@@ -348,11 +538,15 @@ function parseDirect(api, chunks) {
     sse.end();
   } catch (err) {
     if (!(err instanceof PantoError) || typeof err.code !== 'string') {
-      return { untyped: `${err?.constructor?.name ?? typeof err}: ${err?.message ?? String(err)}`, stack: err?.stack };
+      return {
+        untyped: `${err?.constructor?.name ?? typeof err}: ${err?.message ?? String(err)}`,
+        stack: err?.stack,
+      };
     }
     return { code: err.code, message: parser.partial('error', err.message) };
   }
-  if (!parser.complete) return { code: 'ERR_PROVIDER', incomplete: true, message: parser.partial('error', 'incomplete') };
+  if (!parser.complete)
+    return { code: 'ERR_PROVIDER', incomplete: true, message: parser.partial('error', 'incomplete') };
   return { ok: true, message: parser.result() };
 }
 
@@ -366,24 +560,27 @@ function malformed(m) {
       if (typeof b.text !== 'string') return `${b.type} block without string text`;
     } else if (b.type === 'tool_call') {
       if (typeof b.id !== 'string' || typeof b.name !== 'string') return 'tool_call without string id/name';
-      if (b.input === null || typeof b.input !== 'object' || Array.isArray(b.input)) return 'tool_call input is not an object';
+      if (b.input === null || typeof b.input !== 'object' || Array.isArray(b.input))
+        return 'tool_call input is not an object';
     } else return `unknown block type ${String(b.type)}`;
   }
   if (m.usage !== undefined) {
-    for (const [k, v] of Object.entries(m.usage)) if (typeof v !== 'number') return `usage.${k} is not a number`;
+    for (const [k, v] of Object.entries(m.usage))
+      if (typeof v !== 'number') return `usage.${k} is not a number`;
   }
   if (m.model !== undefined && typeof m.model !== 'string') return 'model is not a string';
   return undefined;
 }
 
 function polluted() {
-  // biome-ignore lint/suspicious/noExplicitAny: probing for pollution
   const probe = {};
   return probe.polluted !== undefined || Object.getOwnPropertyNames(Object.prototype).length !== PROTO_KEYS;
 }
 
 const sameOutcome = (a, b) =>
-  a.ok ? b.ok && isDeepStrictEqual(a.message, b.message) : !b.ok && !b.untyped && a.code === b.code && isDeepStrictEqual(a.message, b.message);
+  a.ok
+    ? b.ok && isDeepStrictEqual(a.message, b.message)
+    : !b.ok && !b.untyped && a.code === b.code && isDeepStrictEqual(a.message, b.message);
 
 /** The invariant `bytes` breaks under chunkings `cutsA`/`cutsB`, or undefined. */
 function check(api, bytes, cutsA, cutsB) {
@@ -391,7 +588,8 @@ function check(api, bytes, cutsA, cutsB) {
   const a = parseDirect(api, chunksOf(bytes, cutsA));
   const b = parseDirect(api, chunksOf(bytes, cutsB));
   const ms = performance.now() - t0;
-  if (a.untyped || b.untyped) return { kind: 'untyped-error', detail: a.untyped ?? b.untyped, stack: a.stack ?? b.stack };
+  if (a.untyped || b.untyped)
+    return { kind: 'untyped-error', detail: a.untyped ?? b.untyped, stack: a.stack ?? b.stack };
   if (polluted()) return { kind: 'prototype-pollution' };
   const bad = malformed(a.message) ?? malformed(b.message);
   if (bad) return { kind: 'malformed-message', detail: bad };
@@ -439,7 +637,10 @@ let serveNext = { chunks: [], gzip: false };
 const server = createServer((req, res) => {
   req.resume();
   const { chunks, gzip } = serveNext;
-  res.writeHead(200, { 'content-type': 'text/event-stream', ...(gzip ? { 'content-encoding': 'gzip' } : {}) });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+  });
   res.socket?.setNoDelay(true);
   const list = gzip ? chunksOf(gzipSync(Buffer.concat(chunks)), [7, 40, 41]) : chunks;
   let i = 0;
@@ -459,7 +660,13 @@ process.on('unhandledRejection', (reason) => unhandled.push(reason));
 async function checkTransport(api, bytes, cuts, gzip, direct) {
   serveNext = { chunks: chunksOf(bytes, cuts), gzip };
   const provider = createProvider({
-    api, baseUrl, apiKey: 'k', retry: { maxAttempts: 1 }, idleTimeoutMs: 3000, progressTimeoutMs: 3000, finishGraceMs: 20,
+    api,
+    baseUrl,
+    apiKey: 'k',
+    retry: { maxAttempts: 1 },
+    idleTimeoutMs: 10_000,
+    progressTimeoutMs: 10_000,
+    finishGraceMs: 10_000,
   });
   const events = [];
   const t0 = performance.now();
@@ -473,16 +680,31 @@ async function checkTransport(api, bytes, cuts, gzip, direct) {
   if (unhandled.length > 0) return { kind: 'unhandled-rejection', detail: String(unhandled.splice(0)[0]) };
   const terminals = events.filter((e) => e.type === 'done' || e.type === 'error');
   const last = events.at(-1);
-  if (terminals.length !== 1 || terminals[0] !== last) return { kind: 'terminal-events', detail: `${terminals.length} terminal events` };
+  if (terminals.length !== 1 || terminals[0] !== last)
+    return { kind: 'terminal-events', detail: `${terminals.length} terminal events` };
   if (polluted()) return { kind: 'prototype-pollution' };
   const bad = malformed(last.message);
   if (bad) return { kind: 'malformed-message', detail: `transport: ${bad}` };
-  if (last.type === 'error' && !(last.error instanceof PantoError)) return { kind: 'untyped-error', detail: `transport: ${last.error}` };
+  if (last.type === 'error' && !(last.error instanceof PantoError))
+    return { kind: 'untyped-error', detail: `transport: ${last.error}` };
   if (Boolean(direct.ok) !== (last.type === 'done')) {
-    return { kind: 'transport-mismatch', detail: `direct ${direct.ok ? 'done' : direct.code}, transport ${last.type} ${last.error?.code ?? ''} ${last.error?.message ?? ''}`.slice(0, 300) };
+    return {
+      kind: 'transport-mismatch',
+      detail:
+        `direct ${direct.ok ? 'done' : direct.code}, transport ${last.type} ${last.error?.code ?? ''} ${last.error?.message ?? ''}`.slice(
+          0,
+          300,
+        ),
+    };
   }
-  if (direct.ok && !isDeepStrictEqual(direct.message, last.message)) return { kind: 'transport-mismatch', detail: 'done messages differ' };
-  if (!direct.ok && last.error.code !== direct.code) return { kind: 'transport-mismatch', detail: `codes ${direct.code} vs ${last.error.code}` };
+  if (direct.ok && !isDeepStrictEqual(direct.message, last.message)) {
+    return {
+      kind: 'transport-mismatch',
+      detail: `done messages differ: ${JSON.stringify(direct.message).slice(0, 400)} vs ${JSON.stringify(last.message).slice(0, 400)}`,
+    };
+  }
+  if (!direct.ok && last.error.code !== direct.code)
+    return { kind: 'transport-mismatch', detail: `codes ${direct.code} vs ${last.error.code}` };
   if (ms > 3 * CASE_MS) return { kind: 'slow', detail: `transport ${Math.round(ms)} ms` };
   return undefined;
 }
@@ -491,7 +713,9 @@ async function checkTransport(api, bytes, cuts, gzip, direct) {
 
 const rnd = prng(SEED);
 const recorded = recordedSeeds();
-console.log(`fuzz-streams: seed=${SEED} seconds=${SECONDS} transport=${TRANSPORT} recorded-seeds=${recorded.length}`);
+console.log(
+  `fuzz-streams: seed=${SEED} seconds=${SECONDS} transport=${TRANSPORT} recorded-seeds=${recorded.length}`,
+);
 const deadline = Date.now() + SECONDS * 1000;
 let cases = 0;
 let transportCases = 0;
@@ -520,17 +744,25 @@ while (Date.now() < deadline && findings.length < MAX_FINDINGS) {
   }
   const rss = process.memoryUsage().rss;
   peakRss = Math.max(peakRss, rss);
-  if (!finding && rss > RSS_LIMIT_MB * 1024 * 1024) finding = { kind: 'memory', detail: `rss ${Math.round(rss / 2 ** 20)} MB` };
+  if (!finding && rss > RSS_LIMIT_MB * 1024 * 1024)
+    finding = { kind: 'memory', detail: `rss ${Math.round(rss / 2 ** 20)} MB` };
   if (finding) {
     const key = `${api}:${finding.kind}:${finding.detail ?? ''}`;
     if (seenKinds.has(key)) continue;
     seenKinds.add(key);
-    const small = finding.kind.startsWith('transport') || finding.kind === 'memory' || finding.kind === 'slow' ? bytes : shrink(api, bytes, finding.kind);
+    const small =
+      finding.kind.startsWith('transport') || finding.kind === 'memory' || finding.kind === 'slow'
+        ? bytes
+        : shrink(api, bytes, finding.kind);
     findings.push({ caseSeed, api, source: src.name, mutations: names, ...finding, input: small });
-    console.log(`\nFINDING ${findings.length}: ${finding.kind} on ${api} (${src.name}; case seed ${caseSeed}; mutations ${names.join(',') || 'none'})`);
+    console.log(
+      `\nFINDING ${findings.length}: ${finding.kind} on ${api} (${src.name}; case seed ${caseSeed}; mutations ${names.join(',') || 'none'})`,
+    );
     if (finding.detail) console.log(`  ${finding.detail}`);
     if (finding.stack) console.log(finding.stack.split('\n').slice(0, 6).join('\n'));
-    console.log(`  input (${bytes.length} bytes, shrunk to ${small.length}): ${JSON.stringify(small.toString('latin1')).slice(0, 2000)}`);
+    console.log(
+      `  input (${bytes.length} bytes, shrunk to ${small.length}): ${JSON.stringify(small.toString('latin1')).slice(0, 2000)}`,
+    );
   }
 }
 
