@@ -99,10 +99,10 @@ describe('transport: keep-alives split across reads', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.socket?.setNoDelay(true);
       res.write(HALF[api]);
-      // Two writes per keep-alive, 5 ms apart; the server gives up after 200 halves (only a broken clock waits that long).
+      // Two writes per keep-alive, 5 ms apart; the server gives up after 400 halves (only a broken clock waits that long).
       let n = 0;
       const timer = setInterval(() => {
-        if (n >= 200) {
+        if (n >= 400) {
           clearInterval(timer);
           res.end();
           return;
@@ -118,7 +118,7 @@ describe('transport: keep-alives split across reads', () => {
       apiKey: 'k',
       retry: { maxAttempts: 1 },
       idleTimeoutMs: 60_000,
-      progressTimeoutMs: 150,
+      progressTimeoutMs: 300,
     });
     const events: StreamEvent[] = [];
     for await (const e of provider.stream({ model: 'm', body: {} })) events.push(e);
