@@ -711,6 +711,20 @@ async function checkTransport(api, bytes, cuts, gzip, direct) {
 
 // ---------------------------------------------------------------------------------------------------------------
 
+/** `bytes` as a JS string literal (first 4000 bytes): printable ASCII as is, every other byte escaped. */
+function printable(bytes) {
+  let out = '';
+  for (const byte of bytes.subarray(0, 4000)) {
+    if (byte === 0x0a) out += '\\n';
+    else if (byte === 0x0d) out += '\\r';
+    else if (byte === 0x5c) out += '\\\\';
+    else if (byte === 0x27) out += "\\'";
+    else if (byte >= 0x20 && byte < 0x7f) out += String.fromCharCode(byte);
+    else out += `\\x${byte.toString(16).padStart(2, '0')}`;
+  }
+  return `'${out}'${bytes.length > 4000 ? ' (cut)' : ''}`;
+}
+
 const rnd = prng(SEED);
 const recorded = recordedSeeds();
 console.log(
@@ -761,7 +775,7 @@ while (Date.now() < deadline && findings.length < MAX_FINDINGS) {
     if (finding.detail) console.log(`  ${finding.detail}`);
     if (finding.stack) console.log(finding.stack.split('\n').slice(0, 6).join('\n'));
     console.log(
-      `  input (${bytes.length} bytes, shrunk to ${small.length}): ${JSON.stringify(small.toString('latin1')).slice(0, 2000)}`,
+      `  input (${bytes.length} bytes, shrunk to ${small.length}; non-ASCII bytes as \\xNN): ${printable(small)}`,
     );
   }
 }
