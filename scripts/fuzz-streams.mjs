@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
  * Seeded generative fuzzer of the provider stream parsers (Anthropic Messages, OpenAI Chat, OpenAI Responses,
  * Gemini) and the HTTP transport that feeds them. Imports the built library (`dist/`; run `npm run build:ts` first).
  *
- *   node scripts/fuzz-streams.mjs [--seconds=60] [--seed=S] [--transport=0.03] [--max-findings=5]
+ *   node scripts/fuzz-streams.mjs [--seconds=60] [--seed=S] [--transport=0.03] [--stall=0.005] [--max-findings=5]
  *
  * Needs no network (the transport cases use a loopback server). Seeds: well-formed streams generated here from the
  * seed (text, thinking, several tool calls, images on Responses/Gemini, usage), plus the recorded streams of the
@@ -27,6 +27,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
  *    one terminal event, the last one; `done` iff the direct parse finished, with a deep-equal message; else `error`
  *    with a `PantoError` (same code as the direct parse when it failed with one); no unhandled rejection.
  * 5. Memory stays bounded: RSS under `RSS_LIMIT_MB` (checked every case); the peak is printed.
+ * 6. A body of keep-alives only (every surface's kinds, mixed, cut at random offsets, sent 4 ms apart; a sampled
+ *    fraction `--stall`) ends with a stall once `progressTimeoutMs` passes: cut keep-alives never pass for content.
  */
 import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
@@ -56,6 +58,7 @@ const args = Object.fromEntries(
 const SECONDS = Number(args.seconds ?? 60);
 const SEED = args.seed === undefined ? (Date.now() ^ (process.pid << 8)) >>> 0 : Number(args.seed) >>> 0;
 const TRANSPORT = Number(args.transport ?? 0.03);
+const STALL = Number(args.stall ?? 0.005);
 const MAX_FINDINGS = Number(args['max-findings'] ?? 5);
 
 /** mulberry32: a small deterministic PRNG. */
@@ -633,10 +636,10 @@ function shrink(api, bytes, kind) {
 // ---------------------------------------------------------------------------------------------------------------
 // Transport cases: a loopback server sends the bytes in the chunking given.
 
-let serveNext = { chunks: [], gzip: false };
+let serveNext = { chunks: [], gzip: false, gapMs: 0 };
 const server = createServer((req, res) => {
   req.resume();
-  const { chunks, gzip } = serveNext;
+  const { chunks, gzip, gapMs } = serveNext;
   res.writeHead(200, {
     'content-type': 'text/event-stream',
     ...(gzip ? { 'content-encoding': 'gzip' } : {}),
@@ -648,7 +651,8 @@ const server = createServer((req, res) => {
     if (res.destroyed) return;
     if (i >= list.length) return res.end();
     res.write(list[i++]);
-    setImmediate(next);
+    if (gapMs > 0) setTimeout(next, gapMs);
+    else setImmediate(next);
   };
   next();
 });
@@ -657,8 +661,53 @@ const baseUrl = `http://127.0.0.1:${server.address().port}`;
 const unhandled = [];
 process.on('unhandledRejection', (reason) => unhandled.push(reason));
 
+/** What each surface's servers send to keep a connection alive (`N`: a number). */
+const KEEP_ALIVES = [
+  ': ping\n\n',
+  ': OPENROUTER PROCESSING\n\n',
+  'event: ping\ndata: {"type": "ping"}\n\n',
+  'data: {"type":"ping"}\n\n',
+  'data: {"type":"keepalive","sequence_number":N}\n\n',
+  'event: keepalive\ndata: {"type":"keepalive"}\n\n',
+  'data: {"type":"response.keep_alive"}\r\n\r\n',
+  'event: response.keep_alive\rdata: {}\r\r',
+];
+
+/**
+ * Invariant 6 (keep-alive stall, a sampled fraction `--stall`): a body of keep-alives only, cut at random offsets and
+ * sent a few ms apart, ends with a stall (`keep-alives-only`, or `idle` when a loaded machine delays the reads) once
+ * `progressTimeoutMs` passes — never `done` and never another error: cutting keep-alives cannot pass for content.
+ */
+async function checkKeepAliveStall(api, r) {
+  let text = '';
+  for (let k = 0; k < 200; k++) text += pick(r, KEEP_ALIVES).replace('N', String(k));
+  const bytes = Buffer.from(text);
+  const cuts = [...new Set(Array.from({ length: 150 }, () => 1 + Math.floor(r() * (bytes.length - 1))))].sort(
+    (a, b) => a - b,
+  );
+  serveNext = { chunks: chunksOf(bytes, cuts), gzip: false, gapMs: 4 };
+  const provider = createProvider({
+    api,
+    baseUrl,
+    apiKey: 'k',
+    retry: { maxAttempts: 1 },
+    idleTimeoutMs: 10_000,
+    progressTimeoutMs: 150,
+  });
+  const events = [];
+  for await (const e of provider.stream({ model: 'm', body: { messages: [] } })) events.push(e);
+  const last = events.at(-1);
+  const stall = last?.type === 'error' ? last.error.stall : undefined;
+  if (stall === 'keep-alives-only' || stall === 'idle') return undefined;
+  return {
+    kind: 'keep-alive-stall-dodged',
+    detail: `${last?.type} ${last?.error?.code ?? ''} ${last?.error?.message ?? ''}`.slice(0, 300),
+    input: bytes,
+  };
+}
+
 async function checkTransport(api, bytes, cuts, gzip, direct) {
-  serveNext = { chunks: chunksOf(bytes, cuts), gzip };
+  serveNext = { chunks: chunksOf(bytes, cuts), gzip, gapMs: 0 };
   const provider = createProvider({
     api,
     baseUrl,
@@ -733,6 +782,7 @@ console.log(
 const deadline = Date.now() + SECONDS * 1000;
 let cases = 0;
 let transportCases = 0;
+let stallCases = 0;
 let peakRss = 0;
 const findings = [];
 const seenKinds = new Set();
@@ -756,6 +806,10 @@ while (Date.now() < deadline && findings.length < MAX_FINDINGS) {
     const direct = parseDirect(api, [bytes]);
     finding = await checkTransport(api, bytes, cutsA, r() < 0.3, direct);
   }
+  if (!finding && r() < STALL) {
+    stallCases++;
+    finding = await checkKeepAliveStall(api, r);
+  }
   const rss = process.memoryUsage().rss;
   peakRss = Math.max(peakRss, rss);
   if (!finding && rss > RSS_LIMIT_MB * 1024 * 1024)
@@ -765,9 +819,11 @@ while (Date.now() < deadline && findings.length < MAX_FINDINGS) {
     if (seenKinds.has(key)) continue;
     seenKinds.add(key);
     const small =
-      finding.kind.startsWith('transport') || finding.kind === 'memory' || finding.kind === 'slow'
-        ? bytes
-        : shrink(api, bytes, finding.kind);
+      finding.input !== undefined
+        ? finding.input
+        : finding.kind.startsWith('transport') || finding.kind === 'memory' || finding.kind === 'slow'
+          ? bytes
+          : shrink(api, bytes, finding.kind);
     findings.push({ caseSeed, api, source: src.name, mutations: names, ...finding, input: small });
     console.log(
       `\nFINDING ${findings.length}: ${finding.kind} on ${api} (${src.name}; case seed ${caseSeed}; mutations ${names.join(',') || 'none'})`,
@@ -775,7 +831,7 @@ while (Date.now() < deadline && findings.length < MAX_FINDINGS) {
     if (finding.detail) console.log(`  ${finding.detail}`);
     if (finding.stack) console.log(finding.stack.split('\n').slice(0, 6).join('\n'));
     console.log(
-      `  input (${bytes.length} bytes, shrunk to ${small.length}; non-ASCII bytes as \\xNN): ${printable(small)}`,
+      `  input (${(finding.input ?? bytes).length} bytes, shrunk to ${small.length}; non-ASCII bytes as \\xNN): ${printable(small)}`,
     );
   }
 }
@@ -783,7 +839,7 @@ while (Date.now() < deadline && findings.length < MAX_FINDINGS) {
 server.closeAllConnections();
 server.close();
 console.log(
-  `\nfuzz-streams: seed=${SEED} cases=${cases} transport-cases=${transportCases} findings=${findings.length} ` +
+  `\nfuzz-streams: seed=${SEED} cases=${cases} transport-cases=${transportCases} stall-cases=${stallCases} findings=${findings.length} ` +
     `peak-rss=${Math.round(peakRss / 2 ** 20)} MB`,
 );
 console.log(`mutations applied: ${JSON.stringify(perMutation)}`);
