@@ -20,6 +20,7 @@ import type { SseEvent } from '../transport/sse-parser.js';
 import { argumentsJson } from './argument-depth.js';
 import { DeltaTemplateSet } from './delta-template.js';
 import { MessageBuilder } from './message-builder.js';
+import { safeJson, safeString } from './safe-string.js';
 import type { StreamEvent } from './stream-event.js';
 import {
   isDoneSentinel,
@@ -56,6 +57,7 @@ interface DeltaTag {
 export class AnthropicStreamParser implements SurfaceStreamParser {
   readonly builder: MessageBuilder;
   #complete = false;
+  #ended = false;
   #stopReason: StopReason = 'end';
   #usage: Usage = { inputTokens: 0, outputTokens: 0 };
   /** Block index → key kind, for blocks we track. */
@@ -70,13 +72,18 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
     if (options.deltaTemplates === false) this.#templates.disable();
   }
 
+  /**
+   * A `message_delta` with a `stop_reason` was seen (the response has its end), or `message_stop`. A server that sends
+   * the stop reason and then holds the connection without `message_stop` is ended by the transport `finishGraceMs`
+   * after it, as an OpenAI Chat finish reason without `[DONE]` is.
+   */
   get complete(): boolean {
     return this.#complete;
   }
 
-  /** The end marker is the last event: nothing follows it. */
+  /** `message_stop`, the last event: nothing follows it. */
   get ended(): boolean {
-    return this.#complete;
+    return this.#ended;
   }
 
   accept(event: SseEvent): void {
@@ -116,6 +123,7 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
         break;
       case 'message_stop':
         this.#complete = true;
+        this.#ended = true;
         break;
       case 'error':
         throw anthropicStreamError(data);
@@ -168,7 +176,7 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
         break;
       case 'tool_use': {
         this.#kinds.set(index, 'tool');
-        this.builder.toolStart(key, String(block.id ?? ''), String(block.name ?? ''));
+        this.builder.toolStart(key, safeString(block.id ?? ''), safeString(block.name ?? ''));
         // The start event carries `input: {}`; a non-empty input (no deltas follow) is the whole argument object.
         const input = block.input;
         if (input !== null && typeof input === 'object' && Object.keys(input).length > 0) {
@@ -220,7 +228,10 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
   #messageDelta(data: Json): void {
     const delta = data.delta as Json | undefined;
     const reason = delta?.stop_reason;
-    if (typeof reason === 'string') this.#stopReason = mapAnthropicStopReason(reason);
+    if (typeof reason === 'string') {
+      this.#stopReason = mapAnthropicStopReason(reason);
+      this.#complete = true;
+    }
     const usage = data.usage as Json | undefined;
     if (usage) this.#mergeUsage(usage);
   }
@@ -243,7 +254,7 @@ function blockIndex(data: Json): number {
   if (typeof index === 'number' && Number.isFinite(index)) return index;
   throw new ProviderError({
     api: API,
-    providerMessage: `malformed stream event: ${String(data.type)} has index ${JSON.stringify(index) ?? 'undefined'}, not a number`,
+    providerMessage: `malformed stream event: ${safeString(data.type)} has index ${safeJson(index)}, not a number`,
     retryable: false,
   });
 }
@@ -254,7 +265,7 @@ export function anthropicStreamError(data: Json): ProviderError {
   const type = typeof err.type === 'string' ? err.type : 'error';
   return new ProviderError({
     api: API,
-    providerMessage: typeof err.message === 'string' ? err.message : JSON.stringify(data),
+    providerMessage: typeof err.message === 'string' ? err.message : safeJson(data),
     providerType: type,
     retryable: type === 'overloaded_error' || type === 'api_error' || type === 'rate_limit_error',
   });

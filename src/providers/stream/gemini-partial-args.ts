@@ -14,6 +14,7 @@
  */
 
 import { MAX_ARGUMENT_DEPTH, nestedDeeperThan } from './argument-depth.js';
+import { safeJson, safeString } from './safe-string.js';
 
 type Segment = string | number;
 type Container = Record<string, unknown> | unknown[];
@@ -57,19 +58,19 @@ export class PartialArgsAccumulator {
     if (typeof raw !== 'object' || raw === null) return 'a partialArgs entry is not an object';
     const piece = raw as Record<string, unknown>;
     const path = typeof piece.jsonPath === 'string' ? parseJsonPath(piece.jsonPath) : undefined;
-    if (path === undefined || path.length === 0)
-      return `unreadable jsonPath ${JSON.stringify(piece.jsonPath)}`;
+    if (path === undefined || path.length === 0) return `unreadable jsonPath ${safeJson(piece.jsonPath)}`;
     let value: unknown;
     if (typeof piece.stringValue === 'string') value = piece.stringValue;
     else if (typeof piece.numberValue === 'number') value = piece.numberValue;
     else if (typeof piece.boolValue === 'boolean') value = piece.boolValue;
     else if ('nullValue' in piece) value = null;
-    else return `partialArgs entry for ${String(piece.jsonPath)} has no value`;
+    else return `partialArgs entry for ${safeString(piece.jsonPath)} has no value`;
 
     let parent: Container = this.#root;
     for (let i = 0; i < path.length - 1; i++) {
       const next = childOf(parent, path[i] as Segment, typeof path[i + 1] === 'number');
-      if (next === undefined) return `jsonPath ${String(piece.jsonPath)} does not fit the arguments so far`;
+      if (next === undefined)
+        return `jsonPath ${safeString(piece.jsonPath)} does not fit the arguments so far`;
       parent = next;
     }
     const last = path[path.length - 1] as Segment;

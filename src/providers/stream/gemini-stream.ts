@@ -23,6 +23,7 @@ import { argumentsJson } from './argument-depth.js';
 import { DeltaTemplateSet } from './delta-template.js';
 import { PartialArgsAccumulator } from './gemini-partial-args.js';
 import { MessageBuilder } from './message-builder.js';
+import { safeJson } from './safe-string.js';
 import type { StreamEvent } from './stream-event.js';
 import {
   isDoneSentinel,
@@ -233,7 +234,7 @@ function geminiStreamError(error: Json): ProviderError {
   const type = typeof error.status === 'string' ? error.status : undefined;
   return new ProviderError({
     api: API,
-    providerMessage: typeof error.message === 'string' ? error.message : JSON.stringify(error),
+    providerMessage: typeof error.message === 'string' ? error.message : safeJson(error),
     ...(status === undefined ? {} : { status }),
     ...(type === undefined ? {} : { providerType: type }),
     retryable: status === 429 || (status !== undefined && status >= 500) || type === 'UNAVAILABLE',

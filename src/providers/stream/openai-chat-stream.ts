@@ -19,6 +19,7 @@ import type { SseEvent } from '../transport/sse-parser.js';
 import { argumentsJson } from './argument-depth.js';
 import { DeltaTemplateSet } from './delta-template.js';
 import { MessageBuilder } from './message-builder.js';
+import { safeJson, safeString } from './safe-string.js';
 import type { StreamEvent } from './stream-event.js';
 import {
   isDoneSentinel,
@@ -211,12 +212,12 @@ function plainTextOf(chunk: Json): unknown {
 }
 
 function chatStreamError(error: unknown): ProviderError {
-  const e = (typeof error === 'object' && error !== null ? error : { message: String(error) }) as Json;
+  const e = (typeof error === 'object' && error !== null ? error : { message: safeString(error) }) as Json;
   const type = typeof e.type === 'string' ? e.type : typeof e.code === 'string' ? e.code : undefined;
   const status = typeof e.code === 'number' ? e.code : undefined;
   return new ProviderError({
     api: API,
-    providerMessage: typeof e.message === 'string' ? e.message : JSON.stringify(e),
+    providerMessage: typeof e.message === 'string' ? e.message : safeJson(e),
     ...(type === undefined ? {} : { providerType: type }),
     ...(status === undefined ? {} : { status }),
     retryable:

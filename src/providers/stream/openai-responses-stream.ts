@@ -23,6 +23,7 @@ import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
 import { DeltaTemplateSet } from './delta-template.js';
 import { MessageBuilder } from './message-builder.js';
+import { safeString } from './safe-string.js';
 import type { StreamEvent } from './stream-event.js';
 import {
   isDoneSentinel,
@@ -89,29 +90,29 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
         this.#itemAdded(asObject(data.item));
         break;
       case 'response.output_text.delta':
-        this.builder.text(`msg:${String(data.item_id)}`, stringOr(data.delta));
+        this.builder.text(`msg:${safeString(data.item_id)}`, stringOr(data.delta));
         break;
       case 'response.refusal.delta':
         this.#refused = true;
-        this.builder.text(`msg:${String(data.item_id)}`, stringOr(data.delta));
+        this.builder.text(`msg:${safeString(data.item_id)}`, stringOr(data.delta));
         break;
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta':
-        this.builder.thinking(`rs:${String(data.item_id)}`, stringOr(data.delta));
+        this.builder.thinking(`rs:${safeString(data.item_id)}`, stringOr(data.delta));
         break;
       case 'response.reasoning_summary_part.added':
         // Summary parts are separate paragraphs.
         if (typeof data.summary_index === 'number' && data.summary_index > 0) {
-          this.builder.thinking(`rs:${String(data.item_id)}`, '\n\n');
+          this.builder.thinking(`rs:${safeString(data.item_id)}`, '\n\n');
         }
         break;
       case 'response.function_call_arguments.delta':
-        this.builder.toolArgs(`fc:${String(data.item_id)}`, stringOr(data.delta));
+        this.builder.toolArgs(`fc:${safeString(data.item_id)}`, stringOr(data.delta));
         break;
       case 'response.function_call_arguments.done':
         if (typeof data.arguments === 'string') {
-          this.builder.toolEnd(`fc:${String(data.item_id)}`, data.arguments);
-          this.#endedCalls.add(String(data.item_id));
+          this.builder.toolEnd(`fc:${safeString(data.item_id)}`, data.arguments);
+          this.#endedCalls.add(safeString(data.item_id));
         }
         break;
       case 'response.output_item.done':
@@ -140,11 +141,11 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
   #learn(raw: string, data: Json, type: string): void {
     if (typeof data.delta !== 'string' || data.type !== type) return;
     let tag: DeltaTag;
-    if (type === 'response.output_text.delta') tag = { kind: 'text', key: `msg:${String(data.item_id)}` };
+    if (type === 'response.output_text.delta') tag = { kind: 'text', key: `msg:${safeString(data.item_id)}` };
     else if (type === 'response.reasoning_summary_text.delta' || type === 'response.reasoning_text.delta')
-      tag = { kind: 'thinking', key: `rs:${String(data.item_id)}` };
+      tag = { kind: 'thinking', key: `rs:${safeString(data.item_id)}` };
     else if (type === 'response.function_call_arguments.delta')
-      tag = { kind: 'args', key: `fc:${String(data.item_id)}` };
+      tag = { kind: 'args', key: `fc:${safeString(data.item_id)}` };
     else return;
     const itemId = data.item_id;
     this.#templates.learn(
@@ -168,8 +169,8 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
 
   #itemAdded(item: Json | undefined): void {
     if (item?.type === 'function_call') {
-      const id = String(item.id ?? item.call_id ?? '');
-      this.builder.toolStart(`fc:${id}`, String(item.call_id ?? id), String(item.name ?? ''));
+      const id = safeString(item.id ?? item.call_id ?? '');
+      this.builder.toolStart(`fc:${id}`, safeString(item.call_id ?? id), safeString(item.name ?? ''));
       if (typeof item.arguments === 'string' && item.arguments !== '')
         this.builder.toolArgs(`fc:${id}`, item.arguments);
     }
@@ -177,14 +178,14 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
 
   #itemDone(item: Json | undefined): void {
     if (item === undefined) return;
-    const id = String(item.id ?? '');
+    const id = safeString(item.id ?? '');
     switch (item.type) {
       case 'function_call': {
         const key = `fc:${id}`;
         if (this.#endedCalls.has(id)) break;
         if (!this.builder.hasTool(key)) {
           // A server that sends only the finished item.
-          this.builder.toolStart(key, String(item.call_id ?? id), String(item.name ?? ''));
+          this.builder.toolStart(key, safeString(item.call_id ?? id), safeString(item.name ?? ''));
         }
         this.builder.toolEnd(key, typeof item.arguments === 'string' ? item.arguments : undefined);
         break;
@@ -195,7 +196,7 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
         const encrypted = typeof item.encrypted_content === 'string' ? item.encrypted_content : null;
         // A server that streams no summary deltas still gives the summary in the finished item.
         if (!this.builder.hasThinking(key) && Array.isArray(summary) && summary.length > 0) {
-          this.builder.thinking(key, summary.map((s) => String(asObject(s)?.text ?? '')).join('\n\n'));
+          this.builder.thinking(key, summary.map((s) => safeString(asObject(s)?.text ?? '')).join('\n\n'));
         }
         this.builder.thinkingSignature(key, reasoningSignature(id, encrypted));
         this.builder.close(key);

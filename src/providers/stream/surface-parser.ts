@@ -64,6 +64,44 @@ export function isKeepAliveEvent(event: SseEvent): boolean {
   return KEEP_ALIVE_EVENTS.has(event.event) || KEEP_ALIVE_DATA.test(event.data);
 }
 
+/** The `type` values of keep-alive `data` objects (see `KEEP_ALIVE_DATA`). */
+const KEEP_ALIVE_TYPES = ['ping', 'keepalive', 'response.keep_alive'];
+
+/**
+ * True while an event that has not fully arrived may still turn out to be a keep-alive: `head` is what
+ * `SseParser.pendingHead` gives (`undefined`: not judgeable yet). A keep-alive cut across two reads
+ * (`data: {"type":"pi` … `ng"}`) must not count as progress for its first half; an event whose head already rules
+ * out a keep-alive (a 20 MB base64 image still arriving) does.
+ */
+export function mayBeKeepAlive(head: { event: string; data: string } | undefined): boolean {
+  if (head === undefined) return true;
+  if (KEEP_ALIVE_EVENTS.has(head.event)) return true;
+  const p = head.data;
+  if (KEEP_ALIVE_DATA.test(p)) return true;
+  // Is `p` a prefix of `{ "type" : "<keep-alive type>"` followed by white space? Walk the pattern by hand.
+  let i = 0;
+  const skipSpace = () => {
+    while (i < p.length && /\s/.test(p.charAt(i))) i++;
+  };
+  /** Consume `lit` (or the part of it `p` still has); false on a mismatch. */
+  const take = (lit: string) => {
+    const n = Math.min(lit.length, p.length - i);
+    if (p.slice(i, i + n) !== lit.slice(0, n)) return false;
+    i += n;
+    return true;
+  };
+  for (const step of ['{', ' ', '"type"', ' ', ':', ' ', '"']) {
+    if (step === ' ') skipSpace();
+    else if (!take(step)) return false;
+    if (i === p.length) return true;
+  }
+  const rest = p.slice(i);
+  return KEEP_ALIVE_TYPES.some((t) => {
+    const closed = `${t}"`;
+    return closed.startsWith(rest) || (rest.startsWith(closed) && /^\s*$/.test(rest.slice(closed.length)));
+  });
+}
+
 /** Parse an SSE `data` field as a JSON object, or throw a non-retryable `ProviderError` quoting it. */
 export function parseJsonData(api: string, data: string): Record<string, unknown> {
   try {

@@ -14,7 +14,8 @@
  *   message and the status.
  * - A body that goes on after the surface's last event (keep-alives, a connection left open) is cancelled
  *   `DRAIN_AFTER_END_MS` after it, and the turn ends as `done`. An OpenAI Chat stream with a finish reason but neither
- *   the usage chunk nor `[DONE]` after it ends as `done` (with the usage it has) `finishGraceMs` after the finish
+ *   the usage chunk nor `[DONE]` after it, or an Anthropic stream with a `message_delta` stop reason but no
+ *   `message_stop`, ends as `done` (with the usage it has) `finishGraceMs` after the finish
  *   reason (or after the latest content, for a server that sent the finish reason early and went on; keep-alives do
  *   not push it back). Redirects are not followed (a non-retryable error).
  * - Abort: the fetch and the body read stop at once; the terminal event is `error` with code `ERR_ABORTED` and the
@@ -26,7 +27,7 @@ import { timerMs } from '../../timer-ms.js';
 import type { ModelApi } from '../model-info.js';
 import { createStreamParser } from '../stream/create-stream-parser.js';
 import type { StreamEvent } from '../stream/stream-event.js';
-import { isKeepAliveEvent, type SurfaceStreamParser } from '../stream/surface-parser.js';
+import { isKeepAliveEvent, mayBeKeepAlive, type SurfaceStreamParser } from '../stream/surface-parser.js';
 import { AttemptWatchdog } from './attempt-watchdog.js';
 import { ENDPOINTS } from './endpoints.js';
 import { extractProviderMessage, isRetryableStatus, ProviderError } from './provider-error.js';
@@ -85,7 +86,7 @@ export interface ProviderOptions {
    */
   progressTimeoutMs?: number;
   /**
-   * OpenAI Chat: after a chunk with a finish reason, how long to wait for the usage chunk or `[DONE]` before ending the
+   * OpenAI Chat (and Anthropic, after a `message_delta` with a stop reason but no `message_stop`): after a chunk with a finish reason, how long to wait for the usage chunk or `[DONE]` before ending the
    * turn as `done` with the usage seen so far, in ms; counted again from any later content (keep-alives do not count).
    * Default 5,000. Real servers send both right after the finish reason (back to back in every recorded
    * stream); this only bounds a server or proxy that drops them and holds the connection open. `0` does not wait: the
@@ -418,9 +419,10 @@ async function* readEvents(
           watchdog.bytes();
           progressed = false;
           sse.push(value);
-          // More of an event still arriving (a long line) is progress; a keep-alive comment is not.
+          // More of an event still arriving (a long line) is progress; a keep-alive comment is not, nor the first part
+          // of a keep-alive event cut across reads (judged by the event's head, not by the read).
           const now = sse.pendingChars;
-          if (now > pending) progressed = true;
+          if (now > pending && !mayBeKeepAlive(sse.pendingHead())) progressed = true;
           pending = now;
           if (progressed) watchdog.progress();
         }

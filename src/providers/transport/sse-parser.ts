@@ -77,6 +77,27 @@ export class SseParser {
     return tail + (this.#hasData ? this.#data.length + 1 : 0);
   }
 
+  /**
+   * The event still arriving, for telling a keep-alive cut across reads from content: its `event:` name so far and
+   * the first `maxChars` (at most) of its data, the unterminated `data:` line included. `undefined` when what is
+   * pending cannot be judged yet: nothing, a comment, or an unterminated line that is not (or not yet visibly) a
+   * `data:` line (`event: pi`, `da`). Costs O(maxChars), however long the pending line is.
+   */
+  pendingHead(maxChars = 256): { event: string; data: string } | undefined {
+    let data = this.#hasData ? this.#data.slice(0, maxChars) : '';
+    if (data.length < maxChars && this.#tailChars > 0) {
+      let line = '';
+      for (let i = 0; i < this.#tail.length && line.length < maxChars + 6; i++)
+        line += this.#tail[i] as string;
+      if (line.startsWith('data:')) {
+        const v = line.charCodeAt(5) === 32 ? 6 : 5;
+        data = this.#hasData ? `${data}\n${line.slice(v)}` : line.slice(v);
+        data = data.slice(0, maxChars);
+      } else if (!this.#hasData) return undefined;
+    } else if (!this.#hasData) return undefined;
+    return { event: this.#eventType, data };
+  }
+
   /** Reconnection time the stream asked for with a `retry:` field, if any (ms). */
   get retry(): number | undefined {
     return this.#retry;
