@@ -47,9 +47,15 @@ export function saneUsage(usage: Usage): Usage {
   return same ? usage : clean;
 }
 
+/** A sum of token counts that stops at `Number.MAX_SAFE_INTEGER` (totals stay exact integers). */
+function plus(total: number, count: number): number {
+  return Math.min(total + count, Number.MAX_SAFE_INTEGER);
+}
+
 /**
  * Add one request's usage to `totals` (in place); returns its cost, or `undefined` without a price. The counts are
- * taken through `saneUsage` (a resumed log may hold what an older version stored).
+ * taken through `saneUsage` (a resumed log may hold what an older version stored); token totals stop at
+ * `Number.MAX_SAFE_INTEGER`.
  */
 export function addUsage(
   totals: UsageTotals,
@@ -58,10 +64,10 @@ export function addUsage(
 ): UsageCost | undefined {
   const usage = saneUsage(reported);
   totals.requests++;
-  totals.inputTokens += usage.inputTokens;
-  totals.outputTokens += usage.outputTokens;
-  totals.cacheReadTokens += usage.cacheReadTokens ?? 0;
-  totals.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
+  totals.inputTokens = plus(totals.inputTokens, usage.inputTokens);
+  totals.outputTokens = plus(totals.outputTokens, usage.outputTokens);
+  totals.cacheReadTokens = plus(totals.cacheReadTokens, usage.cacheReadTokens ?? 0);
+  totals.cacheWriteTokens = plus(totals.cacheWriteTokens, usage.cacheWriteTokens ?? 0);
   if (price === undefined) {
     totals.unpricedRequests++;
     return undefined;

@@ -42,3 +42,21 @@ describe('usage a model reports as nonsense (fuzz: seed 3 case 0, input 1.5; see
     },
   );
 });
+
+describe('token totals over answers near 2^53 (fuzz: seed 3 case 1)', () => {
+  it('stay safe integers: the sum stops at Number.MAX_SAFE_INTEGER', async () => {
+    server.enqueue(
+      { type: 'reply', text: 'one', usage: { input: 1e300, output: 1 } },
+      { type: 'reply', text: 'two', usage: { input: 1e300, output: 1 } },
+    );
+    const agent = new Agent({
+      provider: providerFor(server, 'openai-chat'),
+      model: modelFor('openai-chat'),
+    });
+    await agent.prompt('a');
+    await agent.prompt('b');
+    expect(agent.usage.requests).toBe(2);
+    expect(agent.usage.inputTokens).toBe(Number.MAX_SAFE_INTEGER);
+    expect(Number.isFinite(agent.usage.cost)).toBe(true);
+  });
+});
