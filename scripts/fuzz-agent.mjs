@@ -9,7 +9,8 @@
 // are empty, 10 KB or hold control characters; unknown names; names differing by case or Unicode; arguments that are
 // invalid JSON, arrays, null, 10k-deep, 5 MB, or carry `__proto__`/`constructor` keys; stop reasons that lie
 // (tool_use with no calls, end with calls, max_tokens cutting a call); empty turns; thinking parts with signatures in
-// odd places; usage that is negative, a string, null or 1e300; stalls. Each case may abort at a random event, steer
+// odd places; usage that is negative, a string, null or 1e300; stalls; streams broken at the frame level (a frame
+// dropped, duplicated, swapped, cut, or its index field made 1e9, -1, null, "0", 2^31 or 1.5). Each case may abort at a random event, steer
 // at a random event, and is resumed from its session log.
 //
 // Invariants (each case; any violation is a finding, printed with the seed, the case number and the case's turns;
@@ -204,6 +205,8 @@ function genTurn(r, budget) {
     sigOnText: r.chance(0.2) ? r.pick(['', 'odd']) : undefined,
     calls,
     stop,
+    // Frame-level mutations of the rendered stream (see `mangle`), from their own seed.
+    mangle: r.chance(0.25) ? r.int(1, 2 ** 30) : undefined,
     // max_tokens mid tool call: the last call's arguments are cut.
     cutLastCall: stop === 'max_tokens' && nCalls > 0 && r.chance(0.7),
     usage: genUsage(r),
@@ -561,7 +564,63 @@ function renderGemini(t, model) {
   return out;
 }
 
+const INDEX_KEYS = new Set(['index', 'output_index', 'content_index', 'summary_index', 'sequence_number']);
+
+/**
+ * A stream broken at the frame level, `seed` choosing 1-3 of: a frame dropped, duplicated, swapped with the next, cut
+ * there (no terminal frame), or its first index field (`index`, `output_index`, ...) set to 1e9, -1, null, "0", 2^31
+ * or 1.5.
+ */
+function mangle(frames, seed) {
+  const r = rng(seed);
+  const out = [...frames];
+  for (let op = r.int(1, 3); op > 0 && out.length > 0; op--) {
+    const k = r.int(0, out.length - 1);
+    switch (r.int(0, 4)) {
+      case 0:
+        out.splice(k, 1);
+        break;
+      case 1:
+        out.splice(k, 0, out[k]);
+        break;
+      case 2:
+        if (k + 1 < out.length) [out[k], out[k + 1]] = [out[k + 1], out[k]];
+        break;
+      case 3:
+        out.length = k;
+        break;
+      default: {
+        const frame = out[k];
+        const m = /^((?:event: [^\r\n]*\r?\n)?data: )(.*?)(\r?\n\r?\n)$/s.exec(frame);
+        if (m === null || frame.length > 100_000 || !m[2].startsWith('{')) break;
+        const data = JSON.parse(m[2]);
+        const stack = [data];
+        let done = false;
+        while (stack.length > 0 && !done) {
+          const v = stack.pop();
+          if (typeof v !== 'object' || v === null) continue;
+          for (const key of Object.keys(v)) {
+            if (INDEX_KEYS.has(key)) {
+              v[key] = r.pick([1e9, -1, null, '0', 2 ** 31, 1.5]);
+              done = true;
+              break;
+            }
+            stack.push(v[key]);
+          }
+        }
+        out[k] = `${m[1]}${JSON.stringify(data)}${m[3]}`;
+      }
+    }
+  }
+  return out;
+}
+
 function renderTurn(surface, t, model, n) {
+  const r = renderFrames(surface, t, model, n);
+  return t.mangle === undefined ? r : { ...r, frames: mangle(r.frames, t.mangle) };
+}
+
+function renderFrames(surface, t, model, n) {
   if (t.kind === 'empty') return { status: 200, frames: [] };
   if (t.kind === 'garbage') return { status: 200, frames: ['data: {not json\n\n', 'event: x\n\n'] };
   if (t.kind === 'stall') return { status: 200, frames: [], stall: true };
