@@ -26,6 +26,9 @@
 //     and the resumed agent runs one more plain turn under I1-I3;
 //  I5 no unhandled rejection or uncaught exception; `Object.prototype` gains no key;
 //  I6 memory bounded: RSS stays under --max-rss-mb (default 1500);
+//  I8 events keep their documented order: one `agent_start` first and one `agent_end` last per run, as many
+//     `turn_start` as `result.turns`; per dispatched turn, per call index at most one `tool_call_start` (before its
+//     end), exactly one `tool_call_end`, nothing after it, and as many ends as the turn's tool results;
 //  I7 usage stays sane whatever the model reports: every stored answer's token counts and the agent's `usage` totals
 //     are non-negative safe integers, its cost a finite non-negative number.
 //
@@ -878,6 +881,42 @@ function checkRun(result, c, requests, label) {
     fail(`I1 ${label}: result.error is not a PantoError: ${result.error}`);
 }
 
+const TOOL_EVENTS = new Set([
+  'tool_call_start',
+  'tool_call_update',
+  'tool_media_processed',
+  'tool_media_dropped',
+]);
+
+function checkEvents(events, result, label) {
+  const bad = (what) => fail(`I8 ${label}: ${what}`);
+  if (events[0]?.type !== 'agent_start') bad(`first event ${events[0]?.type}`);
+  if (events.at(-1)?.type !== 'agent_end') bad(`last event ${events.at(-1)?.type}`);
+  if (events.filter((e) => e.type === 'agent_start' || e.type === 'agent_end').length !== 2)
+    bad('agent_start/agent_end not exactly once each');
+  const starts = events.filter((e) => e.type === 'turn_start').length;
+  if (starts !== result.turns) bad(`${starts} turn_start for ${result.turns} turns`);
+  let seg = [];
+  for (const e of events) {
+    if (e.type === 'turn_start') seg = [];
+    if (TOOL_EVENTS.has(e.type) || e.type === 'tool_call_end') seg.push(e);
+    if (e.type !== 'turn_end' || seg.length === 0) continue;
+    const ended = new Set();
+    const started = new Set();
+    for (const t of seg) {
+      if (ended.has(t.index)) bad(`${t.type} after tool_call_end of call ${t.index}`);
+      if (t.type === 'tool_call_start') {
+        if (started.has(t.index)) bad(`two tool_call_start for call ${t.index}`);
+        started.add(t.index);
+      }
+      if (t.type === 'tool_call_end') ended.add(t.index);
+    }
+    const results = e.toolResults?.results.length ?? 0;
+    if (ended.size !== results) bad(`${ended.size} tool_call_end for ${results} results`);
+    seg = [];
+  }
+}
+
 const isCount = (v) => Number.isSafeInteger(v) && v >= 0;
 
 function checkUsage(agent, label) {
@@ -963,8 +1002,10 @@ async function runCase(env, c, index) {
       workspaceRoot: ws.root,
     });
     let events = 0;
+    const seen = [];
     const ctl = new AbortController();
-    agent.subscribe(() => {
+    agent.subscribe((e) => {
+      seen.push(e);
       events++;
       if (events === c.abortAtEvent) ctl.abort(new Error('fuzz: abort'));
       if (events === c.steerAtEvent) agent.steer('change of plan');
@@ -972,6 +1013,7 @@ async function runCase(env, c, index) {
     // A stall turn ends by the provider's idle timeout; a `hang` tool call by the abort it schedules.
     const result = await settle(agent.prompt('go', { signal: ctl.signal }), 'prompt');
     checkRun(result, c, server.state.requests, 'prompt');
+    checkEvents(seen, result, 'prompt');
     const messages = agent.messages;
     checkPairing(messages);
     checkSerializes(messages, tools.list());
@@ -997,8 +1039,11 @@ async function runCase(env, c, index) {
       fail('I4: the resumed agent starts from another conversation');
     server.state.queue = [PLAIN];
     server.state.requests = 0;
+    const seenAgain = [];
+    resumed.subscribe((e) => seenAgain.push(e));
     const again = await settle(resumed.prompt('and now?'), 'resumed prompt');
     checkRun(again, { maxTurns: 1 }, server.state.requests, 'resumed prompt');
+    checkEvents(seenAgain, again, 'resumed prompt');
     checkPairing(resumed.messages);
     checkSerializes(resumed.messages, tools.list());
     checkUsage(resumed, 'resumed prompt');
