@@ -21,7 +21,8 @@
 //     in call order, and results never appear elsewhere;
 //  I3 the conversation after the run serializes for ALL FOUR surfaces without an error that is not a `PantoError`;
 //     each body is JSON, obeys the wire rules of test/providers/wire-rules.ts (ids, names, object inputs, non-blank
-//     text, no lone surrogate) and pairs calls with results (same ids in the same order);
+//     text, no lone surrogate) and pairs calls with results (same ids in the same order); with PANTO_WIRE_FIXTURES set,
+//     each body also validates against the published request schemas (test/conformance/schema-validator.ts);
 //  I4 the session log re-loads (`loadSession`, and `SessionLog.open` + a resumed Agent) to the same conversation,
 //     and the resumed agent runs one more plain turn under I1-I3;
 //  I5 no unhandled rejection or uncaught exception; `Object.prototype` gains no key;
@@ -868,6 +869,10 @@ function checkSerializes(messages, tools) {
     }
     if (typeof JSON.stringify(body) !== 'string') fail(`I3 ${api}: the body is not JSON`);
     checkWire(api, body);
+    for (const v of VALIDATORS?.[api] ?? []) {
+      const errors = v.check(body);
+      if (errors.length > 0) fail(`I3 ${api}: not valid for ${path.basename(v.file)}: ${errors.join('; ')}`);
+    }
   }
 }
 
@@ -960,6 +965,69 @@ async function settle(promise, label) {
     clearTimeout(timer);
   }
 }
+
+// ---- published request schemas (optional) ------------------------------------------------------------------------
+/**
+ * With `PANTO_WIRE_FIXTURES` set (the folder of the published request schemas): the validators of
+ * test/conformance (schema-validator.ts, schema-additions.ts, wire-fixtures.ts), transpiled with the repo's
+ * TypeScript into a temp folder, per surface. Undefined without the variable.
+ */
+async function schemaValidators() {
+  if (process.env.PANTO_WIRE_FIXTURES === undefined) return undefined;
+  const ts = (await import('typescript')).default;
+  const { createRequire } = await import('node:module');
+  const { pathToFileURL } = await import('node:url');
+  const require = createRequire(path.join(root, 'package.json'));
+  const ajvUrl = pathToFileURL(require.resolve('ajv/dist/2020.js')).href;
+  const dir = await mkdtemp(path.join(tmpdir(), 'panto-fuzz-schemas-'));
+  await writeFile(path.join(dir, 'package.json'), '{"type":"module"}');
+  for (const name of ['schema-validator', 'schema-additions', 'wire-fixtures']) {
+    const src = await readFile(path.join(root, 'test', 'conformance', `${name}.ts`), 'utf8');
+    const js = ts.transpileModule(src, {
+      compilerOptions: {
+        module: ts.ModuleKind.ESNext,
+        target: ts.ScriptTarget.ES2022,
+        verbatimModuleSyntax: false,
+      },
+    }).outputText;
+    // ajv is CommonJS: its default export is the Ajv2020 class.
+    const fixed = js.replace(
+      /import \{ Ajv2020 \} from 'ajv\/dist\/2020\.js';/,
+      `import ajv2020 from '${ajvUrl}'; const { Ajv2020 } = ajv2020;`,
+    );
+    await writeFile(path.join(dir, `${name}.js`), fixed);
+  }
+  const { compileValidator } = await import(pathToFileURL(path.join(dir, 'schema-validator.js')).href);
+  const { applySchemaAdditions } = await import(pathToFileURL(path.join(dir, 'schema-additions.js')).href);
+  const { readJson, schemaFiles } = await import(pathToFileURL(path.join(dir, 'wire-fixtures.js')).href);
+  await rm(dir, { recursive: true, force: true });
+  const family = {
+    'anthropic-messages': 'anthropic',
+    'openai-chat': 'openai',
+    'openai-responses': 'openai',
+    gemini: 'gemini',
+  };
+  const rootName = {
+    'anthropic-messages': 'CreateMessageParams',
+    'openai-chat': 'CreateChatCompletionRequest',
+    'openai-responses': 'CreateResponse',
+    gemini: 'GenerateContentRequest',
+  };
+  const out = {};
+  for (const api of SURFACES) {
+    out[api] = schemaFiles(family[api]).map((file) => {
+      const doc = readJson(file);
+      applySchemaAdditions(family[api], doc);
+      return compileValidator(file, doc, rootName[api], {
+        closeUnknownKeys: family[api] === 'openai',
+        proto3Bytes: family[api] === 'gemini',
+      });
+    });
+  }
+  return out;
+}
+
+const VALIDATORS = await schemaValidators();
 
 // ---- one case -----------------------------------------------------------------------------------------------------
 async function runCase(env, c, index) {
@@ -1073,7 +1141,7 @@ const luaTools = await LuaToolSource.fromDir(LuaToolSource.builtinDir(), { works
 const env = { server: await startServer(), ws: { root: wsRoot, tools: luaTools } };
 
 console.log(
-  `fuzz-agent: seed=${SEED} seconds=${SECONDS}${ONLY_CASE === undefined ? '' : ` case=${ONLY_CASE}`}`,
+  `fuzz-agent: seed=${SEED} seconds=${SECONDS} schemas=${VALIDATORS === undefined ? 'off' : 'on'}${ONLY_CASE === undefined ? '' : ` case=${ONLY_CASE}`}`,
 );
 const protoKeys = Object.getOwnPropertyNames(Object.prototype).sort();
 const t0 = Date.now();
