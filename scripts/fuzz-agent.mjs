@@ -25,7 +25,8 @@
 //     each body also validates against the published request schemas (test/conformance/schema-validator.ts);
 //  I4 the session log re-loads (`loadSession`, and `SessionLog.open` + a resumed Agent) to the same conversation,
 //     and the resumed agent runs one more plain turn under I1-I3;
-//  I5 no unhandled rejection or uncaught exception; `Object.prototype` gains no key;
+//  I5 no unhandled rejection or uncaught exception; `Object.prototype` gains no key; the signal given to `prompt`
+//     holds no abort listener after the run;
 //  I6 memory bounded: RSS stays under --max-rss-mb (default 1500);
 //  I8 events keep their documented order: one `agent_start` first and one `agent_end` last per run, as many
 //     `turn_start` as `result.turns`; per dispatched turn, per call index at most one `tool_call_start` (before its
@@ -36,6 +37,7 @@
 // Usage: npm run build:ts && nice -n 10 node scripts/fuzz-agent.mjs [--seconds=60] [--seed=S] [--case=N]
 //        [--surface=NAME] [--max-rss-mb=1500]. `--case=N` replays only case N of seed S. Needs no network.
 
+import { getEventListeners } from 'node:events';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -1083,6 +1085,8 @@ async function runCase(env, c, index) {
     const result = await settle(agent.prompt('go', { signal: ctl.signal }), 'prompt');
     checkRun(result, c, server.state.requests, 'prompt');
     checkEvents(seen, result, 'prompt');
+    const lingering = getEventListeners(ctl.signal, 'abort').length;
+    if (lingering > 0) fail(`I5: the run left ${lingering} abort listener(s) on the signal it was given`);
     const messages = agent.messages;
     checkPairing(messages);
     checkSerializes(messages, tools.list());
