@@ -74,7 +74,7 @@ import { findRejectedMedia, mediaDataAt } from './media-rejection.js';
 import { type RequestOptions, serializeRequest } from './serialize-request.js';
 import { steeringResult } from './steering.js';
 import { notifyListener, type ToolEvent } from './tool-events.js';
-import { addUsage, emptyTotals, type UsageTotals } from './usage-totals.js';
+import { addUsage, emptyTotals, saneUsage, type UsageTotals } from './usage-totals.js';
 import { buildUserMessage, type UserContent } from './user-content.js';
 import { unparsedArguments } from './validate-args.js';
 
@@ -486,7 +486,12 @@ export class Agent {
       await this.#maybeCompact(signal);
       turns = nextTurn();
       this.#emit({ type: 'turn_start', turn: turns });
-      const { message, error } = await this.#requestTurn(signal);
+      const turn = await this.#requestTurn(signal);
+      const { error } = turn;
+      // Token counts as stored and counted: never negative, fractional, NaN or past 2^53 (see `saneUsage`).
+      const reported = turn.message.usage;
+      const usage = reported === undefined ? undefined : saneUsage(reported);
+      const message = usage === undefined || usage === reported ? turn.message : { ...turn.message, usage };
       this.#append(message, appended);
       const calls = toolCallsOf(message);
       if (message.stopReason === 'aborted' || message.stopReason === 'error') {

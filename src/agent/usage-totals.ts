@@ -2,6 +2,7 @@
 
 import type { Usage } from '../conversation.js';
 import { type ModelPrice, type UsageCost, usageCost } from '../providers/model-prices.js';
+import { tokenCount } from '../providers/serializer-common.js';
 
 export interface UsageTotals {
   /** Requests that reported usage: model answers and summary requests of compactions. */
@@ -29,17 +30,44 @@ export function emptyTotals(): UsageTotals {
   };
 }
 
-/** Add one request's usage to `totals` (in place); returns its cost, or `undefined` without a price. */
+/**
+ * `usage` with every count a non-negative safe integer (`tokenCount`: negative, NaN and non-numbers are 0, fractions
+ * rounded down, counts past 2^53 capped); `usage` itself when it already was one. Optional counts stay absent.
+ */
+export function saneUsage(usage: Usage): Usage {
+  const u = usage as unknown as Record<string, unknown>;
+  const clean: Usage = { inputTokens: tokenCount(u.inputTokens), outputTokens: tokenCount(u.outputTokens) };
+  if (u.cacheReadTokens !== undefined) clean.cacheReadTokens = tokenCount(u.cacheReadTokens);
+  if (u.cacheWriteTokens !== undefined) clean.cacheWriteTokens = tokenCount(u.cacheWriteTokens);
+  const same =
+    clean.inputTokens === u.inputTokens &&
+    clean.outputTokens === u.outputTokens &&
+    clean.cacheReadTokens === u.cacheReadTokens &&
+    clean.cacheWriteTokens === u.cacheWriteTokens;
+  return same ? usage : clean;
+}
+
+/** A sum of token counts that stops at `Number.MAX_SAFE_INTEGER` (totals stay exact integers). */
+function plus(total: number, count: number): number {
+  return Math.min(total + count, Number.MAX_SAFE_INTEGER);
+}
+
+/**
+ * Add one request's usage to `totals` (in place); returns its cost, or `undefined` without a price. The counts are
+ * taken through `saneUsage` (a resumed log may hold what an older version stored); token totals stop at
+ * `Number.MAX_SAFE_INTEGER`.
+ */
 export function addUsage(
   totals: UsageTotals,
-  usage: Usage,
+  reported: Usage,
   price: ModelPrice | undefined,
 ): UsageCost | undefined {
+  const usage = saneUsage(reported);
   totals.requests++;
-  totals.inputTokens += usage.inputTokens;
-  totals.outputTokens += usage.outputTokens;
-  totals.cacheReadTokens += usage.cacheReadTokens ?? 0;
-  totals.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
+  totals.inputTokens = plus(totals.inputTokens, usage.inputTokens);
+  totals.outputTokens = plus(totals.outputTokens, usage.outputTokens);
+  totals.cacheReadTokens = plus(totals.cacheReadTokens, usage.cacheReadTokens ?? 0);
+  totals.cacheWriteTokens = plus(totals.cacheWriteTokens, usage.cacheWriteTokens ?? 0);
   if (price === undefined) {
     totals.unpricedRequests++;
     return undefined;

@@ -110,9 +110,14 @@ export function asObject(value: unknown): Record<string, unknown> | undefined {
     : undefined;
 }
 
-/** A token count from a usage object: the number when it is a finite number, else 0. */
+/**
+ * A token count from a usage object: a non-negative safe integer. A number with a fraction is rounded down, one past
+ * `Number.MAX_SAFE_INTEGER` (1e300) is capped there; a negative number, NaN, an infinity or a non-number is 0. A
+ * provider (or a server speaking its protocol) that reports nonsense never makes totals or costs negative or infinite.
+ */
 export function tokenCount(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+  if (typeof value !== 'number' || !(value > 0)) return 0;
+  return Math.min(Math.floor(value), Number.MAX_SAFE_INTEGER);
 }
 
 /** Raw arguments of a tool call whose argument text was not a JSON object (kept in `providerData.invalidArguments`). */

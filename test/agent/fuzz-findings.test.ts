@@ -1,0 +1,62 @@
+/**
+ * Regressions found by the agent-loop fuzzer (scripts/fuzz-agent.mjs), each the fuzzer's input shrunk by hand, run
+ * through the real Agent against the loopback provider server.
+ */
+
+import { describe, expect, it } from 'vitest';
+import { Agent } from '../../src/agent/agent.js';
+import type { Surface } from '../helpers/fake-provider-server.js';
+import { agentFixture, modelFor, providerFor } from './agent-helpers.js';
+
+const { server, ws } = await agentFixture();
+
+const isCount = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+
+describe('usage a model reports as nonsense (fuzz: seed 3 case 0, input 1.5; seed 3 case 45, -1 and 1e300)', () => {
+  const cases: Array<[Surface, { input: number; output: number }]> = [
+    ['openai-chat', { input: 1.5, output: -1 }],
+    ['anthropic-messages', { input: -1e9, output: 2.5 }],
+    ['gemini', { input: 1e300, output: -5 }],
+    ['openai-responses', { input: -1, output: 1e300 }],
+  ];
+  it.each(cases)(
+    '%s %j: stored and totalled as non-negative safe integers, cost finite',
+    async (surface, usage) => {
+      server.enqueue({ type: 'reply', text: 'ok', usage });
+      const agent = new Agent({
+        provider: providerFor(server, surface),
+        model: modelFor(surface),
+        tools: ws.tools,
+      });
+      const result = await agent.prompt('hi');
+      expect(result.stopReason).toBe('end');
+      const answer = agent.messages.at(-1);
+      expect(answer?.role).toBe('assistant');
+      const stored = answer?.role === 'assistant' ? answer.usage : undefined;
+      expect(stored).toBeDefined();
+      for (const v of Object.values(stored ?? {})) expect(isCount(v)).toBe(true);
+      const totals = agent.usage;
+      expect(isCount(totals.inputTokens)).toBe(true);
+      expect(isCount(totals.outputTokens)).toBe(true);
+      expect(Number.isFinite(totals.cost) && totals.cost >= 0).toBe(true);
+    },
+  );
+});
+
+describe('token totals over answers near 2^53 (fuzz: seed 3 case 1)', () => {
+  it('stay safe integers: the sum stops at Number.MAX_SAFE_INTEGER', async () => {
+    server.enqueue(
+      { type: 'reply', text: 'one', usage: { input: 1e300, output: 1 } },
+      { type: 'reply', text: 'two', usage: { input: 1e300, output: 1 } },
+    );
+    const agent = new Agent({
+      provider: providerFor(server, 'openai-chat'),
+      model: modelFor('openai-chat'),
+    });
+    await agent.prompt('a');
+    await agent.prompt('b');
+    expect(agent.usage.requests).toBe(2);
+    expect(agent.usage.inputTokens).toBe(Number.MAX_SAFE_INTEGER);
+    expect(Number.isFinite(agent.usage.cost)).toBe(true);
+  });
+});
