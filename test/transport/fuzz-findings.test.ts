@@ -94,3 +94,30 @@ describe('fuzz findings: hostile values quoted or used as ids', () => {
     expect(thrown).toBeUndefined();
   });
 });
+
+describe('fuzz findings: usage counts the wire reports', () => {
+  it('anthropic: negative, fractional and huge token counts become non-negative safe integers', () => {
+    // Found by scripts/fuzz-agent.mjs (the agent cleans usage before storing; a direct stream user saw raw values).
+    const { thrown, message } = parse(
+      'anthropic-messages',
+      [
+        'event: message_start',
+        'data: {"type":"message_start","message":{"id":"m","model":"x","usage":{"input_tokens":-5,"output_tokens":1.5}}}',
+        '',
+        'event: message_delta',
+        'data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1e300,"cache_read_input_tokens":-1}}',
+        '',
+        'event: message_stop',
+        'data: {"type":"message_stop"}',
+        '',
+        '',
+      ].join('\n'),
+    );
+    expect(thrown).toBeUndefined();
+    expect(message.usage).toMatchObject({
+      inputTokens: 0,
+      outputTokens: Number.MAX_SAFE_INTEGER,
+      cacheReadTokens: 0,
+    });
+  });
+});

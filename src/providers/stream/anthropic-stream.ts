@@ -14,7 +14,7 @@
 
 import type { AssistantMessage, StopReason, Usage } from '../../conversation.js';
 import { mapAnthropicStopReason } from '../anthropic-messages.js';
-import { asObject } from '../serializer-common.js';
+import { asObject, tokenCount } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
 import { argumentsJson } from './argument-depth.js';
@@ -238,11 +238,12 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
 
   #mergeUsage(u: Json): void {
     const next: Usage = { ...this.#usage };
-    if (typeof u.input_tokens === 'number') next.inputTokens = u.input_tokens;
-    if (typeof u.output_tokens === 'number') next.outputTokens = u.output_tokens;
-    if (typeof u.cache_read_input_tokens === 'number') next.cacheReadTokens = u.cache_read_input_tokens;
+    if (typeof u.input_tokens === 'number') next.inputTokens = tokenCount(u.input_tokens);
+    if (typeof u.output_tokens === 'number') next.outputTokens = tokenCount(u.output_tokens);
+    if (typeof u.cache_read_input_tokens === 'number')
+      next.cacheReadTokens = tokenCount(u.cache_read_input_tokens);
     if (typeof u.cache_creation_input_tokens === 'number')
-      next.cacheWriteTokens = u.cache_creation_input_tokens;
+      next.cacheWriteTokens = tokenCount(u.cache_creation_input_tokens);
     this.#usage = next;
     this.builder.setUsage(next);
   }
