@@ -134,14 +134,15 @@ describe('keep-alives forever before the last event', () => {
         res.write(HALF[api]);
         every(res, 5, () => KEEP_ALIVE[api]);
       };
-      const { last } = await run(provider(api, { progressTimeoutMs: 150 }));
+      // 1 s, not less: a loaded machine that delays the client's reads past the limit sees silence (an idle stall).
+      const { last } = await run(provider(api, { progressTimeoutMs: 1000 }));
       if (last.type !== 'error') throw new Error(`expected an error, got ${last.type}`);
       const error = last.error as ProviderError;
       expect(error).toBeInstanceOf(ProviderError);
       expect(error.code).toBe('ERR_PROVIDER');
       expect(error.stall).toBe('keep-alives-only');
       expect(error.retryable).toBe(false);
-      expect(error.message).toMatch(/no content for 150 ms, only keep-alives/);
+      expect(error.message).toMatch(/no content for 1000 ms, only keep-alives/);
       expect(last.message.content).toEqual([{ type: 'text', text: 'half' }]);
       expect(requests).toBe(1);
       await closed(res0 as ServerResponse);
@@ -155,7 +156,7 @@ describe('keep-alives forever before the last event', () => {
         sse(res);
         every(res, 5, () => ': keep-alive\n\n');
       };
-      const { events, last } = await run(provider(api, { progressTimeoutMs: 100 }));
+      const { events, last } = await run(provider(api, { progressTimeoutMs: 800 }));
       if (last.type !== 'error') throw new Error(`expected an error, got ${last.type}`);
       expect((last.error as ProviderError).stall).toBe('keep-alives-only');
       expect(events.some((e) => e.type === 'retry')).toBe(false);
