@@ -3,6 +3,7 @@
 //
 // Usage: npm run build:ts && nice -n 10 node scripts/fuzz-lua.mjs [--seconds=60] [--seed=S] [--case=N]
 //          [--isolation=thread|worker|mixed] [--no-shrink] [--verbose]
+//   --from=N start at case N (to replay the cases leading up to a finding on one long-lived host).
 //   --seed   the run's seed (default: from the clock; always printed). Case N of seed S is the same on every run and
 //            every machine, so `--seed=S --case=N` replays exactly one case (what a finding prints).
 //   exit 0: no invariant broken; 1: at least one finding (each printed with its seed, case number and the shrunk
@@ -40,8 +41,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -139,7 +140,15 @@ class Gen {
   }
 
   string() {
-    const sizes = ['10', '1000', '1e5', '256 * 1024 + 1', '1024 * 1024', '8 * 1024 * 1024', '8 * 1024 * 1024 + 1'];
+    const sizes = [
+      '10',
+      '1000',
+      '1e5',
+      '256 * 1024 + 1',
+      '1024 * 1024',
+      '8 * 1024 * 1024',
+      '8 * 1024 * 1024 + 1',
+    ];
     return this.pick([
       '""',
       '"a"',
@@ -203,8 +212,25 @@ class Gen {
   }
 
   metatable(depth) {
-    const events = ['__index', '__newindex', '__tostring', '__eq', '__len', '__pairs', '__gc', '__close', '__call',
-      '__concat', '__lt', '__le', '__add', '__unm', '__name', '__metatable', '__mode'];
+    const events = [
+      '__index',
+      '__newindex',
+      '__tostring',
+      '__eq',
+      '__len',
+      '__pairs',
+      '__gc',
+      '__close',
+      '__call',
+      '__concat',
+      '__lt',
+      '__le',
+      '__add',
+      '__unm',
+      '__name',
+      '__metatable',
+      '__mode',
+    ];
     const parts = [];
     const k = 1 + this.int(4);
     for (let i = 0; i < k; i++) {
@@ -276,8 +302,17 @@ class Gen {
       case 9:
         return this.func(depth);
       case 10:
-        return this.pick(['coroutine.create(function() end)', 'coroutine.create(function() coroutine.yield() end)',
-          'coroutine.running()', 'panto.json.null', 'panto.json', 'panto', '_G', 'string', 'args']);
+        return this.pick([
+          'coroutine.create(function() end)',
+          'coroutine.create(function() coroutine.yield() end)',
+          'coroutine.running()',
+          'panto.json.null',
+          'panto.json',
+          'panto',
+          '_G',
+          'string',
+          'args',
+        ]);
       default:
         return this.pick(['args', 'args.src', 'ctx']);
     }
@@ -484,8 +519,19 @@ class Gen {
       '1',
       '{}',
     ]);
-    const mt = this.pick(['nil', '"image/png"', '"image/jpeg"', '"application/pdf"', '"image/gif"', '"image/webp"',
-      '"text/plain"', '"image/svg+xml"', '("m"):rep(1000)', '1', '{}']);
+    const mt = this.pick([
+      'nil',
+      '"image/png"',
+      '"image/jpeg"',
+      '"application/pdf"',
+      '"image/gif"',
+      '"image/webp"',
+      '"text/plain"',
+      '"image/svg+xml"',
+      '("m"):rep(1000)',
+      '1',
+      '{}',
+    ]);
     const name = this.pick(['nil', '"x.png"', '"../../x"', '("n"):rep(5000)', '"\\0"', '1']);
     return `{ data = ${data}, media_type = ${mt}, name = ${name} }`;
   }
@@ -502,7 +548,7 @@ class Gen {
         return `return { text = ${this.chance(0.6) ? this.string() : this.value(0)} }`;
       case 4:
       case 5:
-        return `return { text = "media", attachments = { ${Array.from({ length: 1 + this.int(3), }, () => this.attachment()).join(', ')} } }`;
+        return `return { text = "media", attachments = { ${Array.from({ length: 1 + this.int(3) }, () => this.attachment()).join(', ')} } }`;
       case 6:
         return `return { text = "meta", meta = ${this.value(0)} }`;
       case 7:
@@ -546,7 +592,8 @@ const EVAL_TOOL = `return { name = "eval", description = "runs a fuzz program", 
     if not f then return nil, "compile: " .. tostring(e) end
     return f(args, ctx)
   end }`;
-const HONEST_TOOL = 'return { name = "honest", description = "d", handler = function() return "still serving" end }';
+const HONEST_TOOL =
+  'return { name = "honest", description = "d", handler = function() return "still serving" end }';
 
 function fileTool(body) {
   return `return { name = "case", description = "fuzz case", capabilities = { "read_file", "stat", "list_dir" },
@@ -556,7 +603,13 @@ end }`;
 }
 
 function snapshotPrototypes() {
-  const objs = { Object: Object.prototype, Array: Array.prototype, Function: Function.prototype, String: String.prototype, globalThis };
+  const objs = {
+    Object: Object.prototype,
+    Array: Array.prototype,
+    Function: Function.prototype,
+    String: String.prototype,
+    globalThis,
+  };
   return Object.fromEntries(Object.entries(objs).map(([k, o]) => [k, Reflect.ownKeys(o).map(String).sort()]));
 }
 
@@ -565,7 +618,10 @@ async function child() {
   const workspace = await mkdtemp(path.join(tmpdir(), 'panto-fuzz-ws-'));
   await writeFile(path.join(workspace, 'a.txt'), 'hello\n');
   await writeFile(path.join(workspace, '.env'), 'SECRET=1\n');
-  await writeFile(path.join(workspace, 'lie.png'), Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), Buffer.alloc(64, 0xff)]));
+  await writeFile(
+    path.join(workspace, 'lie.png'),
+    Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), Buffer.alloc(64, 0xff)]),
+  );
   await mkdir(path.join(workspace, 'sub'));
   await writeFile(path.join(workspace, 'sub', 'b.txt'), 'b');
   await symlink('/etc/passwd', path.join(workspace, 'link')).catch(() => {});
@@ -577,11 +633,20 @@ async function child() {
   process.on('unhandledRejection', (err) => faults.push(`unhandled rejection: ${err?.stack ?? err}`));
   const protos = snapshotPrototypes();
   const evalSources = new Map();
+  // Host-side faults the runtime logs (with their JS stack): attached to the case's problems.
+  const hostLog = (e) => {
+    if (/failed in the host/.test(e.message)) faults.push(`host log: ${e.message}\n${e.traceback ?? ''}`);
+  };
   const openEval = async (isolation) => {
     let s = evalSources.get(isolation);
     if (!s) {
-      s = await LuaToolSource.fromDir(toolDir, { budgets: BUDGETS, isolation, workspaceRoot: workspace,
-        worker: { watchdogMs: BUDGETS.maxBlockingMs + 3000 } });
+      s = await LuaToolSource.fromDir(toolDir, {
+        budgets: BUDGETS,
+        isolation,
+        workspaceRoot: workspace,
+        log: hostLog,
+        worker: { watchdogMs: BUDGETS.maxBlockingMs + 3000 },
+      });
       evalSources.set(isolation, s);
     }
     return s;
@@ -603,10 +668,16 @@ async function child() {
         const dir = await mkdtemp(path.join(tmpdir(), 'panto-fuzz-case-'));
         await writeFile(path.join(dir, 'case.lua'), fileTool(c.programs[0].join('\n')));
         await writeFile(path.join(dir, 'honest.lua'), HONEST_TOOL);
-        source = await LuaToolSource.fromDir(dir, { budgets: BUDGETS, isolation: c.isolation, workspaceRoot: workspace,
-          worker: { watchdogMs: BUDGETS.maxBlockingMs + 3000 } });
+        source = await LuaToolSource.fromDir(dir, {
+          budgets: BUDGETS,
+          isolation: c.isolation,
+          workspaceRoot: workspace,
+          log: hostLog,
+          worker: { watchdogMs: BUDGETS.maxBlockingMs + 3000 },
+        });
         fresh = { source, dir };
-        if (source.loadErrors.length > 0) problems.push(`I5 case tool did not load: ${source.loadErrors[0].message}`);
+        if (source.loadErrors.length > 0)
+          problems.push(`I5 case tool did not load: ${source.loadErrors[0].message}`);
       }
       const bound = (BUDGETS.wallClockMs + BUDGETS.maxBlockingMs) * c.programs.length + SLACK_MS;
       const t0 = performance.now();
@@ -619,9 +690,14 @@ async function child() {
           };
           let r;
           try {
-            r = c.mode === 'eval'
-              ? await source.run('eval', { src: `local args, ctx = ...\n${prog.join('\n')}` }, { update, toolCallId: `c${c.index}-${i}` })
-              : await source.run('case', {}, { update, toolCallId: `c${c.index}-${i}` });
+            r =
+              c.mode === 'eval'
+                ? await source.run(
+                    'eval',
+                    { src: `local args, ctx = ...\n${prog.join('\n')}` },
+                    { update, toolCallId: `c${c.index}-${i}` },
+                  )
+                : await source.run('case', {}, { update, toolCallId: `c${c.index}-${i}` });
           } catch (err) {
             problems.push(`I1 run rejected: ${err?.stack ?? err}`);
             return null;
@@ -646,10 +722,12 @@ async function child() {
         }
       }
       const after = await source.run('honest', {});
-      if (!after.ok || after.parts[0]?.text !== 'still serving') problems.push(`I5 honest tool afterwards: ${short(after)}`);
+      if (!after.ok || after.parts[0]?.text !== 'still serving')
+        problems.push(`I5 honest tool afterwards: ${short(after)}`);
       if (c.mode === 'eval') {
         const again = await source.run('eval', { src: 'return "again"' });
-        if (!again.ok || again.parts[0]?.text !== 'again') problems.push(`I5 eval tool afterwards: ${short(again)}`);
+        if (!again.ok || again.parts[0]?.text !== 'again')
+          problems.push(`I5 eval tool afterwards: ${short(again)}`);
       }
     } catch (err) {
       problems.push(`I1 host threw: ${err?.stack ?? err}`);
@@ -705,7 +783,8 @@ function checkResult(r, i, problems, notes) {
     for (const p of r.parts ?? []) {
       if (p.type === 'text') {
         if (typeof p.text !== 'string') problems.push(`I1 program ${i}: text part without a string`);
-        else if (Buffer.byteLength(p.text) > maxText) problems.push(`I1 program ${i}: text of ${Buffer.byteLength(p.text)} bytes`);
+        else if (Buffer.byteLength(p.text) > maxText)
+          problems.push(`I1 program ${i}: text of ${Buffer.byteLength(p.text)} bytes`);
       } else if (p.type === 'media') {
         if (!(p.data instanceof Uint8Array)) problems.push(`I1 program ${i}: media part without bytes`);
       } else problems.push(`I1 program ${i}: unknown part ${short(p)}`);
@@ -717,12 +796,15 @@ function checkResult(r, i, problems, notes) {
       } catch (err) {
         problems.push(`I1 program ${i}: meta is not JSON: ${err.message}`);
       }
-      if (round !== undefined && !isDeepStrictEqual(round, r.meta)) problems.push(`I1 program ${i}: meta changes in a JSON round trip: ${short(r.meta)}`);
+      if (round !== undefined && !isDeepStrictEqual(round, r.meta))
+        problems.push(`I1 program ${i}: meta changes in a JSON round trip: ${short(r.meta)}`);
     }
   } else {
-    if (typeof r.error !== 'string' || r.error.length === 0) problems.push(`I1 program ${i}: error is not a non-empty string: ${short(r.error)}`);
+    if (typeof r.error !== 'string' || r.error.length === 0)
+      problems.push(`I1 program ${i}: error is not a non-empty string: ${short(r.error)}`);
     else {
-      if (Buffer.byteLength(r.error) > maxText) problems.push(`I1 program ${i}: error of ${Buffer.byteLength(r.error)} bytes`);
+      if (Buffer.byteLength(r.error) > maxText)
+        problems.push(`I1 program ${i}: error of ${Buffer.byteLength(r.error)} bytes`);
       if (/internal error in the Lua host/.test(r.error)) problems.push(`I2 program ${i}: ${short(r.error)}`);
       if (/a Lua library function failed/.test(r.error)) notes.push(r.error.slice(0, 160));
     }
@@ -749,9 +831,13 @@ class Host {
     this.peakRssMb = 0;
   }
   async start() {
-    const p = spawn(process.execPath, ['--max-old-space-size=1024', fileURLToPath(import.meta.url), '--child'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const p = spawn(
+      process.execPath,
+      ['--max-old-space-size=1024', fileURLToPath(import.meta.url), '--child'],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     this.proc = p;
     this.stderr = '';
     let out = '';
@@ -789,7 +875,10 @@ class Host {
         exit: (code, signal) => {
           clearTimeout(timer);
           this.waiting = null;
-          resolve({ ok: false, why: `host process died (${signal ?? `exit ${code}`}): ${this.stderr.slice(-1500)}` });
+          resolve({
+            ok: false,
+            why: `host process died (${signal ?? `exit ${code}`}): ${this.stderr.slice(-1500)}`,
+          });
         },
       };
     });
@@ -797,7 +886,10 @@ class Host {
   /** Run one case; returns its problems (a dead or hung host is a problem, and the host is restarted). */
   async run(c) {
     if (!this.proc) await this.start();
-    const bound = (BUDGETS.wallClockMs + BUDGETS.maxBlockingMs) * c.programs.length + SLACK_MS + CHILD_GRACE_MS +
+    const bound =
+      (BUDGETS.wallClockMs + BUDGETS.maxBlockingMs) * c.programs.length +
+      SLACK_MS +
+      CHILD_GRACE_MS +
       (c.isolation === 'worker' || c.mode === 'file' ? 5000 : 0);
     this.proc.stdin.write(`${JSON.stringify(c)}\n`);
     const r = await this.#expect(new RegExp(`^@@DONE ${c.index} `), bound);
@@ -843,7 +935,8 @@ async function shrink(host, c, problems) {
   for (let pi = 0; pi < best.programs.length; pi++) {
     for (let si = 0; si < best.programs[pi].length; ) {
       const prog = best.programs[pi];
-      const reduced = si === prog.length - 1 ? [...prog.slice(0, si), 'return "ok"'] : prog.filter((_, j) => j !== si);
+      const reduced =
+        si === prog.length - 1 ? [...prog.slice(0, si), 'return "ok"'] : prog.filter((_, j) => j !== si);
       if (reduced.join('\n') === prog.join('\n')) {
         si++;
         continue;
@@ -875,10 +968,14 @@ async function parent(argv) {
   const doShrink = !argv.includes('--no-shrink');
   const verbose = argv.includes('--verbose');
   if (!Number.isFinite(seconds) || seconds <= 0 || !['thread', 'worker', 'mixed'].includes(isolationMode)) {
-    console.error('usage: fuzz-lua.mjs [--seconds=60] [--seed=S] [--case=N] [--isolation=thread|worker|mixed]');
+    console.error(
+      'usage: fuzz-lua.mjs [--seconds=60] [--seed=S] [--case=N] [--isolation=thread|worker|mixed]',
+    );
     process.exit(2);
   }
-  console.log(`fuzz-lua: seed ${seed}, ${only === undefined ? `${seconds} s` : `case ${only}`}, isolation ${isolationMode}`);
+  console.log(
+    `fuzz-lua: seed ${seed}, ${only === undefined ? `${seconds} s` : `case ${only}`}, isolation ${isolationMode}`,
+  );
   const host = new Host();
   const started = performance.now();
   const findings = [];
@@ -886,10 +983,13 @@ async function parent(argv) {
   let cases = 0;
   let programs = 0;
   const deadline = started + seconds * 1000;
-  for (let index = only === undefined ? 0 : Number(only); ; index++) {
+  for (let index = only === undefined ? Number(opt('from', '0')) : Number(only); ; index++) {
     if (only === undefined && performance.now() > deadline) break;
     const c = generateCase(seed, index, isolationMode);
-    if (verbose) console.log(`case ${index} (${c.mode}, ${c.isolation}):\n${c.programs.map((p) => p.join('\n')).join('\n----\n')}`);
+    if (verbose)
+      console.log(
+        `case ${index} (${c.mode}, ${c.isolation}):\n${c.programs.map((p) => p.join('\n')).join('\n----\n')}`,
+      );
     const r = await host.run(c);
     cases++;
     programs += c.programs.length;
@@ -897,15 +997,21 @@ async function parent(argv) {
     if (r.problems.length > 0) {
       const shrunk = doShrink ? await shrink(host, c, r.problems) : { c, problems: r.problems };
       findings.push({ index, ...shrunk });
-      console.log(`\nFINDING seed ${seed} case ${index} (${c.mode}, ${c.isolation}); replay: node scripts/fuzz-lua.mjs --seed=${seed} --case=${index}`);
+      console.log(
+        `\nFINDING seed ${seed} case ${index} (${c.mode}, ${c.isolation}); replay: node scripts/fuzz-lua.mjs --seed=${seed} --case=${index}`,
+      );
       console.log(`  ${shrunk.problems.join('\n  ')}`);
-      console.log(`  shrunk (${shrunk.c.mode}, ${shrunk.c.isolation}):\n${shrunk.c.programs.map((p) => `    ${p.join('\n    ')}`).join('\n    ----\n')}`);
+      console.log(
+        `  shrunk (${shrunk.c.mode}, ${shrunk.c.isolation}):\n${shrunk.c.programs.map((p) => `    ${p.join('\n    ')}`).join('\n    ----\n')}`,
+      );
     }
     if (only !== undefined) break;
   }
   host.stop();
   const secs = ((performance.now() - started) / 1000).toFixed(0);
-  console.log(`\nfuzz-lua: ${cases} cases (${programs} programs) in ${secs} s, seed ${seed}, ${findings.length} finding(s), host peak RSS ${host.peakRssMb} MB`);
+  console.log(
+    `\nfuzz-lua: ${cases} cases (${programs} programs) in ${secs} s, seed ${seed}, ${findings.length} finding(s), host peak RSS ${host.peakRssMb} MB`,
+  );
   if (notes.size > 0) {
     console.log('library functions that failed inside fengari (typed Lua errors, not findings):');
     for (const [n, k] of notes) console.log(`  ${k} x ${n}`);
