@@ -11,7 +11,8 @@
 //
 // A case is 1-3 Lua programs run AT ONCE on one source. Each program is a list of statements drawn from a grammar of
 // snippets: calls to every host function a tool can reach (panto.sniff, json_encode, json_decode, log, progress,
-// json.encode/decode/array/null, read_file, stat, list_dir; print, load, the coroutine wrappers, the guarded string
+// json.encode/decode/array/null, read_file, stat, list_dir; print, load, the coroutine wrappers (also resuming a
+// coroutine another call left in the shared `panto` table), the guarded string
 // functions, os.date) with hostile arguments (nil, booleans, integers near 2^31/2^53/2^63, NaN, inf, -0, huge strings,
 // NULs, invalid UTF-8, cyclic/deep/sparse/mixed tables, tables whose metamethods raise, yield, loop or recurse,
 // functions, coroutines), wrapped in pcall/xpcall/coroutine.wrap/resume/gsub callbacks/sort comparators; pattern
@@ -473,7 +474,7 @@ class Gen {
   /** A statement: a (wrapped) call, an error, a loop, a coroutine dance. */
   statement() {
     const c = this.call();
-    switch (this.int(14)) {
+    switch (this.int(16)) {
       case 0:
       case 1:
       case 2:
@@ -496,6 +497,12 @@ class Gen {
         return `do local t = setmetatable({}, { __gc = ${this.func(0)}, __close = ${this.func(0)} }); t = nil end`;
       case 11:
         return `do local ok, e = pcall(error, ${this.value(0)}); panto.log(ok, e) end`;
+      case 12:
+        // Leave a coroutine or function where another call (concurrent or later) of the same tool finds it: the
+        // panto table is shared by all calls of a tool file.
+        return `pcall(function() panto.shared = ${this.pick(['coroutine.create', 'coroutine.wrap'])}(function() for i = 1, 3 do local _ = ${c}; coroutine.yield(i) end end) end)`;
+      case 13:
+        return 'pcall(function() local s = panto.shared; if type(s) == "thread" then return coroutine.resume(s) elseif s then return s() end end)';
       default:
         return `pcall(function() return ${c} end)`;
     }

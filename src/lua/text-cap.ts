@@ -18,7 +18,7 @@ export function capText(bytes: Uint8Array, max: number, what = 'text', total = b
     const fitted = fitUtf8(text, max);
     return fitted === null
       ? text
-      : `${fitted}\n[${what} truncated: ${utf8Length(text)} bytes as text, the cap is ${max}]`;
+      : `${fitted}\n[${what} truncated: ${Buffer.byteLength(text)} bytes as text, the cap is ${max}]`;
   }
   // Cut on a UTF-8 character boundary so no replacement character is produced by the cut itself.
   let end = max;
@@ -30,16 +30,11 @@ export function capText(bytes: Uint8Array, max: number, what = 'text', total = b
 /** `text` (well-formed) cut to at most `max` UTF-8 bytes on a character boundary, or null when it already fits. */
 function fitUtf8(text: string, max: number): string | null {
   // A UTF-16 unit encodes to at most 3 UTF-8 bytes.
-  if (text.length * 3 <= max) return null;
+  if (text.length * 3 <= max || Buffer.byteLength(text) <= max) return null;
   const bytes = encoder.encode(text);
-  if (bytes.byteLength <= max) return null;
   let end = max;
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
   return decoder.decode(bytes.subarray(0, end));
-}
-
-function utf8Length(text: string): number {
-  return Buffer.byteLength(text);
 }
 
 const encoder = new TextEncoder();
