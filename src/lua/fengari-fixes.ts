@@ -25,6 +25,7 @@
 
 import type { LuaJsFunction } from 'fengari';
 import fengari from 'fengari';
+import lapi from 'fengari/src/lapi.js';
 import llimits from 'fengari/src/llimits.js';
 import lstate from 'fengari/src/lstate.js';
 
@@ -91,4 +92,41 @@ export function setMeter(m: Meter | null): void {
     hooks.step = () => meter?.step();
   }
   meter = m;
+}
+
+/**
+ * Run `fn` with the accounting hooks detached (nothing is charged, nothing can throw for a budget). For the few
+ * bytes fengari's native-error path must push: if that push threw, fengari would end the thread with status -1,
+ * which its `lua_resume` does not expect after a recovered error (an "assertion failed" out of the VM).
+ */
+export function withoutMeter<T>(fn: () => T): T {
+  const saved = meter;
+  meter = null;
+  try {
+    return fn();
+  } finally {
+    meter = saved;
+  }
+}
+
+let nativeErrorRoomInstalled = false;
+
+/**
+ * Fix 4: room on the stack for fengari's native-error path. When a JS exception escapes a library function or an
+ * accounting hook (a budget overrun inside `..`, a fault in `os.time`), `luaD_rawrunprotected` pushes the
+ * `lua_atnativeerror` handler and the exception with the checked API (`lua_pushcfunction`, `lua_pushlightuserdata`).
+ * In the middle of a VM instruction the frame can be full (`L.top` at `ci.top`): the push fails with "stack
+ * overflow", the thread ends with status -1, and after an error a `pcall` had recovered, `lua_resume` trips its own
+ * assertion ("assertion failed" instead of the budget message). This makes the push of OUR handler reserve two
+ * slots first (`lua_checkstack`, which grows the stack and the frame top); the frame is being unwound anyway.
+ * Installed once per process; `handler` is the function the runtime passes to `lua_atnativeerror`.
+ */
+export function installNativeErrorRoom(): void {
+  if (nativeErrorRoomInstalled) return;
+  nativeErrorRoomInstalled = true;
+  const push = lapi.lua_pushcfunction;
+  lapi.lua_pushcfunction = (L, fn) => {
+    if (fn !== null && fn === L.l_G.atnativeerror) withoutMeter(() => lapi.lua_checkstack(L, 2));
+    push(L, fn);
+  };
 }

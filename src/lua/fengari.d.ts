@@ -14,6 +14,8 @@ declare module 'fengari' {
   export interface LuaState {
     ci: CallInfo;
     allowhook: number;
+    /** The global state; `atnativeerror` is the handler set with `lua_atnativeerror`. */
+    l_G: { atnativeerror: LuaJsFunction | null };
     readonly __brand_lua_State: never;
   }
   export type LuaString = Uint8Array;
@@ -187,4 +189,15 @@ declare module 'fengari/src/llimits.js' {
   }
   const llimits: { luai_panto?: PantoAccounting };
   export default llimits;
+}
+
+declare module 'fengari/src/lapi.js' {
+  import type { LuaJsFunction, LuaState } from 'fengari';
+
+  /** The module object ldo.js calls through (so a replaced function takes effect there). */
+  const lapi: {
+    lua_pushcfunction(L: LuaState, fn: LuaJsFunction | null): void;
+    lua_checkstack(L: LuaState, n: number): boolean;
+  };
+  export default lapi;
 }

@@ -21,7 +21,13 @@ import { AbortFanout } from './abort-fanout.js';
 import type { ResolvedBudgets } from './budget.js';
 import { HOOK_INTERVAL } from './budget.js';
 import { CAPABILITIES, type Capability } from './capabilities.js';
-import { type Meter, setMeter, setPatternWatch } from './fengari-fixes.js';
+import {
+  installNativeErrorRoom,
+  type Meter,
+  setMeter,
+  setPatternWatch,
+  withoutMeter,
+} from './fengari-fixes.js';
 import { createHostFunctions, type HostCall } from './host-api.js';
 import { HOST_YIELD, type Pusher, sliceYields } from './host-yield.js';
 import type { LuaLogEntry, LuaLogger } from './lua-log.js';
@@ -127,6 +133,7 @@ export class LuaRuntime {
     this.#maxConcurrent = opts.maxConcurrentCalls;
     const L = lauxlib.luaL_newstate();
     this.#L = L;
+    installNativeErrorRoom();
     lua.lua_atnativeerror(L, (T) => {
       const e = lua.lua_touserdata(T, -1);
       let message: string;
@@ -144,7 +151,8 @@ export class LuaRuntime {
           ...this.#attribution(),
         });
       }
-      pushString(T, message);
+      // Must not throw (see withoutMeter): the memory budget is checked again at the tool's next allocation.
+      withoutMeter(() => pushString(T, message));
       return 1;
     });
     const current = (): HostCall => {
@@ -334,6 +342,7 @@ export class LuaRuntime {
       this.#log({
         level: 'error',
         message: `tool '${tool.name}' failed in the host: ${message}`,
+        ...(err instanceof Error && err.stack !== undefined ? { traceback: capString(err.stack, 8192) } : {}),
         tool: tool.name,
       });
       return { ok: false, error: `internal error in the Lua host: ${message}` };

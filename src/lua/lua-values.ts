@@ -212,7 +212,8 @@ function convert(
     case lua.LUA_TSTRING: {
       const bytes = lua.lua_tolstring(L, idx);
       if (bytes === null) return '';
-      return bytes.byteLength > maxStr ? capText(bytes, maxStr, `${path}`) : decoder.decode(bytes);
+      // Through capText even when short: invalid UTF-8 grows when decoded (U+FFFD is 3 bytes).
+      return Number.isFinite(maxStr) ? capText(bytes, maxStr, `${path}`) : decoder.decode(bytes);
     }
     case lua.LUA_TTABLE:
       return convertTable(L, idx, path, seen, depth, maxStr);

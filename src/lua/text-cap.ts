@@ -8,15 +8,33 @@ const decoder = new TextDecoder('utf-8');
 
 /**
  * Decode `bytes` as UTF-8, cut to `max` bytes with a note naming the original size (`total`, when `bytes` is already
- * a prefix of a longer text). Never copies the input.
+ * a prefix of a longer text). The result (before the note) is at most `max` UTF-8 bytes even for invalid input: each
+ * invalid byte decodes to U+FFFD, three bytes in UTF-8, so up to `max` invalid bytes would otherwise triple. Never
+ * copies the input.
  */
 export function capText(bytes: Uint8Array, max: number, what = 'text', total = bytes.byteLength): string {
-  if (total <= max) return decoder.decode(bytes);
+  if (total <= max) {
+    const text = decoder.decode(bytes);
+    const fitted = fitUtf8(text, max);
+    return fitted === null
+      ? text
+      : `${fitted}\n[${what} truncated: ${Buffer.byteLength(text)} bytes as text, the cap is ${max}]`;
+  }
   // Cut on a UTF-8 character boundary so no replacement character is produced by the cut itself.
   let end = max;
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
   const kept = decoder.decode(bytes.subarray(0, end));
-  return `${kept}\n[${what} truncated: ${total} bytes, the cap is ${max}]`;
+  return `${fitUtf8(kept, max) ?? kept}\n[${what} truncated: ${total} bytes, the cap is ${max}]`;
+}
+
+/** `text` (well-formed) cut to at most `max` UTF-8 bytes on a character boundary, or null when it already fits. */
+function fitUtf8(text: string, max: number): string | null {
+  // A UTF-16 unit encodes to at most 3 UTF-8 bytes.
+  if (text.length * 3 <= max || Buffer.byteLength(text) <= max) return null;
+  const bytes = encoder.encode(text);
+  let end = max;
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  return decoder.decode(bytes.subarray(0, end));
 }
 
 const encoder = new TextEncoder();
