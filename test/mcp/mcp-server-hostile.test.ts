@@ -19,6 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LuaToolSource } from '../../src/lua/lua-tool-source.js';
 import { createMcpServer, type McpServerOptions } from '../../src/mcp/mcp-server.js';
 import { serveMcpStdio } from '../../src/mcp/mcp-stdio-server.js';
+import { defineTool } from '../../src/tool.js';
+import { StaticToolSource } from '../../src/tool-source.js';
 
 const LUA = fileURLToPath(new URL('../fixtures/mcp/lua/', import.meta.url));
 const SIMPLE_TEXT = [{ type: 'text', text: 'This is a simple text response for testing.' }];
@@ -177,6 +179,39 @@ describe('tools/call with params a hostile client makes up', () => {
       .toEqual(SIMPLE_TEXT);
     await server.close();
   }, 10_000);
+
+  it('a host ToolSource result over maxResultBytes becomes a readable isError result; one within it is sent', async () => {
+    const big = defineTool({
+      name: 'big',
+      description: 'returns n characters',
+      inputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+      invoke: ({ n }) => 'é'.repeat(n as number),
+    });
+    const server = createMcpServer(new StaticToolSource([big]), { maxResultBytes: 1000 });
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'hostile', version: '1' });
+    await client.connect(clientSide);
+    try {
+      // 'é' is 2 bytes of UTF-8: 501 of them are 1002 bytes, over the cap though only 501 characters.
+      const over = (await client.callTool({ name: 'big', arguments: { n: 501 } })) as CallToolResult;
+      expect(over.isError).toBe(true);
+      expect(over.content).toEqual([
+        {
+          type: 'text',
+          text: 'the result of big was not sent: its content is 1002 bytes, over maxResultBytes (1000)',
+        },
+      ]);
+      const within = (await client.callTool({ name: 'big', arguments: { n: 500 } })) as CallToolResult;
+      expect(within.isError).toBeUndefined();
+      expect(within.content).toEqual([{ type: 'text', text: 'é'.repeat(500) }]);
+    } finally {
+      await client.close();
+    }
+    expect(() => createMcpServer(source, { maxResultBytes: 0 })).toThrow(
+      'createMcpServer: maxResultBytes must be a positive integer, got 0',
+    );
+  });
 
   it('maxPendingCalls and maxMessageBytes must be positive integers (one shared check, same message)', async () => {
     for (const maxPendingCalls of [0, 1.5, Number.NaN]) {
