@@ -254,6 +254,47 @@ describe('serveMcpStdio against a client that misbehaves on the pipe', () => {
     return { stdout, held, written };
   };
 
+  it('a line that is JSON but not JSON-RPC gets -32600 with id null, one that is not JSON -32700; traffic goes on', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const out: Array<{ id?: unknown; error?: { code: number; message: string }; result?: unknown }> = [];
+    let rest = '';
+    stdout.on('data', (c: Buffer) => {
+      const parts = (rest + c.toString()).split('\n');
+      rest = parts.pop() ?? '';
+      for (const p of parts) out.push(JSON.parse(p));
+    });
+    const server = await serveMcpStdio(source, { stdin, stdout });
+    try {
+      stdin.write(init);
+      for (const bad of [
+        '[]',
+        '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
+        '{"jsonrpc":"1.0","id":7,"method":"ping"}',
+        '42',
+        '{"jsonrpc":"2.0","id":8,"method":"ping"',
+      ]) {
+        stdin.write(`${bad}\n`);
+      }
+      stdin.write(line(9));
+      await expect.poll(() => out.some((m) => m.id === 9)).toBe(true);
+      const errors = out.filter((m) => m.error !== undefined);
+      expect(errors.map((m) => [m.id, m.error?.code])).toEqual([
+        [null, -32600],
+        [null, -32600],
+        [null, -32600],
+        [null, -32600],
+        [null, -32700],
+      ]);
+      expect(errors[0]?.error?.message).toMatch(
+        /^Invalid Request: the line is JSON but not a JSON-RPC message/,
+      );
+      expect(out.find((m) => m.id === 9)?.result).toHaveProperty('tools');
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a client that does not read: requests stop being read while stdout is backed up, and all are answered later', async () => {
     const stdin = new PassThrough();
     const { stdout, held, written } = stuckStdout();

@@ -78,7 +78,7 @@ const rssKiB = (pid: number) =>
   Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
 
 describe('panto mcp serve (stdio) against a hostile client', () => {
-  it('binary garbage and non-JSON-RPC lines are skipped; the next request is answered', async () => {
+  it('binary garbage and non-JSON-RPC lines get JSON-RPC errors with id null; the next request is answered', async () => {
     const s = serve();
     try {
       s.child.stdin.write(INIT);
@@ -91,6 +91,12 @@ describe('panto mcp serve (stdio) against a hostile client', () => {
         'answer after garbage',
       );
       expect(lines.find((x) => x.includes('"id":5'))).toContain('simple text response');
+      // The binary line and '{' (not JSON: -32700), '[]' and the object id (JSON, not JSON-RPC: -32600).
+      const codes = lines.flatMap((x) => {
+        const m = JSON.parse(x) as { id?: unknown; error?: { code: number } };
+        return m.error && m.id === null ? [m.error.code] : [];
+      });
+      expect(codes).toEqual([-32700, -32700, -32600, -32600]);
     } finally {
       await stop(s);
     }
