@@ -12,7 +12,8 @@
  * - `callTool()` rejects with an `Error` whose message the model can read (timeout, cancelled, crashed, protocol
  *   error); `McpToolSource` turns that into an error result.
  * - stderr of a stdio server goes line by line to `log` (never to our stdout); its last lines are quoted in crash
- *   messages. Server text handed to `log` (stderr lines, `notifications/message`) is cut to 2000 characters.
+ *   messages. Server text handed to `log` (stderr lines, `notifications/message`) and progress messages handed to
+ *   `onProgress` are cut to 2000 characters; progress reaches `onProgress` at a bounded rate (see `progress-gate.ts`).
  * - Bounds against a hostile server: `tools/list` at most 1000 pages and `MAX_TOOLS` tools; `list_changed` re-lists
  *   coalesced; one stdio message / HTTP body / SSE event at most `maxMessageBytes`; a stdio server closing its stdout
  *   counts as stopped; output schemas are not compiled (see `UNCHECKED_OUTPUT`); server→client requests get the
@@ -30,6 +31,7 @@ import { boundedFetch } from './bounded-fetch.js';
 import type { McpServerConfig } from './mcp-config.js';
 import type { McpResourceContents } from './mcp-result.js';
 import { type ClientSdk, clientSdk, loadedClientSdk } from './mcp-sdk.js';
+import { clipServerText, progressGate } from './progress-gate.js';
 
 /** A line for the host's log: a server's stderr, its `notifications/message`, lifecycle events. */
 export interface McpLogEntry {
@@ -62,12 +64,7 @@ type State = 'idle' | 'starting' | 'ready' | 'crashed' | 'closed';
 const STDERR_TAIL_LINES = 8;
 /** Most tools taken from one server. */
 export const MAX_TOOLS = 1000;
-/** Longest server-provided text (a stderr line, a `notifications/message`) handed to `log`, in characters. */
-const MAX_LOG_CHARS = 2000;
-
-function clip(text: string): string {
-  return text.length > MAX_LOG_CHARS ? `${text.slice(0, MAX_LOG_CHARS)}… (${text.length} characters)` : text;
-}
+const clip = clipServerText;
 
 /**
  * Tool output schemas are not checked against `structuredContent`. The SDK would compile every tool's `outputSchema`
@@ -380,16 +377,20 @@ export class McpConnection {
   ): Promise<CallToolResult> {
     const client = await this.#ensure();
     const cutsBefore = this.#cuts;
+    const progress = progressGate(onProgress);
     try {
       const res = await client.callTool({ name: tool, arguments: args }, undefined, {
         signal,
         timeout: timerMs(this.#opts.callTimeoutMs),
         resetTimeoutOnProgress: true,
         maxTotalTimeout: this.#opts.maxCallTimeMs,
-        onprogress: onProgress,
+        onprogress: progress.onprogress,
       });
+      // The newest progress the gate still held goes before the result.
+      progress.flush();
       return res as CallToolResult;
     } catch (err) {
+      progress.close();
       if (signal.aborted) throw new Error(`cancelled; the MCP server '${this.name}' was told to stop`);
       if (isTimeout(err)) {
         throw new Error(
@@ -407,6 +408,8 @@ export class McpConnection {
         message = `${message} (${cause})`;
       }
       throw new Error(`MCP server '${this.name}' failed the call: ${clip(message)}`);
+    } finally {
+      progress.close();
     }
   }
 
