@@ -53,11 +53,25 @@ export interface McpConnectionOptions {
    * server: the most one response body (or one SSE event) may hold, after decompression (see `bounded-fetch.ts`).
    */
   maxMessageBytes: number;
+  /**
+   * An HTTP server's response body that is not an SSE stream and gets no byte for this long is cut and its calls fail
+   * with `ERR_MCP_LIMIT` (ms). Default `DEFAULT_HTTP_BODY_IDLE_MS`.
+   */
+  httpBodyIdleMs?: number;
   log: McpLogger;
   /** Called after the tool list changed (a `list_changed` notification was followed by a successful re-list). */
   onToolsChanged: () => void;
   clientInfo: { name: string; version: string };
 }
+
+/** Default `McpConnectionOptions.httpBodyIdleMs`: 30 s without a byte of a JSON body whose headers came. */
+export const DEFAULT_HTTP_BODY_IDLE_MS = 30_000;
+
+/**
+ * The JSON-RPC error code of the error response this client makes up for a request whose HTTP response it cut (over
+ * `maxMessageBytes`, or stalled): the SDK would otherwise leave the request waiting for its timeout.
+ */
+const CUT_RESPONSE_CODE = -32099;
 
 type State = 'idle' | 'starting' | 'ready' | 'crashed' | 'closed';
 
@@ -200,13 +214,22 @@ export class McpConnection {
   #makeTransport(sdk: ClientSdk): Transport {
     const cfg = this.config;
     if (cfg.type === 'http') {
-      return new sdk.StreamableHTTPClientTransport(new URL(cfg.url), {
+      const t: Transport = new sdk.StreamableHTTPClientTransport(new URL(cfg.url), {
         ...(cfg.headers ? { requestInit: { headers: cfg.headers } } : {}),
-        fetch: boundedFetch(this.#opts.maxMessageBytes, (reason) => {
-          this.#lastCut = reason;
-          this.#cuts++;
-        }),
+        fetch: boundedFetch(
+          this.#opts.maxMessageBytes,
+          (reason, ids) => {
+            this.#lastCut = reason;
+            this.#cuts++;
+            // The requests that response was answering fail now, naming the cause, not at their timeout.
+            for (const id of ids) {
+              t.onmessage?.({ jsonrpc: '2.0', id, error: { code: CUT_RESPONSE_CODE, message: reason } });
+            }
+          },
+          this.#opts.httpBodyIdleMs ?? DEFAULT_HTTP_BODY_IDLE_MS,
+        ),
       });
+      return t;
     }
     const t = new sdk.StdioClientTransport({
       command: cfg.command,
@@ -395,6 +418,13 @@ export class McpConnection {
       if (isTimeout(err)) {
         throw new Error(
           `MCP server '${this.name}' did not answer ${tool} in time (${errorMessage(err)}); the call was cancelled`,
+        );
+      }
+      const sdk = loadedClientSdk();
+      if (sdk !== undefined && err instanceof sdk.McpError && err.code === CUT_RESPONSE_CODE) {
+        throw new PantoError(
+          'ERR_MCP_LIMIT',
+          `MCP server '${this.name}' failed the call: ${clip(err.message.replace(/^MCP error -?\d+: /, ''))}`,
         );
       }
       if (isMcpError(err, 'ConnectionClosed')) {
