@@ -22,11 +22,24 @@ const MAX_DETAIL_CHARS = 300;
  */
 export class InvalidLineError extends Error {
   readonly rpcCode: -32700 | -32600;
-  constructor(rpcCode: -32700 | -32600, message: string) {
+  /**
+   * The id to answer with: the line's own when it is an object with a string `method` and a string or finite number
+   * `id` (a request, so its sender waits for that id), else `null` (JSON-RPC: the id could not be determined).
+   */
+  readonly id: string | number | null;
+  constructor(rpcCode: -32700 | -32600, message: string, id: string | number | null = null) {
     super(message);
     this.name = 'InvalidLineError';
     this.rpcCode = rpcCode;
+    this.id = id;
   }
+}
+
+function requestId(value: unknown): string | number | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+  const { id, method } = value as { id?: unknown; method?: unknown };
+  if (typeof method !== 'string') return null;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
 }
 
 function detail(err: unknown): string {
@@ -47,6 +60,7 @@ export function parseLine(line: string): JSONRPCMessage {
     throw new InvalidLineError(
       -32600,
       `Invalid Request: the line is JSON but not a JSON-RPC message (${detail(parsed.error)})`,
+      requestId(value),
     );
   }
   return parsed.data;

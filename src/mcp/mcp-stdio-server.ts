@@ -10,9 +10,10 @@
  *   cap) or `stdout` failing (the client closed its end: EPIPE) ends the session (`closed` resolves) and aborts the
  *   running calls; the host process does not crash.
  * - A line that is not JSON is answered with JSON-RPC error `-32700` (Parse error), a line that is JSON but not a
- *   JSON-RPC message (a batch array, a wrong type in a field, an object as id) with `-32600` (Invalid Request), both
- *   with `id: null` as JSON-RPC asks (the id of an invalid message cannot be trusted). The session goes on with the next
- *   line; the answers go through the same backpressure as every response.
+ *   JSON-RPC message (a batch array, a wrong type in a field, an object as id) with `-32600` (Invalid Request), with
+ *   `id: null`, or the line's own id when it is an object with a string `method` and a string/number `id` (its sender
+ *   waits for that id: found by scripts/fuzz-mcp.mjs). The session goes on with the next line; the answers go through
+ *   the same backpressure as every response.
  */
 
 import type { Readable, Writable } from 'node:stream';
@@ -84,7 +85,7 @@ export async function serveMcpStdio(
       } catch (err) {
         if (!(err instanceof InvalidLineError) || ended) throw err;
         transport
-          .send({ jsonrpc: '2.0', id: null, error: { code: err.rpcCode, message: err.message } } as never)
+          .send({ jsonrpc: '2.0', id: err.id, error: { code: err.rpcCode, message: err.message } } as never)
           .catch(() => {});
       }
     }
