@@ -23,6 +23,7 @@ export type PantoErrorCode =
   | 'ERR_MODEL_CAPABILITY'
   | 'ERR_MCP_CONFIG'
   | 'ERR_MCP_UNAVAILABLE'
+  | 'ERR_MCP_LIMIT'
   | 'ERR_INTERNAL';
 
 export class PantoError extends Error {

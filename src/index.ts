@@ -110,6 +110,7 @@ export { DEFAULT_DENYLIST } from './lua/workspace-paths.js';
 export {
   createMcpServer,
   DEFAULT_MCP_MAX_PENDING_CALLS,
+  DEFAULT_MCP_MAX_RESULT_BYTES,
   DEFAULT_MCP_STDIO_MAX_MESSAGE_BYTES,
   loadMcpConfig,
   MCP_DEFAULTS,

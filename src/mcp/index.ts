@@ -21,6 +21,7 @@ export {
 export {
   createMcpServer,
   DEFAULT_MCP_MAX_PENDING_CALLS,
+  DEFAULT_MCP_MAX_RESULT_BYTES,
   type McpServerOptions,
   toMcpContent,
 } from './mcp-server.js';

@@ -11,8 +11,60 @@
  * `StdioClientTransport` by `installLineBuffer`.
  */
 
-import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+
+/** Longest part of a JSON or schema error quoted in an `InvalidLineError` message, in characters. */
+const MAX_DETAIL_CHARS = 300;
+
+/**
+ * A line that is not a JSON-RPC message: `rpcCode` is the JSON-RPC error a server answers it with (`-32700` for a line
+ * that is not JSON, `-32600` for JSON that is not a JSON-RPC message: a batch array, a wrong type in a field, …).
+ */
+export class InvalidLineError extends Error {
+  readonly rpcCode: -32700 | -32600;
+  /**
+   * The id to answer with: the line's own when it is an object with a string `method` and a string or finite number
+   * `id` (a request, so its sender waits for that id), else `null` (JSON-RPC: the id could not be determined).
+   */
+  readonly id: string | number | null;
+  constructor(rpcCode: -32700 | -32600, message: string, id: string | number | null = null) {
+    super(message);
+    this.name = 'InvalidLineError';
+    this.rpcCode = rpcCode;
+    this.id = id;
+  }
+}
+
+function requestId(value: unknown): string | number | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+  const { id, method } = value as { id?: unknown; method?: unknown };
+  if (typeof method !== 'string') return null;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+}
+
+function detail(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.length > MAX_DETAIL_CHARS ? `${text.slice(0, MAX_DETAIL_CHARS)}…` : text;
+}
+
+/** One line as a JSON-RPC message; throws `InvalidLineError` (the SDK's own parse, with a typed, bounded error). */
+export function parseLine(line: string): JSONRPCMessage {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (err) {
+    throw new InvalidLineError(-32700, `Parse error: the line is not JSON (${detail(err)})`);
+  }
+  const parsed = JSONRPCMessageSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new InvalidLineError(
+      -32600,
+      `Invalid Request: the line is JSON but not a JSON-RPC message (${detail(parsed.error)})`,
+      requestId(value),
+    );
+  }
+  return parsed.data;
+}
 
 export class LineBuffer {
   readonly #max: number;
@@ -44,12 +96,15 @@ export class LineBuffer {
     }
   }
 
-  /** The next complete message, or null. Throws for a line that is not a JSON-RPC message (the line is consumed). */
+  /**
+   * The next complete message, or null. Throws `InvalidLineError` for a line that is not a JSON-RPC message (the line
+   * is consumed; the next call goes on with the next line).
+   */
   readMessage(): JSONRPCMessage | null {
     while (this.#lines.length > 0) {
       const line = (this.#lines.shift() as Buffer).toString('utf8').replace(/\r$/, '');
       if (line.trim() === '') continue;
-      return deserializeMessage(line);
+      return parseLine(line);
     }
     return null;
   }

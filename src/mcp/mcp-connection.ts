@@ -12,7 +12,8 @@
  * - `callTool()` rejects with an `Error` whose message the model can read (timeout, cancelled, crashed, protocol
  *   error); `McpToolSource` turns that into an error result.
  * - stderr of a stdio server goes line by line to `log` (never to our stdout); its last lines are quoted in crash
- *   messages. Server text handed to `log` (stderr lines, `notifications/message`) is cut to 2000 characters.
+ *   messages. Server text handed to `log` (stderr lines, `notifications/message`) and progress messages handed to
+ *   `onProgress` are cut to 2000 characters; progress reaches `onProgress` at a bounded rate (see `progress-gate.ts`).
  * - Bounds against a hostile server: `tools/list` at most 1000 pages and `MAX_TOOLS` tools; `list_changed` re-lists
  *   coalesced; one stdio message / HTTP body / SSE event at most `maxMessageBytes`; a stdio server closing its stdout
  *   counts as stopped; output schemas are not compiled (see `UNCHECKED_OUTPUT`); server→client requests get the
@@ -30,6 +31,7 @@ import { boundedFetch } from './bounded-fetch.js';
 import type { McpServerConfig } from './mcp-config.js';
 import type { McpResourceContents } from './mcp-result.js';
 import { type ClientSdk, clientSdk, loadedClientSdk } from './mcp-sdk.js';
+import { clipServerText, progressGate } from './progress-gate.js';
 
 /** A line for the host's log: a server's stderr, its `notifications/message`, lifecycle events. */
 export interface McpLogEntry {
@@ -51,23 +53,32 @@ export interface McpConnectionOptions {
    * server: the most one response body (or one SSE event) may hold, after decompression (see `bounded-fetch.ts`).
    */
   maxMessageBytes: number;
+  /**
+   * An HTTP server's response body that is not an SSE stream and gets no byte for this long is cut and its calls fail
+   * with `ERR_MCP_LIMIT` (ms). Default `DEFAULT_HTTP_BODY_IDLE_MS`.
+   */
+  httpBodyIdleMs?: number;
   log: McpLogger;
   /** Called after the tool list changed (a `list_changed` notification was followed by a successful re-list). */
   onToolsChanged: () => void;
   clientInfo: { name: string; version: string };
 }
 
+/** Default `McpConnectionOptions.httpBodyIdleMs`: 30 s without a byte of a JSON body whose headers came. */
+export const DEFAULT_HTTP_BODY_IDLE_MS = 30_000;
+
+/**
+ * The JSON-RPC error code of the error response this client makes up for a request whose HTTP response it cut (over
+ * `maxMessageBytes`, or stalled): the SDK would otherwise leave the request waiting for its timeout.
+ */
+const CUT_RESPONSE_CODE = -32099;
+
 type State = 'idle' | 'starting' | 'ready' | 'crashed' | 'closed';
 
 const STDERR_TAIL_LINES = 8;
 /** Most tools taken from one server. */
 export const MAX_TOOLS = 1000;
-/** Longest server-provided text (a stderr line, a `notifications/message`) handed to `log`, in characters. */
-const MAX_LOG_CHARS = 2000;
-
-function clip(text: string): string {
-  return text.length > MAX_LOG_CHARS ? `${text.slice(0, MAX_LOG_CHARS)}… (${text.length} characters)` : text;
-}
+const clip = clipServerText;
 
 /**
  * Tool output schemas are not checked against `structuredContent`. The SDK would compile every tool's `outputSchema`
@@ -203,13 +214,22 @@ export class McpConnection {
   #makeTransport(sdk: ClientSdk): Transport {
     const cfg = this.config;
     if (cfg.type === 'http') {
-      return new sdk.StreamableHTTPClientTransport(new URL(cfg.url), {
+      const t: Transport = new sdk.StreamableHTTPClientTransport(new URL(cfg.url), {
         ...(cfg.headers ? { requestInit: { headers: cfg.headers } } : {}),
-        fetch: boundedFetch(this.#opts.maxMessageBytes, (reason) => {
-          this.#lastCut = reason;
-          this.#cuts++;
-        }),
+        fetch: boundedFetch(
+          this.#opts.maxMessageBytes,
+          (reason, ids) => {
+            this.#lastCut = reason;
+            this.#cuts++;
+            // The requests that response was answering fail now, naming the cause, not at their timeout.
+            for (const id of ids) {
+              t.onmessage?.({ jsonrpc: '2.0', id, error: { code: CUT_RESPONSE_CODE, message: reason } });
+            }
+          },
+          this.#opts.httpBodyIdleMs ?? DEFAULT_HTTP_BODY_IDLE_MS,
+        ),
       });
+      return t;
     }
     const t = new sdk.StdioClientTransport({
       command: cfg.command,
@@ -380,20 +400,31 @@ export class McpConnection {
   ): Promise<CallToolResult> {
     const client = await this.#ensure();
     const cutsBefore = this.#cuts;
+    const progress = progressGate(onProgress);
     try {
       const res = await client.callTool({ name: tool, arguments: args }, undefined, {
         signal,
         timeout: timerMs(this.#opts.callTimeoutMs),
         resetTimeoutOnProgress: true,
         maxTotalTimeout: this.#opts.maxCallTimeMs,
-        onprogress: onProgress,
+        onprogress: progress.onprogress,
       });
+      // The newest progress the gate still held goes before the result.
+      progress.flush();
       return res as CallToolResult;
     } catch (err) {
+      progress.close();
       if (signal.aborted) throw new Error(`cancelled; the MCP server '${this.name}' was told to stop`);
       if (isTimeout(err)) {
         throw new Error(
           `MCP server '${this.name}' did not answer ${tool} in time (${errorMessage(err)}); the call was cancelled`,
+        );
+      }
+      const sdk = loadedClientSdk();
+      if (sdk !== undefined && err instanceof sdk.McpError && err.code === CUT_RESPONSE_CODE) {
+        throw new PantoError(
+          'ERR_MCP_LIMIT',
+          `MCP server '${this.name}' failed the call: ${clip(err.message.replace(/^MCP error -?\d+: /, ''))}`,
         );
       }
       if (isMcpError(err, 'ConnectionClosed')) {
@@ -407,6 +438,8 @@ export class McpConnection {
         message = `${message} (${cause})`;
       }
       throw new Error(`MCP server '${this.name}' failed the call: ${clip(message)}`);
+    } finally {
+      progress.close();
     }
   }
 

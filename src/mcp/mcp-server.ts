@@ -59,10 +59,19 @@ export interface McpServerOptions {
    * (`DEFAULT_MCP_MAX_PENDING_CALLS`).
    */
   maxPendingCalls?: number;
+  /**
+   * Largest result of one `tools/call`, in bytes of its content (UTF-8 text plus base64 image/blob data): a bigger one
+   * is not sent; the client gets an `isError` result naming the size and the cap instead. Default 48 MiB
+   * (`DEFAULT_MCP_MAX_RESULT_BYTES`, the most libpanto's own client reads in one message).
+   */
+  maxResultBytes?: number;
 }
 
 /** Default `McpServerOptions.maxPendingCalls`. */
 export const DEFAULT_MCP_MAX_PENDING_CALLS = 64;
+
+/** Default `McpServerOptions.maxResultBytes` (48 MiB: the default `maxMessageBytes` of libpanto's MCP client). */
+export const DEFAULT_MCP_MAX_RESULT_BYTES = 48 * 1024 * 1024;
 
 let callCounter = 0;
 
@@ -83,6 +92,12 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     DEFAULT_MCP_MAX_PENDING_CALLS,
     'createMcpServer',
     'maxPendingCalls',
+  );
+  const maxResult = positiveInteger(
+    options.maxResultBytes,
+    DEFAULT_MCP_MAX_RESULT_BYTES,
+    'createMcpServer',
+    'maxResultBytes',
   );
   let pending = 0;
   /** The running calls by request id, each with its own abort (see the duplicate-id rule above). */
@@ -223,10 +238,29 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     }
     // An empty text part (a Lua tool that returned only attachments) says nothing; an empty result keeps one part.
     const parts = block.parts.filter((p, _i, all) => !(p.type === 'text' && p.text === '' && all.length > 1));
+    const size = contentBytes(parts);
+    if (size > maxResult) {
+      return {
+        content: [
+          {
+            type: 'text',
+            text: `the result of ${name} was not sent: its content is ${size} bytes, over maxResultBytes (${maxResult})`,
+          },
+        ],
+        isError: true,
+      };
+    }
     return { content: parts.map(toMcpContent), ...(block.isError ? { isError: true } : {}) };
   };
 
   return server;
+}
+
+/** The bytes `parts` take in a `tools/call` result: UTF-8 text, base64 data as it is sent. */
+function contentBytes(parts: readonly StoredPart[]): number {
+  let n = 0;
+  for (const p of parts) n += p.type === 'text' ? Buffer.byteLength(p.text, 'utf8') : p.data.length;
+  return n;
 }
 
 /** One stored part as an MCP content block. */

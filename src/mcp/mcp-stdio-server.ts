@@ -9,7 +9,11 @@
  *   so a long line cost time quadratic in its length). A line over `maxMessageBytes` (default 10 MiB, the SDK's own
  *   cap) or `stdout` failing (the client closed its end: EPIPE) ends the session (`closed` resolves) and aborts the
  *   running calls; the host process does not crash.
- * - Lines that are not JSON-RPC are skipped.
+ * - A line that is not JSON is answered with JSON-RPC error `-32700` (Parse error), a line that is JSON but not a
+ *   JSON-RPC message (a batch array, a wrong type in a field, an object as id) with `-32600` (Invalid Request), with
+ *   `id: null`, or the line's own id when it is an object with a string `method` and a string/number `id` (its sender
+ *   waits for that id: found by scripts/fuzz-mcp.mjs). The session goes on with the next line; the answers go through
+ *   the same backpressure as every response.
  */
 
 import type { Readable, Writable } from 'node:stream';
@@ -63,7 +67,7 @@ export async function serveMcpStdio(
     'maxMessageBytes',
   );
   // line-buffer.js imports the SDK: loaded here, not when libpanto is imported.
-  const [{ StdioServerTransport }, { installLineBuffer }] = await Promise.all([
+  const [{ StdioServerTransport }, { installLineBuffer, InvalidLineError }] = await Promise.all([
     serveSdk(),
     import('./line-buffer.js'),
   ]);
@@ -71,6 +75,21 @@ export async function serveMcpStdio(
   const stdout = options.stdout ?? process.stdout;
   const transport = new StdioServerTransport(stdin, stdout);
   installLineBuffer(transport, maxMessage);
+  // The SDK transport reports an invalid line to `onerror` and sends nothing: answer it here, then read on.
+  const buffer = (transport as unknown as { _readBuffer: { readMessage(): unknown } })._readBuffer;
+  const readMessage = buffer.readMessage.bind(buffer);
+  buffer.readMessage = () => {
+    for (;;) {
+      try {
+        return readMessage();
+      } catch (err) {
+        if (!(err instanceof InvalidLineError) || ended) throw err;
+        transport
+          .send({ jsonrpc: '2.0', id: err.id, error: { code: err.rpcCode, message: err.message } } as never)
+          .catch(() => {});
+      }
+    }
+  };
   const server = createMcpServer(source, options);
   let ended = false;
   let done: () => void = () => {};

@@ -45,6 +45,11 @@ export interface McpToolSourceOptions {
    * decompression) from an HTTP server, bytes. Default 48 MiB (base64 of a 36 MB file).
    */
   maxMessageBytes?: number;
+  /**
+   * An HTTP server's response body (not an SSE stream) that gets no byte for this long after its headers is cut, and
+   * its calls fail with `ERR_MCP_LIMIT`, ms. Default 30 000.
+   */
+  httpBodyIdleMs?: number;
   /** Called when a server's tool list changed (after `list()` reflects it). */
   onToolsChanged?: (source: McpToolSource) => void;
   /** Client name/version sent in `initialize`. Default `{name: 'libpanto', version: <package version>}`. */
@@ -62,6 +67,7 @@ export const MCP_DEFAULTS = {
   callTimeoutMs: 60_000,
   maxCallTimeMs: 600_000,
   maxMessageBytes: 48 * 1024 * 1024,
+  httpBodyIdleMs: 30_000,
 } as const;
 
 interface Entry {
@@ -110,6 +116,7 @@ export class McpToolSource implements ToolSource {
       callTimeoutMs: num('callTimeoutMs'),
       maxCallTimeMs: num('maxCallTimeMs'),
       maxMessageBytes: num('maxMessageBytes'),
+      httpBodyIdleMs: num('httpBodyIdleMs'),
       log: this.#log,
       onToolsChanged: () => this.#rebuild(true),
       clientInfo: options.clientInfo ?? { name: 'libpanto', version: packageVersion() },

@@ -25,6 +25,11 @@ let server: Server;
 let base: string;
 beforeAll(async () => {
   server = createServer(async (req, res) => {
+    if (req.url === '/stall') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"jsonrpc":');
+      return;
+    }
     const body = BODIES[(req.url ?? '').slice(1)];
     if (!body) {
       res.writeHead(204).end();
@@ -40,7 +45,10 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise((r) => server.close(r)));
+afterAll(() => {
+  server.closeAllConnections();
+  return new Promise((r) => server.close(r));
+});
 
 const fetch100 = boundedFetch(100);
 const read = async (name: string) => (await fetch100(`${base}/${name}`)).text();
@@ -63,5 +71,31 @@ describe('boundedFetch', () => {
     expect(await (await fetch100(`${base}/small`)).json()).toEqual({ ok: true });
     const none = await fetch100(`${base}/none`);
     expect(none.status).toBe(204);
+  });
+
+  it('a body stalling after its headers is cut at idleMs; onCut hears why and the ids of the POSTed requests', async () => {
+    const cuts: Array<[string, Array<string | number>]> = [];
+    const f = boundedFetch(100, (reason, ids) => cuts.push([reason, ids]), 50);
+    const body = JSON.stringify([
+      { jsonrpc: '2.0', id: 7, method: 'tools/call' },
+      { jsonrpc: '2.0', method: 'notifications/cancelled' },
+      { jsonrpc: '2.0', id: 'x', method: 'ping' },
+    ]);
+    const res = await f(`${base}/stall`, { method: 'POST', body });
+    await expect(res.text()).rejects.toThrow("the server's response body stalled: no byte for 50 ms");
+    expect(cuts).toEqual([
+      ["the server's response body stalled: no byte for 50 ms; the call was ended", [7, 'x']],
+    ]);
+  });
+
+  it('an over-cap body names the ids of the request it answered (so the caller can fail it at once)', async () => {
+    const cuts: Array<Array<string | number>> = [];
+    const f = boundedFetch(100, (_reason, ids) => cuts.push(ids));
+    const res = await f(`${base}/oneBigEvent`, {
+      method: 'POST',
+      body: '{"jsonrpc":"2.0","id":3,"method":"tools/call"}',
+    });
+    await expect(res.text()).rejects.toThrow(/an SSE event over 100 bytes/);
+    expect(cuts).toEqual([[3]]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LineBuffer } from '../../src/mcp/line-buffer.js';
+import { InvalidLineError, LineBuffer } from '../../src/mcp/line-buffer.js';
 
 const msg = (id: number) => `${JSON.stringify({ jsonrpc: '2.0', id, result: { n: id } })}\n`;
 
@@ -19,8 +19,9 @@ describe('stdio line framing', () => {
 
   it('throws on a line that is not JSON-RPC, and keeps reading the next lines', () => {
     const buf = new LineBuffer(1024);
-    buf.append(Buffer.from(`garbage\n${msg(5)}`));
-    expect(() => buf.readMessage()).toThrow();
+    buf.append(Buffer.from(`garbage\n[]\n${msg(5)}`));
+    expect(() => buf.readMessage()).toThrow(expect.objectContaining({ rpcCode: -32700 }));
+    expect(() => buf.readMessage()).toThrow(InvalidLineError);
     expect(buf.readMessage()).toMatchObject({ id: 5 });
   });
 

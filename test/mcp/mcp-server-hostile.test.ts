@@ -19,6 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LuaToolSource } from '../../src/lua/lua-tool-source.js';
 import { createMcpServer, type McpServerOptions } from '../../src/mcp/mcp-server.js';
 import { serveMcpStdio } from '../../src/mcp/mcp-stdio-server.js';
+import { defineTool } from '../../src/tool.js';
+import { StaticToolSource } from '../../src/tool-source.js';
 
 const LUA = fileURLToPath(new URL('../fixtures/mcp/lua/', import.meta.url));
 const SIMPLE_TEXT = [{ type: 'text', text: 'This is a simple text response for testing.' }];
@@ -178,6 +180,39 @@ describe('tools/call with params a hostile client makes up', () => {
     await server.close();
   }, 10_000);
 
+  it('a host ToolSource result over maxResultBytes becomes a readable isError result; one within it is sent', async () => {
+    const big = defineTool({
+      name: 'big',
+      description: 'returns n characters',
+      inputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+      invoke: ({ n }) => 'é'.repeat(n as number),
+    });
+    const server = createMcpServer(new StaticToolSource([big]), { maxResultBytes: 1000 });
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'hostile', version: '1' });
+    await client.connect(clientSide);
+    try {
+      // 'é' is 2 bytes of UTF-8: 501 of them are 1002 bytes, over the cap though only 501 characters.
+      const over = (await client.callTool({ name: 'big', arguments: { n: 501 } })) as CallToolResult;
+      expect(over.isError).toBe(true);
+      expect(over.content).toEqual([
+        {
+          type: 'text',
+          text: 'the result of big was not sent: its content is 1002 bytes, over maxResultBytes (1000)',
+        },
+      ]);
+      const within = (await client.callTool({ name: 'big', arguments: { n: 500 } })) as CallToolResult;
+      expect(within.isError).toBeUndefined();
+      expect(within.content).toEqual([{ type: 'text', text: 'é'.repeat(500) }]);
+    } finally {
+      await client.close();
+    }
+    expect(() => createMcpServer(source, { maxResultBytes: 0 })).toThrow(
+      'createMcpServer: maxResultBytes must be a positive integer, got 0',
+    );
+  });
+
   it('maxPendingCalls and maxMessageBytes must be positive integers (one shared check, same message)', async () => {
     for (const maxPendingCalls of [0, 1.5, Number.NaN]) {
       expect(() => createMcpServer(source, { maxPendingCalls })).toThrow(
@@ -218,6 +253,49 @@ describe('serveMcpStdio against a client that misbehaves on the pipe', () => {
     });
     return { stdout, held, written };
   };
+
+  it('a line that is JSON but not JSON-RPC gets -32600 (its id if usable, else null), one that is not JSON -32700; traffic goes on', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const out: Array<{ id?: unknown; error?: { code: number; message: string }; result?: unknown }> = [];
+    let rest = '';
+    stdout.on('data', (c: Buffer) => {
+      const parts = (rest + c.toString()).split('\n');
+      rest = parts.pop() ?? '';
+      for (const p of parts) out.push(JSON.parse(p));
+    });
+    const server = await serveMcpStdio(source, { stdin, stdout });
+    try {
+      stdin.write(init);
+      for (const bad of [
+        '[]',
+        '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
+        // Found by scripts/fuzz-mcp.mjs (seed 1, case 1), shrunk: the sender of id 7 waited for ever.
+        '{"jsonrpc":"1.0","id":7,"method":"ping"}',
+        '42',
+        '{"jsonrpc":"2.0","id":8,"method":"ping"',
+      ]) {
+        stdin.write(`${bad}\n`);
+      }
+      stdin.write(line(9));
+      await expect.poll(() => out.some((m) => m.id === 9)).toBe(true);
+      const errors = out.filter((m) => m.error !== undefined);
+      // A wrong "jsonrpc" with a usable id and method: answered with that id, so its sender stops waiting.
+      expect(errors.map((m) => [m.id, m.error?.code])).toEqual([
+        [null, -32600],
+        [null, -32600],
+        [7, -32600],
+        [null, -32600],
+        [null, -32700],
+      ]);
+      expect(errors[0]?.error?.message).toMatch(
+        /^Invalid Request: the line is JSON but not a JSON-RPC message/,
+      );
+      expect(out.find((m) => m.id === 9)?.result).toHaveProperty('tools');
+    } finally {
+      await server.close();
+    }
+  });
 
   it('a client that does not read: requests stop being read while stdout is backed up, and all are answered later', async () => {
     const stdin = new PassThrough();

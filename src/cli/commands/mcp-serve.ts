@@ -21,7 +21,26 @@ Options:
   --workspace DIR     workspace root the tools may read (default: current directory)
   --http PORT         serve Streamable HTTP on http://127.0.0.1:PORT/mcp instead (0 = any free port)
   -h, --help          show this help
+
+Limits against a hostile client (each a positive integer; see docs/mcp.md):
+  --max-pending-calls N     tool calls in flight per client; more get an error result (default 64)
+  --max-result-bytes N      largest tool result sent; a bigger one becomes an error result (default 50331648)
+  --max-message-bytes N     largest request: one stdio line (ends the session; default 10485760),
+                            or with --http one request body (413; default 16777216)
+  --session-idle-ms N       --http only: close a session idle this long (default 600000)
+  --request-timeout-ms N    --http only: a request not received in full this fast gets 408 (default 30000)
+  --max-connections N       --http only: most open TCP connections (default 256)
 `;
+
+/** The limit flags: CLI name → option name of `serveMcpStdio` / `serveMcpHttp`, and whether it needs --http. */
+const LIMIT_FLAGS = [
+  ['max-pending-calls', 'maxPendingCalls', false],
+  ['max-result-bytes', 'maxResultBytes', false],
+  ['max-message-bytes', 'maxMessageBytes', false],
+  ['session-idle-ms', 'sessionIdleMs', true],
+  ['request-timeout-ms', 'requestTimeoutMs', true],
+  ['max-connections', 'maxConnections', true],
+] as const;
 
 export async function runMcp(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
@@ -38,6 +57,7 @@ export async function runMcp(argv: string[], io: CliIo): Promise<number> {
       tools: { type: 'string', multiple: true },
       workspace: { type: 'string' },
       http: { type: 'string' },
+      ...Object.fromEntries(LIMIT_FLAGS.map(([flag]) => [flag, { type: 'string' as const }])),
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -49,6 +69,18 @@ export async function runMcp(argv: string[], io: CliIo): Promise<number> {
   if (values.http !== undefined) {
     port = values.http === '0' ? 0 : parseIntOption(values.http, '--http');
     if (port !== undefined && port > 65535) throw new CliError('--http expects a port 0..65535', EXIT_USAGE);
+  }
+  // Every limit checked before anything loads: a usage error names the flag, what it expects and what it got.
+  const limits: Record<string, number> = {};
+  for (const [flag, option, httpOnly] of LIMIT_FLAGS) {
+    const raw = (values as Record<string, string | boolean | string[] | undefined>)[flag];
+    if (raw === undefined) continue;
+    if (typeof raw !== 'string') throw new CliError(`--${flag} expects a positive integer`, EXIT_USAGE);
+    const n = parseIntOption(raw, `--${flag}`) as number;
+    if (httpOnly && port === undefined) {
+      throw new CliError(`--${flag} applies to --http only (got it without --http)`, EXIT_USAGE);
+    }
+    limits[option] = n;
   }
   const workspaceRoot = path.resolve(values.workspace ?? process.cwd());
   // Everything but the protocol goes to stderr: on stdio, stdout belongs to JSON-RPC.
@@ -65,7 +97,13 @@ export async function runMcp(argv: string[], io: CliIo): Promise<number> {
   const names = tools.list().map((d) => d.name);
 
   if (port !== undefined) {
-    const server = await serveMcpHttp(tools, { port, workspaceRoot });
+    const { maxMessageBytes, ...rest } = limits;
+    const server = await serveMcpHttp(tools, {
+      port,
+      workspaceRoot,
+      ...rest,
+      ...(maxMessageBytes !== undefined ? { maxBodyBytes: maxMessageBytes } : {}),
+    });
     io.err(`panto mcp: serving ${names.length} tools (${names.join(', ')}) at ${server.url}`);
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
@@ -73,9 +111,10 @@ export async function runMcp(argv: string[], io: CliIo): Promise<number> {
       process.once('SIGTERM', stop);
     });
     await server.close();
+    await tools.close();
     return 0;
   }
-  const server = await serveMcpStdio(tools, { workspaceRoot });
+  const server = await serveMcpStdio(tools, { workspaceRoot, ...limits });
   io.err(`panto mcp: serving ${names.length} tools (${names.join(', ')}) on stdio`);
   const stop = () => {
     server.close().catch(() => {});
@@ -85,5 +124,10 @@ export async function runMcp(argv: string[], io: CliIo): Promise<number> {
   await server.closed;
   process.off('SIGINT', stop);
   process.off('SIGTERM', stop);
+  // A session that ended while the client keeps stdin open (a line over --max-message-bytes, EPIPE on stdout) leaves
+  // stdin paused, not closed: its pipe and the Lua host's workers would keep the process alive. The session is over,
+  // so is the process.
+  process.stdin.destroy();
+  await tools.close();
   return 0;
 }

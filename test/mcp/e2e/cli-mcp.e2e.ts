@@ -119,6 +119,35 @@ describe('panto mcp serve over stdio, driven by the official SDK client', () => 
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--http expects a positive integer');
   });
+
+  it('limit flags: each checked before anything starts (name, expected, actual), the HTTP-only ones need --http, all in --help', async () => {
+    for (const [args, message] of [
+      [['--max-pending-calls', '0'], "--max-pending-calls expects a positive integer, got '0'"],
+      [['--max-result-bytes', '1.5'], "--max-result-bytes expects a positive integer, got '1.5'"],
+      [['--max-message-bytes=-3'], "--max-message-bytes expects a positive integer, got '-3'"],
+      [
+        ['--http', '0', '--max-connections', 'many'],
+        "--max-connections expects a positive integer, got 'many'",
+      ],
+      [['--session-idle-ms', '1000'], '--session-idle-ms applies to --http only'],
+      [['--request-timeout-ms', '1000'], '--request-timeout-ms applies to --http only'],
+    ] as const) {
+      const r = await runPanto(['mcp', 'serve', ...args]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(message);
+    }
+    const help = await runPanto(['mcp', 'serve', '--help']);
+    for (const flag of [
+      '--max-pending-calls',
+      '--max-result-bytes',
+      '--max-message-bytes',
+      '--session-idle-ms',
+      '--request-timeout-ms',
+      '--max-connections',
+    ]) {
+      expect(help.stdout).toContain(flag);
+    }
+  });
 });
 
 describe('panto chat --mcp FILE', () => {

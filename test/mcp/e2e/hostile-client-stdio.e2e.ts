@@ -23,8 +23,8 @@ interface Served {
   stderr: () => string;
 }
 
-function serve(): Served {
-  const child = spawn(process.execPath, [PANTO_CLI, 'mcp', 'serve', '--tools', LUA_TOOLS], {
+function serve(flags: string[] = []): Served {
+  const child = spawn(process.execPath, [PANTO_CLI, 'mcp', 'serve', '--tools', LUA_TOOLS, ...flags], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -78,7 +78,7 @@ const rssKiB = (pid: number) =>
   Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
 
 describe('panto mcp serve (stdio) against a hostile client', () => {
-  it('binary garbage and non-JSON-RPC lines are skipped; the next request is answered', async () => {
+  it('binary garbage and non-JSON-RPC lines get JSON-RPC errors with id null; the next request is answered', async () => {
     const s = serve();
     try {
       s.child.stdin.write(INIT);
@@ -91,9 +91,36 @@ describe('panto mcp serve (stdio) against a hostile client', () => {
         'answer after garbage',
       );
       expect(lines.find((x) => x.includes('"id":5'))).toContain('simple text response');
+      // The binary line and '{' (not JSON: -32700), '[]' and the object id (JSON, not JSON-RPC: -32600).
+      const codes = lines.flatMap((x) => {
+        const m = JSON.parse(x) as { id?: unknown; error?: { code: number } };
+        return m.error && m.id === null ? [m.error.code] : [];
+      });
+      expect(codes).toEqual([-32700, -32700, -32600, -32600]);
     } finally {
       await stop(s);
     }
+  });
+
+  it('--max-result-bytes and --max-message-bytes reach the server: a bigger result is an error result, a longer line ends the session', async () => {
+    const s = serve(['--max-result-bytes', '20', '--max-message-bytes', '4096']);
+    s.child.stdin.write(INIT);
+    s.child.stdin.write(SIMPLE(5));
+    const lines = await bounded(
+      readUntil(s.child, (l) => l.some((x) => x.includes('"id":5'))),
+      20_000,
+      'a result over the cap',
+    );
+    const answer = JSON.parse(lines.find((x) => x.includes('"id":5')) ?? '{}') as {
+      result?: { isError?: boolean; content?: Array<{ text: string }> };
+    };
+    expect(answer.result?.isError).toBe(true);
+    expect(answer.result?.content?.[0]?.text).toMatch(/over maxResultBytes \(20\)/);
+    s.child.stdin.write(Buffer.alloc(5000, 0x61));
+    expect(await bounded(s.exited, 20_000, 'exit after a line over 4096 bytes')).toEqual({
+      code: 0,
+      signal: null,
+    });
   });
 
   it('a line over 10 MiB without a newline ends the session: the process exits cleanly instead of buffering on', async () => {

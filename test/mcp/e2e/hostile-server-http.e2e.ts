@@ -74,7 +74,9 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     });
   } else if (msg.method === 'tools/list') {
     const obj = { type: 'object', properties: {} };
-    reply({ tools: ['bomb', 'error_bomb', 'sse_endless'].map((name) => ({ name, inputSchema: obj })) });
+    reply({
+      tools: ['bomb', 'error_bomb', 'sse_endless', 'stall'].map((name) => ({ name, inputSchema: obj })),
+    });
   } else if (msg.params?.name === 'bomb') {
     // {"jsonrpc":..,"result":{"content":[..]}  + 100 MiB of spaces + } — valid JSON, 100 KB on the wire.
     const head = JSON.stringify({
@@ -101,6 +103,10 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     res.write('data: ');
     const a = Buffer.alloc(MiB, 0x61);
     for (let i = 0; i < 16; i++) if (!res.write(a)) await new Promise((r) => res.once('drain', r));
+  } else if (msg.params?.name === 'stall') {
+    // Headers and the first bytes of a JSON body, then nothing, the connection held open.
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"jsonrpc":"2.0",');
   } else {
     json(res, { jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'no' } });
   }
@@ -139,7 +145,8 @@ describe('a hostile Streamable HTTP server', () => {
     const log: McpLogEntry[] = [];
     const source = new McpToolSource(
       { h: { type: 'http', url: `${base}/mcp` } },
-      { maxMessageBytes: CAP, callTimeoutMs: 3_000, log: (e) => log.push(e) },
+      // A call timeout far above the test's: every call must end by its own cause, at once.
+      { maxMessageBytes: CAP, callTimeoutMs: 600_000, log: (e) => log.push(e) },
     );
     expect(await source.start()).toEqual({ started: ['h'], failed: [] });
     try {
@@ -159,8 +166,41 @@ describe('a hostile Streamable HTTP server', () => {
         /failed the call: .*Error POSTing to endpoint: null \(the server sent a response body over 8388608 bytes/,
       );
       expect(endless?.isError).toBe(true);
-      expect(text(endless)).toMatch(/did not answer sse_endless in time/);
+      expect(text(endless)).toBe(
+        "MCP server 'h' failed the call: the server sent an SSE event over 8388608 bytes (maxMessageBytes); it was not read further",
+      );
       expect(log.some((e) => /an SSE event over 8388608 bytes/.test(e.message))).toBe(true);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('a JSON body that stalls after its headers ends the call at httpBodyIdleMs with ERR_MCP_LIMIT, not at the call timeout', {
+    timeout: 15_000,
+  }, async () => {
+    const source = new McpToolSource(
+      { h: { type: 'http', url: `${base}/mcp` } },
+      { callTimeoutMs: 600_000, httpBodyIdleMs: 300 },
+    );
+    expect(await source.start()).toEqual({ started: ['h'], failed: [] });
+    try {
+      const out = await source.call(
+        'h__stall',
+        {},
+        { signal: new AbortController().signal, workspaceRoot: '/', toolCallId: 's', update: () => {} },
+      );
+      expect(out).toMatchObject({
+        ok: false,
+        error:
+          "MCP server 'h' failed the call: the server's response body stalled: no byte for 300 ms; the call was ended",
+      });
+      // The connection still serves.
+      const again = await source.call(
+        'h__bomb',
+        {},
+        { signal: new AbortController().signal, workspaceRoot: '/', toolCallId: 'b', update: () => {} },
+      );
+      expect(again.ok).toBe(false);
     } finally {
       await source.close();
     }

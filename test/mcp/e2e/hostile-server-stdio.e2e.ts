@@ -253,6 +253,32 @@ describe('hostile messages during a call', () => {
     }
   });
 
+  it('a progress flood reaches the host at a bounded rate, its 1 MB message cut, and the newest value before the result', {
+    timeout: 15_000,
+  }, async () => {
+    const { source } = await started();
+    try {
+      const updates: Array<{ completed?: number; message?: string }> = [];
+      const out = await source.call(
+        'h__progress_flood',
+        {},
+        {
+          signal: new AbortController().signal,
+          workspaceRoot: dir,
+          toolCallId: 'flood',
+          update: (u) => updates.push(u),
+        },
+      );
+      expect(out).toMatchObject({ ok: true, parts: [{ type: 'text', text: 'flood sent' }] });
+      expect(updates[0]?.message).toBe(`${'m'.repeat(2000)}… (1048576 characters)`);
+      // 5001 notifications in a few reads: at most 16 + 1 callbacks per read reach the host, the last being 5000.
+      expect(updates.length).toBeLessThan(2500);
+      expect(updates.at(-1)?.completed).toBe(5000);
+    } finally {
+      await source.close();
+    }
+  });
+
   it('results for ids never asked, a second result for one call and forged progress tokens are logged and ignored', {
     timeout: 15_000,
   }, async () => {

@@ -1,0 +1,529 @@
+#!/usr/bin/env node
+/**
+ * Seeded generative fuzzer of libpanto's MCP stdio server (`serveMcpStdio`, in process, over stream pairs), fed
+ * mutated JSON-RPC. Needs the built library (`npm run build:ts`); no network.
+ *
+ * Usage: node scripts/fuzz-mcp.mjs [--seconds=60] [--seed=S] [--cases=N] [--target=server|client|both]
+ * (`both`, the default, gives each target half the time.)
+ * Prints the seed; on a broken invariant prints the case number, the mutation and the (abbreviated) input, and exits 1.
+ * The same seed replays the same cases (PRNG: mulberry32).
+ *
+ * Invariants (the contract this script checks):
+ * 1. The server survives: no uncaught exception or unhandled rejection, and the session is not ended by any
+ *    message under `maxMessageBytes`.
+ * 2. Every request (an object with `jsonrpc`, a string `method` and a string or number `id`, not answered by the
+ *    session as a duplicate id) gets exactly one response carrying its id, within 10 s; every line that is not a
+ *    JSON-RPC message gets one error response (-32700 not JSON, -32600 not JSON-RPC) with id null or, when the line
+ *    is an object with a usable `id` and a string `method`, with that id.
+ * 3. Valid traffic after garbage still works: after every fuzzed message a `ping` with a fresh id is answered.
+ * 4. Bounded: the process's RSS stays under 1 GiB; no response waits more than 10 s.
+ * Client target (`McpToolSource` against a loopback Streamable HTTP server answering every `tools/call` with a mutated
+ * result: wrong types per field, unknown content types, invalid base64, 1 MB texts, null/array results, error objects
+ * of the wrong shape, responses for another id):
+ * 5. `call()` never rejects or throws: it resolves to a result or an error result within 10 s (callTimeoutMs 0.5 s).
+ * 6. After every mutated answer a valid call on the same source still returns its text.
+ *
+ * Mutations: wrong type per field (jsonrpc, id, method, params, params.name, params.arguments, _meta.progressToken),
+ * missing id, huge ids (long strings, 2^53+, 1e308, negative), batch arrays, params nested 10 000 deep, 1 MB strings,
+ * unknown methods, notifications with ids, responses sent to the server, non-JSON bytes, empty/whitespace lines.
+ */
+
+import { createServer } from 'node:http';
+import { PassThrough } from 'node:stream';
+import { defineTool, McpToolSource, StaticToolSource, serveMcpStdio } from '../dist/index.js';
+
+const args = Object.fromEntries(
+  process.argv.slice(2).map((a) => {
+    const [k, v] = a.replace(/^--/, '').split('=');
+    return [k, v ?? 'true'];
+  }),
+);
+const totalSeconds = Number(args.seconds ?? 60);
+const target = args.target ?? 'both';
+const seconds = target === 'both' ? totalSeconds / 2 : totalSeconds;
+const seed = Number(args.seed ?? Date.now() % 2 ** 31) >>> 0;
+const maxCases = args.cases === undefined ? Number.POSITIVE_INFINITY : Number(args.cases);
+console.log(`fuzz-mcp: seed=${seed} seconds=${totalSeconds} target=${target}`);
+
+function mulberry32(a) {
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const rnd = mulberry32(seed);
+const pick = (xs) => xs[Math.floor(rnd() * xs.length)];
+const int = (n) => Math.floor(rnd() * n);
+
+const WRONG = () =>
+  pick([
+    null,
+    true,
+    false,
+    0,
+    -1,
+    1.5,
+    '',
+    'x',
+    [],
+    [1, 'a'],
+    {},
+    { a: { b: 1 } },
+    'x'.repeat(1000),
+    2 ** 60,
+  ]);
+const HUGE_IDS = () => pick(['i'.repeat(100_000), 2 ** 53 + 2, 1e308, -1e15, 'id\u0000\ud800', 0]);
+/** JSON text of an object nested `n` levels (as text: JSON.stringify of it would overflow our own stack). */
+const deep = (n) => `${'{"x":'.repeat(n)}{}${'}'.repeat(n)}`;
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'echoes its text',
+  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  invoke: ({ text }) => String(text).slice(0, 100),
+});
+
+let nextId = 1;
+/** A valid request of one of the methods the server offers. */
+function validRequest() {
+  const id = nextId++;
+  return pick([
+    { jsonrpc: '2.0', id, method: 'ping' },
+    { jsonrpc: '2.0', id, method: 'tools/list' },
+    { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } },
+    {
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text: 'p' }, _meta: { progressToken: `t${id}` } },
+    },
+  ]);
+}
+
+/** One fuzzed message: [mutation name, line text (without newline)]. */
+function mutate() {
+  const m = validRequest();
+  const kind = pick([
+    'wrong-jsonrpc',
+    'wrong-id',
+    'wrong-method',
+    'wrong-params',
+    'wrong-name',
+    'wrong-arguments',
+    'wrong-progress-token',
+    'missing-id',
+    'huge-id',
+    'batch',
+    'deep-params',
+    'big-string',
+    'unknown-method',
+    'notification-with-id',
+    'response-to-server',
+    'not-json',
+    'blank',
+    'valid',
+  ]);
+  switch (kind) {
+    case 'wrong-jsonrpc':
+      m.jsonrpc = WRONG();
+      break;
+    case 'wrong-id':
+      m.id = WRONG();
+      break;
+    case 'wrong-method':
+      m.method = WRONG();
+      break;
+    case 'wrong-params':
+      m.params = WRONG();
+      break;
+    case 'wrong-name':
+      m.method = 'tools/call';
+      m.params = { name: WRONG(), arguments: {} };
+      break;
+    case 'wrong-arguments':
+      m.method = 'tools/call';
+      m.params = { name: 'echo', arguments: WRONG() };
+      break;
+    case 'wrong-progress-token':
+      m.method = 'tools/call';
+      m.params = { name: 'echo', arguments: { text: 'a' }, _meta: { progressToken: WRONG() } };
+      break;
+    case 'missing-id':
+      delete m.id;
+      break;
+    case 'huge-id':
+      m.id = HUGE_IDS();
+      break;
+    case 'batch':
+      return [kind, JSON.stringify(Array.from({ length: 1 + int(5) }, () => validRequest()))];
+    case 'deep-params': {
+      const method = JSON.stringify(pick(['tools/call', 'ping', 'tools/list']));
+      const params = pick([deep(10_000), `{"name":"echo","arguments":{"text":"d","x":${deep(10_000)}}}`]);
+      return [kind, `{"jsonrpc":"2.0","id":${m.id},"method":${method},"params":${params}}`];
+    }
+    case 'big-string':
+      m.method = 'tools/call';
+      m.params = { name: 'echo', arguments: { text: 'b'.repeat(1024 * 1024) } };
+      break;
+    case 'unknown-method':
+      m.method = pick(['frobnicate', 'tools/delete', 'resources/read', 'sampling/createMessage', '']);
+      break;
+    case 'notification-with-id':
+      m.method = pick(['notifications/cancelled', 'notifications/initialized', 'notifications/progress']);
+      m.params = { requestId: int(10), progressToken: 'x', progress: 1 };
+      break;
+    case 'response-to-server':
+      return [
+        kind,
+        JSON.stringify(
+          pick([
+            { jsonrpc: '2.0', id: int(100), result: {} },
+            { jsonrpc: '2.0', id: 'srv', error: { code: -1, message: 'x' } },
+            { jsonrpc: '2.0', id: int(5), result: WRONG() },
+          ]),
+        ),
+      ];
+    case 'not-json':
+      return [
+        kind,
+        pick([
+          '{',
+          'garbage',
+          '\u00ff\u00fe',
+          '{"jsonrpc":"2.0","id":1',
+          'nul\u0000l',
+          '[[[[',
+          '"str"',
+          '1e999',
+        ]),
+      ];
+    case 'blank':
+      return [kind, pick(['', '   ', '\r', '\t'])];
+  }
+  return [kind, JSON.stringify(m)];
+}
+
+/** Is this parsed line a request the server must answer with its own id? */
+function expectedId(text) {
+  let v;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
+  if (typeof v.method !== 'string') return undefined;
+  if (typeof v.id === 'string' || (typeof v.id === 'number' && Number.isFinite(v.id))) return v.id;
+  return undefined;
+}
+
+let broken = false;
+function fail(caseNo, kind, text, why) {
+  broken = true;
+  const shown = text.length > 300 ? `${text.slice(0, 300)}… (${text.length} chars)` : text;
+  console.log(
+    `FINDING case=${caseNo} seed=${seed} mutation=${kind}: ${why}\n  input: ${JSON.stringify(shown)}`,
+  );
+}
+process.on('uncaughtException', (e) => {
+  console.log(`FINDING seed=${seed}: uncaught exception: ${e?.stack ?? e}`);
+  process.exit(1);
+});
+process.on('unhandledRejection', (e) => {
+  console.log(`FINDING seed=${seed}: unhandled rejection: ${e?.stack ?? e}`);
+  process.exit(1);
+});
+
+async function fuzzServer() {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const responses = new Map(); // JSON key of id → count
+  let nullErrors = 0;
+  let waiters = [];
+  let rest = '';
+  stdout.on('data', (c) => {
+    const parts = (rest + c.toString()).split('\n');
+    rest = parts.pop() ?? '';
+    for (const p of parts) {
+      const m = JSON.parse(p);
+      if (!('id' in m)) continue;
+      if (m.id === null) nullErrors++;
+      else responses.set(JSON.stringify(m.id), (responses.get(JSON.stringify(m.id)) ?? 0) + 1);
+    }
+    const ws = waiters;
+    waiters = [];
+    for (const w of ws) w();
+  });
+  const server = await serveMcpStdio(new StaticToolSource([echo]), {
+    stdin,
+    stdout,
+    maxMessageBytes: 4 * 1024 * 1024,
+  });
+  let sessionEnded = false;
+  server.closed.then(() => {
+    sessionEnded = true;
+  });
+
+  /** Wait until `cond()` or `ms` pass; true when it held. */
+  async function until(cond, ms) {
+    const deadline = Date.now() + ms;
+    while (!cond()) {
+      if (Date.now() > deadline || sessionEnded) return cond();
+      await new Promise((resolve) => {
+        waiters.push(resolve);
+        setTimeout(resolve, 50);
+      });
+    }
+    return true;
+  }
+  const count = (id) => responses.get(JSON.stringify(id)) ?? 0;
+
+  stdin.write(
+    `${JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } })}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n`,
+  );
+  if (!(await until(() => count('init') === 1, 10_000))) {
+    console.log('FINDING: initialize not answered');
+    process.exit(1);
+  }
+
+  const end = Date.now() + seconds * 1000;
+  let cases = 0;
+  let peakRss = 0;
+  const kinds = new Map();
+  while (Date.now() < end && cases < maxCases && !broken) {
+    cases++;
+    const [kind, text] = mutate();
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+    const id = expectedId(text);
+    const before = id === undefined ? 0 : count(id);
+    const nullBefore = nullErrors;
+    stdin.write(`${text}\n`);
+    const probe = `probe-${cases}`;
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: probe, method: 'ping' })}\n`);
+    if (!(await until(() => count(probe) === 1, 10_000))) {
+      fail(
+        cases,
+        kind,
+        text,
+        sessionEnded ? 'the session ended' : 'a ping after it was not answered in 10 s',
+      );
+      break;
+    }
+    if (id !== undefined && !(await until(() => count(id) > before, 10_000))) {
+      fail(cases, kind, text, `request id ${JSON.stringify(id).slice(0, 40)} got no response in 10 s`);
+      break;
+    }
+    // Settle: a second answer for one id would come in the next turns.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (id !== undefined && count(id) - before > 1) {
+      fail(
+        cases,
+        kind,
+        text,
+        `request id ${JSON.stringify(id).slice(0, 40)} got ${count(id) - before} responses`,
+      );
+    }
+    if (id === undefined && kind !== 'blank' && kind !== 'response-to-server' && kind !== 'batch') {
+      // Not a request with a usable id: either a notification (no answer) or invalid (one null-id error).
+      let parsedOk = true;
+      try {
+        JSON.parse(text);
+      } catch {
+        parsedOk = false;
+      }
+      if (!parsedOk && nullErrors - nullBefore !== 1) {
+        fail(
+          cases,
+          kind,
+          text,
+          `a line that is not JSON got ${nullErrors - nullBefore} null-id errors, not 1`,
+        );
+      }
+    }
+    const rss = process.memoryUsage().rss;
+    peakRss = Math.max(peakRss, rss);
+    if (rss > 1024 * 1024 * 1024) fail(cases, kind, text, `RSS ${Math.round(rss / 2 ** 20)} MiB over 1 GiB`);
+  }
+  await server.close();
+  console.log(
+    `fuzz-mcp server: ${cases} cases, seed=${seed}, peak RSS ${Math.round(peakRss / 2 ** 20)} MiB, mutations ${JSON.stringify(Object.fromEntries(kinds))}`,
+  );
+}
+
+/** A mutated `tools/call` result (or whole response) for the client target: [mutation name, response object]. */
+function mutatedAnswer(id) {
+  const ok = (result) => ({ jsonrpc: '2.0', id, result });
+  const kind = pick([
+    'content-wrong-type',
+    'item-wrong-type',
+    'unknown-item',
+    'bad-base64',
+    'big-text',
+    'result-null',
+    'result-array',
+    'error-wrong-shape',
+    'is-error-wrong-type',
+    'structured-wrong',
+    'resource-wrong',
+    'other-id',
+    'valid',
+  ]);
+  switch (kind) {
+    case 'content-wrong-type':
+      return [kind, ok({ content: WRONG() })];
+    case 'item-wrong-type':
+      return [kind, ok({ content: [{ type: 'text', text: WRONG() }] })];
+    case 'unknown-item':
+      return [kind, ok({ content: [{ type: pick(['video', '', 'x'.repeat(1000)]), data: WRONG() }] })];
+    case 'bad-base64':
+      return [
+        kind,
+        ok({
+          content: [
+            {
+              type: pick(['image', 'audio']),
+              data: pick(['@@@', '', 'a', 'x'.repeat(10_000)]),
+              mimeType: WRONG(),
+            },
+          ],
+        }),
+      ];
+    case 'big-text':
+      return [kind, ok({ content: [{ type: 'text', text: 't'.repeat(1024 * 1024) }] })];
+    case 'result-null':
+      return [kind, ok(null)];
+    case 'result-array':
+      return [kind, ok([1, 2])];
+    case 'error-wrong-shape':
+      return [kind, { jsonrpc: '2.0', id, error: pick([WRONG(), { code: WRONG(), message: WRONG() }]) }];
+    case 'is-error-wrong-type':
+      return [kind, ok({ content: [{ type: 'text', text: 'e' }], isError: WRONG() })];
+    case 'structured-wrong':
+      return [kind, ok({ content: [], structuredContent: WRONG() })];
+    case 'resource-wrong':
+      return [
+        kind,
+        ok({ content: [{ type: 'resource', resource: pick([WRONG(), { uri: WRONG(), blob: WRONG() }]) }] }),
+      ];
+    case 'other-id':
+      return [
+        kind,
+        { jsonrpc: '2.0', id: typeof id === 'number' ? id + 1000 : `${id}x`, result: { content: [] } },
+      ];
+  }
+  return [kind, ok({ content: [{ type: 'text', text: 'fine' }] })];
+}
+
+async function fuzzClient() {
+  let nextAnswer;
+  const http = createServer(async (req, res) => {
+    let text = '';
+    for await (const c of req) text += c;
+    let msg;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      res.writeHead(400).end();
+      return;
+    }
+    if (msg.id === undefined) {
+      res.writeHead(202).end();
+      return;
+    }
+    const send = (body) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (msg.method === 'initialize') {
+      send({
+        jsonrpc: '2.0',
+        id: msg.id,
+        result: {
+          protocolVersion: msg.params.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: 'fuzz', version: '1' },
+        },
+      });
+    } else if (msg.method === 'tools/list') {
+      send({
+        jsonrpc: '2.0',
+        id: msg.id,
+        result: { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] },
+      });
+    } else if (msg.method === 'tools/call' && msg.params?.arguments?.probe) {
+      send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: 'probe ok' }] } });
+    } else if (msg.method === 'tools/call') {
+      send(nextAnswer(msg.id));
+    } else send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'no' } });
+  });
+  await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const source = new McpToolSource(
+    { f: { type: 'http', url: `http://127.0.0.1:${http.address().port}/mcp` } },
+    { callTimeoutMs: 500, initTimeoutMs: 10_000 },
+  );
+  const report = await source.start();
+  if (report.failed.length > 0) {
+    console.log(
+      `FINDING: the client did not start against the fuzz server: ${JSON.stringify(report.failed)}`,
+    );
+    process.exit(1);
+  }
+  const ctx = () => ({
+    signal: new AbortController().signal,
+    workspaceRoot: process.cwd(),
+    toolCallId: 'c',
+    update: () => {},
+  });
+  const within = (p, ms) =>
+    Promise.race([
+      p.then(
+        (v) => ({ v }),
+        (e) => ({ e }),
+      ),
+      new Promise((r) => setTimeout(() => r({ late: true }), ms)),
+    ]);
+  const end = Date.now() + seconds * 1000;
+  let cases = 0;
+  let peakRss = 0;
+  const kinds = new Map();
+  while (Date.now() < end && cases < maxCases && !broken) {
+    cases++;
+    let current;
+    nextAnswer = (id) => {
+      current = mutatedAnswer(id);
+      return current[1];
+    };
+    const got = await within(source.call('f__echo', {}, ctx()), 10_000);
+    const [kind, answer] = current ?? ['none', null];
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+    const shown = JSON.stringify(answer) ?? 'undefined';
+    if (got.late) fail(cases, kind, shown, 'call() did not settle in 10 s');
+    else if (got.e) fail(cases, kind, shown, `call() rejected: ${got.e?.stack ?? got.e}`);
+    else if (typeof got.v?.ok !== 'boolean')
+      fail(cases, kind, shown, `call() resolved to ${JSON.stringify(got.v)}`);
+    if (broken) break;
+    const probe = await within(source.call('f__echo', { probe: true }, ctx()), 10_000);
+    if (!probe.v?.ok || probe.v.parts?.[0]?.text !== 'probe ok') {
+      fail(
+        cases,
+        kind,
+        shown,
+        `a valid call after it failed: ${JSON.stringify(probe.v ?? probe.e ?? 'late')}`,
+      );
+    }
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    if (peakRss > 1024 * 1024 * 1024) fail(cases, kind, shown, 'RSS over 1 GiB');
+  }
+  await source.close();
+  http.closeAllConnections();
+  await new Promise((resolve) => http.close(resolve));
+  console.log(
+    `fuzz-mcp client: ${cases} cases, seed=${seed}, peak RSS ${Math.round(peakRss / 2 ** 20)} MiB, mutations ${JSON.stringify(Object.fromEntries(kinds))}`,
+  );
+}
+
+if (target === 'server' || target === 'both') await fuzzServer();
+if (!broken && (target === 'client' || target === 'both')) await fuzzClient();
+console.log(broken ? 'fuzz-mcp: FAILED' : 'fuzz-mcp: all invariants held');
+process.exit(broken ? 1 : 0);
