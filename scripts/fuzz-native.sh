@@ -12,7 +12,8 @@
 # clang/clang++), PANTO_FUZZ_RSS_MB (default 2048).
 # Exit status: 0 when no target found anything; 1 when any did (crash, sanitizer report, timeout, OOM: the artifact
 # path and its reproducer command are printed); 2 on a usage or build error.
-# Runs at nice 10, one job per target, targets in turn: one core busy at a time.
+# Runs at nice 10, one in-process fuzzer per target (no -jobs: that forks and logs to ./fuzz-N.log), targets in
+# turn: one core busy at a time. Peak RSS per target is what libFuzzer prints (stat::peak_rss_mb), capped by -rss_limit_mb.
 set -euo pipefail
 
 seconds="${1:-60}"
@@ -82,7 +83,7 @@ for t in "${targets[@]}"; do
   before="$(ls "$artifacts" | wc -l)"
   rc=0
   nice -n 10 "$fuzzer" "$corpus" "$seeds" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb="$rss" -timeout=10 \
-    -max_len=65536 -jobs=1 -workers=1 -artifact_prefix="$artifacts" -print_final_stats=1 >"$log" 2>&1 || rc=$?
+    -max_len=65536 -artifact_prefix="$artifacts" -print_final_stats=1 >"$log" 2>&1 || rc=$?
   after="$(ls "$artifacts" | wc -l)"
   stats="$(grep -E '^#[0-9]+.*(DONE|cov:)' "$log" | tail -1 || true)"
   execs="$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}' || true)"
