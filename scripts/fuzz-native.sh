@@ -82,7 +82,7 @@ for t in "${targets[@]}"; do
   echo "== $t: ${seconds}s (corpus $corpus, log $log)"
   before="$(ls "$artifacts" | wc -l)"
   rc=0
-  nice -n 10 "$fuzzer" "$corpus" "$seeds" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb="$rss" -timeout=10 \
+  nice -n 10 "$fuzzer" "$corpus" "$seeds" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb="$rss" -malloc_limit_mb=1024 -timeout=10 \
     -max_len=65536 -artifact_prefix="$artifacts" -print_final_stats=1 >"$log" 2>&1 || rc=$?
   after="$(ls "$artifacts" | wc -l)"
   stats="$(grep -E '^#[0-9]+.*(DONE|cov:)' "$log" | tail -1 || true)"
