@@ -9,7 +9,8 @@
 # No network: the C deps come from cdeps/ (scripts/fetch-cdeps.mjs, run at configure time, reads its local cache).
 # Environment: PANTO_FUZZ_BUILD (build dir, default /tmp/panto-fuzz-build), PANTO_FUZZ_WORK (corpora and artifacts,
 # default /tmp/panto-fuzz-work; kept between runs, so a later run resumes from the grown corpus), CC/CXX (default
-# clang/clang++), PANTO_FUZZ_RSS_MB (default 2048).
+# clang/clang++), PANTO_FUZZ_RSS_MB (default 2048), PANTO_FUZZ_SEED (libFuzzer -seed; each target's seed is printed
+# in the summary either way, so a run can be repeated: same seed, same corpus, same binary).
 # Exit status: 0 when no target found anything; 1 when any did (crash, sanitizer report, timeout, OOM: the artifact
 # path and its reproducer command are printed); 2 on a usage or build error.
 # Runs at nice 10, one in-process fuzzer per target (no -jobs: that forks and logs to ./fuzz-N.log), targets in
@@ -76,19 +77,22 @@ for t in "${targets[@]}"; do
       done
     done
   done
+  extra=()
+  [[ -n "${PANTO_FUZZ_SEED:-}" ]] && extra=("-seed=$PANTO_FUZZ_SEED")
   dict=()
   [[ -f "$repo/native/fuzz/dict/$t.dict" ]] && dict=("-dict=$repo/native/fuzz/dict/$t.dict")
   log="$work/$t.log"
   echo "== $t: ${seconds}s (corpus $corpus, log $log)"
   before="$(ls "$artifacts" | wc -l)"
   rc=0
-  nice -n 10 "$fuzzer" "$corpus" "$seeds" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb="$rss" -malloc_limit_mb=1024 -timeout=10 \
+  nice -n 10 "$fuzzer" "$corpus" "$seeds" "${dict[@]}" "${extra[@]}" -max_total_time="$seconds" -rss_limit_mb="$rss" -malloc_limit_mb=1024 -timeout=10 \
     -max_len=65536 -artifact_prefix="$artifacts" -print_final_stats=1 >"$log" 2>&1 || rc=$?
   after="$(ls "$artifacts" | wc -l)"
   stats="$(grep -E '^#[0-9]+.*(DONE|cov:)' "$log" | tail -1 || true)"
   execs="$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}' || true)"
   speed="$(grep -E '^stat::average_exec_per_sec' "$log" | awk '{print $2}' || true)"
-  summary+=("$t: execs=${execs:-?} exec/s=${speed:-?} | ${stats:-no stats}")
+  seed="$(grep -m1 -oE 'INFO: Seed: [0-9]+' "$log" | awk '{print $3}' || true)"
+  summary+=("$t: seed=${seed:-?} execs=${execs:-?} exec/s=${speed:-?} | ${stats:-no stats}")
   if [[ $rc -ne 0 || "$after" != "$before" ]]; then
     status=1
     echo "!! $t found something (exit $rc); last lines of $log:"
