@@ -41,6 +41,9 @@
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb/stb_image.h>
 
+// One allocation for the resizer's buffers in every build (patch 0010): the separate allocations stb makes under a
+// sanitizer mishandle a budget refusal part way (bad free, leak); sanitizer and fuzz builds run the shipped path.
+#define STBIR_ONE_ALLOCATION
 #define STBIR_MALLOC(size, user_data) ((void)(user_data), panto_budget_malloc(size))
 #define STBIR_FREE(ptr, user_data) ((void)(user_data), panto_budget_free(ptr))
 #define STB_IMAGE_RESIZE_IMPLEMENTATION
