@@ -2,9 +2,12 @@
 // Seeded generative fuzzer for session files (src/session/) and compaction (src/compaction/).
 //
 // Usage: npm run build:ts && node scripts/fuzz-sessions.mjs [--seconds=60] [--seed=S] [--area=all|session|compaction]
-//        [--verbose]
+//        [--verbose] [--cases=N]
+// --cases=N stops after N generated cases even when time is left (a run that is a function of the seed alone). The
+// last lines print a SHA-256 of the case descriptions in order: two runs of one seed with the same count of cases
+// print the same digest.
 // Needs the built library (dist/); no network. Prints the seed first; the same seed and the same code give the same
-// cases in the same order. Exits 0 when no invariant broke, 1 when one did (each finding is printed with its
+// cases in the same order (seed sessions get stable ids and timestamps; only how many cases fit in --seconds varies). Exits 0 when no invariant broke, 1 when one did (each finding is printed with its
 // minimal input, shrunk by dropping lines and bytes while the same invariant still breaks), 2 on a usage error.
 //
 // Contract — invariants checked on every generated case:
@@ -28,37 +31,56 @@
 //     `entries(ids)` gives what `readAll` gives for those ids.
 // Compaction (generated conversations: tool calls with and without results, results without calls, images and
 // documents, huge and empty texts, many tiny messages, summaries of previous compactions):
-//  C1 `estimateTokens` returns a finite number >= 0 for every message.
+//  C1 `estimateTokens` returns a finite integer in [0, 2^53 - 1] for every message (options include
+//     charsPerToken 5e-324 and patchMultiplier 1e308; image sides and page counts include 1e308), or throws a
+//     PantoError for options out of range.
 //  C2 `findCutPoint` returns an integer in [0, n]; a cut > 0 never has a tool call before it whose result is at or
 //     after it, and never starts at a tool-results message.
-//  C3 `compact` with an in-process summarizer stub resolves (undefined, or a result whose conversation is
-//     `replacement` + the kept messages and whose cut obeys C2) or throws a PantoError; it calls the summarizer at
+//  C3 `compact` with an in-process summarizer stub resolves (null, or a result whose conversation is
+//     `replacement` + the kept messages, whose cut obeys C2 and whose tokensBefore/After are integers in
+//     [0, 2^53 - 1]) or throws a PantoError; it calls the summarizer at
 //     most maxRounds * 4 times.
-// Peak RSS is printed at the end.
+// Shrinking a finding stops after SHRINK_MS (the partly shrunk input is reported) and posts a heartbeat after every
+// try, so it is never mistaken for a hang. Peak RSS is printed at the end. The temp dir is removed on exit and on
+// SIGINT/SIGTERM.
 
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { ownedTempRoot, parseArgs, seededRng, shrinkList } from './fuzz-common.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.join(here, '..', 'dist', 'index.js');
 
 // ---------------------------------------------------------------------------------------------------------------
-// Deterministic PRNG (mulberry32) and helpers
+// Deterministic PRNG (mulberry32, scripts/fuzz-common.mjs) and helpers
 // ---------------------------------------------------------------------------------------------------------------
-function prng(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n) => Math.floor(next() * n);
-  return { next, int, pick: (xs) => xs[int(xs.length)], chance: (p) => next() < p };
+const prng = seededRng;
+/** Longest a finding's shrinking may take (the watchdog's hang limit is 30 s without a message). */
+const SHRINK_MS = 20_000;
+const STABLE_TIME = '2026-01-01T00:00:00.000Z';
+
+/**
+ * `bytes` (a session file SessionLog wrote) with stable values instead of the random and clock-dependent ones: entry
+ * ids become 000000000001, 000000000002, ... in order of first appearance (every occurrence replaced), the header id
+ * 16 zeros, every `timestamp` and the header's `created` STABLE_TIME. Makes seed files a function of the seed.
+ */
+function stabilize(bytes) {
+  let text = bytes.toString('utf8');
+  const ids = [];
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const v = JSON.parse(line);
+    if (typeof v.id === 'string' && !ids.includes(v.id)) ids.push(v.id);
+  }
+  ids.forEach((id, i) => {
+    const stable = i === 0 ? '0'.repeat(16) : i.toString(16).padStart(12, '0');
+    text = text.replaceAll(`"${id}"`, `"${stable}"`);
+  });
+  text = text.replace(/"(timestamp|created)":"[^"]*"/g, `"$1":"${STABLE_TIME}"`);
+  return Buffer.from(text, 'utf8');
 }
 
 const PNG_1x1 =
@@ -68,6 +90,8 @@ const PDF_TINY = Buffer.from(
 ).toString('base64');
 const HOSTILE_IDS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '', '0', 'a1'];
 const HUGE_NUMBERS = [1e308, -1e308, 2 ** 53 + 2, -0, 1.7976931348623157e308, 2 ** 53, 1e-320];
+/** Image sides and page counts beyond any real file (the session format accepts them as positive integers). */
+const HUGE_SIZES = [1e308, 1e200, 1.7976931348623157e308, 2 ** 53, 2 ** 31, 2 ** 31 - 1];
 
 /**
  * Deep equality of JSON-like values (plus `undefined`), with an explicit stack: session values may nest 10k+ levels
@@ -95,7 +119,7 @@ function isDeepStrictEqual(a, b) {
 // ---------------------------------------------------------------------------------------------------------------
 // Worker: runs cases, reports each one before it starts (the main thread's watchdog names a hung case)
 // ---------------------------------------------------------------------------------------------------------------
-async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
+async function worker({ seed, seconds, area, verbose, compactionCase, dir, maxCases }) {
   const lib = await import(dist);
   const { loadSession, openSessionIndex, SessionLog, isPantoError, compact, estimateTokens, findCutPoint } =
     lib;
@@ -194,7 +218,7 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
       }
     }
     log.close();
-    const bytes = readFileSync(file);
+    const bytes = stabilize(readFileSync(file));
     rmSync(file, { force: true });
     return bytes;
   }
@@ -392,10 +416,7 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
       if (what === 0) lines.splice(1 + rnd.int(lines.length), 0, lines[0]);
       else if (what === 1) lines.shift();
       else if (what === 2) return joinLines([lines[0]], rnd.chance(0.5) ? '' : lines[0]);
-      else
-        lines.unshift(
-          '\ufeff'.length ? Buffer.from('\ufeff', 'utf8').toString('latin1') + lines.shift() : '',
-        );
+      else lines.unshift(Buffer.from('\ufeff', 'utf8').toString('latin1') + lines.shift());
       return joinLines(lines, tail);
     },
     nonUtf8(b) {
@@ -434,13 +455,14 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
   const problems = [];
   const counts = {};
   /** Runs `fn`, returns {ok} | {code} and records a problem for anything untyped or an unexpected code. */
-  async function guarded(where, fn, codes = SESSION_CODES) {
+  /** Runs `fn`; an error other than a PantoError with one of `codes` is a problem of `invariant` (S1 or S5). */
+  async function guarded(where, fn, codes = SESSION_CODES, invariant = 'S1') {
     try {
       return { ok: await fn() };
     } catch (err) {
       if (isPantoError(err) && codes.has(err.code)) return { code: err.code, message: err.message };
       problems.push(
-        `S1 ${where}: ${isPantoError(err) ? `unexpected code ${err.code}` : 'untyped error'}: ${err?.name}: ${String(err?.message).slice(0, 300)}`,
+        `${invariant} ${where}: ${isPantoError(err) ? `unexpected code ${err.code}` : 'untyped error'}: ${err?.name}: ${String(err?.message).slice(0, 300)}`,
       );
       return { code: `!${err?.name}` };
     }
@@ -468,17 +490,33 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
   async function branchAndAppend(file, entries) {
     if (entries.length === 0) return;
     const target = entries[prng(entries.length).int(entries.length)];
-    const log = await SessionLog.open(file);
-    let appended;
-    try {
-      log.branch(target.id);
-      appended = log.appendMessage({ role: 'user', content: [{ type: 'text', text: 'on a branch' }] });
-    } finally {
-      log.close();
-    }
-    const lazy = await guarded('reload after branch+append (lazy)', () => loadSession(file));
-    const eager = await guarded('reload after branch+append (eager)', () =>
-      loadSession(file, { eager: true }),
+    const branched = await guarded(
+      'open+branch+append',
+      async () => {
+        const log = await SessionLog.open(file);
+        try {
+          log.branch(target.id);
+          return log.appendMessage({ role: 'user', content: [{ type: 'text', text: 'on a branch' }] });
+        } finally {
+          log.close();
+        }
+      },
+      new Set(),
+      'S5',
+    );
+    if (!branched.ok) return;
+    const appended = branched.ok;
+    const lazy = await guarded(
+      'reload after branch+append (lazy)',
+      () => loadSession(file),
+      SESSION_CODES,
+      'S5',
+    );
+    const eager = await guarded(
+      'reload after branch+append (eager)',
+      () => loadSession(file, { eager: true }),
+      SESSION_CODES,
+      'S5',
     );
     if (!lazy.ok || !eager.ok) {
       problems.push(`S5 reload after branch+append failed: ${lazy.code ?? 'ok'} / ${eager.code ?? 'ok'}`);
@@ -547,6 +585,8 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
             const again = await guarded(
               `reload after append (open eager=${eagerOpen}, load eager=${e})`,
               () => loadSession(copy, { eager: e }),
+              SESSION_CODES,
+              'S5',
             );
             if (again.ok && !isDeepStrictEqual(again.ok.conversation.messages, [...before, m]))
               problems.push(
@@ -619,23 +659,18 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
     ];
   }
 
-  /** Shrinks `bytes` while `checkFile` still reports `signature`: drop lines, then halve the longest line's tail. */
+  /**
+   * Shrinks `bytes` by dropping lines while `checkFile` still reports `signature`, for at most SHRINK_MS; posts a
+   * heartbeat after every try. Returns the smallest failing file found and whether shrinking finished.
+   */
   async function shrink(bytes, signature) {
-    const still = async (b) => (await checkFile(b)).includes(signature);
-    let cur = bytes;
-    for (let changed = true; changed; ) {
-      changed = false;
-      const parts = cur.toString('latin1').split('\n');
-      for (let i = parts.length - 1; i >= 0 && parts.length > 1; i--) {
-        const next = Buffer.from([...parts.slice(0, i), ...parts.slice(i + 1)].join('\n'), 'latin1');
-        if (next.length < cur.length && (await still(next))) {
-          cur = next;
-          parts.splice(i, 1);
-          changed = true;
-        }
-      }
-    }
-    return cur;
+    const join = (lines) => Buffer.from(lines.join('\n'), 'latin1');
+    const { items, complete } = await shrinkList(
+      bytes.toString('latin1').split('\n'),
+      async (lines) => (await checkFile(join(lines))).includes(signature),
+      { deadline: Date.now() + SHRINK_MS, onBeat: () => parentPort.postMessage({ type: 'beat' }) },
+    );
+    return { small: join(items), complete };
   }
 
   // ---- compaction -----------------------------------------------------------------------------------------
@@ -643,6 +678,7 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
     const messages = [];
     const n = r.chance(0.05) ? 2000 + r.int(3000) : r.int(40);
     const calls = [];
+    const size = (n) => (r.chance(0.1) ? r.pick(HUGE_SIZES) : 1 + r.int(n));
     const bigText = () =>
       r.chance(0.02)
         ? 'x'.repeat(1 + r.int(2_000_000))
@@ -657,15 +693,15 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
             type: 'image',
             mediaType: 'image/png',
             data: PNG_1x1,
-            width: 1 + r.int(10000),
-            height: 1 + r.int(10000),
+            width: size(10000),
+            height: size(10000),
           });
         if (r.chance(0.1))
           content.push({
             type: 'document',
             mediaType: 'application/pdf',
             data: PDF_TINY,
-            pages: 1 + r.int(500),
+            pages: size(500),
           });
         if (r.chance(0.1)) content.push({ type: 'text', text: `${lib.SUMMARY_PREFIX}earlier summary` });
         messages.push({ role: 'user', content });
@@ -698,8 +734,8 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
               type: 'image',
               mediaType: 'image/jpeg',
               data: PNG_1x1,
-              width: 1 + r.int(9000),
-              height: 1 + r.int(9000),
+              width: size(9000),
+              height: size(9000),
             });
           results.push({
             type: 'tool_result',
@@ -757,9 +793,9 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
         };
     if (options.imageTokenRule === undefined) delete options.imageTokenRule;
     if (!sane && r.chance(0.1))
-      options.charsPerToken = r.pick([1, 2.5, 0, -1, Number.NaN, Number.POSITIVE_INFINITY, 1e-3]);
+      options.charsPerToken = r.pick([1, 2.5, 0, -1, Number.NaN, Number.POSITIVE_INFINITY, 1e-3, 5e-324]);
     if (!sane && r.chance(0.1)) options.fixedImageChars = r.pick([0, 1, -4800, Number.NaN, 1e308]);
-    if (!sane && r.chance(0.05)) options.patchMultiplier = r.pick([0, -1, Number.NaN, 2]);
+    if (!sane && r.chance(0.05)) options.patchMultiplier = r.pick([0, -1, Number.NaN, 2, 1e308]);
     const typed = (where, err) => {
       if (!isPantoError(err))
         cproblems.push(`C ${where}: untyped ${err?.name}: ${String(err?.message).slice(0, 200)}`);
@@ -767,7 +803,7 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
     try {
       for (const m of messages) {
         const t = estimateTokens(m, options);
-        if (!Number.isFinite(t) || t < 0)
+        if (!Number.isInteger(t) || t < 0 || t > Number.MAX_SAFE_INTEGER)
           cproblems.push(`C1 estimateTokens gave ${t} for a ${m.role} message`);
       }
     } catch (err) {
@@ -835,6 +871,11 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
           ])
         )
           cproblems.push('C3 compact: conversation is not replacement + kept messages');
+        for (const k of ['tokensBefore', 'tokensAfter']) {
+          const t = compaction[k];
+          if (!Number.isInteger(t) || t < 0 || t > Number.MAX_SAFE_INTEGER)
+            cproblems.push(`C3 compact: ${k} is ${t} (SessionLog.appendCompaction refuses it)`);
+        }
       }
     } catch (err) {
       if (!(err instanceof Error && err.message === 'context overflow')) typed('compact', err);
@@ -977,7 +1018,7 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
       }
     }
     if (doSession) for (let i = 0; i < 8; i++) seeds.push(await makeSeed(prng(seed + i)));
-    while (Date.now() < deadline) {
+    while (Date.now() < deadline && cases < maxCases) {
       cases++;
       if (doCompaction && (!doSession || cases % 5 === 0)) {
         const caseSeed = rnd.int(2 ** 31);
@@ -1009,10 +1050,14 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
       const found = await checkFile(bytes);
       for (const p of found) {
         if (findings.has(p)) continue;
-        const small = await shrink(bytes, p);
+        parentPort.postMessage({
+          type: 'log',
+          text: `shrinking a finding (at most ${SHRINK_MS / 1000} s): ${p}`,
+        });
+        const { small, complete } = await shrink(bytes, p);
         findings.set(
           p,
-          `mutations ${applied.join('+')}; minimal file (latin1, JSON-quoted):\n${JSON.stringify(small.toString('latin1')).slice(0, 6000)}`,
+          `mutations ${applied.join('+')}; ${complete ? 'minimal' : 'partly shrunk (deadline)'} file (latin1, JSON-quoted):\n${JSON.stringify(small.toString('latin1')).slice(0, 6000)}`,
         );
       }
       if (verbose && cases % 200 === 0) parentPort.postMessage({ type: 'log', text: `${cases} cases` });
@@ -1033,16 +1078,17 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir }) {
 // Main thread: arguments, the worker, a watchdog for hangs
 // ---------------------------------------------------------------------------------------------------------------
 async function main() {
-  const args = Object.fromEntries(
-    process.argv.slice(2).map((a) => {
-      const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
-      if (!m) {
-        console.error(`unknown argument ${a}`);
-        process.exit(2);
-      }
-      return [m[1].replace(/-([a-z])/g, (_, c) => c.toUpperCase()), m[2] ?? 'true'];
-    }),
-  );
+  const usage =
+    'usage: fuzz-sessions.mjs [--seconds=N>0] [--seed=integer] [--area=all|session|compaction] [--verbose] [--cases=N] [--compaction-case=S]';
+  const args = parseArgs(process.argv.slice(2), usage, [
+    'seconds',
+    'seed',
+    'area',
+    'verbose',
+    'cases',
+    'compaction-case',
+  ]);
+  const maxCases = args.cases === undefined ? Number.POSITIVE_INFINITY : Number(args.cases);
   const seconds = Number(args.seconds ?? 60);
   const seed = args.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(args.seed);
   const area = args.area ?? 'all';
@@ -1050,18 +1096,16 @@ async function main() {
     !Number.isFinite(seconds) ||
     seconds <= 0 ||
     !Number.isInteger(seed) ||
+    !(maxCases >= 1) ||
     !['all', 'session', 'compaction'].includes(area)
   ) {
-    console.error(
-      'usage: fuzz-sessions.mjs [--seconds=N>0] [--seed=integer] [--area=all|session|compaction]',
-    );
+    console.error(usage);
     process.exit(2);
   }
   console.log(`fuzz-sessions: seed ${seed}, ${seconds} s, area ${area} (repeat with --seed=${seed})`);
   const HANG_MS = 30_000;
   // The worker's files; made here and removed on exit, so a hung or crashed worker leaves nothing behind.
-  const dir = mkdtempSync(path.join(tmpdir(), 'panto-fuzz-sessions-'));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const dir = ownedTempRoot('panto-fuzz-sessions-');
   const w = new Worker(fileURLToPath(import.meta.url), {
     workerData: {
       seed,
@@ -1070,10 +1114,12 @@ async function main() {
       verbose: args.verbose === 'true',
       compactionCase: args.compactionCase === undefined ? undefined : Number(args.compactionCase),
       dir,
+      maxCases,
     },
     resourceLimits: { maxOldGenerationSizeMb: 1024 },
   });
   let current = '(starting)';
+  const caseDigest = createHash('sha256');
   let lastBeat = Date.now();
   let peakRss = process.memoryUsage().rss;
   const result = await new Promise((resolve) => {
@@ -1087,8 +1133,10 @@ async function main() {
     }, 250);
     w.on('message', (m) => {
       lastBeat = Date.now();
-      if (m.type === 'case') current = m.text;
-      else if (m.type === 'log') console.log(m.text);
+      if (m.type === 'case') {
+        current = m.text;
+        caseDigest.update(`${m.text}\n`);
+      } else if (m.type === 'log') console.log(m.text);
       else if (m.type === 'done') {
         clearInterval(watchdog);
         resolve(m);
@@ -1110,6 +1158,7 @@ async function main() {
   }
   console.log(`cases: ${result.cases}; mutations applied: ${JSON.stringify(result.counts)}`);
   console.log(`peak RSS: ${Math.round(peakRss / 2 ** 20)} MiB`);
+  console.log(`case list sha256 (${result.cases} cases): ${caseDigest.digest('hex')}`);
   for (const [problem, input] of result.findings) console.log(`\nFINDING ${problem}\n  ${input}`);
   if (result.findings.length > 0) {
     console.log(`\n${result.findings.length} finding(s); seed ${seed}`);

@@ -118,11 +118,13 @@ export async function compact(
   if (summarized.length === 0) return null;
   const { signal } = options;
   let budget = maxInput;
-  let summary: string | undefined;
-  for (let overflowRetries = 0; summary === undefined; overflowRetries++) {
+  let summary: string;
+  // At most 1 + 3 attempts: each either returns (break) or throws; only an overflow rejection is retried.
+  for (let overflowRetries = 0; ; overflowRetries++) {
     checkAborted(signal);
     try {
       summary = await summarizeInRounds(summarized, summarize, budget, maxRounds, options);
+      break;
     } catch (err) {
       if (signal?.aborted || overflowRetries >= 3 || !options.isOverflow?.(err)) throw err;
       // The summarizer's model counts more tokens than the estimate: halve the input and redo the rounds.
@@ -151,7 +153,11 @@ function checkAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new PantoError('ERR_ABORTED', 'compaction aborted', { cause: signal.reason });
 }
 
-/** Rounds of at most `budget` estimated tokens each; the summary of the last round. */
+/**
+ * Rounds of at most `budget` estimated tokens each; the summary of the last round (a non-empty string).
+ * @throws PantoError `ERR_INTERNAL` when no round would run (`messages` rendered to no chunk: `compact` never calls it
+ * so, as it returns `null` first when nothing is left to summarize).
+ */
 async function summarizeInRounds(
   messages: readonly Message[],
   summarize: Summarizer,
@@ -191,6 +197,9 @@ async function summarizeInRounds(
     dropped = (chunks[drop] as { from: number }).from;
     chunks = chunks.slice(drop);
   }
+  if (chunks.length === 0) {
+    throw new PantoError('ERR_INTERNAL', 'compaction: no summarizer round to run (nothing to summarize)');
+  }
   let summary: string | undefined;
   for (let i = 0; i < chunks.length; i++) {
     checkAborted(options.signal);
@@ -219,5 +228,6 @@ async function summarizeInRounds(
     }
     summary = out;
   }
-  return summary as string;
+  if (summary === undefined) throw new PantoError('ERR_INTERNAL', 'compaction: no summarizer round ran');
+  return summary;
 }

@@ -6,16 +6,17 @@
 
 import type { Message, StoredPart } from '../conversation.js';
 import {
+  capTokens,
   checkEstimateOptions,
-  estimateDocumentTokens,
-  estimateImageTokens,
+  documentTokensUnchecked,
+  imageTokensUnchecked,
   type MediaEstimateOptions,
 } from './image-tokens.js';
 
 export type EstimateOptions = MediaEstimateOptions;
 
 function textTokens(chars: number, options: EstimateOptions): number {
-  return Math.ceil(chars / (options.charsPerToken ?? 4));
+  return capTokens(Math.ceil(chars / (options.charsPerToken ?? 4)));
 }
 
 function partsTokens(parts: readonly StoredPart[], options: EstimateOptions): number {
@@ -27,18 +28,22 @@ function partsTokens(parts: readonly StoredPart[], options: EstimateOptions): nu
         chars += part.text.length;
         break;
       case 'image':
-        media += estimateImageTokens(part, options);
+        media = capTokens(media + imageTokensUnchecked(part, options));
         break;
       case 'document':
         chars += part.name?.length ?? 0;
-        media += estimateDocumentTokens(part, options);
+        media = capTokens(media + documentTokensUnchecked(part, options));
         break;
     }
   }
-  return textTokens(chars, options) + media;
+  return capTokens(textTokens(chars, options) + media);
 }
 
-function messageTokens(message: Message, options: EstimateOptions): number {
+/**
+ * Estimated tokens of one message (0 .. `MAX_TOKEN_ESTIMATE`), for options the caller already passed through
+ * `checkEstimateOptions` (find-cut-point.ts checks once, then estimates message by message).
+ */
+export function messageTokensUnchecked(message: Message, options: EstimateOptions): number {
   switch (message.role) {
     case 'system':
       return textTokens(message.content.length, options);
@@ -55,7 +60,9 @@ function messageTokens(message: Message, options: EstimateOptions): number {
     case 'tool': {
       let total = 0;
       for (const result of message.results) {
-        total += textTokens(result.toolName.length, options) + partsTokens(result.parts, options);
+        total = capTokens(
+          total + textTokens(result.toolName.length, options) + partsTokens(result.parts, options),
+        );
       }
       return total;
     }
@@ -63,13 +70,15 @@ function messageTokens(message: Message, options: EstimateOptions): number {
 }
 
 /**
- * Estimated input tokens of one message or a list of messages (sum of the per-message estimates): a finite number
- * >= 0. @throws PantoError `ERR_INVALID_ARGUMENT` for options out of range (`checkEstimateOptions`).
+ * Estimated input tokens of one message or a list of messages (sum of the per-message estimates): a finite integer
+ * from 0 to `MAX_TOKEN_ESTIMATE` (2^53 - 1; every estimate and every sum is capped there). @throws PantoError `ERR_INVALID_ARGUMENT` for options out of range (`checkEstimateOptions`).
  */
 export function estimateTokens(input: Message | readonly Message[], options: EstimateOptions = {}): number {
   checkEstimateOptions(options);
-  if (!Array.isArray(input)) return messageTokens(input as Message, options);
+  if (!Array.isArray(input)) return messageTokensUnchecked(input as Message, options);
   let total = 0;
-  for (const message of input as readonly Message[]) total += messageTokens(message, options);
+  for (const message of input as readonly Message[]) {
+    total = capTokens(total + messageTokensUnchecked(message, options));
+  }
   return total;
 }

@@ -5,8 +5,8 @@
 
 import type { Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import { type EstimateOptions, estimateTokens } from './estimate-tokens.js';
-import { checkEstimateOptions } from './image-tokens.js';
+import { type EstimateOptions, messageTokensUnchecked } from './estimate-tokens.js';
+import { capTokens, checkEstimateOptions } from './image-tokens.js';
 
 /**
  * Indices `i` (1..messages.length) where a cut never separates a tool call from its result: `messages[i]` is not a
@@ -55,7 +55,7 @@ export function findCutPoint(
     let kept = 0;
     target = -1;
     for (let i = messages.length - 1; i >= 0; i--) {
-      kept += estimateTokens(messages[i] as Message, options);
+      kept = capTokens(kept + messageTokensUnchecked(messages[i] as Message, options));
       if (kept >= keepRecentTokens) {
         target = i;
         break;

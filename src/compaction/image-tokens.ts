@@ -6,13 +6,39 @@
 import type { DocumentPart, ImagePart, ImageTokenRule } from '../conversation.js';
 import { PantoError } from '../errors.js';
 
-const RULES: ReadonlySet<string> = new Set<ImageTokenRule>([
+/** Every `ImageTokenRule` the estimates know (model-catalog.ts checks `defineModel`'s rule against it). */
+export const IMAGE_TOKEN_RULES: readonly ImageTokenRule[] = Object.freeze([
   'fixed',
   'anthropic',
   'openai-tile',
   'openai-patch',
   'gemini',
 ]);
+
+const RULES: ReadonlySet<string> = new Set<string>(IMAGE_TOKEN_RULES);
+
+/** True when `rule` is one of `IMAGE_TOKEN_RULES`. */
+export function isImageTokenRule(rule: unknown): rule is ImageTokenRule {
+  return typeof rule === 'string' && RULES.has(rule);
+}
+
+/**
+ * Largest estimate any function here returns (2^53 - 1): every estimate and every sum of estimates is capped at it, so
+ * options at the edge of their range (`charsPerToken: 5e-324`, `patchMultiplier: 1e308`) or absurd stored dimensions
+ * and page counts give a large finite number, never `Infinity` or `NaN`.
+ */
+export const MAX_TOKEN_ESTIMATE = Number.MAX_SAFE_INTEGER;
+
+/** `n` capped at `MAX_TOKEN_ESTIMATE` (`NaN` counts as too large). */
+export function capTokens(n: number): number {
+  return Number.isNaN(n) ? MAX_TOKEN_ESTIMATE : Math.min(n, MAX_TOKEN_ESTIMATE);
+}
+
+/**
+ * Side length beyond which stored dimensions are clamped before a rule's arithmetic (2^31 - 1: no real image is
+ * larger, and the products of two such sides stay exact enough). Keeps the per-rule formulas away from overflow.
+ */
+const MAX_ESTIMATED_SIDE = 2 ** 31 - 1;
 
 /**
  * Throws `ERR_INVALID_ARGUMENT` when `options` cannot give a finite, non-negative estimate: an unknown
@@ -23,7 +49,7 @@ const RULES: ReadonlySet<string> = new Set<ImageTokenRule>([
 export function checkEstimateOptions(options: MediaEstimateOptions): void {
   const { imageTokenRule, charsPerToken, fixedImageChars, patchMultiplier } = options;
   let problem: string | undefined;
-  if (imageTokenRule !== undefined && !RULES.has(imageTokenRule))
+  if (imageTokenRule !== undefined && !isImageTokenRule(imageTokenRule))
     problem = `imageTokenRule must be one of ${[...RULES].join(', ')} (got ${JSON.stringify(String(imageTokenRule)).slice(0, 60)})`;
   else if (charsPerToken !== undefined && !(Number.isFinite(charsPerToken) && charsPerToken > 0))
     problem = `charsPerToken must be a finite number > 0 (got ${charsPerToken})`;
@@ -94,30 +120,47 @@ export function geminiImageTokens(width: number, height: number): number {
 }
 
 function fixedTokens(options: MediaEstimateOptions): number {
-  return Math.ceil((options.fixedImageChars ?? DEFAULT_FIXED_IMAGE_CHARS) / (options.charsPerToken ?? 4));
+  return capTokens(
+    Math.ceil((options.fixedImageChars ?? DEFAULT_FIXED_IMAGE_CHARS) / (options.charsPerToken ?? 4)),
+  );
+}
+
+/** A stored side usable by the rules: a finite number > 0, clamped to `MAX_ESTIMATED_SIDE`; else `undefined`. */
+function usableSide(side: number): number | undefined {
+  return Number.isFinite(side) && side > 0 ? Math.min(side, MAX_ESTIMATED_SIDE) : undefined;
 }
 
 /**
- * Estimated tokens for one stored image under `options.imageTokenRule` (fixed when the dimensions are unusable).
+ * Estimated tokens for one stored image under `options.imageTokenRule` (fixed when the dimensions are not finite
+ * numbers > 0): an integer from 0 to `MAX_TOKEN_ESTIMATE`.
  * @throws PantoError `ERR_INVALID_ARGUMENT` for options out of range (see `checkEstimateOptions`).
  */
 export function estimateImageTokens(
   part: Pick<ImagePart, 'width' | 'height'>,
   options: MediaEstimateOptions = {},
 ): number {
-  const { width, height } = part;
   checkEstimateOptions(options);
+  return imageTokensUnchecked(part, options);
+}
+
+/** `estimateImageTokens` for options the caller already passed through `checkEstimateOptions`. */
+export function imageTokensUnchecked(
+  part: Pick<ImagePart, 'width' | 'height'>,
+  options: MediaEstimateOptions,
+): number {
   const rule = options.imageTokenRule ?? 'fixed';
-  if (rule === 'fixed' || !(width > 0) || !(height > 0)) return fixedTokens(options);
+  const width = usableSide(part.width);
+  const height = usableSide(part.height);
+  if (rule === 'fixed' || width === undefined || height === undefined) return fixedTokens(options);
   switch (rule) {
     case 'anthropic':
-      return anthropicImageTokens(width, height);
+      return capTokens(anthropicImageTokens(width, height));
     case 'openai-tile':
-      return openaiTileImageTokens(width, height);
+      return capTokens(openaiTileImageTokens(width, height));
     case 'openai-patch':
-      return openaiPatchImageTokens(width, height, options.patchMultiplier ?? 1);
+      return capTokens(openaiPatchImageTokens(width, height, options.patchMultiplier ?? 1));
     case 'gemini':
-      return geminiImageTokens(width, height);
+      return capTokens(geminiImageTokens(width, height));
   }
 }
 
@@ -127,16 +170,28 @@ const BYTES_PER_UNKNOWN_PAGE = 100_000;
 /**
  * Estimated tokens for one stored PDF: pages x per-page cost. Per page: Gemini 258; Anthropic and OpenAI ~1500
  * (extracted text plus a page image); `fixed` the fixed image estimate. Pages default to the decoded size / 100 KB,
- * at least 1.
+ * at least 1 (also when `pages` is not a number > 0). The result is an integer from 0 to `MAX_TOKEN_ESTIMATE`.
  * @throws PantoError `ERR_INVALID_ARGUMENT` for options out of range (see `checkEstimateOptions`).
  */
 export function estimateDocumentTokens(
   part: Pick<DocumentPart, 'data' | 'pages'>,
   options: MediaEstimateOptions = {},
 ): number {
-  const pages = part.pages ?? Math.max(1, Math.ceil((part.data.length * 3) / 4 / BYTES_PER_UNKNOWN_PAGE));
   checkEstimateOptions(options);
+  return documentTokensUnchecked(part, options);
+}
+
+/** `estimateDocumentTokens` for options the caller already passed through `checkEstimateOptions`. */
+export function documentTokensUnchecked(
+  part: Pick<DocumentPart, 'data' | 'pages'>,
+  options: MediaEstimateOptions,
+): number {
+  const stored = part.pages;
+  const pages =
+    stored !== undefined && stored > 0
+      ? stored
+      : Math.max(1, Math.ceil((part.data.length * 3) / 4 / BYTES_PER_UNKNOWN_PAGE));
   const rule = options.imageTokenRule ?? 'fixed';
   const perPage = rule === 'fixed' ? fixedTokens(options) : rule === 'gemini' ? 258 : 1500;
-  return pages * perPage;
+  return capTokens(pages * perPage);
 }

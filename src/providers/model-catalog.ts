@@ -12,6 +12,7 @@
  * no number (OpenAI's request size), the value is a conservative guess a host can override.
  */
 
+import { IMAGE_TOKEN_RULES, isImageTokenRule } from '../compaction/image-tokens.js';
 import type { ImageMediaType } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { DEFAULT_PROCESS_OPTIONS } from '../media/policy.js';
@@ -267,7 +268,15 @@ function applyOverrides(base: ModelInfo, o: ModelOverrides): ModelInfo {
   }
   const input = { ...base.input, ...stripUndefined(o.input ?? {}) };
   const out: ModelInfo = { ...base, ...stripUndefined({ api: o.api, provider: o.provider }), input, limits };
-  if (o.imageTokenRule !== undefined) out.imageTokenRule = o.imageTokenRule;
+  if (o.imageTokenRule !== undefined) {
+    if (!isImageTokenRule(o.imageTokenRule)) {
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        `model '${base.id}': imageTokenRule must be one of ${IMAGE_TOKEN_RULES.join(', ')} (got ${JSON.stringify(String(o.imageTokenRule)).slice(0, 60)})`,
+      );
+    }
+    out.imageTokenRule = o.imageTokenRule;
+  }
   if (o.multimodalToolResults !== undefined) out.multimodalToolResults = o.multimodalToolResults;
   if (o.reasoning !== undefined) out.reasoning = o.reasoning === true;
   return out;
