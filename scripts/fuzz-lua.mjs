@@ -7,7 +7,7 @@
 //   --seed   the run's seed (default: from the clock; always printed). Case N of seed S is the same on every run and
 //            every machine, so `--seed=S --case=N` replays exactly one case (what a finding prints).
 //   Shrinking a finding stops after min(60, --seconds) s with the smallest case so far, so a run takes at most about
-//   2 x --seconds plus one case. All temp files live under one root (os.tmpdir()/panto-fuzz-lua-*), removed on exit
+//   --seconds + min(60, --seconds) + one case. All temp files live under one root (os.tmpdir()/panto-fuzz-lua-*), removed on exit
 //   and on SIGINT/SIGTERM; the child host exits when its stdin closes (the runner died).
 //   exit 0: no invariant broken; 1: at least one finding (each printed with its seed, case number and the shrunk
 //   Lua source); 2: bad usage or the library is not built.
