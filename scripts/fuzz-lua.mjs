@@ -6,6 +6,9 @@
 //   --from=N start at case N (to replay the cases leading up to a finding on one long-lived host).
 //   --seed   the run's seed (default: from the clock; always printed). Case N of seed S is the same on every run and
 //            every machine, so `--seed=S --case=N` replays exactly one case (what a finding prints).
+//   Shrinking a finding stops after min(60, --seconds) s with the smallest case so far, so a run takes at most about
+//   --seconds + min(60, --seconds) + one case. All temp files live under one root (os.tmpdir()/panto-fuzz-lua-*), removed on exit
+//   and on SIGINT/SIGTERM; the child host exits when its stdin closes (the runner died).
 //   exit 0: no invariant broken; 1: at least one finding (each printed with its seed, case number and the shrunk
 //   Lua source); 2: bad usage or the library is not built.
 //
@@ -24,7 +27,8 @@
 // Invariants (each broken one is a finding):
 //   I1 one result: `source.run` resolves (never rejects) exactly once per call to `{ok:true, parts}` (parts non-empty;
 //      text parts are strings within maxTextBytes + a note; media parts carry a Uint8Array) or `{ok:false, error}` (a
-//      non-empty string within maxTextBytes + a note); `meta` survives a JSON round trip unchanged; no progress
+//      non-empty string within maxTextBytes + a note); `meta` survives a JSON round trip unchanged, its keys are
+//      within maxTextBytes, its strings within maxTextBytes + a note, its JSON within memoryBytes; no progress
 //      update arrives after the result.
 //   I2 no host fault: no result error is an "internal error in the Lua host", no uncaught exception or unhandled
 //      rejection in the host process.
@@ -38,7 +42,7 @@
 // CI: `node scripts/fuzz-lua.mjs --seed=$RANDOM` (60 s, needs `npm run build:ts`, no network).
 
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -66,6 +70,11 @@ const SLACK_MS = 6000; // a loaded 2-core machine; worker start-up
 const CHILD_GRACE_MS = 8000;
 const RSS_GROWTH_MB = 600;
 const TEXT_NOTE = 300; // room for a "[... truncated ...]" note
+/**
+ * `meta` has no cap of its own: it is bounded by the per-string cap and by the memory budget of the Lua table it
+ * comes from, so its JSON must not outgrow memoryBytes (a 1e6-integer array is ~7 MB).
+ */
+const META_MAX_BYTES = BUDGETS.memoryBytes;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Deterministic PRNG (mulberry32) and the grammar
@@ -559,7 +568,7 @@ class Gen {
       case 6:
         return `return { text = "meta", meta = ${this.value(0)} }`;
       case 7:
-        return `return { text = "meta", meta = { a = ${this.value(1)}, b = { ${this.value(1)} }, [${this.pick(['1', '"1"', '2^53', '1.5', 'true'])}] = 1 } }`;
+        return `return { text = "meta", meta = { a = ${this.value(1)}, b = { ${this.value(1)} }, [${this.pick(['1', '"1"', '2^53', '1.5', 'true', '("k"):rep(1e5)', '("\\xff"):rep(5000)'])}] = 1 } }`;
       case 8:
         return `error(${this.value(0)})`;
       case 9:
@@ -620,9 +629,9 @@ function snapshotPrototypes() {
   return Object.fromEntries(Object.entries(objs).map(([k, o]) => [k, Reflect.ownKeys(o).map(String).sort()]));
 }
 
-async function child() {
+async function child(tempRoot) {
   const { LuaToolSource, toStoredParts } = await import(dist);
-  const workspace = await mkdtemp(path.join(tmpdir(), 'panto-fuzz-ws-'));
+  const workspace = await mkdtemp(path.join(tempRoot, 'ws-'));
   await writeFile(path.join(workspace, 'a.txt'), 'hello\n');
   await writeFile(path.join(workspace, '.env'), 'SECRET=1\n');
   await writeFile(
@@ -632,7 +641,7 @@ async function child() {
   await mkdir(path.join(workspace, 'sub'));
   await writeFile(path.join(workspace, 'sub', 'b.txt'), 'b');
   await symlink('/etc/passwd', path.join(workspace, 'link')).catch(() => {});
-  const toolDir = await mkdtemp(path.join(tmpdir(), 'panto-fuzz-tools-'));
+  const toolDir = await mkdtemp(path.join(tempRoot, 'tools-'));
   await writeFile(path.join(toolDir, 'eval.lua'), EVAL_TOOL);
   await writeFile(path.join(toolDir, 'honest.lua'), HONEST_TOOL);
   const faults = [];
@@ -672,7 +681,7 @@ async function child() {
     try {
       if (c.mode === 'eval') source = await openEval(c.isolation);
       else {
-        const dir = await mkdtemp(path.join(tmpdir(), 'panto-fuzz-case-'));
+        const dir = await mkdtemp(path.join(tempRoot, 'case-'));
         await writeFile(path.join(dir, 'case.lua'), fileTool(c.programs[0].join('\n')));
         await writeFile(path.join(dir, 'honest.lua'), HONEST_TOOL);
         source = await LuaToolSource.fromDir(dir, {
@@ -775,6 +784,12 @@ async function child() {
       process.stdout.write(`@@DONE ${c.index} ${JSON.stringify(out)}\n`);
     }
   });
+  // The parent is gone (or closed the pipe): leave now, even while a worker or a timer would keep the loop alive.
+  process.stdin.on('end', () => {
+    rmSync(workspace, { recursive: true, force: true });
+    rmSync(toolDir, { recursive: true, force: true });
+    process.exit(0);
+  });
   process.stdout.write('@@READY\n');
 }
 
@@ -805,6 +820,8 @@ function checkResult(r, i, problems, notes) {
       }
       if (round !== undefined && !isDeepStrictEqual(round, r.meta))
         problems.push(`I1 program ${i}: meta changes in a JSON round trip: ${short(r.meta)}`);
+      const over = metaOverCap(r.meta);
+      if (over !== null) problems.push(`I1 program ${i}: meta ${over}`);
     }
   } else {
     if (typeof r.error !== 'string' || r.error.length === 0)
@@ -816,6 +833,28 @@ function checkResult(r, i, problems, notes) {
       if (/a Lua library function failed/.test(r.error)) notes.push(r.error.slice(0, 160));
     }
   }
+}
+
+/**
+ * Where `meta` breaks the text cap: a key longer than maxTextBytes, a string longer than maxTextBytes + a note, or
+ * more than META_MAX_BYTES of JSON in all; null when it keeps it.
+ */
+function metaOverCap(meta) {
+  const stack = [meta];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (Buffer.byteLength(v) > BUDGETS.maxTextBytes + TEXT_NOTE)
+        return `has a string of ${Buffer.byteLength(v)} bytes`;
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        if (Buffer.byteLength(k) > BUDGETS.maxTextBytes) return `has a key of ${Buffer.byteLength(k)} bytes`;
+        stack.push(x);
+      }
+    }
+  }
+  const total = Buffer.byteLength(JSON.stringify(meta) ?? '');
+  return total > META_MAX_BYTES ? `is ${total} bytes of JSON` : null;
 }
 
 const short = (v) => {
@@ -832,7 +871,9 @@ const short = (v) => {
 // Parent side: feeds cases to a child host, restarts it after a crash or hang, shrinks findings.
 // ---------------------------------------------------------------------------------------------------------------
 class Host {
-  constructor() {
+  /** `tempRoot`: the directory the child makes its workspace, tool and case directories in (the parent removes it). */
+  constructor(tempRoot) {
+    this.tempRoot = tempRoot;
     this.proc = null;
     this.waiting = null;
     this.peakRssMb = 0;
@@ -840,7 +881,7 @@ class Host {
   async start() {
     const p = spawn(
       process.execPath,
-      ['--max-old-space-size=1024', fileURLToPath(import.meta.url), '--child'],
+      ['--max-old-space-size=1024', fileURLToPath(import.meta.url), '--child', this.tempRoot],
       {
         stdio: ['pipe', 'pipe', 'pipe'],
       },
@@ -922,16 +963,25 @@ class Host {
 /** The invariant of a problem line (`I3`, ...), to tell whether a shrunk case still fails the same way. */
 const kinds = (problems) => new Set(problems.map((p) => p.split(' ')[0]));
 
-/** Remove statements (and programs) while the case still breaks an invariant of the same kind. */
-async function shrink(host, c, problems) {
+/**
+ * Remove statements (and programs) while the case still breaks an invariant of the same kind. Stops at `deadline`
+ * (a performance.now() time) with the smallest case found so far, so a hang finding (each candidate up to ~20 s)
+ * cannot stretch a bounded run; `timedOut` says whether it stopped early.
+ */
+async function shrink(host, c, problems, deadline) {
   const want = kinds(problems);
+  let timedOut = false;
   const stillFails = async (cand) => {
+    if (performance.now() > deadline) {
+      timedOut = true;
+      return null;
+    }
     const r = await host.run({ ...cand, index: c.index });
     return r.problems.length > 0 && [...kinds(r.problems)].some((k) => want.has(k)) ? r : null;
   };
   let best = c;
   let bestProblems = problems;
-  for (let pi = 0; best.programs.length > 1 && pi < best.programs.length; ) {
+  for (let pi = 0; !timedOut && best.programs.length > 1 && pi < best.programs.length; ) {
     const cand = { ...best, programs: best.programs.filter((_, j) => j !== pi) };
     const r = await stillFails(cand);
     if (r) {
@@ -939,8 +989,8 @@ async function shrink(host, c, problems) {
       bestProblems = r.problems;
     } else pi++;
   }
-  for (let pi = 0; pi < best.programs.length; pi++) {
-    for (let si = 0; si < best.programs[pi].length; ) {
+  for (let pi = 0; !timedOut && pi < best.programs.length; pi++) {
+    for (let si = 0; !timedOut && si < best.programs[pi].length; ) {
       const prog = best.programs[pi];
       const reduced =
         si === prog.length - 1 ? [...prog.slice(0, si), 'return "ok"'] : prog.filter((_, j) => j !== si);
@@ -956,7 +1006,7 @@ async function shrink(host, c, problems) {
       } else si++;
     }
   }
-  return { c: best, problems: bestProblems };
+  return { c: best, problems: bestProblems, timedOut };
 }
 
 async function parent(argv) {
@@ -983,7 +1033,15 @@ async function parent(argv) {
   console.log(
     `fuzz-lua: seed ${seed}, ${only === undefined ? `${seconds} s` : `case ${only}`}, isolation ${isolationMode}`,
   );
-  const host = new Host();
+  // One temp root for everything the child makes: removed on exit, on SIGINT/SIGTERM, and after a SIGKILLed child.
+  const tempRoot = mkdtempSync(path.join(tmpdir(), 'panto-fuzz-lua-'));
+  const host = new Host(tempRoot);
+  process.on('exit', () => {
+    host.kill();
+    rmSync(tempRoot, { recursive: true, force: true });
+  });
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(sig === 'SIGINT' ? 130 : 143));
+  const shrinkSeconds = Math.min(60, seconds);
   const started = performance.now();
   const findings = [];
   const notes = new Map();
@@ -1002,12 +1060,16 @@ async function parent(argv) {
     programs += c.programs.length;
     for (const n of r.notes) notes.set(n, (notes.get(n) ?? 0) + 1);
     if (r.problems.length > 0) {
-      const shrunk = doShrink ? await shrink(host, c, r.problems) : { c, problems: r.problems };
+      const shrunk = doShrink
+        ? await shrink(host, c, r.problems, performance.now() + shrinkSeconds * 1000)
+        : { c, problems: r.problems };
       findings.push({ index, ...shrunk });
       console.log(
         `\nFINDING seed ${seed} case ${index} (${c.mode}, ${c.isolation}); replay: node scripts/fuzz-lua.mjs --seed=${seed} --case=${index}`,
       );
       console.log(`  ${shrunk.problems.join('\n  ')}`);
+      if (shrunk.timedOut)
+        console.log(`  (shrinking stopped after ${shrinkSeconds} s; the case below is partly shrunk)`);
       console.log(
         `  shrunk (${shrunk.c.mode}, ${shrunk.c.isolation}):\n${shrunk.c.programs.map((p) => `    ${p.join('\n    ')}`).join('\n    ----\n')}`,
       );
@@ -1027,5 +1089,5 @@ async function parent(argv) {
 }
 
 const argv = process.argv.slice(2);
-if (argv[0] === '--child') await child();
+if (argv[0] === '--child') await child(argv[1] ?? tmpdir());
 else await parent(argv);

@@ -30,7 +30,7 @@ export interface LuaBudgets {
   maxBlockingMs?: number;
   /**
    * UTF-8 bytes of any text leaving Lua: returned text, error messages, `print`/`panto.log` lines, progress messages,
-   * strings in `meta`. Longer text is cut with a note. Default 1 MiB.
+   * strings in `meta` (a longer key in `meta` is an error). Longer text is cut with a note. Default 1 MiB.
    */
   maxTextBytes?: number;
   /** Total bytes of a result's attachments; more is a tool error. Default 64 MiB. */

@@ -21,11 +21,21 @@
  *    `table.concat`, `table.sort`, `unpack`, the lexer). `setMeter` routes both to the running call, whose budgets
  *    throw to stop it. `accountingAvailable()` says whether the patch is applied (it is in this repository; a consumer
  *    that loads an unpatched fengari gets the weaker checks of (2) and the sandbox's size caps).
+ *
+ * 4. Room for the native-error handler. When a JS exception escapes a library function or an accounting hook in
+ *    the middle of a VM instruction, the frame can be full (`L.top` at `ci.top`), so fengari's push of the
+ *    `lua_atnativeerror` handler fails, the thread ends with status -1 and, after an error a `pcall` had recovered,
+ *    `lua_resume` trips its own assertion ("assertion failed" instead of the budget message). The patch
+ *    (`luaD_rawrunprotected` in ldo.js) makes room first, using the error reserve above LUAI_MAXSTACK as
+ *    `luaD_growstack` does, and ends with LUA_ERRERR ("error in error handling", a typed Lua error) when even the
+ *    reserve is full. `installNativeErrorRoom` is the fallback for an UNPATCHED fengari (it cannot grow past
+ *    LUAI_MAXSTACK, so there the at-max case still ends in the assertion).
  */
 
 import type { LuaJsFunction } from 'fengari';
 import fengari from 'fengari';
 import lapi from 'fengari/src/lapi.js';
+import ldo from 'fengari/src/ldo.js';
 import llimits from 'fengari/src/llimits.js';
 import lstate from 'fengari/src/lstate.js';
 
@@ -111,19 +121,23 @@ export function withoutMeter<T>(fn: () => T): T {
 
 let nativeErrorRoomInstalled = false;
 
+/** True when fengari carries the native-error room fix (4) of patches/fengari+0.1.5.patch. */
+export function nativeErrorRoomPatched(): boolean {
+  return ldo.luai_pantoerrorroom === true;
+}
+
 /**
- * Fix 4: room on the stack for fengari's native-error path. When a JS exception escapes a library function or an
- * accounting hook (a budget overrun inside `..`, a fault in `os.time`), `luaD_rawrunprotected` pushes the
- * `lua_atnativeerror` handler and the exception with the checked API (`lua_pushcfunction`, `lua_pushlightuserdata`).
- * In the middle of a VM instruction the frame can be full (`L.top` at `ci.top`): the push fails with "stack
- * overflow", the thread ends with status -1, and after an error a `pcall` had recovered, `lua_resume` trips its own
- * assertion ("assertion failed" instead of the budget message). This makes the push of OUR handler reserve two
- * slots first (`lua_checkstack`, which grows the stack and the frame top); the frame is being unwound anyway.
- * Installed once per process; `handler` is the function the runtime passes to `lua_atnativeerror`.
+ * Fix 4, fallback for an unpatched fengari (a no-op when the patch is applied): `luaD_rawrunprotected` pushes the
+ * `lua_atnativeerror` handler and the exception with the checked API (`lua_pushcfunction`,
+ * `lua_pushlightuserdata`), through the exported `lapi` object. This makes the push of OUR handler reserve two slots
+ * first (`lua_checkstack`, which grows the stack and the frame top); the frame is being unwound anyway. At
+ * LUAI_MAXSTACK `lua_checkstack` fails and the assertion can still come back; only the patch covers that case.
+ * Installed once per process.
  */
 export function installNativeErrorRoom(): void {
   if (nativeErrorRoomInstalled) return;
   nativeErrorRoomInstalled = true;
+  if (nativeErrorRoomPatched()) return;
   const push = lapi.lua_pushcfunction;
   lapi.lua_pushcfunction = (L, fn) => {
     if (fn !== null && fn === L.l_G.atnativeerror) withoutMeter(() => lapi.lua_checkstack(L, 2));

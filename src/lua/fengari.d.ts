@@ -201,3 +201,9 @@ declare module 'fengari/src/lapi.js' {
   };
   export default lapi;
 }
+
+declare module 'fengari/src/ldo.js' {
+  /** `luai_pantoerrorroom`: set by patches/fengari+0.1.5.patch (room for the native-error handler). */
+  const ldo: { luai_pantoerrorroom?: boolean };
+  export default ldo;
+}

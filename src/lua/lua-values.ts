@@ -206,22 +206,23 @@ function convert(
       return lua.lua_toboolean(L, idx);
     case lua.LUA_TNUMBER: {
       const n = lua.lua_isinteger(L, idx) ? lua.lua_tointeger(L, idx) : lua.lua_tonumber(L, idx);
-      if (!Number.isFinite(n)) throw new LuaConversionError(`${path} is ${n}, which has no JSON form`);
+      if (!Number.isFinite(n))
+        throw new LuaConversionError(`${notePath(path)} is ${n}, which has no JSON form`);
       return n;
     }
     case lua.LUA_TSTRING: {
       const bytes = lua.lua_tolstring(L, idx);
       if (bytes === null) return '';
       // Through capText even when short: invalid UTF-8 grows when decoded (U+FFFD is 3 bytes).
-      return Number.isFinite(maxStr) ? capText(bytes, maxStr, `${path}`) : decoder.decode(bytes);
+      return Number.isFinite(maxStr) ? capText(bytes, maxStr, notePath(path)) : decoder.decode(bytes);
     }
     case lua.LUA_TTABLE:
       return convertTable(L, idx, path, seen, depth, maxStr);
     case lua.LUA_TLIGHTUSERDATA:
       if (lua.lua_touserdata(L, idx) === JSON_NULL) return null;
-      throw new LuaConversionError(`${path} is a userdata, which has no JSON form`);
+      throw new LuaConversionError(`${notePath(path)} is a userdata, which has no JSON form`);
     default:
-      throw new LuaConversionError(`${path} is a ${typeName(L, t)}, which has no JSON form`);
+      throw new LuaConversionError(`${notePath(path)} is a ${typeName(L, t)}, which has no JSON form`);
   }
 }
 
@@ -242,11 +243,12 @@ function convertTable(
   depth: number,
   maxStr: number,
 ): JsonValue {
-  if (depth >= MAX_DEPTH) throw new LuaConversionError(`${path} is nested deeper than ${MAX_DEPTH} levels`);
+  if (depth >= MAX_DEPTH)
+    throw new LuaConversionError(`${notePath(path)} is nested deeper than ${MAX_DEPTH} levels`);
   const ptr = lua.lua_topointer(L, idx);
-  if (seen.has(ptr)) throw new LuaConversionError(`${path} refers back to itself (a cycle)`);
+  if (seen.has(ptr)) throw new LuaConversionError(`${notePath(path)} refers back to itself (a cycle)`);
   seen.add(ptr);
-  if (!lua.lua_checkstack(L, 4)) throw new LuaConversionError(`${path}: Lua stack overflow`);
+  if (!lua.lua_checkstack(L, 4)) throw new LuaConversionError(`${notePath(path)}: Lua stack overflow`);
   const marked = isMarkedArray(L, idx);
   let count = 0;
   let maxKey = 0;
@@ -266,11 +268,13 @@ function convertTable(
     lua.lua_pop(L, 1);
   }
   if (marked && !allPositiveInts) {
-    throw new LuaConversionError(`${path} is marked as a JSON array but has keys other than 1, 2, 3, ...`);
+    throw new LuaConversionError(
+      `${notePath(path)} is marked as a JSON array but has keys other than 1, 2, 3, ...`,
+    );
   }
   if (marked && maxKey > count * 2 + 16) {
     throw new LuaConversionError(
-      `${path} is a JSON array with too many holes (${count} values up to [${maxKey}])`,
+      `${notePath(path)} is a JSON array with too many holes (${count} values up to [${maxKey}])`,
     );
   }
   const sequence = marked || (allPositiveInts && count > 0 && maxKey === count);
@@ -290,20 +294,29 @@ function convertTable(
     while (lua.lua_next(L, idx)) {
       const kt = lua.lua_type(L, -2);
       let key: string;
-      if (kt === lua.LUA_TSTRING) key = toText(L, -2) ?? '';
-      else if (kt === lua.LUA_TNUMBER) {
+      if (kt === lua.LUA_TSTRING) {
+        const keyBytes = lua.lua_rawlen(L, -2);
+        // A key is never cut (two cut keys could collide): a key longer than the cap is refused.
+        if (keyBytes > maxStr) {
+          lua.lua_pop(L, 2);
+          throw new LuaConversionError(
+            `${notePath(path)} has a key of ${keyBytes} bytes; keys are at most ${maxStr} bytes`,
+          );
+        }
+        key = toText(L, -2) ?? '';
+      } else if (kt === lua.LUA_TNUMBER) {
         key = String(lua.lua_isinteger(L, -2) ? lua.lua_tointeger(L, -2) : lua.lua_tonumber(L, -2));
         numericKeys.add(key);
       } else {
         lua.lua_pop(L, 2);
         throw new LuaConversionError(
-          `${path} has a ${typeName(L, kt)} key; only string and number keys convert`,
+          `${notePath(path)} has a ${typeName(L, kt)} key; only string and number keys convert`,
         );
       }
       if (Object.hasOwn(obj, key)) {
         lua.lua_pop(L, 2);
         throw new LuaConversionError(
-          `${path} has both the number key ${key} and the string key "${key}"; they would be one JSON key`,
+          `${notePath(path)} has both the number key ${key} and the string key "${key}"; they would be one JSON key`,
         );
       }
       let v: JsonValue;
@@ -321,6 +334,16 @@ function convertTable(
   }
   seen.delete(ptr);
   return out;
+}
+
+/** Longest path quoted in a note or an error; longer paths keep their start and end around an ellipsis. */
+export const MAX_NOTE_PATH = 200;
+
+/** `path` shortened to at most `MAX_NOTE_PATH` characters for a note or an error message. */
+export function notePath(path: string): string {
+  if (path.length <= MAX_NOTE_PATH) return path;
+  const head = Math.floor((MAX_NOTE_PATH - 3) / 2);
+  return `${path.slice(0, head)}...${path.slice(path.length - (MAX_NOTE_PATH - 3 - head))}`;
 }
 
 /** The Lua type name of type tag `t` ("nil", "number", "table", ...). */

@@ -21,3 +21,12 @@ describe('the resource-accounting part of the patch', () => {
     expect(lstrlib).toContain('luai_pantostep(1);');
   });
 });
+
+describe('the native-error room part of the patch', () => {
+  it('is applied: ldo.js makes room for the handler before pushing it, and the shim stands down', async () => {
+    const { nativeErrorRoomPatched } = await import('../../src/lua/fengari-fixes.js');
+    expect(nativeErrorRoomPatched()).toBe(true);
+    const ldo = readFileSync(createRequire(import.meta.url).resolve('fengari/src/ldo.js'), 'utf8');
+    expect(ldo).toContain('lj.status = LUA_ERRERR;  /* no room even in the reserve */');
+  });
+});

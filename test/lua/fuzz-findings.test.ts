@@ -122,3 +122,60 @@ describe('fuzz findings: a budget overrun inside an instruction after a recovere
     ]);
   });
 });
+
+describe('review finding: meta keys and truncation notes stay within maxTextBytes', () => {
+  let loaded: Loaded;
+  beforeAll(async () => {
+    loaded = await loadTools(
+      {
+        'meta-keys.lua': tool(
+          'meta_keys',
+          `
+  if args.kind == "long-key" then
+    return { text = "m", meta = { [("k"):rep(1e5)] = ("\\xff"):rep(10) } }
+  end
+  if args.kind == "long-path" then
+    -- Keys at the cap, nested: the path to the innermost string is ~40 KB.
+    local k = ("k"):rep(4096)
+    return { text = "m", meta = { [k] = { [k] = { [k] = { [k] = { [k] = { [k] = { [k] = { [k] = { [k] = { s = ("\\xff"):rep(4096) } } } } } } } } } } }
+  end
+  if args.kind == "key-at-cap" then
+    return { text = "m", meta = { [("k"):rep(4096)] = 1 } }
+  end
+`,
+        ),
+      },
+      { budgets: { maxTextBytes: MAX_TEXT } },
+    );
+  });
+  afterAll(() => loaded.source.close());
+
+  const run = (kind: string) => loaded.source.call('meta_keys', { kind }, ctx(loaded.workspace));
+
+  it('a key longer than the cap is refused with a note naming its size (was 504,175 bytes of meta)', async () => {
+    const r = await run('long-key');
+    expect(r).toEqual({
+      ok: false,
+      error: expect.stringContaining('meta has a key of 100000 bytes; keys are at most 4096 bytes'),
+    });
+    if (!r.ok) expect(Buffer.byteLength(r.error)).toBeLessThan(1000);
+  });
+
+  it('a key at the cap is kept', async () => {
+    const r = await run('key-at-cap');
+    expect(r.ok && r.meta).toEqual({ ['k'.repeat(MAX_TEXT)]: 1 });
+  });
+
+  it('the truncation note quotes at most 200 characters of the path', async () => {
+    const r = await run('long-path');
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    let node: unknown = r.meta;
+    for (let i = 0; i < 9; i++) node = (node as Record<string, unknown>)['k'.repeat(MAX_TEXT)];
+    const s = (node as { s: string }).s;
+    const note = s.slice(s.lastIndexOf('\n['));
+    expect(note).toMatch(/^\n\[meta\.k+\.\.\.k+\.s truncated: 12288 bytes as text, the cap is 4096\]$/);
+    expect(note.length).toBeLessThan(260);
+    expect(Buffer.byteLength(JSON.stringify(r.meta))).toBeLessThan(10 * MAX_TEXT + 2000);
+  });
+});
