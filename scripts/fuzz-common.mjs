@@ -22,6 +22,17 @@ export function mulberry32(seed) {
 }
 
 /**
+ * The PRNG of case `index` of run `seed`: a `mulberry32` stream independent of every other case's, so one case replays
+ * alone (`--seed=S --case=N`) whatever ran before it.
+ */
+export function caseRng(seed, index) {
+  let h = (seed ^ 0x9e3779b9) >>> 0;
+  h = Math.imul(h ^ index, 0x85ebca6b) >>> 0;
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
+  return mulberry32(h ^ (h >>> 16));
+}
+
+/**
  * A seeded generator over `mulberry32(seed)`: `next()` in [0, 1), `int(n)` an integer in [0, n), `pick(xs)` an element
  * of a non-empty array, `chance(p)` true with probability `p`.
  */

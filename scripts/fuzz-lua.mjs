@@ -48,6 +48,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
+import { caseRng } from './fuzz-common.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -77,26 +78,8 @@ const TEXT_NOTE = 300; // room for a "[... truncated ...]" note
 const META_MAX_BYTES = BUDGETS.memoryBytes;
 
 // ---------------------------------------------------------------------------------------------------------------
-// Deterministic PRNG (mulberry32) and the grammar
+// The grammar (each case draws from its own PRNG: caseRng, scripts/fuzz-common.mjs)
 // ---------------------------------------------------------------------------------------------------------------
-function mulberry32(a) {
-  let s = a >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** The PRNG of case `index` of run `seed` (independent of every other case). */
-function caseRng(seed, index) {
-  let h = (seed ^ 0x9e3779b9) >>> 0;
-  h = Math.imul(h ^ index, 0x85ebca6b) >>> 0;
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
-  return mulberry32(h ^ (h >>> 16));
-}
 
 class Gen {
   constructor(rng) {
