@@ -14,7 +14,8 @@
  * SDK only reports that error (`onerror`) and leaves the requests of that response waiting for their timeout; for a
  * JSON or error body it rejects the request at once (an error body's reason is lost: "… endpoint: null") but leaks the
  * request's handlers. So `onCut` also gets the ids of the JSON-RPC requests the cut response answers (from the POSTed
- * body), for the caller to fail them (or clean them up) and to tell which calls were cut.
+ * body), for the caller to fail them (or clean them up) and to tell which calls were cut, and the request's method
+ * (`GET`: the standalone or a resumed SSE stream, which the SDK reconnects after every cut, for ever).
  * Bodiless responses are returned as they are. Redirects stay the SDK's business (it follows same-origin ones only).
  */
 
@@ -29,14 +30,15 @@ type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
  */
 export function boundedFetch(
   maxBytes: number,
-  onCut?: (reason: string, requestIds: Array<string | number>) => void,
+  onCut?: (reason: string, requestIds: Array<string | number>, method: string) => void,
   idleMs = Number.POSITIVE_INFINITY,
 ): FetchLike {
   return async (url, init) => {
     const response = await fetch(url, init);
     if (response.body === null) return response;
     const sse = /^\s*text\/event-stream\s*(;|$)/i.test(response.headers.get('content-type') ?? '');
-    const cut = onCut && ((reason: string) => onCut(reason, requestIds(init?.body)));
+    const method = (init?.method ?? 'GET').toUpperCase();
+    const cut = onCut && ((reason: string) => onCut(reason, requestIds(init?.body), method));
     const body = response.body.pipeThrough(
       counter(maxBytes, sse, cut, sse ? Number.POSITIVE_INFINITY : idleMs),
     );

@@ -15,8 +15,9 @@
  *   messages. Server text handed to `log` (stderr lines, `notifications/message`) and progress messages handed to
  *   `onProgress` are cut to 2000 characters; progress reaches `onProgress` at a bounded rate (see `progress-gate.ts`).
  * - Bounds against a hostile server: `tools/list` at most 1000 pages and `MAX_TOOLS` tools; `list_changed` re-lists
- *   coalesced; one stdio message / HTTP body / SSE event at most `maxMessageBytes`; a stdio server closing its stdout
- *   counts as stopped; output schemas are not compiled (see `UNCHECKED_OUTPUT`); server→client requests get the
+ *   coalesced; one stdio message / HTTP body / SSE event at most `maxMessageBytes`; a cut of a GET (standalone or
+ *   resumed) SSE stream ends the connection as a crash, since the SDK would reconnect it for ever; a stdio server
+ *   closing its stdout counts as stopped; output schemas are not compiled (see `UNCHECKED_OUTPUT`); server→client requests get the
  *   SDK's method-not-found error (no client capabilities are declared).
  */
 
@@ -163,7 +164,7 @@ export class McpConnection {
       capabilities: {},
       jsonSchemaValidator: UNCHECKED_OUTPUT,
     });
-    const transport = this.#makeTransport(sdk);
+    const transport = this.#makeTransport(sdk, client);
     this.#client = client;
     client.onclose = () => this.#onClosed(client);
     client.onerror = (err) => {
@@ -220,14 +221,25 @@ export class McpConnection {
     }
   }
 
-  #makeTransport(sdk: ClientSdk): Transport {
+  #makeTransport(sdk: ClientSdk, client: Client): Transport {
     const cfg = this.config;
     if (cfg.type === 'http') {
       const t: Transport = new sdk.StreamableHTTPClientTransport(new URL(cfg.url), {
         ...(cfg.headers ? { requestInit: { headers: cfg.headers } } : {}),
         fetch: boundedFetch(
           this.#opts.maxMessageBytes,
-          (reason, ids) => {
+          (reason, ids, method) => {
+            // A client that is no longer current is closed or closing: its cuts concern nobody.
+            if (this.#client !== client) return;
+            if (method === 'GET') {
+              // The standalone or a resumed SSE stream: the SDK reconnects after every cut (a hostile server with a
+              // priming id and `retry: 0` would have us download up to maxMessageBytes again and again). The
+              // connection ends instead; that counts as a crash (restarted once, on the next call).
+              this.#lastTransportError = reason;
+              this.#opts.log({ level: 'warn', server: this.name, message: `SSE stream cut: ${reason}` });
+              closeQuietly(client).catch(() => {});
+              return;
+            }
             this.#lastCut = reason;
             this.#cuts++;
             for (const id of ids) {

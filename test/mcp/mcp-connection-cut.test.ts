@@ -22,7 +22,24 @@ async function readJson(req: IncomingMessage): Promise<Msg> {
 
 const sse = (msg: unknown) => `event: message\ndata: ${JSON.stringify(msg)}\n\n`;
 
+/** Resumed GET streams (with Last-Event-ID) the server was asked for. */
+let resumes = 0;
+/**
+ * A priming event (id, `retry: 0`) and the start of an event, then the rest of that event over the cap: the SDK
+ * resumes such a stream after a cut. Two writes, so the priming event reaches the client before the cut.
+ */
+function primedOverCap(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(`id: 1\nretry: 0\ndata:\n\ndata: ${'r'.repeat(CAP / 2)}`);
+  setTimeout(() => res.end('r'.repeat(CAP)), 50);
+}
+
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method === 'GET' && req.headers['last-event-id'] !== undefined) {
+    resumes++;
+    primedOverCap(res);
+    return;
+  }
   if (req.method !== 'POST') {
     res.writeHead(405).end();
     return;
@@ -44,7 +61,15 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     return;
   }
   if (msg.method === 'tools/list') {
-    const names = ['stall', 'json_big', 'error_big', 'sse_cut', 'server_32099', 'progress_flood'];
+    const names = [
+      'stall',
+      'json_big',
+      'error_big',
+      'sse_cut',
+      'server_32099',
+      'progress_flood',
+      'resume_loop',
+    ];
     reply({ tools: names.map((name) => ({ name, inputSchema: { type: 'object' } })) });
     return;
   }
@@ -59,6 +84,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   } else if (name === 'sse_cut') {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(`data: ${'a'.repeat(2 * CAP)}`);
+  } else if (name === 'resume_loop') {
+    primedOverCap(res);
   } else if (name === 'server_32099') {
     json({ jsonrpc: '2.0', id: msg.id, error: { code: -32099, message: 'the server says no' } });
   } else if (name === 'progress_flood') {
@@ -206,5 +233,29 @@ describe('McpConnection: a response body our client cuts fails its call with ERR
     } finally {
       await source.close();
     }
+  });
+
+  it('a resumable SSE stream (priming id, retry: 0) cut again on resumption ends the connection, not a reconnect loop', async () => {
+    const log: McpLogEntry[] = [];
+    const conn = connection(log);
+    await conn.start();
+    resumes = 0;
+    try {
+      const err = await failure(conn.callTool('resume_loop', {}, new AbortController().signal, () => {}));
+      expect((err as PantoError).code).toBe('ERR_MCP_LIMIT');
+      // The SDK resumes the cut POST stream with a GET; that one is cut too and the connection ends (a crash).
+      // (Bounded wait: without the fix the state stays 'ready' while the SDK keeps resuming.)
+      for (let i = 0; i < 1000 && conn.state !== 'crashed'; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(conn.state).toBe('crashed');
+      expect(resumes).toBe(1);
+      expect(
+        log.some(
+          (e) => e.level === 'error' && /server stopped: .*an SSE event over 4096 bytes/.test(e.message),
+        ),
+      ).toBe(true);
+    } finally {
+      await conn.close();
+    }
+    expect(resumes).toBe(1);
   });
 });
