@@ -16,7 +16,7 @@
  * 2. Every request (an object with `jsonrpc`, a string `method` and a string or number `id`, not answered by the
  *    session as a duplicate id) gets exactly one response carrying its id, within 10 s; every line that is not a
  *    JSON-RPC message gets one error response (-32700 not JSON, -32600 not JSON-RPC) with id null or, when the line
- *    is an object with a usable `id` and a string `method`, with that id.
+ *    is an object with a usable `id` and a string `method`, with that id (null when a request with that id still runs).
  * 3. Valid traffic after garbage still works: after every fuzzed message a `ping` with a fresh id is answered.
  * 4. Bounded: the process's RSS stays under 1 GiB; no response waits more than 10 s.
  * Client target (`McpToolSource` against a loopback Streamable HTTP server answering every `tools/call` with a mutated

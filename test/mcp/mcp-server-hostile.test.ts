@@ -297,6 +297,40 @@ describe('serveMcpStdio against a client that misbehaves on the pipe', () => {
     }
   });
 
+  it('an invalid line reusing the id of a running call is answered with id null (one response per id); its error is one short line', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const out: Array<{ id?: unknown; error?: { code: number; message: string }; result?: CallToolResult }> =
+      [];
+    let rest = '';
+    stdout.on('data', (c: Buffer) => {
+      const parts = (rest + c.toString()).split('\n');
+      rest = parts.pop() ?? '';
+      for (const p of parts) out.push(JSON.parse(p));
+    });
+    const server = await serveMcpStdio(source, { stdin, stdout });
+    try {
+      stdin.write(init);
+      const slow = { name: 'slow_steps', arguments: { steps: 100_000_000 } };
+      stdin.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: slow })}\n{"jsonrpc":"1.0","id":5,"method":"ping"}\n`,
+      );
+      await expect.poll(() => out.some((m) => m.error?.code === -32600)).toBe(true);
+      const invalid = out.find((m) => m.error?.code === -32600);
+      expect(invalid?.id).toBeNull();
+      expect(invalid?.error?.message).not.toContain('\n');
+      expect(invalid?.error?.message.length).toBeLessThan(200);
+      stdin.write(
+        `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5 } })}\n`,
+      );
+      stdin.write(line(9));
+      await expect.poll(() => out.some((m) => m.id === 9)).toBe(true);
+      expect(out.filter((m) => m.id === 5)).toHaveLength(0);
+    } finally {
+      await server.close();
+    }
+  }, 10_000);
+
   it('a client that does not read: requests stop being read while stdout is backed up, and all are answered later', async () => {
     const stdin = new PassThrough();
     const { stdout, held, written } = stuckStdout();
