@@ -21,9 +21,16 @@
  * 4. Bounded: the process's RSS stays under 1 GiB; no response waits more than 10 s.
  * Client target (`McpToolSource` against a loopback Streamable HTTP server answering every `tools/call` with a mutated
  * result: wrong types per field, unknown content types, invalid base64, 1 MB texts, null/array results, error objects
- * of the wrong shape, responses for another id):
- * 5. `call()` never rejects or throws: it resolves to a result or an error result within 10 s (callTimeoutMs 0.5 s).
- * 6. After every mutated answer a valid call on the same source still returns its text.
+ * of the wrong shape, responses for another id; SSE bodies with thousands of progress notifications, a response then an
+ * event over `maxMessageBytes` (256 KiB here), headers then a stall (`httpBodyIdleMs` 0.3 s), a priming id with
+ * `retry: 0` then an over-cap event (resumed streams cut again), progress to a host `update` that throws):
+ * 5. `call()` never rejects or throws: it resolves to a result or an error result within 10 s (callTimeoutMs 0.5 s);
+ *    no uncaught exception (a throwing `update` included).
+ * 6. A cut body (stall, primed over-cap stream) ends its call with an error result whose `meta.code` is
+ *    `ERR_MCP_LIMIT` (or the call timeout, when that came first); a result that arrived (after a progress flood, a
+ *    throwing `update`, or before an over-cap event) is that result.
+ * 7. After every mutated answer a valid call on the same source still returns its text (after a primed over-cap
+ *    stream, which ends the connection as a crash, on a fresh source).
  *
  * Mutations: wrong type per field (jsonrpc, id, method, params, params.name, params.arguments, _meta.progressToken),
  * missing id, huge ids (long strings, 2^53+, 1e308, negative), batch arrays, params nested 10 000 deep, 1 MB strings,
@@ -367,7 +374,7 @@ async function fuzzServer() {
 }
 
 /** The client target's `maxMessageBytes` and `httpBodyIdleMs`: small, so cut bodies are cheap and quick. */
-const CLIENT_CAP = 2 * 1024 * 1024;
+const CLIENT_CAP = 256 * 1024;
 const CLIENT_IDLE_MS = 300;
 const FINE = { content: [{ type: 'text', text: 'fine' }] };
 const sseEvent = (msg) => `event: message\ndata: ${JSON.stringify(msg)}\n\n`;
@@ -600,7 +607,9 @@ async function fuzzClient() {
       fail(caseNo, kind, shown, `call() resolved to ${JSON.stringify(got.v)}`);
     else if (
       (kind === 'headers-then-stall' || kind === 'primed-over-cap') &&
-      !(got.v.ok === false && got.v.meta?.code === 'ERR_MCP_LIMIT')
+      !(got.v.ok === false && got.v.meta?.code === 'ERR_MCP_LIMIT') &&
+      // On a loaded machine the 0.5 s call timeout can come before the cut: a timeout error is a correct answer too.
+      !(got.v.ok === false && / did not answer echo in time /.test(got.v.error))
     ) {
       fail(
         caseNo,

@@ -184,8 +184,12 @@ describe('tools/call with params a hostile client makes up', () => {
     const big = defineTool({
       name: 'big',
       description: 'returns n characters',
-      inputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
-      invoke: ({ n }) => 'é'.repeat(n as number),
+      inputSchema: {
+        type: 'object',
+        properties: { n: { type: 'integer' }, nl: { type: 'boolean' } },
+        required: ['n'],
+      },
+      invoke: ({ n, nl }) => (nl ? '\n' : 'é').repeat(n as number),
     });
     const server = createMcpServer(new StaticToolSource([big]), { maxResultBytes: 1000 });
     const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
@@ -193,18 +197,25 @@ describe('tools/call with params a hostile client makes up', () => {
     const client = new Client({ name: 'hostile', version: '1' });
     await client.connect(clientSide);
     try {
-      // 'é' is 2 bytes of UTF-8: 501 of them are 1002 bytes, over the cap though only 501 characters.
-      const over = (await client.callTool({ name: 'big', arguments: { n: 501 } })) as CallToolResult;
+      // Counted: the result's JSON ({"content":[{"type":"text","text":…}]}, 39 bytes around the text) plus 256 bytes
+      // of envelope. 'é' is 2 bytes of UTF-8: 353 of them (353 characters) make 706 + 39 + 256 = 1001 bytes.
+      const over = (await client.callTool({ name: 'big', arguments: { n: 353 } })) as CallToolResult;
       expect(over.isError).toBe(true);
       expect(over.content).toEqual([
         {
           type: 'text',
-          text: 'the result of big was not sent: its content is 1002 bytes, over maxResultBytes (1000)',
+          text: 'the result of big was not sent: it is 1001 bytes of JSON-RPC, over maxResultBytes (1000)',
         },
       ]);
-      const within = (await client.callTool({ name: 'big', arguments: { n: 500 } })) as CallToolResult;
+      const within = (await client.callTool({ name: 'big', arguments: { n: 352 } })) as CallToolResult;
       expect(within.isError).toBeUndefined();
-      expect(within.content).toEqual([{ type: 'text', text: 'é'.repeat(500) }]);
+      expect(within.content).toEqual([{ type: 'text', text: 'é'.repeat(352) }]);
+      // 400 newlines are 400 bytes of text but 800 once JSON-escaped: over the cap as sent.
+      const escaped = (await client.callTool({
+        name: 'big',
+        arguments: { n: 400, nl: true },
+      })) as CallToolResult;
+      expect(escaped.isError).toBe(true);
     } finally {
       await client.close();
     }
