@@ -260,6 +260,8 @@ async function fuzzServer() {
   const stdout = new PassThrough();
   const responses = new Map(); // JSON key of id → count
   let nullErrors = 0;
+  /** The JSON-RPC error code of every id-null response, in order. */
+  const nullCodes = [];
   let waiters = [];
   let rest = '';
   stdout.on('data', (c) => {
@@ -268,8 +270,10 @@ async function fuzzServer() {
     for (const p of parts) {
       const m = JSON.parse(p);
       if (!('id' in m)) continue;
-      if (m.id === null) nullErrors++;
-      else responses.set(JSON.stringify(m.id), (responses.get(JSON.stringify(m.id)) ?? 0) + 1);
+      if (m.id === null) {
+        nullErrors++;
+        nullCodes.push(m.error?.code);
+      } else responses.set(JSON.stringify(m.id), (responses.get(JSON.stringify(m.id)) ?? 0) + 1);
     }
     const ws = waiters;
     waiters = [];
@@ -354,13 +358,17 @@ async function fuzzServer() {
       } catch {
         parsedOk = false;
       }
-      if (!parsedOk && nullErrors - nullBefore !== 1) {
+      const got = nullCodes.slice(nullBefore);
+      if (!parsedOk && (got.length !== 1 || got[0] !== -32700)) {
         fail(
           caseNo,
           kind,
           text,
-          `a line that is not JSON got ${nullErrors - nullBefore} null-id errors, not 1`,
+          `a line that is not JSON got id-null errors ${JSON.stringify(got)}, not [-32700]`,
         );
+      } else if (parsedOk && !(got.length === 0 || (got.length === 1 && got[0] === -32600))) {
+        // JSON without a usable id: a notification (no answer) or not JSON-RPC (one id-null -32600).
+        fail(caseNo, kind, text, `a JSON line without a usable id got id-null errors ${JSON.stringify(got)}`);
       }
     }
     const rss = process.memoryUsage().rss;
