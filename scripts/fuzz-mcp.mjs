@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
- * Seeded generative fuzzer of libpanto's MCP stdio server (`serveMcpStdio`, in process, over stream pairs), fed
- * mutated JSON-RPC. Needs the built library (`npm run build:ts`); no network.
+ * Seeded generative fuzzer of both MCP sides of libpanto: the stdio server (`serveMcpStdio`, in process, over stream
+ * pairs) fed mutated JSON-RPC lines, and the client (`McpToolSource` against a loopback Streamable HTTP server that
+ * answers with mutated results and hostile bodies). Needs the built library (`npm run build:ts`); no network.
  *
- * Usage: node scripts/fuzz-mcp.mjs [--seconds=60] [--seed=S] [--cases=N] [--target=server|client|both]
+ * Usage: node scripts/fuzz-mcp.mjs [--seconds=60] [--seed=S] [--cases=N] [--target=server|client|both] [--case=K]
  * (`both`, the default, gives each target half the time.)
- * Prints the seed; on a broken invariant prints the case number, the mutation and the (abbreviated) input, and exits 1.
- * The same seed replays the same cases (PRNG: mulberry32).
+ * Prints the seed; on a broken invariant prints `FINDING --target=T --seed=S --case=K`, the mutation and the
+ * (abbreviated) input, and exits 1. Every case has its own PRNG (mulberry32 of seed ^ imul(case, 0x9E3779B1)), so
+ * `--target=T --seed=S --case=K` replays exactly that case.
  *
  * Invariants (the contract this script checks):
  * 1. The server survives: no uncaught exception or unhandled rejection, and the session is not ended by any
@@ -14,14 +16,21 @@
  * 2. Every request (an object with `jsonrpc`, a string `method` and a string or number `id`, not answered by the
  *    session as a duplicate id) gets exactly one response carrying its id, within 10 s; every line that is not a
  *    JSON-RPC message gets one error response (-32700 not JSON, -32600 not JSON-RPC) with id null or, when the line
- *    is an object with a usable `id` and a string `method`, with that id.
+ *    is an object with a usable `id` and a string `method`, with that id (null when a request with that id still runs).
  * 3. Valid traffic after garbage still works: after every fuzzed message a `ping` with a fresh id is answered.
  * 4. Bounded: the process's RSS stays under 1 GiB; no response waits more than 10 s.
  * Client target (`McpToolSource` against a loopback Streamable HTTP server answering every `tools/call` with a mutated
  * result: wrong types per field, unknown content types, invalid base64, 1 MB texts, null/array results, error objects
- * of the wrong shape, responses for another id):
- * 5. `call()` never rejects or throws: it resolves to a result or an error result within 10 s (callTimeoutMs 0.5 s).
- * 6. After every mutated answer a valid call on the same source still returns its text.
+ * of the wrong shape, responses for another id; SSE bodies with thousands of progress notifications, a response then an
+ * event over `maxMessageBytes` (256 KiB here), headers then a stall (`httpBodyIdleMs` 0.3 s), a priming id with
+ * `retry: 0` then an over-cap event (resumed streams cut again), progress to a host `update` that throws):
+ * 5. `call()` never rejects or throws: it resolves to a result or an error result within 10 s (callTimeoutMs 0.5 s);
+ *    no uncaught exception (a throwing `update` included).
+ * 6. A cut body (stall, primed over-cap stream) ends its call with an error result whose `meta.code` is
+ *    `ERR_MCP_LIMIT` (or the call timeout, when that came first); a result that arrived (after a progress flood, a
+ *    throwing `update`, or before an over-cap event) is that result.
+ * 7. After every mutated answer a valid call on the same source still returns its text (after a primed over-cap
+ *    stream, which ends the connection as a crash, on a fresh source).
  *
  * Mutations: wrong type per field (jsonrpc, id, method, params, params.name, params.arguments, _meta.progressToken),
  * missing id, huge ids (long strings, 2^53+, 1e308, negative), batch arrays, params nested 10 000 deep, 1 MB strings,
@@ -42,7 +51,11 @@ const totalSeconds = Number(args.seconds ?? 60);
 const target = args.target ?? 'both';
 const seconds = target === 'both' ? totalSeconds / 2 : totalSeconds;
 const seed = Number(args.seed ?? Date.now() % 2 ** 31) >>> 0;
-const maxCases = args.cases === undefined ? Number.POSITIVE_INFINITY : Number(args.cases);
+const onlyCase = args.case === undefined ? undefined : Number(args.case);
+const maxCases =
+  onlyCase !== undefined ? 1 : args.cases === undefined ? Number.POSITIVE_INFINITY : Number(args.cases);
+/** Case numbers start here (a replayed case keeps its own number, hence its PRNG). */
+const firstCase = onlyCase ?? 1;
 console.log(`fuzz-mcp: seed=${seed} seconds=${totalSeconds} target=${target}`);
 
 function mulberry32(a) {
@@ -54,7 +67,11 @@ function mulberry32(a) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-const rnd = mulberry32(seed);
+let rnd = mulberry32(seed);
+/** Case `n` of a target draws from its own PRNG, independent of the cases before it. */
+function caseRng(n) {
+  rnd = mulberry32((seed ^ Math.imul(n, 0x9e3779b1)) >>> 0);
+}
 const pick = (xs) => xs[Math.floor(rnd() * xs.length)];
 const int = (n) => Math.floor(rnd() * n);
 
@@ -221,19 +238,20 @@ function expectedId(text) {
 }
 
 let broken = false;
+let running = 'server';
 function fail(caseNo, kind, text, why) {
   broken = true;
   const shown = text.length > 300 ? `${text.slice(0, 300)}… (${text.length} chars)` : text;
   console.log(
-    `FINDING case=${caseNo} seed=${seed} mutation=${kind}: ${why}\n  input: ${JSON.stringify(shown)}`,
+    `FINDING --target=${running} --seed=${seed} --case=${caseNo} mutation=${kind}: ${why}\n  input: ${JSON.stringify(shown)}`,
   );
 }
 process.on('uncaughtException', (e) => {
-  console.log(`FINDING seed=${seed}: uncaught exception: ${e?.stack ?? e}`);
+  console.log(`FINDING --target=${running} --seed=${seed}: uncaught exception: ${e?.stack ?? e}`);
   process.exit(1);
 });
 process.on('unhandledRejection', (e) => {
-  console.log(`FINDING seed=${seed}: unhandled rejection: ${e?.stack ?? e}`);
+  console.log(`FINDING --target=${running} --seed=${seed}: unhandled rejection: ${e?.stack ?? e}`);
   process.exit(1);
 });
 
@@ -242,6 +260,8 @@ async function fuzzServer() {
   const stdout = new PassThrough();
   const responses = new Map(); // JSON key of id → count
   let nullErrors = 0;
+  /** The JSON-RPC error code of every id-null response, in order. */
+  const nullCodes = [];
   let waiters = [];
   let rest = '';
   stdout.on('data', (c) => {
@@ -250,8 +270,10 @@ async function fuzzServer() {
     for (const p of parts) {
       const m = JSON.parse(p);
       if (!('id' in m)) continue;
-      if (m.id === null) nullErrors++;
-      else responses.set(JSON.stringify(m.id), (responses.get(JSON.stringify(m.id)) ?? 0) + 1);
+      if (m.id === null) {
+        nullErrors++;
+        nullCodes.push(m.error?.code);
+      } else responses.set(JSON.stringify(m.id), (responses.get(JSON.stringify(m.id)) ?? 0) + 1);
     }
     const ws = waiters;
     waiters = [];
@@ -295,6 +317,8 @@ async function fuzzServer() {
   const kinds = new Map();
   while (Date.now() < end && cases < maxCases && !broken) {
     cases++;
+    const caseNo = firstCase + cases - 1;
+    caseRng(caseNo);
     const [kind, text] = mutate();
     kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
     const id = expectedId(text);
@@ -305,7 +329,7 @@ async function fuzzServer() {
     stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: probe, method: 'ping' })}\n`);
     if (!(await until(() => count(probe) === 1, 10_000))) {
       fail(
-        cases,
+        caseNo,
         kind,
         text,
         sessionEnded ? 'the session ended' : 'a ping after it was not answered in 10 s',
@@ -313,14 +337,14 @@ async function fuzzServer() {
       break;
     }
     if (id !== undefined && !(await until(() => count(id) > before, 10_000))) {
-      fail(cases, kind, text, `request id ${JSON.stringify(id).slice(0, 40)} got no response in 10 s`);
+      fail(caseNo, kind, text, `request id ${JSON.stringify(id).slice(0, 40)} got no response in 10 s`);
       break;
     }
     // Settle: a second answer for one id would come in the next turns.
     await new Promise((resolve) => setTimeout(resolve, 0));
     if (id !== undefined && count(id) - before > 1) {
       fail(
-        cases,
+        caseNo,
         kind,
         text,
         `request id ${JSON.stringify(id).slice(0, 40)} got ${count(id) - before} responses`,
@@ -334,18 +358,22 @@ async function fuzzServer() {
       } catch {
         parsedOk = false;
       }
-      if (!parsedOk && nullErrors - nullBefore !== 1) {
+      const got = nullCodes.slice(nullBefore);
+      if (!parsedOk && (got.length !== 1 || got[0] !== -32700)) {
         fail(
-          cases,
+          caseNo,
           kind,
           text,
-          `a line that is not JSON got ${nullErrors - nullBefore} null-id errors, not 1`,
+          `a line that is not JSON got id-null errors ${JSON.stringify(got)}, not [-32700]`,
         );
+      } else if (parsedOk && !(got.length === 0 || (got.length === 1 && got[0] === -32600))) {
+        // JSON without a usable id: a notification (no answer) or not JSON-RPC (one id-null -32600).
+        fail(caseNo, kind, text, `a JSON line without a usable id got id-null errors ${JSON.stringify(got)}`);
       }
     }
     const rss = process.memoryUsage().rss;
     peakRss = Math.max(peakRss, rss);
-    if (rss > 1024 * 1024 * 1024) fail(cases, kind, text, `RSS ${Math.round(rss / 2 ** 20)} MiB over 1 GiB`);
+    if (rss > 1024 * 1024 * 1024) fail(caseNo, kind, text, `RSS ${Math.round(rss / 2 ** 20)} MiB over 1 GiB`);
   }
   await server.close();
   console.log(
@@ -353,7 +381,36 @@ async function fuzzServer() {
   );
 }
 
-/** A mutated `tools/call` result (or whole response) for the client target: [mutation name, response object]. */
+/** The client target's `maxMessageBytes` and `httpBodyIdleMs`: small, so cut bodies are cheap and quick. */
+const CLIENT_CAP = 256 * 1024;
+const CLIENT_IDLE_MS = 300;
+const FINE = { content: [{ type: 'text', text: 'fine' }] };
+const sseEvent = (msg) => `event: message\ndata: ${JSON.stringify(msg)}\n\n`;
+function sseWrite(res, body) {
+  res.writeHead(200, { 'content-type': 'text/event-stream' }).end(body);
+}
+function progressEvents(token, n) {
+  let out = '';
+  for (let i = 1; i <= n; i++) {
+    out += sseEvent({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: token, progress: i, total: n },
+    });
+  }
+  return out;
+}
+/** A priming event (id, `retry: 0`), then an event over the cap: the SDK would resume such a stream for ever. */
+function primedOverCap(res) {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write('id: 1\nretry: 0\ndata:\n\ndata: ');
+  setTimeout(() => res.end('p'.repeat(CLIENT_CAP + 1)), 20);
+}
+
+/**
+ * A mutated `tools/call` answer for the client target: [mutation name, response object, or a function writing a raw
+ * HTTP response (res, progressToken)].
+ */
 function mutatedAnswer(id) {
   const ok = (result) => ({ jsonrpc: '2.0', id, result });
   const kind = pick([
@@ -370,8 +427,38 @@ function mutatedAnswer(id) {
     'resource-wrong',
     'other-id',
     'valid',
+    'sse-progress-flood',
+    'sse-then-over-cap',
+    'headers-then-stall',
+    'primed-over-cap',
+    'update-throws',
   ]);
   switch (kind) {
+    case 'sse-progress-flood': {
+      // Thousands of progress notifications in one SSE body, then the result.
+      const n = 100 + int(5000);
+      return [kind, (res, token) => sseWrite(res, progressEvents(token, n) + sseEvent(ok(FINE)))];
+    }
+    case 'sse-then-over-cap':
+      // The response, then an event over the client's maxMessageBytes on the same stream.
+      return [
+        kind,
+        (res) => sseWrite(res, `${sseEvent(ok(FINE))}data: ${'o'.repeat(CLIENT_CAP + int(CLIENT_CAP))}\n\n`),
+      ];
+    case 'headers-then-stall':
+      return [
+        kind,
+        (res) => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.write(pick(['', '{', '{"jsonrpc":"2.0",', ' '.repeat(int(1000))]));
+        },
+      ];
+    case 'primed-over-cap':
+      return [kind, primedOverCap];
+    case 'update-throws': {
+      const n = 1 + int(200);
+      return [kind, (res, token) => sseWrite(res, progressEvents(token, n) + sseEvent(ok(FINE)))];
+    }
     case 'content-wrong-type':
       return [kind, ok({ content: WRONG() })];
     case 'item-wrong-type':
@@ -420,6 +507,12 @@ function mutatedAnswer(id) {
 async function fuzzClient() {
   let nextAnswer;
   const http = createServer(async (req, res) => {
+    if (req.method === 'GET') {
+      // A resumed SSE stream (after a primed stream was cut) is cut again; no standalone stream otherwise.
+      if (req.headers['last-event-id'] !== undefined) primedOverCap(res);
+      else res.writeHead(405).end();
+      return;
+    }
     let text = '';
     for await (const c of req) text += c;
     let msg;
@@ -454,26 +547,40 @@ async function fuzzClient() {
     } else if (msg.method === 'tools/call' && msg.params?.arguments?.probe) {
       send({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: 'probe ok' }] } });
     } else if (msg.method === 'tools/call') {
-      send(nextAnswer(msg.id));
+      const answer = nextAnswer(msg.id);
+      if (typeof answer === 'function') answer(res, msg.params?._meta?.progressToken);
+      else send(answer);
     } else send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'no' } });
   });
   await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const source = new McpToolSource(
-    { f: { type: 'http', url: `http://127.0.0.1:${http.address().port}/mcp` } },
-    { callTimeoutMs: 500, initTimeoutMs: 10_000 },
-  );
-  const report = await source.start();
-  if (report.failed.length > 0) {
-    console.log(
-      `FINDING: the client did not start against the fuzz server: ${JSON.stringify(report.failed)}`,
+  const newSource = async () => {
+    const s = new McpToolSource(
+      { f: { type: 'http', url: `http://127.0.0.1:${http.address().port}/mcp` } },
+      {
+        callTimeoutMs: 500,
+        initTimeoutMs: 10_000,
+        maxMessageBytes: CLIENT_CAP,
+        httpBodyIdleMs: CLIENT_IDLE_MS,
+      },
     );
-    process.exit(1);
-  }
+    const report = await s.start();
+    if (report.failed.length > 0) {
+      console.log(
+        `FINDING --target=client --seed=${seed}: the client did not start against the fuzz server: ${JSON.stringify(report.failed)}`,
+      );
+      process.exit(1);
+    }
+    return s;
+  };
+  let source = await newSource();
+  let throwing = false;
   const ctx = () => ({
     signal: new AbortController().signal,
     workspaceRoot: process.cwd(),
     toolCallId: 'c',
-    update: () => {},
+    update: () => {
+      if (throwing) throw new Error('host update failed (fuzz)');
+    },
   });
   const within = (p, ms) =>
     Promise.race([
@@ -489,31 +596,58 @@ async function fuzzClient() {
   const kinds = new Map();
   while (Date.now() < end && cases < maxCases && !broken) {
     cases++;
+    const caseNo = firstCase + cases - 1;
+    caseRng(caseNo);
     let current;
     nextAnswer = (id) => {
       current = mutatedAnswer(id);
+      throwing = current[0] === 'update-throws';
       return current[1];
     };
     const got = await within(source.call('f__echo', {}, ctx()), 10_000);
     const [kind, answer] = current ?? ['none', null];
     kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
-    const shown = JSON.stringify(answer) ?? 'undefined';
-    if (got.late) fail(cases, kind, shown, 'call() did not settle in 10 s');
-    else if (got.e) fail(cases, kind, shown, `call() rejected: ${got.e?.stack ?? got.e}`);
+    const shown =
+      typeof answer === 'function' ? `(raw response: ${kind})` : (JSON.stringify(answer) ?? 'undefined');
+    if (got.late) fail(caseNo, kind, shown, 'call() did not settle in 10 s');
+    else if (got.e) fail(caseNo, kind, shown, `call() rejected: ${got.e?.stack ?? got.e}`);
     else if (typeof got.v?.ok !== 'boolean')
-      fail(cases, kind, shown, `call() resolved to ${JSON.stringify(got.v)}`);
+      fail(caseNo, kind, shown, `call() resolved to ${JSON.stringify(got.v)}`);
+    else if (
+      (kind === 'headers-then-stall' || kind === 'primed-over-cap') &&
+      !(got.v.ok === false && got.v.meta?.code === 'ERR_MCP_LIMIT') &&
+      // On a loaded machine the 0.5 s call timeout can come before the cut: a timeout error is a correct answer too.
+      !(got.v.ok === false && / did not answer echo in time /.test(got.v.error))
+    ) {
+      fail(
+        caseNo,
+        kind,
+        shown,
+        `a cut body did not end in an ERR_MCP_LIMIT error result: ${JSON.stringify(got.v)}`,
+      );
+    } else if (
+      (kind === 'sse-progress-flood' || kind === 'update-throws' || kind === 'sse-then-over-cap') &&
+      !got.v.ok
+    ) {
+      fail(caseNo, kind, shown, `a result that arrived failed the call: ${JSON.stringify(got.v)}`);
+    }
     if (broken) break;
+    if (kind === 'primed-over-cap') {
+      // The connection ended as a crash (the SDK would resume the stream for ever): a fresh source for the next case.
+      await source.close();
+      source = await newSource();
+    }
     const probe = await within(source.call('f__echo', { probe: true }, ctx()), 10_000);
     if (!probe.v?.ok || probe.v.parts?.[0]?.text !== 'probe ok') {
       fail(
-        cases,
+        caseNo,
         kind,
         shown,
         `a valid call after it failed: ${JSON.stringify(probe.v ?? probe.e ?? 'late')}`,
       );
     }
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
-    if (peakRss > 1024 * 1024 * 1024) fail(cases, kind, shown, 'RSS over 1 GiB');
+    if (peakRss > 1024 * 1024 * 1024) fail(caseNo, kind, shown, 'RSS over 1 GiB');
   }
   await source.close();
   http.closeAllConnections();
@@ -524,6 +658,9 @@ async function fuzzClient() {
 }
 
 if (target === 'server' || target === 'both') await fuzzServer();
-if (!broken && (target === 'client' || target === 'both')) await fuzzClient();
+if (!broken && (target === 'client' || target === 'both')) {
+  running = 'client';
+  await fuzzClient();
+}
 console.log(broken ? 'fuzz-mcp: FAILED' : 'fuzz-mcp: all invariants held');
 process.exit(broken ? 1 : 0);

@@ -10,12 +10,16 @@
  * - a body that is not SSE gets no byte for `idleMs` (headers came, then the body stalls: the socket would be held
  *   until the call timed out, and longer). An SSE stream may stay silent (a long call without progress): it is not
  *   timed here; the call's own timeout covers it.
- * Memory stays bounded either way. The SDK only reports such an error (`onerror`) and leaves the requests of that
- * response waiting for their timeout, so `onCut` also gets the ids of the JSON-RPC requests the cut response answers
- * (from the POSTed body), for the caller to fail them at once.
+ * Memory stays bounded either way. The body errors with `PantoError('ERR_MCP_LIMIT', reason)`. For an SSE stream the
+ * SDK only reports that error (`onerror`) and leaves the requests of that response waiting for their timeout; for a
+ * JSON or error body it rejects the request at once (an error body's reason is lost: "… endpoint: null") but leaks the
+ * request's handlers. So `onCut` also gets the ids of the JSON-RPC requests the cut response answers (from the POSTed
+ * body), for the caller to fail them (or clean them up) and to tell which calls were cut, and the request's method
+ * (`GET`: the standalone or a resumed SSE stream, which the SDK reconnects after every cut, for ever).
  * Bodiless responses are returned as they are. Redirects stay the SDK's business (it follows same-origin ones only).
  */
 
+import { PantoError } from '../errors.js';
 import { timerMs } from '../timer-ms.js';
 
 type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -26,14 +30,15 @@ type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
  */
 export function boundedFetch(
   maxBytes: number,
-  onCut?: (reason: string, requestIds: Array<string | number>) => void,
+  onCut?: (reason: string, requestIds: Array<string | number>, method: string) => void,
   idleMs = Number.POSITIVE_INFINITY,
 ): FetchLike {
   return async (url, init) => {
     const response = await fetch(url, init);
     if (response.body === null) return response;
     const sse = /^\s*text\/event-stream\s*(;|$)/i.test(response.headers.get('content-type') ?? '');
-    const cut = onCut && ((reason: string) => onCut(reason, requestIds(init?.body)));
+    const method = (init?.method ?? 'GET').toUpperCase();
+    const cut = onCut && ((reason: string) => onCut(reason, requestIds(init?.body), method));
     const body = response.body.pipeThrough(
       counter(maxBytes, sse, cut, sse ? Number.POSITIVE_INFINITY : idleMs),
     );
@@ -84,7 +89,7 @@ function counter(
       const reason = `the server's response body stalled: no byte for ${idleMs} ms; the call was ended`;
       onCut?.(reason);
       try {
-        controller.error(new Error(reason));
+        controller.error(new PantoError('ERR_MCP_LIMIT', reason));
       } catch {
         // the body was already cancelled by its reader
       }
@@ -126,7 +131,7 @@ function counter(
         ended = true;
         clearTimeout(idle);
         onCut?.(reason);
-        controller.error(new Error(reason));
+        controller.error(new PantoError('ERR_MCP_LIMIT', reason));
         return;
       }
       controller.enqueue(chunk);

@@ -14,7 +14,7 @@
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 
 /** Longest part of a JSON or schema error quoted in an `InvalidLineError` message, in characters. */
-const MAX_DETAIL_CHARS = 300;
+const MAX_DETAIL_CHARS = 100;
 
 /**
  * A line that is not a JSON-RPC message: `rpcCode` is the JSON-RPC error a server answers it with (`-32700` for a line
@@ -42,8 +42,16 @@ function requestId(value: unknown): string | number | null {
   return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
 }
 
+/** One line: a zod error's first issue as `path: message`, any other error's message; cut to `MAX_DETAIL_CHARS`. */
 function detail(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
+  const issue = (err as { issues?: Array<{ path?: unknown[]; message?: unknown }> } | null)?.issues?.[0];
+  const raw =
+    issue !== undefined
+      ? `${(issue.path ?? []).map(String).join('.') || '(message)'}: ${String(issue.message)}`
+      : err instanceof Error
+        ? err.message
+        : String(err);
+  const text = raw.replace(/\s+/g, ' ');
   return text.length > MAX_DETAIL_CHARS ? `${text.slice(0, MAX_DETAIL_CHARS)}…` : text;
 }
 

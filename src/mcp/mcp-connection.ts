@@ -15,11 +15,13 @@
  *   messages. Server text handed to `log` (stderr lines, `notifications/message`) and progress messages handed to
  *   `onProgress` are cut to 2000 characters; progress reaches `onProgress` at a bounded rate (see `progress-gate.ts`).
  * - Bounds against a hostile server: `tools/list` at most 1000 pages and `MAX_TOOLS` tools; `list_changed` re-lists
- *   coalesced; one stdio message / HTTP body / SSE event at most `maxMessageBytes`; a stdio server closing its stdout
- *   counts as stopped; output schemas are not compiled (see `UNCHECKED_OUTPUT`); server→client requests get the
+ *   coalesced; one stdio message / HTTP body / SSE event at most `maxMessageBytes`; a cut of a GET (standalone or
+ *   resumed) SSE stream ends the connection as a crash, since the SDK would reconnect it for ever; a stdio server
+ *   closing its stdout counts as stopped; output schemas are not compiled (see `UNCHECKED_OUTPUT`); server→client requests get the
  *   SDK's method-not-found error (no client capabilities are declared).
  */
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool, Progress } from '@modelcontextprotocol/sdk/types.js';
@@ -55,7 +57,7 @@ export interface McpConnectionOptions {
   maxMessageBytes: number;
   /**
    * An HTTP server's response body that is not an SSE stream and gets no byte for this long is cut and its calls fail
-   * with `ERR_MCP_LIMIT` (ms). Default `DEFAULT_HTTP_BODY_IDLE_MS`.
+   * with `ERR_MCP_LIMIT` (ms). Default `callTimeoutMs` (a JSON-mode call may legitimately take that long to answer).
    */
   httpBodyIdleMs?: number;
   log: McpLogger;
@@ -64,14 +66,20 @@ export interface McpConnectionOptions {
   clientInfo: { name: string; version: string };
 }
 
-/** Default `McpConnectionOptions.httpBodyIdleMs`: 30 s without a byte of a JSON body whose headers came. */
-export const DEFAULT_HTTP_BODY_IDLE_MS = 30_000;
-
 /**
  * The JSON-RPC error code of the error response this client makes up for a request whose HTTP response it cut (over
- * `maxMessageBytes`, or stalled): the SDK would otherwise leave the request waiting for its timeout.
+ * `maxMessageBytes`, or stalled). For an SSE stream the SDK would otherwise leave the request waiting for its timeout;
+ * for a JSON or error body the SDK has already rejected the request, and the made-up response removes the response
+ * and progress handlers the SDK leaves behind. The response carries `CUT_MARKER` as its `data`, so a real server's
+ * error with the same code is not taken for a cut.
  */
 const CUT_RESPONSE_CODE = -32099;
+const CUT_MARKER: unknown = Object.freeze({ cutBy: 'libpanto' });
+/** Most cut request ids remembered per connection (each is one cut response; ids of finished calls are dropped). */
+const MAX_CUT_IDS = 256;
+
+/** The JSON-RPC request ids one `callTool` sent, collected by the transport's `send` (see `#trackSends`). */
+const sentBy = new AsyncLocalStorage<Set<string | number>>();
 
 type State = 'idle' | 'starting' | 'ready' | 'crashed' | 'closed';
 
@@ -106,6 +114,8 @@ export class McpConnection {
   /** The last response body the bounded fetch cut short, and how many it cut (to tell one cut during a call). */
   #lastCut: string | undefined;
   #cuts = 0;
+  /** Ids of requests whose response was cut, and why (bounded by `MAX_CUT_IDS`). */
+  readonly #cutIds = new Map<string | number, string>();
   #stderrTail: string[] = [];
   #pendingNote: string | undefined;
   /** The client whose re-list (after `list_changed`) is running, and whether another was asked for meanwhile. */
@@ -154,7 +164,7 @@ export class McpConnection {
       capabilities: {},
       jsonSchemaValidator: UNCHECKED_OUTPUT,
     });
-    const transport = this.#makeTransport(sdk);
+    const transport = this.#makeTransport(sdk, client);
     this.#client = client;
     client.onclose = () => this.#onClosed(client);
     client.onerror = (err) => {
@@ -211,24 +221,47 @@ export class McpConnection {
     }
   }
 
-  #makeTransport(sdk: ClientSdk): Transport {
+  #makeTransport(sdk: ClientSdk, client: Client): Transport {
     const cfg = this.config;
     if (cfg.type === 'http') {
       const t: Transport = new sdk.StreamableHTTPClientTransport(new URL(cfg.url), {
         ...(cfg.headers ? { requestInit: { headers: cfg.headers } } : {}),
         fetch: boundedFetch(
           this.#opts.maxMessageBytes,
-          (reason, ids) => {
+          (reason, ids, method) => {
+            // A client that is no longer current is closed or closing: its cuts concern nobody.
+            if (this.#client !== client) return;
+            if (method === 'GET') {
+              // The standalone or a resumed SSE stream: the SDK reconnects after every cut (a hostile server with a
+              // priming id and `retry: 0` would have us download up to maxMessageBytes again and again). The
+              // connection ends instead; that counts as a crash (restarted once, on the next call).
+              this.#lastTransportError = reason;
+              this.#opts.log({ level: 'warn', server: this.name, message: `SSE stream cut: ${reason}` });
+              closeQuietly(client).catch(() => {});
+              return;
+            }
             this.#lastCut = reason;
             this.#cuts++;
+            for (const id of ids) {
+              this.#cutIds.set(id, reason);
+              if (this.#cutIds.size > MAX_CUT_IDS) {
+                const oldest = this.#cutIds.keys().next().value;
+                if (oldest !== undefined) this.#cutIds.delete(oldest);
+              }
+            }
             // The requests that response was answering fail now, naming the cause, not at their timeout.
             for (const id of ids) {
-              t.onmessage?.({ jsonrpc: '2.0', id, error: { code: CUT_RESPONSE_CODE, message: reason } });
+              t.onmessage?.({
+                jsonrpc: '2.0',
+                id,
+                error: { code: CUT_RESPONSE_CODE, message: reason, data: CUT_MARKER },
+              });
             }
           },
-          this.#opts.httpBodyIdleMs ?? DEFAULT_HTTP_BODY_IDLE_MS,
+          this.#opts.httpBodyIdleMs ?? this.#opts.callTimeoutMs,
         ),
       });
+      trackSends(t);
       return t;
     }
     const t = new sdk.StdioClientTransport({
@@ -401,17 +434,18 @@ export class McpConnection {
     const client = await this.#ensure();
     const cutsBefore = this.#cuts;
     const progress = progressGate(onProgress);
+    const sent = new Set<string | number>();
+    let res: CallToolResult;
     try {
-      const res = await client.callTool({ name: tool, arguments: args }, undefined, {
-        signal,
-        timeout: timerMs(this.#opts.callTimeoutMs),
-        resetTimeoutOnProgress: true,
-        maxTotalTimeout: this.#opts.maxCallTimeMs,
-        onprogress: progress.onprogress,
-      });
-      // The newest progress the gate still held goes before the result.
-      progress.flush();
-      return res as CallToolResult;
+      res = (await sentBy.run(sent, () =>
+        client.callTool({ name: tool, arguments: args }, undefined, {
+          signal,
+          timeout: timerMs(this.#opts.callTimeoutMs),
+          resetTimeoutOnProgress: true,
+          maxTotalTimeout: this.#opts.maxCallTimeMs,
+          onprogress: progress.onprogress,
+        }),
+      )) as CallToolResult;
     } catch (err) {
       progress.close();
       if (signal.aborted) throw new Error(`cancelled; the MCP server '${this.name}' was told to stop`);
@@ -420,12 +454,13 @@ export class McpConnection {
           `MCP server '${this.name}' did not answer ${tool} in time (${errorMessage(err)}); the call was cancelled`,
         );
       }
+      // Our own response body cut (JSON or error body: the SDK rejects at once; SSE: the made-up response).
+      const cutReason = [...sent].map((id) => this.#cutIds.get(id)).find((r) => r !== undefined);
       const sdk = loadedClientSdk();
-      if (sdk !== undefined && err instanceof sdk.McpError && err.code === CUT_RESPONSE_CODE) {
-        throw new PantoError(
-          'ERR_MCP_LIMIT',
-          `MCP server '${this.name}' failed the call: ${clip(err.message.replace(/^MCP error -?\d+: /, ''))}`,
-        );
+      const madeUp = sdk !== undefined && err instanceof sdk.McpError && err.data === CUT_MARKER;
+      if (cutReason !== undefined || madeUp || (err instanceof PantoError && err.code === 'ERR_MCP_LIMIT')) {
+        const reason = cutReason ?? errorMessage(err).replace(/^MCP error -?\d+: /, '');
+        throw new PantoError('ERR_MCP_LIMIT', `MCP server '${this.name}' failed the call: ${clip(reason)}`);
       }
       if (isMcpError(err, 'ConnectionClosed')) {
         throw new Error(`MCP server '${this.name}' stopped during the call: ${this.#explain(undefined)}`);
@@ -439,8 +474,13 @@ export class McpConnection {
       }
       throw new Error(`MCP server '${this.name}' failed the call: ${clip(message)}`);
     } finally {
-      progress.close();
+      for (const id of sent) this.#cutIds.delete(id);
     }
+    // The newest progress the gate still held goes before the result (outside the try: a host's failing `update`
+    // cannot turn a result into a failed call; the gate catches it anyway).
+    progress.flush();
+    progress.close();
+    return res;
   }
 
   /** `resources/read`, for resource links in results. */
@@ -474,6 +514,15 @@ function deferResponses(transport: Transport): void {
     if ('id' in message && !('method' in message))
       setImmediate(() => deliver.call(transport, message, extra));
     else deliver.call(transport, message, extra);
+  };
+}
+
+/** Records the id of every request sent while a `callTool` runs into that call's `sentBy` set. */
+function trackSends(transport: Transport): void {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if ('id' in message && 'method' in message) sentBy.getStore()?.add(message.id);
+    return send(message, options);
   };
 }
 

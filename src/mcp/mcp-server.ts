@@ -60,15 +60,22 @@ export interface McpServerOptions {
    */
   maxPendingCalls?: number;
   /**
-   * Largest result of one `tools/call`, in bytes of its content (UTF-8 text plus base64 image/blob data): a bigger one
-   * is not sent; the client gets an `isError` result naming the size and the cap instead. Default 48 MiB
-   * (`DEFAULT_MCP_MAX_RESULT_BYTES`, the most libpanto's own client reads in one message).
+   * Largest result of one `tools/call`, in bytes of its JSON-RPC message: the result's JSON (UTF-8, escapes and base64
+   * data as sent) plus `RESPONSE_ENVELOPE_BYTES` for `{"jsonrpc","id","result"}`. A bigger one is not sent; the client
+   * gets an `isError` result naming the size and the cap instead. Default 48 MiB (`DEFAULT_MCP_MAX_RESULT_BYTES`, the
+   * most libpanto's own client reads in one message, so a result that passes is never cut by that client).
    */
   maxResultBytes?: number;
 }
 
 /** Default `McpServerOptions.maxPendingCalls`. */
 export const DEFAULT_MCP_MAX_PENDING_CALLS = 64;
+
+/**
+ * Bytes counted for a response's envelope around its result (`{"jsonrpc":"2.0","id":…,"result":…}`); an id longer
+ * than fits here is the client's own doing.
+ */
+export const RESPONSE_ENVELOPE_BYTES = 256;
 
 /** Default `McpServerOptions.maxResultBytes` (48 MiB: the default `maxMessageBytes` of libpanto's MCP client). */
 export const DEFAULT_MCP_MAX_RESULT_BYTES = 48 * 1024 * 1024;
@@ -238,29 +245,23 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     }
     // An empty text part (a Lua tool that returned only attachments) says nothing; an empty result keeps one part.
     const parts = block.parts.filter((p, _i, all) => !(p.type === 'text' && p.text === '' && all.length > 1));
-    const size = contentBytes(parts);
+    const result = { content: parts.map(toMcpContent), ...(block.isError ? { isError: true } : {}) };
+    const size = Buffer.byteLength(JSON.stringify(result), 'utf8') + RESPONSE_ENVELOPE_BYTES;
     if (size > maxResult) {
       return {
         content: [
           {
             type: 'text',
-            text: `the result of ${name} was not sent: its content is ${size} bytes, over maxResultBytes (${maxResult})`,
+            text: `the result of ${name} was not sent: it is ${size} bytes of JSON-RPC, over maxResultBytes (${maxResult})`,
           },
         ],
         isError: true,
       };
     }
-    return { content: parts.map(toMcpContent), ...(block.isError ? { isError: true } : {}) };
+    return result;
   };
 
   return server;
-}
-
-/** The bytes `parts` take in a `tools/call` result: UTF-8 text, base64 data as it is sent. */
-function contentBytes(parts: readonly StoredPart[]): number {
-  let n = 0;
-  for (const p of parts) n += p.type === 'text' ? Buffer.byteLength(p.text, 'utf8') : p.data.length;
-  return n;
 }
 
 /** One stored part as an MCP content block. */

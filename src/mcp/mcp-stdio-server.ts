@@ -17,6 +17,7 @@
  */
 
 import type { Readable, Writable } from 'node:stream';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolSource } from '../tool-source.js';
 import { serveSdk } from './mcp-sdk.js';
 import { createMcpServer, type McpServerOptions } from './mcp-server.js';
@@ -75,7 +76,11 @@ export async function serveMcpStdio(
   const stdout = options.stdout ?? process.stdout;
   const transport = new StdioServerTransport(stdin, stdout);
   installLineBuffer(transport, maxMessage);
-  // The SDK transport reports an invalid line to `onerror` and sends nothing: answer it here, then read on.
+  let ended = false;
+  /** Ids (JSON keys) of requests read and not yet answered. */
+  const running = new Set<string>();
+  // The SDK transport reports an invalid line to `onerror` and sends nothing: answer it here, then read on. An invalid
+  // line reusing the id of a running request is answered with id null: its id would give that id two responses.
   const buffer = (transport as unknown as { _readBuffer: { readMessage(): unknown } })._readBuffer;
   const readMessage = buffer.readMessage.bind(buffer);
   buffer.readMessage = () => {
@@ -84,14 +89,14 @@ export async function serveMcpStdio(
         return readMessage();
       } catch (err) {
         if (!(err instanceof InvalidLineError) || ended) throw err;
+        const id = err.id !== null && running.has(JSON.stringify(err.id)) ? null : err.id;
         transport
-          .send({ jsonrpc: '2.0', id: err.id, error: { code: err.rpcCode, message: err.message } } as never)
+          .send({ jsonrpc: '2.0', id, error: { code: err.rpcCode, message: err.message } } as never)
           .catch(() => {});
       }
     }
   };
   const server = createMcpServer(source, options);
-  let ended = false;
   let done: () => void = () => {};
   const closed = new Promise<void>((resolve) => {
     done = resolve;
@@ -120,6 +125,7 @@ export async function serveMcpStdio(
   };
   const send = transport.send.bind(transport);
   transport.send = (message) => {
+    if ('id' in message && !('method' in message)) running.delete(JSON.stringify(message.id));
     const sent = send(message);
     if (stdout.writableNeedDrain && !paused && !ended) {
       paused = true;
@@ -130,6 +136,11 @@ export async function serveMcpStdio(
   };
 
   await server.connect(transport);
+  const onmessage = transport.onmessage;
+  transport.onmessage = (message: JSONRPCMessage) => {
+    if ('id' in message && 'method' in message) running.add(JSON.stringify(message.id));
+    onmessage?.call(transport, message);
+  };
   return {
     closed,
     async close() {

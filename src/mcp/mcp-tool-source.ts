@@ -47,7 +47,7 @@ export interface McpToolSourceOptions {
   maxMessageBytes?: number;
   /**
    * An HTTP server's response body (not an SSE stream) that gets no byte for this long after its headers is cut, and
-   * its calls fail with `ERR_MCP_LIMIT`, ms. Default 30 000.
+   * its calls fail with an error result whose `meta.code` is `ERR_MCP_LIMIT`, ms. Default: `callTimeoutMs`.
    */
   httpBodyIdleMs?: number;
   /** Called when a server's tool list changed (after `list()` reflects it). */
@@ -67,7 +67,6 @@ export const MCP_DEFAULTS = {
   callTimeoutMs: 60_000,
   maxCallTimeMs: 600_000,
   maxMessageBytes: 48 * 1024 * 1024,
-  httpBodyIdleMs: 30_000,
 } as const;
 
 interface Entry {
@@ -101,8 +100,8 @@ export class McpToolSource implements ToolSource {
     this.name = options.name ?? 'mcp';
     this.#log = options.log ?? (() => {});
     this.#onToolsChanged = options.onToolsChanged;
-    const num = (key: keyof typeof MCP_DEFAULTS): number => {
-      const v = options[key] ?? MCP_DEFAULTS[key];
+    const num = (key: keyof typeof MCP_DEFAULTS | 'httpBodyIdleMs', fallback?: number): number => {
+      const v = options[key] ?? fallback ?? MCP_DEFAULTS[key as keyof typeof MCP_DEFAULTS];
       if (!Number.isInteger(v) || v <= 0) {
         throw new PantoError(
           'ERR_INVALID_ARGUMENT',
@@ -116,7 +115,8 @@ export class McpToolSource implements ToolSource {
       callTimeoutMs: num('callTimeoutMs'),
       maxCallTimeMs: num('maxCallTimeMs'),
       maxMessageBytes: num('maxMessageBytes'),
-      httpBodyIdleMs: num('httpBodyIdleMs'),
+      // Default: the call timeout (a JSON-mode call may take that long before its body's first byte).
+      httpBodyIdleMs: num('httpBodyIdleMs', options.callTimeoutMs ?? MCP_DEFAULTS.callTimeoutMs),
       log: this.#log,
       onToolsChanged: () => this.#rebuild(true),
       clientInfo: options.clientInfo ?? { name: 'libpanto', version: packageVersion() },
@@ -193,7 +193,12 @@ export class McpToolSource implements ToolSource {
         meta,
       });
     } catch (err) {
-      out = { ok: false, error: errorMessage(err), meta };
+      // A typed failure (`ERR_MCP_LIMIT`: the server's response was cut) keeps its code for the host in `meta.code`.
+      out = {
+        ok: false,
+        error: errorMessage(err),
+        meta: err instanceof PantoError ? { ...meta, code: err.code } : meta,
+      };
     }
     const restarted = conn.takeRestartNote();
     if (restarted !== undefined) {

@@ -9,9 +9,12 @@
  *   reaches the host at a bounded rate, and the host always sees the newest value.
  * - `flush()` delivers a held notification at once (the call's result must not overtake its last progress); after
  *   `close()` nothing more is delivered.
+ * - A `deliver` that throws is ignored (reported once per process as warning `PANTO_LISTENER_THREW`, like event
+ *   listeners); neither `onprogress`, `flush()` nor the next-turn delivery throws.
  */
 
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import { notifyListener } from '../agent/tool-events.js';
 
 /** Most progress callbacks of one call delivered in one event-loop turn. */
 export const PROGRESS_PER_TURN = 16;
@@ -39,7 +42,11 @@ export function progressGate(deliver: (p: Progress) => void): ProgressGate {
   let turn: ReturnType<typeof setImmediate> | undefined;
   const send = (p: Progress) => {
     const { message, ...rest } = p;
-    deliver(typeof message === 'string' ? { ...rest, message: clipServerText(message) } : rest);
+    // Held progress is delivered from a timer: a throwing host callback must not become an uncaught exception.
+    notifyListener(
+      deliver,
+      typeof message === 'string' ? { ...rest, message: clipServerText(message) } : rest,
+    );
   };
   const flush = () => {
     const p = held;

@@ -184,8 +184,12 @@ describe('tools/call with params a hostile client makes up', () => {
     const big = defineTool({
       name: 'big',
       description: 'returns n characters',
-      inputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
-      invoke: ({ n }) => 'é'.repeat(n as number),
+      inputSchema: {
+        type: 'object',
+        properties: { n: { type: 'integer' }, nl: { type: 'boolean' } },
+        required: ['n'],
+      },
+      invoke: ({ n, nl }) => (nl ? '\n' : 'é').repeat(n as number),
     });
     const server = createMcpServer(new StaticToolSource([big]), { maxResultBytes: 1000 });
     const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
@@ -193,18 +197,25 @@ describe('tools/call with params a hostile client makes up', () => {
     const client = new Client({ name: 'hostile', version: '1' });
     await client.connect(clientSide);
     try {
-      // 'é' is 2 bytes of UTF-8: 501 of them are 1002 bytes, over the cap though only 501 characters.
-      const over = (await client.callTool({ name: 'big', arguments: { n: 501 } })) as CallToolResult;
+      // Counted: the result's JSON ({"content":[{"type":"text","text":…}]}, 39 bytes around the text) plus 256 bytes
+      // of envelope. 'é' is 2 bytes of UTF-8: 353 of them (353 characters) make 706 + 39 + 256 = 1001 bytes.
+      const over = (await client.callTool({ name: 'big', arguments: { n: 353 } })) as CallToolResult;
       expect(over.isError).toBe(true);
       expect(over.content).toEqual([
         {
           type: 'text',
-          text: 'the result of big was not sent: its content is 1002 bytes, over maxResultBytes (1000)',
+          text: 'the result of big was not sent: it is 1001 bytes of JSON-RPC, over maxResultBytes (1000)',
         },
       ]);
-      const within = (await client.callTool({ name: 'big', arguments: { n: 500 } })) as CallToolResult;
+      const within = (await client.callTool({ name: 'big', arguments: { n: 352 } })) as CallToolResult;
       expect(within.isError).toBeUndefined();
-      expect(within.content).toEqual([{ type: 'text', text: 'é'.repeat(500) }]);
+      expect(within.content).toEqual([{ type: 'text', text: 'é'.repeat(352) }]);
+      // 400 newlines are 400 bytes of text but 800 once JSON-escaped: over the cap as sent.
+      const escaped = (await client.callTool({
+        name: 'big',
+        arguments: { n: 400, nl: true },
+      })) as CallToolResult;
+      expect(escaped.isError).toBe(true);
     } finally {
       await client.close();
     }
@@ -296,6 +307,40 @@ describe('serveMcpStdio against a client that misbehaves on the pipe', () => {
       await server.close();
     }
   });
+
+  it('an invalid line reusing the id of a running call is answered with id null (one response per id); its error is one short line', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const out: Array<{ id?: unknown; error?: { code: number; message: string }; result?: CallToolResult }> =
+      [];
+    let rest = '';
+    stdout.on('data', (c: Buffer) => {
+      const parts = (rest + c.toString()).split('\n');
+      rest = parts.pop() ?? '';
+      for (const p of parts) out.push(JSON.parse(p));
+    });
+    const server = await serveMcpStdio(source, { stdin, stdout });
+    try {
+      stdin.write(init);
+      const slow = { name: 'slow_steps', arguments: { steps: 100_000_000 } };
+      stdin.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: slow })}\n{"jsonrpc":"1.0","id":5,"method":"ping"}\n`,
+      );
+      await expect.poll(() => out.some((m) => m.error?.code === -32600)).toBe(true);
+      const invalid = out.find((m) => m.error?.code === -32600);
+      expect(invalid?.id).toBeNull();
+      expect(invalid?.error?.message).not.toContain('\n');
+      expect(invalid?.error?.message.length).toBeLessThan(200);
+      stdin.write(
+        `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5 } })}\n`,
+      );
+      stdin.write(line(9));
+      await expect.poll(() => out.some((m) => m.id === 9)).toBe(true);
+      expect(out.filter((m) => m.id === 5)).toHaveLength(0);
+    } finally {
+      await server.close();
+    }
+  }, 10_000);
 
   it('a client that does not read: requests stop being read while stdout is backed up, and all are answered later', async () => {
     const stdin = new PassThrough();

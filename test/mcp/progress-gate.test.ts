@@ -41,4 +41,21 @@ describe('progress from a server to the host', () => {
     await nextTurn();
     expect(got).toHaveLength(PROGRESS_PER_TURN + 1);
   });
+
+  it('a host update that throws reaches no caller: not onprogress, not flush(), not the next-turn delivery', async () => {
+    const seen: number[] = [];
+    const gate = progressGate((p) => {
+      seen.push(p.progress);
+      throw new Error('host update failed');
+    });
+    for (let i = 0; i < PROGRESS_PER_TURN + 2; i++)
+      expect(() => gate.onprogress({ progress: i })).not.toThrow();
+    // The held value goes out on the next turn, from a timer: a throw there would be an uncaught exception.
+    await nextTurn();
+    expect(seen.at(-1)).toBe(PROGRESS_PER_TURN + 1);
+    for (let i = 0; i < PROGRESS_PER_TURN + 2; i++) gate.onprogress({ progress: 100 + i });
+    expect(() => gate.flush()).not.toThrow();
+    expect(seen.at(-1)).toBe(100 + PROGRESS_PER_TURN + 1);
+    gate.close();
+  });
 });

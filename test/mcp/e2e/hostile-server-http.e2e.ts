@@ -161,9 +161,10 @@ describe('a hostile Streamable HTTP server', () => {
       expect(text(bomb)).toMatch(/failed the call: .*a response body over 8388608 bytes/);
       expect(errorBomb?.isError).toBe(true);
       expect(text(errorBomb).length).toBeLessThan(4_000);
-      // The error page is not read past the cap, so the error does not quote it; it says why instead.
-      expect(text(errorBomb)).toMatch(
-        /failed the call: .*Error POSTing to endpoint: null \(the server sent a response body over 8388608 bytes/,
+      // The error page is not read past the cap, so the error does not quote it (the SDK's own message would be
+      // "Error POSTing to endpoint: null"); it says why instead.
+      expect(text(errorBomb)).toBe(
+        "MCP server 'h' failed the call: the server sent a response body over 8388608 bytes (maxMessageBytes); it was not read further",
       );
       expect(endless?.isError).toBe(true);
       expect(text(endless)).toBe(
@@ -193,6 +194,7 @@ describe('a hostile Streamable HTTP server', () => {
         ok: false,
         error:
           "MCP server 'h' failed the call: the server's response body stalled: no byte for 300 ms; the call was ended",
+        meta: { code: 'ERR_MCP_LIMIT' },
       });
       // The connection still serves.
       const again = await source.call(
