@@ -393,8 +393,9 @@ export function mapAnthropicStopReason(reason: unknown): StopReason {
 function usageOf(u: Record<string, unknown> | undefined): Usage | undefined {
   if (!u) return undefined;
   const usage: Usage = { inputTokens: tokenCount(u.input_tokens), outputTokens: tokenCount(u.output_tokens) };
-  if (typeof u.cache_read_input_tokens === 'number') usage.cacheReadTokens = u.cache_read_input_tokens;
+  if (typeof u.cache_read_input_tokens === 'number')
+    usage.cacheReadTokens = tokenCount(u.cache_read_input_tokens);
   if (typeof u.cache_creation_input_tokens === 'number')
-    usage.cacheWriteTokens = u.cache_creation_input_tokens;
+    usage.cacheWriteTokens = tokenCount(u.cache_creation_input_tokens);
   return usage;
 }

@@ -30,6 +30,7 @@ import type { ModelInfo } from './model-info.js';
 import { type PreparedPart, type PreparedResult, prepareConversation } from './prepare-conversation.js';
 import type { MediaRef, SerializeOptions, SerializeResult } from './serialize-options.js';
 import {
+  addTokens,
   asObject,
   attachmentsLabel,
   countMedia,
@@ -377,8 +378,11 @@ export function mapGeminiFinishReason(reason: unknown): StopReason {
 export function geminiUsage(u: Record<string, unknown>): Usage {
   const cached = tokenCount(u.cachedContentTokenCount);
   const usage: Usage = {
-    inputTokens: Math.max(0, tokenCount(u.promptTokenCount) + tokenCount(u.toolUsePromptTokenCount) - cached),
-    outputTokens: tokenCount(u.candidatesTokenCount) + tokenCount(u.thoughtsTokenCount),
+    inputTokens: Math.max(
+      0,
+      addTokens(tokenCount(u.promptTokenCount), tokenCount(u.toolUsePromptTokenCount)) - cached,
+    ),
+    outputTokens: addTokens(tokenCount(u.candidatesTokenCount), tokenCount(u.thoughtsTokenCount)),
   };
   if (cached > 0) usage.cacheReadTokens = cached;
   return usage;

@@ -208,3 +208,45 @@ describe('parseGeminiResponse', () => {
     );
   });
 });
+
+describe('usage counts in a hostile body: every count a non-negative safe integer', () => {
+  const isCount = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+
+  it('Anthropic cache counts go through the same cleaning as input/output (-5, 1e300, 1.5)', () => {
+    const message = parseAnthropicResponse({
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'text', text: 'ok' }],
+      stop_reason: 'end_turn',
+      usage: {
+        input_tokens: 1.5,
+        output_tokens: 1,
+        cache_read_input_tokens: -5,
+        cache_creation_input_tokens: 1e300,
+      },
+    });
+    expect(message.usage).toEqual({
+      inputTokens: 1,
+      outputTokens: 1,
+      cacheReadTokens: 0,
+      cacheWriteTokens: Number.MAX_SAFE_INTEGER,
+    });
+  });
+
+  it('Gemini sums of two huge counts stop at Number.MAX_SAFE_INTEGER', () => {
+    const message = parseGeminiResponse({
+      candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP' }],
+      usageMetadata: {
+        promptTokenCount: 1e300,
+        toolUsePromptTokenCount: 1e300,
+        candidatesTokenCount: 1e300,
+        thoughtsTokenCount: 1e300,
+      },
+    });
+    expect(message.usage).toEqual({
+      inputTokens: Number.MAX_SAFE_INTEGER,
+      outputTokens: Number.MAX_SAFE_INTEGER,
+    });
+    for (const v of Object.values(message.usage ?? {})) expect(isCount(v)).toBe(true);
+  });
+});
