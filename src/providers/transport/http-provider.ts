@@ -408,7 +408,15 @@ async function* readEvents(
   try {
     for (;;) {
       if (signal.aborted) throw signal.reason;
-      const next = deadline === undefined ? await reader.read() : await readBefore(reader, deadline);
+      let next: Awaited<ReturnType<typeof reader.read>> | undefined;
+      try {
+        next = deadline === undefined ? await reader.read() : await readBefore(reader, deadline);
+      } catch (err) {
+        // The connection broke after the surface's finish (Anthropic's stop reason before `message_stop`, a Chat
+        // finish reason before its usage chunk): the answer is whole, and retrying it would pay for it twice.
+        if (parser.complete && !signal.aborted) return;
+        throw err;
+      }
       // The body went on past the last event (or the grace after the finish): leave it (the finally cancels it); the
       // message is complete.
       if (next === undefined) return;
