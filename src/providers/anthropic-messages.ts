@@ -26,6 +26,7 @@ import {
   asObject,
   documentName,
   EMPTY_RESULT_TEXT,
+  idOf,
   modelOf,
   objectSchema,
   responseError,
@@ -33,6 +34,7 @@ import {
   surfaceToolName,
   tokenCount,
 } from './serializer-common.js';
+import { safeString } from './stream/safe-string.js';
 import { anthropicThinking, thinkingFor } from './thinking.js';
 
 export interface AnthropicCacheControl {
@@ -332,6 +334,7 @@ export function parseAnthropicResponse(json: unknown): AssistantMessage {
     throw responseError('anthropic-messages', 'response has no content array');
   }
   const content: AssistantMessage['content'] = [];
+  let missingIds = 0;
   for (const raw of root.content) {
     const block = asObject(raw);
     switch (block?.type) {
@@ -351,8 +354,8 @@ export function parseAnthropicResponse(json: unknown): AssistantMessage {
       case 'tool_use':
         content.push({
           type: 'tool_call',
-          id: String(block.id ?? ''),
-          name: String(block.name ?? ''),
+          id: idOf(block.id) ?? `call_${++missingIds}`,
+          name: safeString(block.name ?? ''),
           input: asObject(block.input) ?? {},
         });
         break;

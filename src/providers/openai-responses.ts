@@ -22,6 +22,7 @@ import {
   asObject,
   EMPTY_RESULT_TEXT,
   flagError,
+  idOf,
   modelOf,
   objectSchema,
   partDataUrl,
@@ -33,6 +34,7 @@ import {
   tokenCount,
   toolCallBlock,
 } from './serializer-common.js';
+import { safeString } from './stream/safe-string.js';
 import { thinkingFor } from './thinking.js';
 
 export type OpenAIResponsesImageDetail = 'auto' | 'low' | 'high' | 'original';
@@ -315,6 +317,7 @@ export function parseOpenAIResponsesResponse(json: unknown): AssistantMessage {
   }
   const content: AssistantMessage['content'] = [];
   let refused = false;
+  let missingIds = 0;
   for (const raw of root.output) {
     const item = asObject(raw);
     if (item?.type === 'message') {
@@ -330,8 +333,8 @@ export function parseOpenAIResponsesResponse(json: unknown): AssistantMessage {
     } else if (item?.type === 'function_call') {
       content.push(
         toolCallBlock(
-          String(item.call_id ?? item.id ?? ''),
-          String(item.name ?? ''),
+          idOf(item.call_id) ?? idOf(item.id) ?? `call_${++missingIds}`,
+          safeString(item.name ?? ''),
           typeof item.arguments === 'string' ? item.arguments : '',
         ),
       );

@@ -122,6 +122,15 @@ export function tokenCount(value: unknown): number {
 }
 
 /**
+ * An id a response gave (a tool call's, an output item's): a non-empty string, else `undefined`. A non-string id (an
+ * object, a number) counts as missing and the caller synthesises one, as it does for an absent id: never stringified,
+ * so two object ids cannot both become `[object Object]` and merge two items into one.
+ */
+export function idOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
  * The sum of token counts (each already a non-negative safe integer, see `tokenCount`), stopping at
  * `Number.MAX_SAFE_INTEGER` so that a sum of two capped counts stays a safe integer.
  */
