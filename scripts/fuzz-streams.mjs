@@ -29,6 +29,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
  * 4. Through the real transport (a sampled fraction `--transport`, on a loopback server, some gzip-encoded): exactly
  *    one terminal event, the last one; `done` iff the direct parse finished, with a deep-equal message; else `error`
  *    with a `PantoError` (same code as the direct parse when it failed with one); no unhandled rejection.
+ * 2b. The whole-response parsers (`parse*Response`), on each surface's well-formed response with 1-3 hostile values
+ *    or keys (every case): invariants 1 and 2 (a well-formed message or a `PantoError`; no pollution).
  * 5. Memory stays bounded: RSS under `RSS_LIMIT_MB` (checked every case); the peak is printed.
  * 6. A body of keep-alives only (every surface's kinds, mixed, cut at random offsets, sent 4 ms apart; a sampled
  *    fraction `--stall`) ends with a stall once `progressTimeoutMs` passes: cut keep-alives never pass for content.
@@ -46,6 +48,13 @@ const lib = await import(join(ROOT, 'dist', 'index.js')).catch((err) => {
   process.exit(2);
 });
 const { createStreamParser, SseParser, createProvider, PantoError } = lib;
+/** The whole-response (non-stream) parsers, per surface. */
+const PARSE_RESPONSE = {
+  'anthropic-messages': lib.parseAnthropicResponse,
+  'openai-chat': lib.parseOpenAIChatResponse,
+  'openai-responses': lib.parseOpenAIResponsesResponse,
+  gemini: lib.parseGeminiResponse,
+};
 
 const APIS = ['anthropic-messages', 'openai-chat', 'openai-responses', 'gemini'];
 /** Longest a single parse may take before it counts as a hang (generous: 1 MB strings on a loaded 2-core box). */
@@ -616,6 +625,105 @@ const sameOutcome = (a, b) =>
     ? b.ok && isDeepStrictEqual(a.message, b.message)
     : !b.ok && !b.untyped && a.code === b.code && isDeepStrictEqual(a.message, b.message);
 
+/** A well-formed whole (non-stream) response per surface, with a tool call and every usage field. */
+const WHOLE_RESPONSES = {
+  'anthropic-messages': {
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-x',
+    content: [
+      { type: 'thinking', thinking: 'hm', signature: 's' },
+      { type: 'text', text: 'hi' },
+      { type: 'tool_use', id: 'toolu_1', name: 'read', input: { path: 'a' } },
+    ],
+    stop_reason: 'tool_use',
+    usage: { input_tokens: 5, output_tokens: 9, cache_read_input_tokens: 7, cache_creation_input_tokens: 3 },
+  },
+  'openai-chat': {
+    model: 'gpt-x',
+    choices: [
+      {
+        message: {
+          role: 'assistant',
+          content: 'hi',
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } },
+          ],
+        },
+        finish_reason: 'tool_calls',
+      },
+    ],
+    usage: { prompt_tokens: 5, completion_tokens: 9, prompt_tokens_details: { cached_tokens: 2 } },
+  },
+  'openai-responses': {
+    model: 'gpt-x',
+    status: 'completed',
+    output: [
+      {
+        type: 'reasoning',
+        id: 'rs_1',
+        summary: [{ type: 'summary_text', text: 'hm' }],
+        encrypted_content: 'e',
+      },
+      { type: 'message', content: [{ type: 'output_text', text: 'hi' }] },
+      { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'read', arguments: '{"path":"a"}' },
+    ],
+    usage: { input_tokens: 5, output_tokens: 9, input_tokens_details: { cached_tokens: 2 } },
+  },
+  gemini: {
+    modelVersion: 'gemini-x',
+    responseId: 'r1',
+    candidates: [
+      {
+        content: {
+          role: 'model',
+          parts: [{ text: 'hi' }, { functionCall: { id: 'f1', name: 'read', args: { path: 'a' } } }],
+        },
+        finishReason: 'STOP',
+      },
+    ],
+    usageMetadata: {
+      promptTokenCount: 5,
+      candidatesTokenCount: 9,
+      thoughtsTokenCount: 4,
+      toolUsePromptTokenCount: 2,
+      cachedContentTokenCount: 3,
+    },
+  },
+};
+
+/**
+ * Invariants 1-2 for the whole-response parser of `api` on its response with 1-3 hostile values / keys: a
+ * well-formed message or a `PantoError`, no prototype pollution. `{kind, detail, input}` when broken.
+ */
+function checkWholeResponse(api, r) {
+  let text = JSON.stringify(WHOLE_RESPONSES[api]);
+  const n = 1 + Math.floor(r() * 3);
+  for (let i = 0; i < n; i++) text = (r() < 0.7 ? MUTATIONS.hostileValue : MUTATIONS.hostileKey)(text, r);
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const input = Buffer.from(text);
+  let message;
+  try {
+    message = PARSE_RESPONSE[api](json);
+  } catch (err) {
+    if (err instanceof PantoError && typeof err.code === 'string') return undefined;
+    return {
+      kind: 'whole-response-untyped-error',
+      detail: `${err?.constructor?.name ?? typeof err}: ${err?.message ?? String(err)}`,
+      stack: err?.stack,
+      input,
+    };
+  }
+  if (polluted()) return { kind: 'whole-response-prototype-pollution', input };
+  const bad = malformed(message);
+  return bad ? { kind: 'whole-response-malformed', detail: bad, input } : undefined;
+}
+
 /** The invariant `bytes` breaks under chunkings `cutsA`/`cutsB`, or undefined. */
 function check(api, bytes, cutsA, cutsB) {
   const t0 = performance.now();
@@ -864,7 +972,7 @@ while ((CASE_SEED !== undefined ? cases === 0 : Date.now() < deadline) && findin
   const cutsA = cutsFor(bytes.length, r);
   const cutsB = cutsFor(bytes.length, r);
   cases++;
-  let finding = check(api, bytes, cutsA, cutsB);
+  let finding = check(api, bytes, cutsA, cutsB) ?? checkWholeResponse(api, r);
   if (!finding && r() < TRANSPORT) {
     transportCases++;
     const direct = parseDirect(api, [bytes]);

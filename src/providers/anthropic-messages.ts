@@ -328,7 +328,10 @@ export function parseAnthropicResponse(json: unknown): AssistantMessage {
   const root = asObject(json);
   const error = asObject(root?.error);
   if (root?.type === 'error' || error) {
-    throw responseError('anthropic-messages', `error response: ${String(error?.message ?? 'no message')}`);
+    throw responseError(
+      'anthropic-messages',
+      `error response: ${safeString(error?.message ?? 'no message')}`,
+    );
   }
   if (!root || !Array.isArray(root.content)) {
     throw responseError('anthropic-messages', 'response has no content array');
@@ -349,7 +352,7 @@ export function parseAnthropicResponse(json: unknown): AssistantMessage {
         });
         break;
       case 'redacted_thinking':
-        content.push({ type: 'thinking', text: '', signature: String(block.data ?? ''), redacted: true });
+        content.push({ type: 'thinking', text: '', signature: safeString(block.data ?? ''), redacted: true });
         break;
       case 'tool_use':
         content.push({

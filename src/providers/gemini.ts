@@ -43,6 +43,7 @@ import {
   textOf,
   tokenCount,
 } from './serializer-common.js';
+import { safeString } from './stream/safe-string.js';
 import { geminiThinkingConfig, thinkingFor } from './thinking.js';
 
 export interface GeminiBlob {
@@ -287,7 +288,7 @@ export function parseGeminiResponse(json: unknown): AssistantMessage {
   if (!root || error) {
     throw responseError(
       'gemini',
-      error ? `error response: ${String(error.message ?? 'no message')}` : 'not a response',
+      error ? `error response: ${safeString(error.message ?? 'no message')}` : 'not a response',
     );
   }
   const candidate = Array.isArray(root.candidates) ? asObject(root.candidates[0]) : undefined;
@@ -303,7 +304,7 @@ export function parseGeminiResponse(json: unknown): AssistantMessage {
       const block: ToolCallBlock = {
         type: 'tool_call',
         id: typeof call.id === 'string' && call.id.length > 0 ? call.id : `${idBase}_${content.length}`,
-        name: String(call.name ?? ''),
+        name: safeString(call.name ?? ''),
         input: asObject(call.args) ?? {},
       };
       const providerData: Record<string, unknown> = {};

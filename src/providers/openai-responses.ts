@@ -312,7 +312,7 @@ export function parseOpenAIResponsesResponse(json: unknown): AssistantMessage {
     const error = asObject(root?.error);
     throw responseError(
       'openai-responses',
-      error ? `error response: ${String(error.message ?? 'no message')}` : 'response has no output array',
+      error ? `error response: ${safeString(error.message ?? 'no message')}` : 'response has no output array',
     );
   }
   const content: AssistantMessage['content'] = [];
@@ -353,7 +353,7 @@ export function parseOpenAIResponsesResponse(json: unknown): AssistantMessage {
   const incomplete = asObject(root.incomplete_details)?.reason;
   if (root.status === 'failed') {
     message.stopReason = 'error';
-    message.errorMessage = String(asObject(root.error)?.message ?? 'response failed');
+    message.errorMessage = safeString(asObject(root.error)?.message ?? 'response failed');
   } else if (root.status === 'incomplete') {
     message.stopReason = mapResponsesIncompleteReason(incomplete);
   } else if (refused) {
