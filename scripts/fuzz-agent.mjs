@@ -645,6 +645,17 @@ function renderFrames(surface, t, model, n) {
 
 const PLAIN = { kind: 'reply', text: 'done', calls: [], stop: 'end', usage: { input: 1, output: 1 } };
 
+/** A request body that declares no tools: compaction's summary request (agent turns here always carry tools). */
+function isSummaryRequest(raw) {
+  let body;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return false;
+  }
+  return !(Array.isArray(body?.tools) && body.tools.length > 0);
+}
+
 // ---- the loopback server ------------------------------------------------------------------------------------------
 async function startServer() {
   const state = { queue: [], requests: 0, n: 0, surface: undefined };
@@ -653,8 +664,9 @@ async function startServer() {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      // Compaction's summary requests are not model turns of the run.
-      if (!Buffer.concat(chunks).includes('You write the summary')) state.requests++;
+      // Compaction's summary requests are not model turns of the run. Told apart by their shape, not their wording:
+      // a summary request declares no tools, and every agent of this fuzzer has tools.
+      if (!isSummaryRequest(Buffer.concat(chunks))) state.requests++;
       const turn = state.queue.shift() ?? PLAIN;
       const model = /\/models\/([^/:]+):/.exec(req.url ?? '')?.[1] ?? 'm';
       const r = renderTurn(state.surface, turn, model, ++state.n);
@@ -948,20 +960,38 @@ function checkUsage(agent, label) {
 
 const canon = (messages) => JSON.stringify(messages);
 
-async function settle(promise, label) {
+/** Thrown when the run's `--seconds` ran out during a case: not a finding, the case is left unfinished. */
+class OutOfTime extends Error {}
+
+/** How long to wait for an aborted run to settle before its session folder is removed anyway. */
+const ABORT_WAIT_MS = 5_000;
+
+/**
+ * The value `promise` settles with, within `RUN_BOUND_MS` (I1) — or within the time left of `--seconds`, when that
+ * is less (then `OutOfTime`, not a finding). On either timeout `stop()` aborts the run, and the run is given
+ * `ABORT_WAIT_MS` to settle, so that its session folder is not removed while it still writes there.
+ */
+async function settle(promise, label, stop) {
   let timer;
+  const left = ONLY_CASE === undefined ? RUN_DEADLINE - Date.now() : Number.POSITIVE_INFINITY;
+  const limit = Math.max(0, Math.min(RUN_BOUND_MS, left));
   const bound = new Promise((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), RUN_BOUND_MS);
+    timer = setTimeout(() => resolve('timeout'), limit);
   });
+  const outcome = promise.then(
+    (v) => ({ v }),
+    (e) => ({ e }),
+  );
   try {
-    const out = await Promise.race([
-      promise.then(
-        (v) => ({ v }),
-        (e) => ({ e }),
-      ),
-      bound,
-    ]);
-    if (out === 'timeout') fail(`I1 ${label}: did not settle in ${RUN_BOUND_MS} ms`);
+    const out = await Promise.race([outcome, bound]);
+    if (out === 'timeout') {
+      stop();
+      let wait;
+      await Promise.race([outcome, new Promise((resolve) => (wait = setTimeout(resolve, ABORT_WAIT_MS)))]);
+      clearTimeout(wait);
+      if (limit < RUN_BOUND_MS) throw new OutOfTime(`${label}: --seconds ran out`);
+      fail(`I1 ${label}: did not settle in ${RUN_BOUND_MS} ms`);
+    }
     if ('e' in out) fail(`I1 ${label}: rejected: ${out.e?.code ?? ''} ${out.e?.stack ?? out.e}`);
     return out.v;
   } finally {
@@ -1082,7 +1112,9 @@ async function runCase(env, c, index) {
       if (events === c.steerAtEvent) agent.steer('change of plan');
     });
     // A stall turn ends by the provider's idle timeout; a `hang` tool call by the abort it schedules.
-    const result = await settle(agent.prompt('go', { signal: ctl.signal }), 'prompt');
+    const result = await settle(agent.prompt('go', { signal: ctl.signal }), 'prompt', () =>
+      ctl.abort(new Error('fuzz: out of time')),
+    );
     checkRun(result, c, server.state.requests, 'prompt');
     checkEvents(seen, result, 'prompt');
     const lingering = getEventListeners(ctl.signal, 'abort').length;
@@ -1114,7 +1146,7 @@ async function runCase(env, c, index) {
     server.state.requests = 0;
     const seenAgain = [];
     resumed.subscribe((e) => seenAgain.push(e));
-    const again = await settle(resumed.prompt('and now?'), 'resumed prompt');
+    const again = await settle(resumed.prompt('and now?'), 'resumed prompt', () => resumed.abort());
     checkRun(again, { maxTurns: 1 }, server.state.requests, 'resumed prompt');
     checkEvents(seenAgain, again, 'resumed prompt');
     checkPairing(resumed.messages);
@@ -1150,6 +1182,7 @@ console.log(
 );
 const protoKeys = Object.getOwnPropertyNames(Object.prototype).sort();
 const t0 = Date.now();
+const RUN_DEADLINE = t0 + SECONDS * 1000;
 let peakRss = process.memoryUsage().rss;
 const sampler = setInterval(() => {
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
@@ -1168,6 +1201,10 @@ for (let i = ONLY_CASE ?? 0; ; i++) {
     await runCase(env, c, i);
     if (argv.verbose) console.log(`case ${i} ${c.surface} ok ${Date.now() - started} ms`);
   } catch (err) {
+    if (err instanceof OutOfTime) {
+      cases--;
+      break;
+    }
     problem = err instanceof Finding ? err.message : `fuzzer error: ${err?.stack ?? err}`;
     if (argv.verbose) console.log(`case ${i} ${c.surface} FAILED ${Date.now() - started} ms`);
   }

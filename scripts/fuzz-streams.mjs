@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
  * Gemini) and the HTTP transport that feeds them. Imports the built library (`dist/`; run `npm run build:ts` first).
  *
  *   node scripts/fuzz-streams.mjs [--seconds=60] [--seed=S] [--transport=0.03] [--stall=0.005] [--max-findings=5]
+ *                                 [--case-seed=N]   (replay the one case a finding printed)
  *
  * Needs no network (the transport cases use a loopback server). Seeds: well-formed streams generated here from the
  * seed (text, thinking, several tool calls, images on Responses/Gemini, usage), plus the recorded streams of the
@@ -18,14 +19,18 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
  * Invariants (each case; any broken one is a finding, printed with the seed and a shrunk input; exit 1):
  * 1. Parsing ends (bounded time, `CASE_MS`) with a finished assistant message, or a `PantoError` (a `ProviderError`
  *    included) with a string `code`; never another thrown value (TypeError, RangeError, SyntaxError...).
+ *    A case still running after `HANG_MS` (a parser stuck in a loop) is reported by a watchdog thread with its case
+ *    seed (replay: `--case-seed=N`), and the process is killed (status 137).
  * 2. The message (finished, or the partial of an error) is well-formed: role `assistant`; content blocks of the known
  *    types (`text`/`thinking` with string text, `tool_call` with string id and name and a plain-object input);
- *    usage numbers are numbers; and no prototype pollution: `({}).polluted === undefined` and no key added to
- *    `Object.prototype` after each case.
+ *    usage counts are non-negative safe integers; and no prototype pollution: `({}).polluted === undefined` and
+ *    `Object.prototype`'s own property names (sorted) unchanged after each case.
  * 3. The same bytes chunked two different ways give the same outcome (messages deep-equal, or the same error code).
  * 4. Through the real transport (a sampled fraction `--transport`, on a loopback server, some gzip-encoded): exactly
  *    one terminal event, the last one; `done` iff the direct parse finished, with a deep-equal message; else `error`
  *    with a `PantoError` (same code as the direct parse when it failed with one); no unhandled rejection.
+ * 2b. The whole-response parsers (`parse*Response`), on each surface's well-formed response with 1-3 hostile values
+ *    or keys (every case): invariants 1 and 2 (a well-formed message or a `PantoError`; no pollution).
  * 5. Memory stays bounded: RSS under `RSS_LIMIT_MB` (checked every case); the peak is printed.
  * 6. A body of keep-alives only (every surface's kinds, mixed, cut at random offsets, sent 4 ms apart; a sampled
  *    fraction `--stall`) ends with a stall once `progressTimeoutMs` passes: cut keep-alives never pass for content.
@@ -34,6 +39,7 @@ import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -42,11 +48,22 @@ const lib = await import(join(ROOT, 'dist', 'index.js')).catch((err) => {
   process.exit(2);
 });
 const { createStreamParser, SseParser, createProvider, PantoError } = lib;
+/** The whole-response (non-stream) parsers, per surface. */
+const PARSE_RESPONSE = {
+  'anthropic-messages': lib.parseAnthropicResponse,
+  'openai-chat': lib.parseOpenAIChatResponse,
+  'openai-responses': lib.parseOpenAIResponsesResponse,
+  gemini: lib.parseGeminiResponse,
+};
 
 const APIS = ['anthropic-messages', 'openai-chat', 'openai-responses', 'gemini'];
 /** Longest a single parse may take before it counts as a hang (generous: 1 MB strings on a loaded 2-core box). */
 const CASE_MS = 5000;
 const RSS_LIMIT_MB = 1024;
+/** Longest one finding's shrink may take. */
+const SHRINK_MS = 20_000;
+/** A case still running after this long is a hang: the watchdog prints its case seed and kills the process. */
+const HANG_MS = 60_000;
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -60,6 +77,8 @@ const SEED = args.seed === undefined ? (Date.now() ^ (process.pid << 8)) >>> 0 :
 const TRANSPORT = Number(args.transport ?? 0.03);
 const STALL = Number(args.stall ?? 0.005);
 const MAX_FINDINGS = Number(args['max-findings'] ?? 5);
+/** `--case-seed=N`: replay the one case a finding printed (its seed), then exit. */
+const CASE_SEED = args['case-seed'] === undefined ? undefined : Number(args['case-seed']) >>> 0;
 
 /** mulberry32: a small deterministic PRNG. */
 function prng(seed) {
@@ -117,7 +136,18 @@ function seedStream(api, rnd) {
   if (api === 'anthropic-messages') {
     ev.push([
       'message_start',
-      { type: 'message_start', message: { model: 'claude-x', usage: { input_tokens: 5, output_tokens: 0 } } },
+      {
+        type: 'message_start',
+        message: {
+          model: 'claude-x',
+          usage: {
+            input_tokens: 5,
+            output_tokens: 0,
+            cache_read_input_tokens: 7,
+            cache_creation_input_tokens: 3,
+          },
+        },
+      },
     ]);
     let i = 0;
     if (thinking) {
@@ -308,7 +338,16 @@ function seedStream(api, rnd) {
           modelVersion: 'gemini-x',
           responseId: 'r1',
           ...(last
-            ? { usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 9, totalTokenCount: 14 } }
+            ? {
+                usageMetadata: {
+                  promptTokenCount: 5,
+                  candidatesTokenCount: 9,
+                  totalTokenCount: 14,
+                  thoughtsTokenCount: 4,
+                  toolUsePromptTokenCount: 2,
+                  cachedContentTokenCount: 3,
+                },
+              }
             : {}),
         },
       ]);
@@ -530,7 +569,8 @@ const chunksOf = (bytes, cuts) => {
 // ---------------------------------------------------------------------------------------------------------------
 // Running one case.
 
-const PROTO_KEYS = Object.getOwnPropertyNames(Object.prototype).length;
+const protoNames = () => Object.getOwnPropertyNames(Object.prototype).sort().join(',');
+const PROTO_NAMES = protoNames();
 
 /** Direct parse of `bytes` in `chunks`: `{ok, message}` or `{code}`; `untyped` for a thrown non-PantoError. */
 function parseDirect(api, chunks) {
@@ -569,7 +609,7 @@ function malformed(m) {
   }
   if (m.usage !== undefined) {
     for (const [k, v] of Object.entries(m.usage))
-      if (typeof v !== 'number') return `usage.${k} is not a number`;
+      if (!Number.isSafeInteger(v) || v < 0) return `usage.${k} is not a non-negative safe integer`;
   }
   if (m.model !== undefined && typeof m.model !== 'string') return 'model is not a string';
   return undefined;
@@ -577,13 +617,112 @@ function malformed(m) {
 
 function polluted() {
   const probe = {};
-  return probe.polluted !== undefined || Object.getOwnPropertyNames(Object.prototype).length !== PROTO_KEYS;
+  return probe.polluted !== undefined || protoNames() !== PROTO_NAMES;
 }
 
 const sameOutcome = (a, b) =>
   a.ok
     ? b.ok && isDeepStrictEqual(a.message, b.message)
     : !b.ok && !b.untyped && a.code === b.code && isDeepStrictEqual(a.message, b.message);
+
+/** A well-formed whole (non-stream) response per surface, with a tool call and every usage field. */
+const WHOLE_RESPONSES = {
+  'anthropic-messages': {
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-x',
+    content: [
+      { type: 'thinking', thinking: 'hm', signature: 's' },
+      { type: 'text', text: 'hi' },
+      { type: 'tool_use', id: 'toolu_1', name: 'read', input: { path: 'a' } },
+    ],
+    stop_reason: 'tool_use',
+    usage: { input_tokens: 5, output_tokens: 9, cache_read_input_tokens: 7, cache_creation_input_tokens: 3 },
+  },
+  'openai-chat': {
+    model: 'gpt-x',
+    choices: [
+      {
+        message: {
+          role: 'assistant',
+          content: 'hi',
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } },
+          ],
+        },
+        finish_reason: 'tool_calls',
+      },
+    ],
+    usage: { prompt_tokens: 5, completion_tokens: 9, prompt_tokens_details: { cached_tokens: 2 } },
+  },
+  'openai-responses': {
+    model: 'gpt-x',
+    status: 'completed',
+    output: [
+      {
+        type: 'reasoning',
+        id: 'rs_1',
+        summary: [{ type: 'summary_text', text: 'hm' }],
+        encrypted_content: 'e',
+      },
+      { type: 'message', content: [{ type: 'output_text', text: 'hi' }] },
+      { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'read', arguments: '{"path":"a"}' },
+    ],
+    usage: { input_tokens: 5, output_tokens: 9, input_tokens_details: { cached_tokens: 2 } },
+  },
+  gemini: {
+    modelVersion: 'gemini-x',
+    responseId: 'r1',
+    candidates: [
+      {
+        content: {
+          role: 'model',
+          parts: [{ text: 'hi' }, { functionCall: { id: 'f1', name: 'read', args: { path: 'a' } } }],
+        },
+        finishReason: 'STOP',
+      },
+    ],
+    usageMetadata: {
+      promptTokenCount: 5,
+      candidatesTokenCount: 9,
+      thoughtsTokenCount: 4,
+      toolUsePromptTokenCount: 2,
+      cachedContentTokenCount: 3,
+    },
+  },
+};
+
+/**
+ * Invariants 1-2 for the whole-response parser of `api` on its response with 1-3 hostile values / keys: a
+ * well-formed message or a `PantoError`, no prototype pollution. `{kind, detail, input}` when broken.
+ */
+function checkWholeResponse(api, r) {
+  let text = JSON.stringify(WHOLE_RESPONSES[api]);
+  const n = 1 + Math.floor(r() * 3);
+  for (let i = 0; i < n; i++) text = (r() < 0.7 ? MUTATIONS.hostileValue : MUTATIONS.hostileKey)(text, r);
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const input = Buffer.from(text);
+  let message;
+  try {
+    message = PARSE_RESPONSE[api](json);
+  } catch (err) {
+    if (err instanceof PantoError && typeof err.code === 'string') return undefined;
+    return {
+      kind: 'whole-response-untyped-error',
+      detail: `${err?.constructor?.name ?? typeof err}: ${err?.message ?? String(err)}`,
+      stack: err?.stack,
+      input,
+    };
+  }
+  if (polluted()) return { kind: 'whole-response-prototype-pollution', input };
+  const bad = malformed(message);
+  return bad ? { kind: 'whole-response-malformed', detail: bad, input } : undefined;
+}
 
 /** The invariant `bytes` breaks under chunkings `cutsA`/`cutsB`, or undefined. */
 function check(api, bytes, cutsA, cutsB) {
@@ -613,18 +752,20 @@ function shrink(api, bytes, kind) {
   if (!fails(bytes)) return bytes;
   let cur = bytes;
   let budget = 3000;
+  // Bounded in time as well as in trials: one trial of a 1 MB input can take a while on a loaded machine.
+  const until = Date.now() + SHRINK_MS;
   // Whole events first, then ever smaller byte ranges.
   const text = cur.toString('latin1');
   let parts = blocks(text);
-  for (let i = 0; i < parts.length && budget-- > 0; ) {
+  for (let i = 0; i < parts.length && budget-- > 0 && Date.now() < until; ) {
     const trial = Buffer.from(parts.filter((_, k) => k !== i).join(''), 'latin1');
     if (fails(trial)) {
       parts = parts.filter((_, k) => k !== i);
       cur = trial;
     } else i++;
   }
-  for (let size = cur.length >> 1; size >= 1 && budget > 0; size >>= 1) {
-    for (let at = 0; at + size <= cur.length && budget-- > 0; ) {
+  for (let size = cur.length >> 1; size >= 1 && budget > 0 && Date.now() < until; size >>= 1) {
+    for (let at = 0; at + size <= cur.length && budget-- > 0 && Date.now() < until; ) {
       const trial = Buffer.concat([cur.subarray(0, at), cur.subarray(at + size)]);
       if (fails(trial)) cur = trial;
       else at += size;
@@ -774,6 +915,36 @@ function printable(bytes) {
   return `'${out}'${bytes.length > 4000 ? ' (cut)' : ''}`;
 }
 
+/**
+ * Hang watchdog: a worker thread that sees the running case's seed and start time (shared memory) and, when one case
+ * runs past `HANG_MS` (a parser stuck in a loop blocks this thread, so only another thread can tell), prints the seed
+ * and kills the process (SIGKILL: exit status 137 from a shell).
+ */
+const watch = new Int32Array(new SharedArrayBuffer(12));
+const watchdog = new Worker(
+  `const { workerData } = require('node:worker_threads');
+   const { writeSync } = require('node:fs');
+   const w = workerData.watch;
+   setInterval(() => {
+     const running = Atomics.load(w, 2);
+     const start = Atomics.load(w, 1);
+     if (running === 1 && Math.floor(Date.now() / 1000) - start > workerData.hangS) {
+       writeSync(2, '\\nFINDING: hang (case seed ' + (Atomics.load(w, 0) >>> 0) + ' ran over ' + workerData.hangS +
+         ' s); replay with --case-seed=' + (Atomics.load(w, 0) >>> 0) + '\\n');
+       // process.exit here would end this worker only; the blocked main thread cannot run a handler.
+       process.kill(process.pid, 'SIGKILL');
+     }
+   }, 1000);`,
+  { eval: true, workerData: { watch, hangS: HANG_MS / 1000 } },
+);
+watchdog.unref();
+const caseStarted = (caseSeed) => {
+  Atomics.store(watch, 0, caseSeed | 0);
+  Atomics.store(watch, 1, Math.floor(Date.now() / 1000));
+  Atomics.store(watch, 2, 1);
+};
+const caseEnded = () => Atomics.store(watch, 2, 0);
+
 const rnd = prng(SEED);
 const recorded = recordedSeeds();
 console.log(
@@ -788,8 +959,9 @@ const findings = [];
 const seenKinds = new Set();
 const perMutation = Object.fromEntries(MUTATION_NAMES.map((n) => [n, 0]));
 
-while (Date.now() < deadline && findings.length < MAX_FINDINGS) {
-  const caseSeed = Math.floor(rnd() * 2 ** 32);
+while ((CASE_SEED !== undefined ? cases === 0 : Date.now() < deadline) && findings.length < MAX_FINDINGS) {
+  const caseSeed = CASE_SEED ?? Math.floor(rnd() * 2 ** 32);
+  caseStarted(caseSeed);
   const r = prng(caseSeed);
   const fromRecorded = recorded.length > 0 && r() < 0.3;
   const src = fromRecorded ? pick(r, recorded) : { api: pick(r, APIS), name: 'generated', body: '' };
@@ -800,7 +972,7 @@ while (Date.now() < deadline && findings.length < MAX_FINDINGS) {
   const cutsA = cutsFor(bytes.length, r);
   const cutsB = cutsFor(bytes.length, r);
   cases++;
-  let finding = check(api, bytes, cutsA, cutsB);
+  let finding = check(api, bytes, cutsA, cutsB) ?? checkWholeResponse(api, r);
   if (!finding && r() < TRANSPORT) {
     transportCases++;
     const direct = parseDirect(api, [bytes]);
@@ -810,12 +982,14 @@ while (Date.now() < deadline && findings.length < MAX_FINDINGS) {
     stallCases++;
     finding = await checkKeepAliveStall(api, r);
   }
+  caseEnded();
   const rss = process.memoryUsage().rss;
   peakRss = Math.max(peakRss, rss);
   if (!finding && rss > RSS_LIMIT_MB * 1024 * 1024)
     finding = { kind: 'memory', detail: `rss ${Math.round(rss / 2 ** 20)} MB` };
   if (finding) {
-    const key = `${api}:${finding.kind}:${finding.detail ?? ''}`;
+    // Digits out of the key: the same bug at another offset or length is one finding.
+    const key = `${api}:${finding.kind}:${finding.detail ?? ''}`.replace(/\d+/g, 'N');
     if (seenKinds.has(key)) continue;
     seenKinds.add(key);
     const small =

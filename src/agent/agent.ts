@@ -489,9 +489,15 @@ export class Agent {
       const turn = await this.#requestTurn(signal);
       const { error } = turn;
       // Token counts as stored and counted: never negative, fractional, NaN or past 2^53 (see `saneUsage`).
+      // A custom Provider may send `usage: null` (or another non-object): treated as no usage.
       const reported = turn.message.usage;
-      const usage = reported === undefined ? undefined : saneUsage(reported);
-      const message = usage === undefined || usage === reported ? turn.message : { ...turn.message, usage };
+      const usage = typeof reported === 'object' && reported !== null ? saneUsage(reported) : undefined;
+      let message: AssistantMessage = turn.message;
+      if (usage !== undefined && usage !== reported) message = { ...turn.message, usage };
+      else if (usage === undefined && reported !== undefined) {
+        const { usage: _dropped, ...rest } = turn.message;
+        message = rest;
+      }
       this.#append(message, appended);
       const calls = toolCallsOf(message);
       if (message.stopReason === 'aborted' || message.stopReason === 'error') {

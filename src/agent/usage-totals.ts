@@ -2,7 +2,7 @@
 
 import type { Usage } from '../conversation.js';
 import { type ModelPrice, type UsageCost, usageCost } from '../providers/model-prices.js';
-import { tokenCount } from '../providers/serializer-common.js';
+import { addTokens as plus, tokenCount } from '../providers/serializer-common.js';
 
 export interface UsageTotals {
   /** Requests that reported usage: model answers and summary requests of compactions. */
@@ -45,11 +45,6 @@ export function saneUsage(usage: Usage): Usage {
     clean.cacheReadTokens === u.cacheReadTokens &&
     clean.cacheWriteTokens === u.cacheWriteTokens;
   return same ? usage : clean;
-}
-
-/** A sum of token counts that stops at `Number.MAX_SAFE_INTEGER` (totals stay exact integers). */
-function plus(total: number, count: number): number {
-  return Math.min(total + count, Number.MAX_SAFE_INTEGER);
 }
 
 /**

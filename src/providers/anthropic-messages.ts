@@ -26,6 +26,7 @@ import {
   asObject,
   documentName,
   EMPTY_RESULT_TEXT,
+  idOf,
   modelOf,
   objectSchema,
   responseError,
@@ -33,6 +34,7 @@ import {
   surfaceToolName,
   tokenCount,
 } from './serializer-common.js';
+import { safeString } from './stream/safe-string.js';
 import { anthropicThinking, thinkingFor } from './thinking.js';
 
 export interface AnthropicCacheControl {
@@ -326,12 +328,16 @@ export function parseAnthropicResponse(json: unknown): AssistantMessage {
   const root = asObject(json);
   const error = asObject(root?.error);
   if (root?.type === 'error' || error) {
-    throw responseError('anthropic-messages', `error response: ${String(error?.message ?? 'no message')}`);
+    throw responseError(
+      'anthropic-messages',
+      `error response: ${safeString(error?.message ?? 'no message')}`,
+    );
   }
   if (!root || !Array.isArray(root.content)) {
     throw responseError('anthropic-messages', 'response has no content array');
   }
   const content: AssistantMessage['content'] = [];
+  let missingIds = 0;
   for (const raw of root.content) {
     const block = asObject(raw);
     switch (block?.type) {
@@ -346,13 +352,13 @@ export function parseAnthropicResponse(json: unknown): AssistantMessage {
         });
         break;
       case 'redacted_thinking':
-        content.push({ type: 'thinking', text: '', signature: String(block.data ?? ''), redacted: true });
+        content.push({ type: 'thinking', text: '', signature: safeString(block.data ?? ''), redacted: true });
         break;
       case 'tool_use':
         content.push({
           type: 'tool_call',
-          id: String(block.id ?? ''),
-          name: String(block.name ?? ''),
+          id: idOf(block.id) ?? `call_${++missingIds}`,
+          name: safeString(block.name ?? ''),
           input: asObject(block.input) ?? {},
         });
         break;
@@ -393,8 +399,9 @@ export function mapAnthropicStopReason(reason: unknown): StopReason {
 function usageOf(u: Record<string, unknown> | undefined): Usage | undefined {
   if (!u) return undefined;
   const usage: Usage = { inputTokens: tokenCount(u.input_tokens), outputTokens: tokenCount(u.output_tokens) };
-  if (typeof u.cache_read_input_tokens === 'number') usage.cacheReadTokens = u.cache_read_input_tokens;
+  if (typeof u.cache_read_input_tokens === 'number')
+    usage.cacheReadTokens = tokenCount(u.cache_read_input_tokens);
   if (typeof u.cache_creation_input_tokens === 'number')
-    usage.cacheWriteTokens = u.cache_creation_input_tokens;
+    usage.cacheWriteTokens = tokenCount(u.cache_creation_input_tokens);
   return usage;
 }

@@ -30,6 +30,7 @@ import type { ModelInfo } from './model-info.js';
 import { type PreparedPart, type PreparedResult, prepareConversation } from './prepare-conversation.js';
 import type { MediaRef, SerializeOptions, SerializeResult } from './serialize-options.js';
 import {
+  addTokens,
   asObject,
   attachmentsLabel,
   countMedia,
@@ -42,6 +43,7 @@ import {
   textOf,
   tokenCount,
 } from './serializer-common.js';
+import { safeString } from './stream/safe-string.js';
 import { geminiThinkingConfig, thinkingFor } from './thinking.js';
 
 export interface GeminiBlob {
@@ -286,7 +288,7 @@ export function parseGeminiResponse(json: unknown): AssistantMessage {
   if (!root || error) {
     throw responseError(
       'gemini',
-      error ? `error response: ${String(error.message ?? 'no message')}` : 'not a response',
+      error ? `error response: ${safeString(error.message ?? 'no message')}` : 'not a response',
     );
   }
   const candidate = Array.isArray(root.candidates) ? asObject(root.candidates[0]) : undefined;
@@ -302,7 +304,7 @@ export function parseGeminiResponse(json: unknown): AssistantMessage {
       const block: ToolCallBlock = {
         type: 'tool_call',
         id: typeof call.id === 'string' && call.id.length > 0 ? call.id : `${idBase}_${content.length}`,
-        name: String(call.name ?? ''),
+        name: safeString(call.name ?? ''),
         input: asObject(call.args) ?? {},
       };
       const providerData: Record<string, unknown> = {};
@@ -377,8 +379,11 @@ export function mapGeminiFinishReason(reason: unknown): StopReason {
 export function geminiUsage(u: Record<string, unknown>): Usage {
   const cached = tokenCount(u.cachedContentTokenCount);
   const usage: Usage = {
-    inputTokens: Math.max(0, tokenCount(u.promptTokenCount) + tokenCount(u.toolUsePromptTokenCount) - cached),
-    outputTokens: tokenCount(u.candidatesTokenCount) + tokenCount(u.thoughtsTokenCount),
+    inputTokens: Math.max(
+      0,
+      addTokens(tokenCount(u.promptTokenCount), tokenCount(u.toolUsePromptTokenCount)) - cached,
+    ),
+    outputTokens: addTokens(tokenCount(u.candidatesTokenCount), tokenCount(u.thoughtsTokenCount)),
   };
   if (cached > 0) usage.cacheReadTokens = cached;
   return usage;

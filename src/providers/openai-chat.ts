@@ -43,6 +43,8 @@ import {
   tokenCount,
   toolCallBlock,
 } from './serializer-common.js';
+import { argumentsJson } from './stream/argument-depth.js';
+import { safeString } from './stream/safe-string.js';
 import { thinkingFor } from './thinking.js';
 
 /** Chat Completions takes `auto`, `low` or `high` (`original` exists on the Responses API only). */
@@ -249,7 +251,8 @@ function chatId(id: string): string {
 export function parseOpenAIChatResponse(json: unknown): AssistantMessage {
   const root = asObject(json);
   const error = asObject(root?.error);
-  if (error) throw responseError('openai-chat', `error response: ${String(error.message ?? 'no message')}`);
+  if (error)
+    throw responseError('openai-chat', `error response: ${safeString(error.message ?? 'no message')}`);
   const choice = Array.isArray(root?.choices) ? asObject(root.choices[0]) : undefined;
   const msg = asObject(choice?.message);
   if (!root || !msg) throw responseError('openai-chat', 'response has no choices[0].message');
@@ -270,8 +273,12 @@ export function parseOpenAIChatResponse(json: unknown): AssistantMessage {
     // As the streaming parser: a server that omits ids gets `call_<n>`; Ollama sends `arguments` as an object.
     const id = typeof call.id === 'string' && call.id !== '' ? call.id : `call_${++missingIds}`;
     const args = asObject(fn.arguments);
-    const rawArguments = args ? JSON.stringify(args) : typeof fn.arguments === 'string' ? fn.arguments : '';
-    content.push(toolCallBlock(id, String(fn.name ?? ''), rawArguments));
+    const rawArguments = args
+      ? argumentsJson('openai-chat', args)
+      : typeof fn.arguments === 'string'
+        ? fn.arguments
+        : '';
+    content.push(toolCallBlock(id, safeString(fn.name ?? ''), rawArguments));
   }
 
   let stopReason = refusal !== undefined ? 'refusal' : mapOpenAIChatFinishReason(choice?.finish_reason);

@@ -22,6 +22,7 @@ import {
   asObject,
   EMPTY_RESULT_TEXT,
   flagError,
+  idOf,
   modelOf,
   objectSchema,
   partDataUrl,
@@ -33,6 +34,7 @@ import {
   tokenCount,
   toolCallBlock,
 } from './serializer-common.js';
+import { safeString } from './stream/safe-string.js';
 import { thinkingFor } from './thinking.js';
 
 export type OpenAIResponsesImageDetail = 'auto' | 'low' | 'high' | 'original';
@@ -310,11 +312,12 @@ export function parseOpenAIResponsesResponse(json: unknown): AssistantMessage {
     const error = asObject(root?.error);
     throw responseError(
       'openai-responses',
-      error ? `error response: ${String(error.message ?? 'no message')}` : 'response has no output array',
+      error ? `error response: ${safeString(error.message ?? 'no message')}` : 'response has no output array',
     );
   }
   const content: AssistantMessage['content'] = [];
   let refused = false;
+  let missingIds = 0;
   for (const raw of root.output) {
     const item = asObject(raw);
     if (item?.type === 'message') {
@@ -330,8 +333,8 @@ export function parseOpenAIResponsesResponse(json: unknown): AssistantMessage {
     } else if (item?.type === 'function_call') {
       content.push(
         toolCallBlock(
-          String(item.call_id ?? item.id ?? ''),
-          String(item.name ?? ''),
+          idOf(item.call_id) ?? idOf(item.id) ?? `call_${++missingIds}`,
+          safeString(item.name ?? ''),
           typeof item.arguments === 'string' ? item.arguments : '',
         ),
       );
@@ -350,7 +353,7 @@ export function parseOpenAIResponsesResponse(json: unknown): AssistantMessage {
   const incomplete = asObject(root.incomplete_details)?.reason;
   if (root.status === 'failed') {
     message.stopReason = 'error';
-    message.errorMessage = String(asObject(root.error)?.message ?? 'response failed');
+    message.errorMessage = safeString(asObject(root.error)?.message ?? 'response failed');
   } else if (root.status === 'incomplete') {
     message.stopReason = mapResponsesIncompleteReason(incomplete);
   } else if (refused) {

@@ -112,12 +112,32 @@ export function asObject(value: unknown): Record<string, unknown> | undefined {
 
 /**
  * A token count from a usage object: a non-negative safe integer. A number with a fraction is rounded down, one past
- * `Number.MAX_SAFE_INTEGER` (1e300) is capped there; a negative number, NaN, an infinity or a non-number is 0. A
- * provider (or a server speaking its protocol) that reports nonsense never makes totals or costs negative or infinite.
+ * `Number.MAX_SAFE_INTEGER` (1e300, `Infinity`) is capped there; a negative number (`-Infinity` included), NaN or a
+ * non-number is 0. A provider (or a server speaking its protocol) that reports nonsense never makes totals or costs
+ * negative or infinite.
  */
 export function tokenCount(value: unknown): number {
   if (typeof value !== 'number' || !(value > 0)) return 0;
   return Math.min(Math.floor(value), Number.MAX_SAFE_INTEGER);
+}
+
+/**
+ * An id a response gave (a tool call's, an output item's): a non-empty string, else `undefined`. A non-string id (an
+ * object, a number) counts as missing and the caller synthesises one, as it does for an absent id: never stringified,
+ * so two object ids cannot both become `[object Object]` and merge two items into one.
+ */
+export function idOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * The sum of token counts (each already a non-negative safe integer, see `tokenCount`), stopping at
+ * `Number.MAX_SAFE_INTEGER` so that a sum of two capped counts stays a safe integer.
+ */
+export function addTokens(...counts: number[]): number {
+  let total = 0;
+  for (const count of counts) total = Math.min(total + count, Number.MAX_SAFE_INTEGER);
+  return total;
 }
 
 /** Raw arguments of a tool call whose argument text was not a JSON object (kept in `providerData.invalidArguments`). */

@@ -308,7 +308,13 @@ describe('a stream cut mid-answer', () => {
     async (surface) => {
       const events: AgentEvent[] = [];
       server.enqueue(
-        { type: 'reply', text: 'The first try breaks off somewhere in the middle', cut: -2 },
+        // Cut before the finish: Chat's last frames are the finish chunk, the usage chunk and [DONE]; a break after
+        // the finish reason ends the turn done (see test/transport/reset-after-finish.test.ts).
+        {
+          type: 'reply',
+          text: 'The first try breaks off somewhere in the middle',
+          cut: surface === 'openai-chat' ? -3 : -2,
+        },
         { type: 'reply', text: 'The complete answer.' },
       );
       const agent = new Agent({

@@ -5,6 +5,9 @@
 
 import { describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
+import type { AssistantMessage, Usage } from '../../src/conversation.js';
+import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
+import type { Provider } from '../../src/providers/transport/http-provider.js';
 import type { Surface } from '../helpers/fake-provider-server.js';
 import { agentFixture, modelFor, providerFor } from './agent-helpers.js';
 
@@ -58,5 +61,57 @@ describe('token totals over answers near 2^53 (fuzz: seed 3 case 1)', () => {
     expect(agent.usage.requests).toBe(2);
     expect(agent.usage.inputTokens).toBe(Number.MAX_SAFE_INTEGER);
     expect(Number.isFinite(agent.usage.cost)).toBe(true);
+  });
+});
+
+/** A custom Provider (the public extension point) that answers every request with `message`. */
+function providerAnswering(message: AssistantMessage): Provider {
+  return {
+    api: 'openai-chat',
+    name: 'custom',
+    async *stream(): AsyncIterable<StreamEvent> {
+      yield { type: 'done', message: structuredClone(message) };
+    },
+  };
+}
+
+describe('usage from a custom Provider, which no wire parser cleaned', () => {
+  it('raw nonsense counts are stored and totalled as non-negative safe integers', async () => {
+    const raw = { inputTokens: -5, outputTokens: 1e300, cacheReadTokens: Number.NaN };
+    const agent = new Agent({
+      provider: providerAnswering({
+        role: 'assistant',
+        content: [{ type: 'text', text: 'ok' }],
+        stopReason: 'end',
+        usage: raw,
+      }),
+      model: modelFor('openai-chat'),
+    });
+    const result = await agent.prompt('hi');
+    expect(result.stopReason).toBe('end');
+    const answer = agent.messages.at(-1);
+    const stored = answer?.role === 'assistant' ? answer.usage : undefined;
+    expect(stored).toEqual({ inputTokens: 0, outputTokens: Number.MAX_SAFE_INTEGER, cacheReadTokens: 0 });
+    expect(agent.usage.inputTokens).toBe(0);
+    expect(agent.usage.outputTokens).toBe(Number.MAX_SAFE_INTEGER);
+    expect(agent.usage.cacheReadTokens).toBe(0);
+    expect(Number.isFinite(agent.usage.cost)).toBe(true);
+  });
+
+  it('usage: null is no usage, not a TypeError', async () => {
+    const agent = new Agent({
+      provider: providerAnswering({
+        role: 'assistant',
+        content: [{ type: 'text', text: 'ok' }],
+        stopReason: 'end',
+        usage: null as unknown as Usage,
+      }),
+      model: modelFor('openai-chat'),
+    });
+    const result = await agent.prompt('hi');
+    expect(result.stopReason).toBe('end');
+    const answer = agent.messages.at(-1);
+    expect(answer?.role === 'assistant' ? answer.usage : 'not an answer').toBeUndefined();
+    expect(agent.usage.requests).toBe(0);
   });
 });

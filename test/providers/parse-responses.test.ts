@@ -208,3 +208,103 @@ describe('parseGeminiResponse', () => {
     );
   });
 });
+
+describe('usage counts in a hostile body: every count a non-negative safe integer', () => {
+  const isCount = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+
+  it('Anthropic cache counts go through the same cleaning as input/output (-5, 1e300, 1.5)', () => {
+    const message = parseAnthropicResponse({
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'text', text: 'ok' }],
+      stop_reason: 'end_turn',
+      usage: {
+        input_tokens: 1.5,
+        output_tokens: 1,
+        cache_read_input_tokens: -5,
+        cache_creation_input_tokens: 1e300,
+      },
+    });
+    expect(message.usage).toEqual({
+      inputTokens: 1,
+      outputTokens: 1,
+      cacheReadTokens: 0,
+      cacheWriteTokens: Number.MAX_SAFE_INTEGER,
+    });
+  });
+
+  it('Gemini sums of two huge counts stop at Number.MAX_SAFE_INTEGER', () => {
+    const message = parseGeminiResponse({
+      candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP' }],
+      usageMetadata: {
+        promptTokenCount: 1e300,
+        toolUsePromptTokenCount: 1e300,
+        candidatesTokenCount: 1e300,
+        thoughtsTokenCount: 1e300,
+      },
+    });
+    expect(message.usage).toEqual({
+      inputTokens: Number.MAX_SAFE_INTEGER,
+      outputTokens: Number.MAX_SAFE_INTEGER,
+    });
+    for (const v of Object.values(message.usage ?? {})) expect(isCount(v)).toBe(true);
+  });
+});
+
+describe('hostile values in a whole response (fuzz-streams whole-response cases, seed 7)', () => {
+  const TO_STRING = { toString: 1 };
+  const deep = (levels: number, leaf: unknown): unknown => {
+    let v = leaf;
+    for (let i = 0; i < levels; i++) v = [v];
+    return v;
+  };
+  const deepObject = (levels: number): Record<string, unknown> => {
+    let v: Record<string, unknown> = {};
+    for (let i = 0; i < levels; i++) v = { a: v };
+    return v;
+  };
+  const call = (name: unknown, args: unknown = '{}') => ({
+    choices: [
+      {
+        message: {
+          role: 'assistant',
+          tool_calls: [{ id: 'c1', type: 'function', function: { name, arguments: args } }],
+        },
+        finish_reason: 'tool_calls',
+      },
+    ],
+  });
+
+  it('names and texts that are objects with a toString member, or arrays nested past the stack, are quoted safely', () => {
+    expect(parseOpenAIChatResponse(call(TO_STRING)).content).toEqual([
+      { type: 'tool_call', id: 'c1', name: '[object Object]', input: {} },
+    ]);
+    const gemini = (name: unknown) =>
+      parseGeminiResponse({
+        candidates: [{ content: { role: 'model', parts: [{ functionCall: { id: 'f', name, args: {} } }] } }],
+      });
+    expect(gemini(TO_STRING).content).toMatchObject([{ type: 'tool_call', name: '[object Object]' }]);
+    expect(gemini(deep(20_000, 'x')).content).toMatchObject([{ type: 'tool_call', name: '[array]' }]);
+    expect(
+      parseAnthropicResponse({ type: 'message', content: [{ type: 'redacted_thinking', data: TO_STRING }] })
+        .content,
+    ).toEqual([{ type: 'thinking', text: '', signature: '[object Object]', redacted: true }]);
+    expectProviderError(
+      () => parseAnthropicResponse({ type: 'error', error: { message: TO_STRING } }),
+      /object/,
+    );
+    expectProviderError(() => parseOpenAIChatResponse({ error: { message: TO_STRING } }), /object/);
+    expectProviderError(() => parseGeminiResponse({ error: { message: TO_STRING } }), /object/);
+    expectProviderError(() => parseOpenAIResponsesResponse({ error: { message: TO_STRING } }), /object/);
+    const failed = parseOpenAIResponsesResponse({
+      status: 'failed',
+      output: [],
+      error: { message: TO_STRING },
+    });
+    expect(failed.errorMessage).toBe('[object Object]');
+  });
+
+  it('Chat arguments sent as an object nested past the stack: ERR_PROVIDER, not a RangeError', () => {
+    expectProviderError(() => parseOpenAIChatResponse(call('read', deepObject(20_000))), /deep|nest/i);
+  });
+});

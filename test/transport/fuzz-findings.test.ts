@@ -65,7 +65,8 @@ describe('fuzz findings: hostile values quoted or used as ids', () => {
     );
     expect(thrown).toBeUndefined();
     expect(message.content).toEqual([
-      { type: 'tool_call', id: '[object Object]', name: '[array]', input: {} },
+      // A non-string id counts as missing (see non-string-ids.test.ts): synthesised, never `[object Object]`.
+      { type: 'tool_call', id: 'call_1', name: '[array]', input: {} },
     ]);
   });
 

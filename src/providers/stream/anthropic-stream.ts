@@ -14,7 +14,7 @@
 
 import type { AssistantMessage, StopReason, Usage } from '../../conversation.js';
 import { mapAnthropicStopReason } from '../anthropic-messages.js';
-import { asObject, tokenCount } from '../serializer-common.js';
+import { asObject, idOf, tokenCount } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
 import { argumentsJson } from './argument-depth.js';
@@ -176,7 +176,8 @@ export class AnthropicStreamParser implements SurfaceStreamParser {
         break;
       case 'tool_use': {
         this.#kinds.set(index, 'tool');
-        this.builder.toolStart(key, safeString(block.id ?? ''), safeString(block.name ?? ''));
+        const id = idOf(block.id) ?? `call_${this.builder.toolCallCount + 1}`;
+        this.builder.toolStart(key, id, safeString(block.name ?? ''));
         // The start event carries `input: {}`; a non-empty input (no deltas follow) is the whole argument object.
         const input = block.input;
         if (input !== null && typeof input === 'object' && Object.keys(input).length > 0) {

@@ -18,7 +18,7 @@ import {
   openAIResponsesUsage,
   reasoningSignature,
 } from '../openai-responses.js';
-import { asObject } from '../serializer-common.js';
+import { asObject, idOf } from '../serializer-common.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
 import { DeltaTemplateSet } from './delta-template.js';
@@ -87,36 +87,36 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
         break;
       }
       case 'response.output_item.added':
-        this.#itemAdded(asObject(data.item));
+        this.#itemAdded(asObject(data.item), data.output_index);
         break;
       case 'response.output_text.delta':
-        this.builder.text(`msg:${safeString(data.item_id)}`, stringOr(data.delta));
+        this.builder.text(`msg:${itemKey(data)}`, stringOr(data.delta));
         break;
       case 'response.refusal.delta':
         this.#refused = true;
-        this.builder.text(`msg:${safeString(data.item_id)}`, stringOr(data.delta));
+        this.builder.text(`msg:${itemKey(data)}`, stringOr(data.delta));
         break;
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta':
-        this.builder.thinking(`rs:${safeString(data.item_id)}`, stringOr(data.delta));
+        this.builder.thinking(`rs:${itemKey(data)}`, stringOr(data.delta));
         break;
       case 'response.reasoning_summary_part.added':
         // Summary parts are separate paragraphs.
         if (typeof data.summary_index === 'number' && data.summary_index > 0) {
-          this.builder.thinking(`rs:${safeString(data.item_id)}`, '\n\n');
+          this.builder.thinking(`rs:${itemKey(data)}`, '\n\n');
         }
         break;
       case 'response.function_call_arguments.delta':
-        this.builder.toolArgs(`fc:${safeString(data.item_id)}`, stringOr(data.delta));
+        this.builder.toolArgs(`fc:${itemKey(data)}`, stringOr(data.delta));
         break;
       case 'response.function_call_arguments.done':
         if (typeof data.arguments === 'string') {
-          this.builder.toolEnd(`fc:${safeString(data.item_id)}`, data.arguments);
-          this.#endedCalls.add(safeString(data.item_id));
+          this.builder.toolEnd(`fc:${itemKey(data)}`, data.arguments);
+          this.#endedCalls.add(itemKey(data));
         }
         break;
       case 'response.output_item.done':
-        this.#itemDone(asObject(data.item));
+        this.#itemDone(asObject(data.item), data.output_index);
         break;
       case 'response.completed':
       case 'response.incomplete':
@@ -141,11 +141,11 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
   #learn(raw: string, data: Json, type: string): void {
     if (typeof data.delta !== 'string' || data.type !== type) return;
     let tag: DeltaTag;
-    if (type === 'response.output_text.delta') tag = { kind: 'text', key: `msg:${safeString(data.item_id)}` };
+    if (type === 'response.output_text.delta') tag = { kind: 'text', key: `msg:${itemKey(data)}` };
     else if (type === 'response.reasoning_summary_text.delta' || type === 'response.reasoning_text.delta')
-      tag = { kind: 'thinking', key: `rs:${safeString(data.item_id)}` };
+      tag = { kind: 'thinking', key: `rs:${itemKey(data)}` };
     else if (type === 'response.function_call_arguments.delta')
-      tag = { kind: 'args', key: `fc:${safeString(data.item_id)}` };
+      tag = { kind: 'args', key: `fc:${itemKey(data)}` };
     else return;
     const itemId = data.item_id;
     this.#templates.learn(
@@ -167,25 +167,33 @@ export class OpenAIResponsesStreamParser implements SurfaceStreamParser {
     return this.builder.build(stopReason, errorMessage);
   }
 
-  #itemAdded(item: Json | undefined): void {
+  /** A call's id: its `call_id`, else its item id, else (missing or not a string) a synthesised `call_<n>`. */
+  #callId(item: Json): string {
+    return idOf(item.call_id) ?? idOf(item.id) ?? `call_${this.builder.toolCallCount + 1}`;
+  }
+
+  #itemAdded(item: Json | undefined, outputIndex: unknown): void {
     if (item?.type === 'function_call') {
-      const id = safeString(item.id ?? item.call_id ?? '');
-      this.builder.toolStart(`fc:${id}`, safeString(item.call_id ?? id), safeString(item.name ?? ''));
+      const id =
+        item.id === undefined && typeof item.call_id === 'string'
+          ? item.call_id
+          : idKey(item.id, outputIndex);
+      this.builder.toolStart(`fc:${id}`, this.#callId(item), safeString(item.name ?? ''));
       if (typeof item.arguments === 'string' && item.arguments !== '')
         this.builder.toolArgs(`fc:${id}`, item.arguments);
     }
   }
 
-  #itemDone(item: Json | undefined): void {
+  #itemDone(item: Json | undefined, outputIndex: unknown): void {
     if (item === undefined) return;
-    const id = safeString(item.id ?? '');
+    const id = item.id === undefined ? '' : idKey(item.id, outputIndex);
     switch (item.type) {
       case 'function_call': {
         const key = `fc:${id}`;
         if (this.#endedCalls.has(id)) break;
         if (!this.builder.hasTool(key)) {
           // A server that sends only the finished item.
-          this.builder.toolStart(key, safeString(item.call_id ?? id), safeString(item.name ?? ''));
+          this.builder.toolStart(key, this.#callId(item), safeString(item.name ?? ''));
         }
         this.builder.toolEnd(key, typeof item.arguments === 'string' ? item.arguments : undefined);
         break;
@@ -247,4 +255,18 @@ function responsesError(message: unknown, code: unknown): ProviderError {
     ...(type === undefined ? {} : { providerType: type }),
     retryable: type === 'server_error' || type === 'rate_limit_exceeded',
   });
+}
+
+/**
+ * The key of an output item's blocks, from its id: a string as it is; an object or array id (which would stringify to
+ * one shared `[object Object]`, merging two items) by the event's `output_index`; any other value as `safeString`.
+ */
+function idKey(id: unknown, outputIndex: unknown): string {
+  if (typeof id !== 'object' || id === null) return safeString(id);
+  return `@${typeof outputIndex === 'number' ? outputIndex : safeString(outputIndex)}`;
+}
+
+/** The key of the item a delta event names by `item_id` (see `idKey`). */
+function itemKey(data: Json): string {
+  return idKey(data.item_id, data.output_index);
 }

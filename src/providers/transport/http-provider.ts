@@ -86,12 +86,14 @@ export interface ProviderOptions {
    */
   progressTimeoutMs?: number;
   /**
-   * OpenAI Chat (and Anthropic, after a `message_delta` with a stop reason but no `message_stop`): after a chunk with a finish reason, how long to wait for the usage chunk or `[DONE]` before ending the
-   * turn as `done` with the usage seen so far, in ms; counted again from any later content (keep-alives do not count).
-   * Default 5,000. Real servers send both right after the finish reason (back to back in every recorded
-   * stream); this only bounds a server or proxy that drops them and holds the connection open. `0` does not wait: the
-   * turn ends at the finish reason with only what had already arrived (a usage chunk in the same read is kept, a later
-   * one is lost); a negative value or NaN counts as 0. Values over 2^31-1 ms wait that long (a timer's maximum).
+   * After the finish of a turn without its last event — OpenAI Chat: a chunk with a finish reason, waiting for the
+   * usage chunk or `[DONE]`; Anthropic: a `message_delta` with a stop reason, waiting for `message_stop` — how long to
+   * wait before ending the turn as `done` with the usage seen so far, in ms; counted again from any later content
+   * (keep-alives do not count). Default 5,000. Real servers send them right after the finish reason (back to back in
+   * every recorded stream); this only bounds a server or proxy that drops them and holds the connection open. `0` does
+   * not wait: the turn ends at the finish reason with only what had already arrived (a usage chunk in the same read is
+   * kept, a later one is lost); a negative value or NaN counts as 0. Values over 2^31-1 ms wait that long (a timer's
+   * maximum).
    */
   finishGraceMs?: number;
   /** OpenAI Chat: ask for a usage chunk (`stream_options.include_usage`). Default true. */
@@ -406,7 +408,15 @@ async function* readEvents(
   try {
     for (;;) {
       if (signal.aborted) throw signal.reason;
-      const next = deadline === undefined ? await reader.read() : await readBefore(reader, deadline);
+      let next: Awaited<ReturnType<typeof reader.read>> | undefined;
+      try {
+        next = deadline === undefined ? await reader.read() : await readBefore(reader, deadline);
+      } catch (err) {
+        // The connection broke after the surface's finish (Anthropic's stop reason before `message_stop`, a Chat
+        // finish reason before its usage chunk): the answer is whole, and retrying it would pay for it twice.
+        if (parser.complete && !signal.aborted) return;
+        throw err;
+      }
       // The body went on past the last event (or the grace after the finish): leave it (the finally cancels it); the
       // message is complete.
       if (next === undefined) return;

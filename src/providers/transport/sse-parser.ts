@@ -24,6 +24,9 @@ import { ProviderError } from './provider-error.js';
  */
 export const SSE_MAX_LINE_CHARS = 128 * 1024 * 1024;
 
+/** How much of a pending event's joined data `SseParser.pendingHead` can return without touching the whole data. */
+export const SSE_HEAD_CHARS = 1024;
+
 export interface SseParserOptions {
   /** Longest line (and longest joined `data` of one event) accepted, in characters. */
   maxLineChars?: number;
@@ -54,6 +57,11 @@ export class SseParser {
   /** The last `event:` value read (interned across events). */
   #lastEventType = '';
   #data = '';
+  /**
+   * The first `HEAD_CHARS` (at most) of `#data`, kept as data is added: `pendingHead` reads it instead of slicing
+   * `#data`, which (built by `+=`) would be flattened on every read — quadratic over an event of many `data:` lines.
+   */
+  #head = '';
   #hasData = false;
   #lastId = '';
   #retry: number | undefined;
@@ -81,10 +89,15 @@ export class SseParser {
    * The event still arriving, for telling a keep-alive cut across reads from content: its `event:` name so far and
    * the first `maxChars` (at most) of its data, the unterminated `data:` line included. `undefined` when what is
    * pending cannot be judged yet: nothing, a comment, or an unterminated line that is not (or not yet visibly) a
-   * `data:` line (`event: pi`, `da`). Costs O(maxChars), however long the pending line is.
+   * `data:` line (`event: pi`, `da`). Costs O(maxChars), however long the pending line is and however many `data:`
+   * lines the event already has, for `maxChars` up to `SSE_HEAD_CHARS` (beyond that it slices the joined data).
    */
   pendingHead(maxChars = 256): { event: string; data: string } | undefined {
-    let data = this.#hasData ? this.#data.slice(0, maxChars) : '';
+    let data = !this.#hasData
+      ? ''
+      : maxChars <= SSE_HEAD_CHARS
+        ? this.#head.slice(0, maxChars)
+        : this.#data.slice(0, maxChars);
     if (data.length < maxChars && this.#tailChars > 0) {
       let line = '';
       for (let i = 0; i < this.#tail.length && line.length < maxChars + 6; i++)
@@ -168,6 +181,8 @@ export class SseParser {
     this.#tail.length = 0;
     this.#tailChars = 0;
     this.#data = '';
+    this.#head = '';
+    this.#hasData = false;
     throw new ProviderError({
       api: this.#api,
       providerMessage: `stream ${what} longer than ${this.#maxLineChars} characters; refusing to buffer it`,
@@ -239,9 +254,13 @@ export class SseParser {
 
   #addData(value: string): void {
     if (this.#hasData && this.#data.length + value.length >= this.#maxLineChars) this.#tooLong('event data');
-    if (this.#hasData) this.#data += `\n${value}`;
-    else {
+    if (this.#hasData) {
+      this.#data += `\n${value}`;
+      if (this.#head.length < SSE_HEAD_CHARS)
+        this.#head = `${this.#head}\n${value.slice(0, SSE_HEAD_CHARS)}`.slice(0, SSE_HEAD_CHARS);
+    } else {
       this.#data = value;
+      this.#head = value.slice(0, SSE_HEAD_CHARS);
       this.#hasData = true;
     }
   }
@@ -253,6 +272,7 @@ export class SseParser {
     }
     const event: SseEvent = { event: this.#eventType || 'message', data: this.#data, id: this.#lastId };
     this.#data = '';
+    this.#head = '';
     this.#hasData = false;
     this.#eventType = '';
     this.#onEvent(event);
