@@ -44,6 +44,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
+import { mulberry32 } from './fuzz-common.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -83,14 +84,7 @@ const RUN_BOUND_MS = 30_000;
 
 // ---- PRNG (mulberry32) --------------------------------------------------------------------------------------------
 function rng(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const r = {
     next,
     int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)),

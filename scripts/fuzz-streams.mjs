@@ -41,6 +41,7 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
+import { mulberry32 } from './fuzz-common.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const lib = await import(join(ROOT, 'dist', 'index.js')).catch((err) => {
@@ -80,17 +81,8 @@ const MAX_FINDINGS = Number(args['max-findings'] ?? 5);
 /** `--case-seed=N`: replay the one case a finding printed (its seed), then exit. */
 const CASE_SEED = args['case-seed'] === undefined ? undefined : Number(args['case-seed']) >>> 0;
 
-/** mulberry32: a small deterministic PRNG. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The deterministic PRNG of a seed (mulberry32, scripts/fuzz-common.mjs). */
+const prng = mulberry32;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Seeds: well-formed streams.
