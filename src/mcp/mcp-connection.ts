@@ -33,7 +33,8 @@ import { boundedFetch } from './bounded-fetch.js';
 import type { McpServerConfig } from './mcp-config.js';
 import type { McpResourceContents } from './mcp-result.js';
 import { type ClientSdk, clientSdk, loadedClientSdk } from './mcp-sdk.js';
-import { clipServerText, progressGate } from './progress-gate.js';
+import { progressGate } from './progress-gate.js';
+import { clipServerText } from './server-text.js';
 
 /** A line for the host's log: a server's stderr, its `notifications/message`, lifecycle events. */
 export interface McpLogEntry {
@@ -86,7 +87,6 @@ type State = 'idle' | 'starting' | 'ready' | 'crashed' | 'closed';
 const STDERR_TAIL_LINES = 8;
 /** Most tools taken from one server. */
 export const MAX_TOOLS = 1000;
-const clip = clipServerText;
 
 /**
  * Tool output schemas are not checked against `structuredContent`. The SDK would compile every tool's `outputSchema`
@@ -190,7 +190,7 @@ export class McpConnection {
                 ? 'warn'
                 : 'error',
         server: this.name,
-        message: clip(logger ? `${logger}: ${text}` : text),
+        message: clipServerText(logger ? `${logger}: ${text}` : text),
       });
     });
 
@@ -289,7 +289,7 @@ export class McpConnection {
 
   #stderrLine(line: string): void {
     if (line.length === 0) return;
-    const shown = clip(line);
+    const shown = clipServerText(line);
     this.#stderrTail.push(shown);
     if (this.#stderrTail.length > STDERR_TAIL_LINES) this.#stderrTail.shift();
     this.#opts.log({ level: 'info', server: this.name, message: shown });
@@ -460,7 +460,10 @@ export class McpConnection {
       const madeUp = sdk !== undefined && err instanceof sdk.McpError && err.data === CUT_MARKER;
       if (cutReason !== undefined || madeUp || (err instanceof PantoError && err.code === 'ERR_MCP_LIMIT')) {
         const reason = cutReason ?? errorMessage(err).replace(/^MCP error -?\d+: /, '');
-        throw new PantoError('ERR_MCP_LIMIT', `MCP server '${this.name}' failed the call: ${clip(reason)}`);
+        throw new PantoError(
+          'ERR_MCP_LIMIT',
+          `MCP server '${this.name}' failed the call: ${clipServerText(reason)}`,
+        );
       }
       if (isMcpError(err, 'ConnectionClosed')) {
         throw new Error(`MCP server '${this.name}' stopped during the call: ${this.#explain(undefined)}`);
@@ -472,7 +475,7 @@ export class McpConnection {
       if (this.#cuts !== cutsBefore && cause !== undefined && !message.includes(cause)) {
         message = `${message} (${cause})`;
       }
-      throw new Error(`MCP server '${this.name}' failed the call: ${clip(message)}`);
+      throw new Error(`MCP server '${this.name}' failed the call: ${clipServerText(message)}`);
     } finally {
       for (const id of sent) this.#cutIds.delete(id);
     }

@@ -2,7 +2,7 @@
  * The path from a server's `notifications/progress` to the host's `onProgress`, bounded.
  *
  * Contract:
- * - `message` is cut like every server text handed to the host (`clipServerText`: 2000 characters and a note of the
+ * - `message` is cut like every server text handed to the host (`clipServerText`, server-text.ts: 2000 characters and a note of the
  *   full length); a non-string `message` is left out.
  * - At most `PROGRESS_PER_TURN` callbacks per event-loop turn: past that, further notifications of the turn are
  *   coalesced into the newest one, delivered on the next turn (or by `flush()`). A server flooding progress therefore
@@ -15,19 +15,10 @@
 
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { notifyListener } from '../agent/tool-events.js';
+import { clipServerText } from './server-text.js';
 
 /** Most progress callbacks of one call delivered in one event-loop turn. */
 export const PROGRESS_PER_TURN = 16;
-/** Longest server-provided text handed to the host (a log line, a progress message), in characters. */
-export const MAX_SERVER_TEXT_CHARS = 2000;
-
-/** `text` cut to `MAX_SERVER_TEXT_CHARS`, with the full length noted. */
-export function clipServerText(text: string): string {
-  return text.length > MAX_SERVER_TEXT_CHARS
-    ? `${text.slice(0, MAX_SERVER_TEXT_CHARS)}… (${text.length} characters)`
-    : text;
-}
-
 export interface ProgressGate {
   /** Give to the SDK as `onprogress`. */
   readonly onprogress: (p: Progress) => void;

@@ -58,7 +58,7 @@ export class SseParser {
   #lastEventType = '';
   #data = '';
   /**
-   * The first `HEAD_CHARS` (at most) of `#data`, kept as data is added: `pendingHead` reads it instead of slicing
+   * The first `SSE_HEAD_CHARS` (at most) of `#data`, kept as data is added: `pendingHead` reads it instead of slicing
    * `#data`, which (built by `+=`) would be flattened on every read — quadratic over an event of many `data:` lines.
    */
   #head = '';
