@@ -5,6 +5,7 @@
  */
 
 import type { Message, StoredPart } from '../conversation.js';
+import { textLength } from '../session/file-text.js';
 import {
   capTokens,
   checkEstimateOptions,
@@ -25,7 +26,7 @@ function partsTokens(parts: readonly StoredPart[], options: EstimateOptions): nu
   for (const part of parts) {
     switch (part.type) {
       case 'text':
-        chars += part.text.length;
+        chars += textLength(part);
         break;
       case 'image':
         media = capTokens(media + imageTokensUnchecked(part, options));
@@ -53,7 +54,7 @@ export function messageTokensUnchecked(message: Message, options: EstimateOption
       let chars = 0;
       for (const block of message.content) {
         if (block.type === 'tool_call') chars += block.name.length + JSON.stringify(block.input).length;
-        else chars += block.text.length;
+        else chars += textLength(block);
       }
       return textTokens(chars, options);
     }

@@ -73,6 +73,8 @@ export interface JsonlReadResult {
   emptyLines: EmptyRun[];
   /** Number of lines in the file (parsed, empty and torn). */
   lineCount: number;
+  /** The file as it was when reading finished (`fstat` of the descriptor read from). */
+  identity: { size: number; mtimeMs: number; ino: number; dev: number };
   /**
    * 1-based numbers of the lines handed to the callback whose bytes are not valid UTF-8 (ascending). They were decoded
    * with U+FFFD for each bad sequence, as `Buffer.toString('utf8')` does; the caller reports them.
@@ -84,7 +86,26 @@ export interface JsonlReadResult {
  * Called once per parsed line, in file order, with the line's text (as parsed: no newline, no trailing CR, no byte
  * order mark); a throw stops reading and propagates.
  */
-export type JsonlLineHandler = (value: unknown, line: number, text: string) => void;
+export type JsonlLineHandler = (value: unknown, line: number, text: string, bytes?: LineBytes) => void;
+
+/**
+ * Given a line's bytes (valid UTF-8, no newline, no trailing CR; never line 1), the text to `JSON.parse` instead of
+ * the decoded line, or undefined to parse the line itself. Called just before the line's `JsonlLineHandler` call.
+ * When the text it gives does not parse, the line itself is parsed (its error, if any, is the one reported).
+ */
+export type JsonlLinePreparer = (buf: Buffer, start: number, end: number) => string | undefined;
+
+/**
+ * Where a parsed line's bytes are (given to the handler when `readJsonl` is asked for them): `buf[start, end)` is the
+ * line (no newline; a trailing CR may remain), and `fileOffset` is the file offset of `buf[start]`. `buf` is reused
+ * for the next lines: read it during the call only. One object, updated for each line.
+ */
+export interface LineBytes {
+  buf: Buffer;
+  start: number;
+  end: number;
+  fileOffset: number;
+}
 
 const DEFAULT_CHUNK = 4 * 1024 * 1024;
 const DEFAULT_MAX_LINE = 256 * 1024 * 1024;
@@ -138,12 +159,16 @@ function decodeLine(buf: Buffer, start: number, end: number): string {
  *
  * Errors: a line that is not valid JSON and is followed by a newline fails with `ERR_SESSION_CORRUPT` naming the
  * file and line number; a final line without newline that does not parse is reported as `torn` instead. I/O errors
- * propagate as is.
+ * propagate as is. With `withBytes`, the handler also gets each line's bytes (`LineBytes`; one `indexOf` per line).
+ * With `prepare` (which implies `withBytes`), lines are decoded one by one rather than a batch at a time, and
+ * `prepare` may give the text to parse (`JsonlLinePreparer`).
  */
 export async function readJsonl(
   path: string,
   onLine: JsonlLineHandler,
   options: JsonlReadOptions = {},
+  withBytes = false,
+  prepare?: JsonlLinePreparer,
 ): Promise<JsonlReadResult> {
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK;
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE;
@@ -165,6 +190,8 @@ export async function readJsonl(
     let lines = 0;
     const emptyLines: EmptyRun[] = [];
     const invalidUtf8: number[] = [];
+    const where: LineBytes | undefined =
+      withBytes || prepare !== undefined ? { buf: carry, start: 0, end: 0, fileOffset: 0 } : undefined;
 
     const tooLong = (line: number): PantoError =>
       new PantoError(
@@ -196,34 +223,56 @@ export async function readJsonl(
       lineStart: number,
       lineEnd: number,
       terminated: boolean,
+      knownValid = false,
     ): TornLine | undefined => {
       lineNo++;
       const bytes = lineEnd - lineStart;
       if (bytes > maxLineBytes) throw tooLong(lineNo);
-      const decoded = decodeLine(buf, lineStart, lineEnd);
-      const text = lineNo === 1 ? withoutBom(decoded) : decoded;
       const offset = lineOffset;
       lineOffset += bytes + (terminated ? 1 : 0);
-      if (decoded === '') {
-        if (terminated) addEmptyLine(emptyLines, lineNo);
-        return undefined;
+      const stop = lineEnd > lineStart && buf[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd;
+      const valid = knownValid || isUtf8(buf.subarray(lineStart, lineEnd));
+      if (where) {
+        where.buf = buf;
+        where.start = lineStart;
+        where.end = lineEnd;
+        where.fileOffset = offset;
       }
       let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch (err) {
-        if (!terminated) {
-          const stop = lineEnd > lineStart && buf[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd;
-          const problem = tornLineProblem(buf.subarray(lineStart, stop), lines === 0);
-          if (problem)
-            throw new PantoError('ERR_SESSION_CORRUPT', `${path}:${lineNo}: ${problem}`, { cause: err });
-          return { line: lineNo, offset, bytes };
+      let text: string | undefined;
+      if (prepare !== undefined && lineNo > 1 && stop > lineStart && valid) {
+        const prepared = prepare(buf, lineStart, stop);
+        if (prepared !== undefined) {
+          try {
+            value = JSON.parse(prepared);
+            text = prepared;
+          } catch {
+            // parsed from the line itself below: its error is the one to report
+          }
         }
-        throw corruptLine(lineNo, err);
       }
-      if (!isUtf8(buf.subarray(lineStart, lineEnd))) invalidUtf8.push(lineNo);
+      if (text === undefined) {
+        const decoded = decodeLine(buf, lineStart, lineEnd);
+        text = lineNo === 1 ? withoutBom(decoded) : decoded;
+        if (decoded === '') {
+          if (terminated) addEmptyLine(emptyLines, lineNo);
+          return undefined;
+        }
+        try {
+          value = JSON.parse(text);
+        } catch (err) {
+          if (!terminated) {
+            const problem = tornLineProblem(buf.subarray(lineStart, stop), lines === 0);
+            if (problem)
+              throw new PantoError('ERR_SESSION_CORRUPT', `${path}:${lineNo}: ${problem}`, { cause: err });
+            return { line: lineNo, offset, bytes };
+          }
+          throw corruptLine(lineNo, err);
+        }
+      }
+      if (!valid) invalidUtf8.push(lineNo);
       lines++;
-      onLine(value, lineNo, text);
+      onLine(value, lineNo, text, where);
       return undefined;
     };
 
@@ -233,6 +282,17 @@ export async function readJsonl(
      */
     const handleLines = (buf: Buffer, start: number, end: number): void => {
       let s = start;
+      if (prepare !== undefined) {
+        // One line at a time: `prepare` decides what of each line is decoded. UTF-8 is checked for all the lines at
+        // once (each line is checked alone only when they are not all valid).
+        const allValid = isUtf8(buf.subarray(start, end));
+        while (s < end) {
+          const nl = buf.indexOf(NEWLINE, s);
+          handle(buf, s, nl, true, allValid);
+          s = nl + 1;
+        }
+        return;
+      }
       while (s < end) {
         let e = end;
         if (end - s > BATCH_BYTES) {
@@ -258,10 +318,19 @@ export async function readJsonl(
         }
         const text = buf.toString('utf8', s, e);
         let p = 0;
+        let bp = s; // byte offset of the current line in buf (kept only `withBytes`)
         for (;;) {
           const nl = text.indexOf('\n', p);
           if (nl === -1) break;
           lineNo++;
+          let nlb = 0;
+          if (where) {
+            nlb = buf.indexOf(NEWLINE, bp);
+            where.buf = buf;
+            where.start = bp;
+            where.end = nlb;
+            where.fileOffset = lineOffset + (bp - s);
+          }
           const stop = nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl;
           if (stop === p) addEmptyLine(emptyLines, lineNo);
           else {
@@ -273,9 +342,10 @@ export async function readJsonl(
               throw corruptLine(lineNo, err);
             }
             lines++;
-            onLine(value, lineNo, line);
+            onLine(value, lineNo, line, where);
           }
           p = nl + 1;
+          bp = nlb + 1;
         }
         lineOffset += e - s;
         s = e;
@@ -317,9 +387,11 @@ export async function readJsonl(
       torn = handle(carry, 0, carryLen, false);
       unterminated = torn === undefined;
     }
+    const st = await fh.stat();
     const result: JsonlReadResult = {
       lines,
       fileBytes: filePos,
+      identity: { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, dev: st.dev },
       unterminated,
       emptyLines,
       lineCount: lineNo,

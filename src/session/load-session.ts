@@ -11,10 +11,18 @@
  */
 
 import { randomBytes } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { mentionsCompaction } from './compaction-probe.js';
-import { emptyRunMessage, type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
+import { attachFileTexts, SessionText, type TextInFileOptions, textInFileSettings } from './file-text.js';
+import {
+  emptyRunMessage,
+  type JsonlReadOptions,
+  type JsonlReadResult,
+  type LineBytes,
+  readJsonl,
+} from './jsonl-reader.js';
 import { repeatedKeyProblem } from './leading-fields.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
@@ -24,6 +32,7 @@ import {
   type SessionIndex,
   type SessionIndexOptions,
 } from './session-index.js';
+import { MessageTextLiterals } from './text-literals.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export interface LoadSessionOptions extends JsonlReadOptions {
@@ -34,6 +43,19 @@ export interface LoadSessionOptions extends JsonlReadOptions {
    * cost of holding every entry (about twice the file in memory for text).
    */
   eager?: boolean;
+  /**
+   * Leave the long texts of a large session in the file (default: on, for files of at least 64 MiB and texts stored in
+   * at least 128 bytes; `false`: every text in memory). On the paths that parse every line (a file with no
+   * compaction, or `eager: true`), such a text part of a message — `{ type: 'text', text }` in a user or assistant
+   * message's `content` or a tool result's `parts` — is loaded as a part whose `text` reads its JSON string from the
+   * file when it is read (file-text.ts): a plain object whose `text` is an own enumerable accessor, so reading,
+   * spreading, `JSON.stringify` and `structuredClone` see the string; assigning `text` makes it a plain string again.
+   * Such a read is synchronous and throws `ERR_SESSION_CHANGED` when the file no longer holds the bytes loaded (it was
+   * replaced, removed, shortened or rewritten in place; a file that only grew, like one an agent appends to, is
+   * fine). Every line is still parsed and checked at load, with the same errors. What it saves: a 200 MB session of
+   * ~1 KB messages loads in about 0.8x the file's size in memory instead of 2.4x (`npm run bench:session`).
+   */
+  textInFile?: false | TextInFileOptions;
 }
 
 /** Something the loader recovered from; the data it names was not loaded or was repaired. */
@@ -130,6 +152,8 @@ export interface EagerState {
   read: JsonlReadResult;
   /** True when the file has no header (`no_header`): `session.header` is a new one, not in the file. */
   headerMissing: boolean;
+  /** The file the loaded conversation's file-backed texts read from (`textInFile`), or null when none is. */
+  text: SessionText | null;
 }
 
 /** Thrown by `readEagerly` with `stopAtCompaction` when it parses a compaction entry (never escapes this module's callers). */
@@ -142,9 +166,52 @@ export class CompactionSeen extends Error {}
  */
 export async function readEagerly(
   path: string,
-  options: JsonlReadOptions,
+  options: LoadSessionOptions,
   stopAtCompaction = false,
 ): Promise<EagerState> {
+  const inFile = textInFileSettings(options.textInFile);
+  let source: SessionText | null = null;
+  if (inFile !== null) {
+    // The decision only: the reader opens the file itself (and reports a missing one).
+    const size = await stat(path).then(
+      (st) => st.size,
+      () => -1,
+    );
+    if (size >= 0 && size >= inFile.minFileBytes) {
+      source = new SessionText(path, { size, mtimeMs: 0, ino: 0, dev: 0 }, 0);
+    }
+  }
+  const literals = source === null ? null : new MessageTextLiterals();
+  // The literal's bytes include its quotes.
+  const minBytes = (inFile?.minTextBytes ?? 0) + 2;
+  let covered = 0;
+  /**
+   * A message line's long texts are found in its bytes and emptied from the text JSON.parse reads (text-literals.ts);
+   * the handler below puts them back as file-backed parts. Other lines are parsed as they are.
+   */
+  const prepare =
+    literals === null
+      ? undefined
+      : (buf: Buffer, start: number, end: number): string | undefined => {
+          literals.scan(buf, start, end, minBytes);
+          if (literals.count === 0) return undefined;
+          literals.check(buf);
+          if (literals.count === 0) return undefined;
+          reduced = literals.reduced(buf, start, end);
+          return reduced;
+        };
+  /** The text `prepare` gave for the current line (the handler's `text` is another string when it did not parse). */
+  let reduced: string | undefined;
+  /** After a line's checks passed: its emptied texts become file-backed parts or are decoded (`attachFileTexts`). */
+  const putTextsBack = (value: unknown, text: string, bytes: LineBytes | undefined): void => {
+    if (literals === null) return;
+    if (bytes !== undefined && source !== null && text === reduced) {
+      const end = attachFileTexts(value, literals, bytes, source);
+      if (end > covered) covered = end;
+    }
+    literals.count = 0;
+    reduced = undefined;
+  };
   let header: SessionHeader | undefined;
   const entries: SessionEntry[] = [];
   /** The line of each entry (for an error found after reading: a compaction that keeps from off its branch). */
@@ -156,11 +223,13 @@ export async function readEagerly(
   let linear = true;
   const read = await readJsonl(
     path,
-    (value, line, text) => {
+    (value, line, text, bytes) => {
       if (header === undefined) {
         const problem = readableHeaderProblem(value);
         if (problem) throw formatError(path, line, problem);
         header = value as SessionHeader;
+        // A header is never a message entry: a text place in it is only decoded back.
+        if (literals !== null && literals.count > 0) putTextsBack(value, text, bytes);
         return;
       }
       const problem = entryProblem(value);
@@ -185,9 +254,16 @@ export async function readEagerly(
       prevId = id;
       entries.push(entry);
       lineNumbers.push(line);
+      if (literals !== null && literals.count > 0) putTextsBack(value, text, bytes);
     },
     options,
+    false,
+    prepare,
   );
+  if (source !== null) {
+    if (covered === 0) source = null;
+    else source.settle(read.identity, covered);
+  }
   const warnings: SessionWarning[] = read.emptyLines.map((run) => ({
     kind: 'empty_line',
     line: run.line,
@@ -243,6 +319,7 @@ export async function readEagerly(
     view,
     read,
     headerMissing,
+    text: source,
   };
 }
 
@@ -289,7 +366,7 @@ class LazyLoadedSession implements LoadedSession {
  */
 export async function readUncompacted(
   path: string,
-  options: JsonlReadOptions,
+  options: LoadSessionOptions,
 ): Promise<EagerState | undefined> {
   if (await mentionsCompaction(path)) return undefined;
   try {
@@ -335,6 +412,7 @@ export async function readUncompacted(
  * unchanged.
  */
 export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<LoadedSession> {
+  textInFileSettings(options.textInFile);
   if (options.eager) return (await readEagerly(path, options)).session;
   const whole = await readUncompacted(path, options);
   if (whole) return whole.session;

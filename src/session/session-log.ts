@@ -28,6 +28,7 @@ import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, truncateSync,
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { FileLock } from './file-lock.js';
+import { adoptTextIdentity, type SessionText } from './file-text.js';
 import type { TornLine } from './jsonl-reader.js';
 import {
   type EagerState,
@@ -242,6 +243,8 @@ export class SessionLog {
   #leafId: string | null;
   #view: ConversationView;
   #model: string | undefined;
+  /** The file the conversation's file-backed texts read from (told about this log's own writes); null if none. */
+  #text: SessionText | null = null;
 
   private constructor(
     init: OpenedForAppend & {
@@ -379,6 +382,9 @@ export class SessionLog {
       model,
     });
     log.#all = entries;
+    log.#text = state.text;
+    // The repairs just made (a torn tail cut, a newline written) are this log's own writes.
+    log.#adopt(opened.fd);
     return log;
   }
 
@@ -680,9 +686,11 @@ export class SessionLog {
 
   /** After this log's own write: later lazy reads expect the file as it is now (see the module comment). */
   #adopt(fd: number): void {
-    if (this.#index === null) return;
+    if (this.#index === null && this.#text === null) return;
     try {
-      adoptFileIdentity(this.#index, fstatSync(fd));
+      const st = fstatSync(fd);
+      if (this.#index !== null) adoptFileIdentity(this.#index, st);
+      if (this.#text !== null) adoptTextIdentity(this.#text, st);
     } catch {
       // fstat of an open descriptor does not fail in practice; if it did, the next lazy read reports the change
     }

@@ -1,0 +1,303 @@
+/**
+ * Where the long texts of a message entry's line are, in bytes, found before the line is parsed: what lets
+ * `loadSession` leave them in the file (file-text.ts) without ever decoding them. `MessageTextLiterals.scan` walks the
+ * line's JSON structure byte by byte, jumping over strings with `indexOf` (memchr), and records the string value of
+ * every `text` key at the two places a message keeps text parts:
+ * - `message.content[i].text` (a user or assistant message; `j` is -1),
+ * - `message.results[j].parts[k].text` (a tool results message; `i` is `k`).
+ * Each recorded literal is then checked as a JSON string (no raw control character, valid escapes; the line is
+ * known to be valid UTF-8) and measured in UTF-16 code units without decoding it. `reduced` gives the line with those
+ * literals emptied (`""`): the text `JSON.parse` reads instead of the line. A literal that fails the check is not
+ * recorded, so `JSON.parse` meets it in the line and reports it as usual.
+ *
+ * Repeated keys: for every place, the scan keeps the LAST value of a `text` key there (any spelling of the key,
+ * escapes included; a later value that is short or not a string removes the record), which is the value `JSON.parse`
+ * keeps. A record left from an earlier, overridden container (a repeated `message`, `content`, ... key) is emptied in
+ * the reduced line too: harmless, as `JSON.parse` drops that value, and `attach` only uses a record where the parsed
+ * part's text is the empty string the reduced line put there.
+ */
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OBJECT = 0;
+const ARRAY = 1;
+
+const OTHER = 0;
+const MESSAGE = 1;
+const CONTENT = 2;
+const RESULTS = 3;
+const PARTS = 4;
+const TEXT = 5;
+const KEYS: ReadonlyArray<readonly [number, Buffer]> = [
+  [MESSAGE, Buffer.from('"message"')],
+  [CONTENT, Buffer.from('"content"')],
+  [RESULTS, Buffer.from('"results"')],
+  [PARTS, Buffer.from('"parts"')],
+  [TEXT, Buffer.from('"text"')],
+];
+const NAMES = ['', 'message', 'content', 'results', 'parts', 'text'];
+/** The longest escaped spelling of a recognised key: 7 characters of 6 bytes each, and the quotes. */
+const LONGEST_KEY = 7 * 6 + 2;
+
+/** Index just past the closing quote of the JSON string whose opening quote is at `i` (at most `end`). */
+function stringEnd(buf: Buffer, i: number, end: number): number {
+  let j = i + 1;
+  for (;;) {
+    const q = buf.indexOf(QUOTE, j);
+    if (q === -1 || q >= end) return end;
+    let k = q - 1;
+    while (buf[k] === BACKSLASH) k--;
+    if ((q - 1 - k) % 2 === 0) return q + 1;
+    j = q + 1;
+  }
+}
+
+/** Which recognised key the literal at [s, e) is (written plainly or with escapes), or OTHER. */
+function keyId(buf: Buffer, s: number, e: number): number {
+  const n = e - s;
+  for (const [id, bytes] of KEYS) {
+    if (n !== bytes.length || buf[s + 1] !== bytes[1]) continue;
+    let k = 1;
+    while (k < n - 1 && buf[s + k] === bytes[k]) k++;
+    if (k === n - 1) return id;
+  }
+  if (n > LONGEST_KEY) return OTHER;
+  for (let i = s + 1; i < e - 1; i++) {
+    if (buf[i] === BACKSLASH) {
+      let key: unknown;
+      try {
+        key = JSON.parse(buf.toString('utf8', s, e));
+      } catch {
+        return OTHER; // not a valid literal: JSON.parse reports the line
+      }
+      const id = NAMES.indexOf(key as string);
+      return id > 0 ? id : OTHER;
+    }
+  }
+  return OTHER;
+}
+
+const HEX = new Uint8Array(256);
+for (const c of '0123456789abcdefABCDEF') HEX[c.charCodeAt(0)] = 1;
+const SIMPLE_ESCAPE = new Uint8Array(256);
+for (const c of '"\\/bfnrt') SIMPLE_ESCAPE[c.charCodeAt(0)] = 1;
+
+/** Per byte of valid UTF-8 inside a JSON string: the UTF-16 units it starts, or SPECIAL (a control byte, `\\`). */
+const SPECIAL = 3;
+const UNITS = new Uint8Array(256);
+for (let b = 0; b < 256; b++) {
+  // ASCII and the lead byte of a 2- or 3-byte sequence start one unit, a 4-byte sequence two; continuations none.
+  UNITS[b] = b < 0x20 || b === BACKSLASH ? SPECIAL : b < 0x80 ? 1 : b < 0xc0 ? 0 : b < 0xf0 ? 1 : 2;
+}
+
+/**
+ * The UTF-16 length of the JSON string literal at [s, e) of valid UTF-8 bytes, or -1 when it is not a valid JSON
+ * string (a raw control character, a bad escape).
+ */
+export function literalLength(buf: Buffer, s: number, e: number): number {
+  let units = 0;
+  const stop = e - 1;
+  for (let i = s + 1; i < stop; i++) {
+    const u = UNITS[buf[i] as number] as number;
+    if (u !== SPECIAL) {
+      units += u;
+      continue;
+    }
+    if (buf[i] !== BACKSLASH) return -1; // a raw control character
+    const c = buf[i + 1] as number;
+    if (c === 0x75) {
+      if (i + 5 >= stop) return -1;
+      if (
+        !(
+          HEX[buf[i + 2] as number] &&
+          HEX[buf[i + 3] as number] &&
+          HEX[buf[i + 4] as number] &&
+          HEX[buf[i + 5] as number]
+        )
+      )
+        return -1;
+      i += 5;
+    } else if (i + 1 < stop && SIMPLE_ESCAPE[c]) {
+      i++;
+    } else return -1;
+    units++;
+  }
+  return units;
+}
+
+/** The long `text` literals of one message line (reused across lines: `scan` resets it). */
+export class MessageTextLiterals {
+  /** Number of records. */
+  count = 0;
+  /** Per record: the result index `j` (or -1 for `message.content`) and the part index. */
+  readonly result: number[] = [];
+  readonly part: number[] = [];
+  /** Per record: the literal's bytes [start, end) in the scanned buffer, quotes included. */
+  readonly starts: number[] = [];
+  readonly ends: number[] = [];
+  /** Per record: the decoded text's length in UTF-16 code units. */
+  readonly lengths: number[] = [];
+  readonly #kind: number[] = [];
+  /** Per depth: an object's current key (a recognised id), or an array's current index. */
+  readonly #at: number[] = [];
+
+  /**
+   * Record the `text` literals of at least `minBytes` bytes (quotes included) at a message's two text places, in
+   * the JSON value at buf[start, end) (a line known to be valid JSON and valid UTF-8 when `reduced` is used).
+   */
+  scan(buf: Buffer, start: number, end: number, minBytes: number): void {
+    this.count = 0;
+    const kind = this.#kind;
+    const at = this.#at;
+    let d = -1;
+    let expectKey = false;
+    /** Depth whose current key is `text` at a text place, awaiting its value; -1 if none. */
+    let pending = -1;
+    let i = start;
+    while (i < end) {
+      const c = buf[i] as number;
+      if (c === QUOTE) {
+        const e = stringEnd(buf, i, end);
+        if (expectKey) {
+          const id = d <= 5 ? keyId(buf, i, e) : OTHER;
+          at[d] = id;
+          expectKey = false;
+          if (id === TEXT && (d === 3 || d === 5) && this.#textPlace(d)) {
+            this.#remove(d);
+            pending = d;
+          }
+        } else if (pending === d) {
+          pending = -1;
+          if (e - i >= minBytes) this.#add(d, i, e);
+        }
+        i = e;
+        continue;
+      }
+      if (c === COMMA) {
+        if (kind[d] === OBJECT) expectKey = true;
+        else at[d] = (at[d] as number) + 1;
+      } else if (c === OPEN_OBJECT) {
+        pending = -1;
+        d++;
+        kind[d] = OBJECT;
+        at[d] = OTHER;
+        expectKey = true;
+      } else if (c === OPEN_ARRAY) {
+        pending = -1;
+        d++;
+        kind[d] = ARRAY;
+        at[d] = 0;
+        expectKey = false;
+      } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+        d--;
+        expectKey = false;
+      } else if (c > 0x20 && c !== 0x3a) {
+        pending = -1; // a number, true, false or null: not a string value
+      }
+      i++;
+    }
+  }
+
+  /** True when depth `d` (whose key is `text`) is `message.content[i]` (d 3) or `message.results[j].parts[k]` (d 5). */
+  #textPlace(d: number): boolean {
+    const kind = this.#kind;
+    const at = this.#at;
+    if (
+      kind[0] !== OBJECT ||
+      at[0] !== MESSAGE ||
+      kind[1] !== OBJECT ||
+      kind[2] !== ARRAY ||
+      kind[d] !== OBJECT
+    )
+      return false;
+    if (d === 3) return at[1] === CONTENT;
+    return at[1] === RESULTS && kind[3] === OBJECT && at[3] === PARTS && kind[4] === ARRAY;
+  }
+
+  #coordinates(d: number): [number, number] {
+    return d === 3 ? [-1, this.#at[2] as number] : [this.#at[2] as number, this.#at[4] as number];
+  }
+
+  #remove(d: number): void {
+    const [j, k] = this.#coordinates(d);
+    for (let r = 0; r < this.count; r++) {
+      if (this.result[r] === j && this.part[r] === k) {
+        const last = this.count - 1;
+        this.result[r] = this.result[last] as number;
+        this.part[r] = this.part[last] as number;
+        this.starts[r] = this.starts[last] as number;
+        this.ends[r] = this.ends[last] as number;
+        this.count = last;
+        return;
+      }
+    }
+  }
+
+  #add(d: number, s: number, e: number): void {
+    const [j, k] = this.#coordinates(d);
+    const r = this.count++;
+    this.result[r] = j;
+    this.part[r] = k;
+    this.starts[r] = s;
+    this.ends[r] = e;
+  }
+
+  /**
+   * Drop the records whose literal is not a valid JSON string (JSON.parse will report it) and measure the rest;
+   * sort them by position. Needs the scanned bytes to be valid UTF-8.
+   */
+  check(buf: Buffer): void {
+    let kept = 0;
+    for (let r = 0; r < this.count; r++) {
+      const s = this.starts[r] as number;
+      const e = this.ends[r] as number;
+      const units = literalLength(buf, s, e);
+      if (units < 0) continue;
+      this.result[kept] = this.result[r] as number;
+      this.part[kept] = this.part[r] as number;
+      this.starts[kept] = s;
+      this.ends[kept] = e;
+      this.lengths[kept] = units;
+      kept++;
+    }
+    this.count = kept;
+    // Insertion sort by start (a handful of records; usually already in order).
+    for (let r = 1; r < kept; r++) {
+      for (let q = r; q > 0 && (this.starts[q - 1] as number) > (this.starts[q] as number); q--) {
+        for (const arr of [this.result, this.part, this.starts, this.ends, this.lengths]) {
+          const t = arr[q] as number;
+          arr[q] = arr[q - 1] as number;
+          arr[q - 1] = t;
+        }
+      }
+    }
+  }
+
+  /** Scratch bytes for `reduced` (grown as needed). */
+  #scratch = Buffer.allocUnsafe(4096);
+
+  /**
+   * The line buf[start, end) decoded with every recorded literal emptied to `""` (call after `check`). The kept bytes
+   * are copied together and decoded once: a flat string (`JSON.parse` reads a concatenation twice as slowly).
+   */
+  reduced(buf: Buffer, start: number, end: number): string {
+    let size = end - start;
+    for (let r = 0; r < this.count; r++) size -= (this.ends[r] as number) - (this.starts[r] as number) - 2;
+    if (size > this.#scratch.length)
+      this.#scratch = Buffer.allocUnsafe(Math.max(size, this.#scratch.length * 2));
+    const out = this.#scratch;
+    let n = 0;
+    let from = start;
+    for (let r = 0; r < this.count; r++) {
+      n += buf.copy(out, n, from, (this.starts[r] as number) + 1);
+      from = (this.ends[r] as number) - 1;
+    }
+    n += buf.copy(out, n, from, end);
+    return out.toString('utf8', 0, n);
+  }
+}
