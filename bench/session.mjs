@@ -7,7 +7,9 @@
 //                              there, index the file and parse the current conversation only (the compaction and
 //                              what follows it); when not (a never-compacted session, whose conversation is every
 //                              message anyway), one pass parses every line, as eager, handing over to the index path
-//                              at the first compaction entry it meets
+//                              at the first compaction entry it meets. The file is over 64 MiB, so long message texts
+//                              stay in the file (`textInFile`, on by default from that size: found in the line's
+//                              bytes, never decoded at load, read when a part's `text` is read)
 //   SessionLog.open (resume)   the same for appending: lock, probe, index + conversation or one pass, tail repair
 //   SessionLog.open eager      `{ eager: true }`: lock, one pass parsing every line, tail repair (what a resume that
 //                              needs every entry anyway should use, e.g. for whole-session usage)

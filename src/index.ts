@@ -234,6 +234,7 @@ export { ProviderError, type ProviderStall } from './providers/transport/provide
 export type { RetryOptions } from './providers/transport/retry-policy.js';
 export { type SseEvent, SseParser } from './providers/transport/sse-parser.js';
 // Session log
+export { isFileTextPart, type TextInFileOptions } from './session/file-text.js';
 export {
   type LoadedSession,
   type LoadSessionOptions,

@@ -4,8 +4,7 @@
  * given) — in user messages as well as in tool results. Tool-result `meta` is never sent to a model and is not counted.
  */
 
-import type { Message, StoredPart } from '../conversation.js';
-import { textLength } from '../session/file-text.js';
+import { type Message, type StoredPart, textLength } from '../conversation.js';
 import {
   capTokens,
   checkEstimateOptions,

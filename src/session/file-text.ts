@@ -21,7 +21,7 @@
  */
 
 import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
-import type { TextPart } from '../conversation.js';
+import { TEXT_LOCATION, type TextPart } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import type { LineBytes } from './jsonl-reader.js';
 import { READ_FLAGS } from './regular-file.js';
@@ -193,9 +193,6 @@ export function adoptTextIdentity(source: SessionText, stat: TextFileIdentity): 
   source.adopt(stat);
 }
 
-/** Where a file-backed part's text is: a non-enumerable symbol property, so spread, JSON, structured clone and deep equality never see it. */
-const LOCATION = Symbol('panto.textLocation');
-
 interface TextLocation {
   readonly source: SessionText;
   readonly start: number;
@@ -204,15 +201,16 @@ interface TextLocation {
 }
 
 /** Replaces the accessor with a plain data property holding `value` (assigning `text` to a file-backed part). */
-function setText(this: { [LOCATION]: TextLocation | undefined }, value: unknown): void {
+function setText(this: { [TEXT_LOCATION]: TextLocation | undefined }, value: unknown): void {
   Object.defineProperty(this, 'text', { value, writable: true, enumerable: true, configurable: true });
-  this[LOCATION] = undefined;
+  this[TEXT_LOCATION] = undefined;
 }
 
 /** The shared descriptor of a file-backed part's `text` (one descriptor: every such part shares one V8 map). */
 const TEXT_DESCRIPTOR: PropertyDescriptor = {
-  get(this: { [LOCATION]: TextLocation }): string {
-    const at = this[LOCATION];
+  get(this: { [TEXT_LOCATION]?: TextLocation }): string {
+    const at = this[TEXT_LOCATION];
+    if (at === undefined) throw new TypeError('not a file-backed text part (its location was cleared)');
     return at.source.read(at.start, at.end, at.length);
   },
   set: setText,
@@ -242,24 +240,17 @@ export function fileTextPart(
     Object.defineProperty(part, 'text', TEXT_DESCRIPTOR);
   }
   const at: TextLocation = { source, start, end, length };
-  Object.defineProperty(part, LOCATION, { value: at, writable: true });
+  Object.defineProperty(part, TEXT_LOCATION, { value: at, writable: true });
   return part;
 }
 
 /** True when `part` is a file-backed text part whose text was not reassigned. */
 export function isFileTextPart(part: unknown): boolean {
   return (
-    typeof part === 'object' && part !== null && (part as { [LOCATION]?: unknown })[LOCATION] !== undefined
+    typeof part === 'object' &&
+    part !== null &&
+    (part as { [TEXT_LOCATION]?: unknown })[TEXT_LOCATION] !== undefined
   );
-}
-
-/**
- * `part.text.length`, without reading the file for a file-backed part (its length is known from the load): what
- * token estimates use, so estimating a large loaded session never touches its file.
- */
-export function textLength(part: { readonly text: string }): number {
-  const at = (part as { [LOCATION]?: TextLocation })[LOCATION];
-  return at !== undefined ? at.length : part.text.length;
 }
 
 /** `x[key]` when `x` is an object, else undefined. */

@@ -1,3 +1,5 @@
+export type { TextInFileOptions } from './file-text.js';
+export { isFileTextPart } from './file-text.js';
 export type { JsonlReadOptions } from './jsonl-reader.js';
 export type { LoadedSession, LoadSessionOptions, SessionWarning } from './load-session.js';
 export { loadSession } from './load-session.js';
