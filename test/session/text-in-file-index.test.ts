@@ -230,6 +230,54 @@ describe('the index path leaves long texts in the file, and gives the same sessi
   });
 });
 
+describe('odd but loadable lines on the index path', () => {
+  it('invalid UTF-8, CRLF, a line not in the leading-field form, an unterminated last line: same session', async () => {
+    const path = file();
+    const stamp = '"timestamp":"2026-01-01T00:00:00Z"';
+    const text = JSON.stringify(PROSE);
+    const msg = (id: string, parent: string | null, body: Buffer = Buffer.from(text)) =>
+      Buffer.concat([
+        Buffer.from(
+          `{"type":"message","id":"${id}","parentId":${JSON.stringify(parent)},${stamp},"message":{"role":"user","content":[{"type":"text","text":`,
+        ),
+        body,
+        Buffer.from('}]}}'),
+      ]);
+    // A long literal holding bytes that are not UTF-8.
+    const bad = (what: string) =>
+      Buffer.concat([
+        Buffer.from(`"bad ${what} é `),
+        Buffer.from([0xff, 0xfe, 0xc3]),
+        Buffer.from(' pad pad"'),
+      ]);
+    const lines = [
+      Buffer.from(JSON.stringify({ type: 'session', version: 1, id: 'h', created: '2026-01-01T00:00:00Z' })),
+      msg('a', null),
+      // Off the branch (the compaction's parent is a): read by entries only.
+      msg('b', 'a', bad('off the branch')),
+      Buffer.from(
+        `{"type":"compaction","id":"k","parentId":"a",${stamp},"summary":"s","replacement":[],"firstKeptEntryId":null,"tokensBefore":2,"tokensAfter":1}`,
+      ),
+      Buffer.concat([msg('c', 'k'), Buffer.from('\r')]),
+      msg('d', 'c', bad('on the branch')),
+      // Another writer's key order: parsed while opening.
+      Buffer.from(
+        `{"id":"e","type":"message","parentId":"d",${stamp},"message":{"role":"assistant","content":[{"text":${text},"type":"text"}],"stopReason":"end"}}`,
+      ),
+      msg('f', 'e'), // no newline after it
+    ];
+    writeFileSync(path, Buffer.concat(lines.flatMap((b, i) => (i === 0 ? [b] : [Buffer.from('\n'), b]))));
+    const plain = await loadSession(path, { textInFile: false });
+    const s = await loadSession(path, { textInFile: ALWAYS });
+    expect(fileBacked(s.conversation.messages)).toBeGreaterThan(1);
+    expect(JSON.stringify(s.conversation)).toBe(JSON.stringify(plain.conversation));
+    expect(s.warnings).toEqual(plain.warnings);
+    expect(fileBacked(entryMessages(s.entries))).toBeGreaterThan(2);
+    expect(shown(s)).toBe(shown(plain));
+    expect(s.warnings.map((w) => w.kind)).toEqual(['invalid_utf8', 'invalid_utf8', 'unterminated_line']);
+  });
+});
+
 describe('a file that no longer holds the indexed bytes', () => {
   it('removed, replaced or shortened after the load: a part read fails with ERR_SESSION_CHANGED, entries too', async () => {
     for (const change of ['removed', 'replaced', 'shortened'] as const) {
