@@ -36,10 +36,12 @@ import { isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { attachFileTexts, SessionText, type TextInFileOptions, textInFileSettings } from './file-text.js';
 import {
   BATCH_BYTES,
   type EmptyRun,
   emptyRunMessage,
+  type LineBytes,
   type TornLine,
   tornLineProblem,
 } from './jsonl-reader.js';
@@ -48,6 +50,7 @@ import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './lo
 import { openRegularFile, READ_FLAGS } from './regular-file.js';
 import { type ConversationView, type LazyEntries, resolveBranch } from './resolve-conversation.js';
 import type { SessionEntry, SessionHeader } from './session-entry.js';
+import { MessageTextLiterals } from './text-literals.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export interface SessionIndexOptions {
@@ -55,6 +58,15 @@ export interface SessionIndexOptions {
   chunkBytes?: number;
   /** Longest line accepted, in bytes (default 256 MiB). A longer line fails with `ERR_SESSION_CORRUPT`. */
   maxLineBytes?: number;
+  /**
+   * Leave the long texts of a large session in the file (`LoadSessionOptions.textInFile`: same type and defaults;
+   * the file size compared with `minFileBytes` is the size at indexing). Every message line the index parses — the
+   * conversation, `entry`, `entries`, `readAt`, `readAll`, lines parsed while opening — gets file-backed text parts
+   * (file-text.ts) for its texts of at least `minTextBytes`; such a part's read checks the file as the index's reads
+   * do (same inode and device, the indexed bytes not shortened nor rewritten in place) and throws
+   * `ERR_SESSION_CHANGED` otherwise. `false`: every text in memory.
+   */
+  textInFile?: false | TextInFileOptions;
 }
 
 /** Entries a read returned, with their positions (indices into `ids`). */
@@ -164,9 +176,25 @@ function parseBytes(
   start: number,
   end: number,
   onInvalidUtf8: (line: number) => void,
+  texts: IndexTexts | null = null,
+  fileOffset = 0,
 ): unknown {
   const bytes = buf.subarray(start, end);
-  if (!isUtf8(bytes)) onInvalidUtf8(line);
+  const valid = isUtf8(bytes);
+  if (texts !== null) {
+    texts.clear();
+    // Long texts emptied (valid UTF-8 only: literals are measured on it); the line itself when that does not parse,
+    // so its error is the one reported.
+    const reduced = valid ? texts.reduce(buf, start, end, fileOffset) : undefined;
+    if (reduced !== undefined) {
+      try {
+        return JSON.parse(reduced);
+      } catch {
+        texts.clear();
+      }
+    }
+  }
+  if (!valid) onInvalidUtf8(line);
   const text = bytes.toString('utf8');
   try {
     return JSON.parse(text);
@@ -196,6 +224,62 @@ function noteInvalidUtf8(path: string, warnings: SessionWarning[], line: number)
   }
   warnings.splice(at, 0, invalidUtf8Warning(path, line));
 }
+
+/**
+ * An index's file-backed texts (`textInFile`): a line about to be parsed is scanned for its long text literals
+ * (`reduce`), parsed with them emptied, and once its value passed the entry checks `attach` turns the emptied parts
+ * into file-backed ones (or decodes them back where they are not a message's text part). One line at a time: a
+ * `reduce` (or `clear`) forgets the previous line.
+ */
+class IndexTexts {
+  readonly source: SessionText;
+  readonly #literals = new MessageTextLiterals();
+  /** Literal bytes, quotes included, from which a text stays in the file. */
+  readonly #minBytes: number;
+  readonly #at: LineBytes = { buf: Buffer.alloc(0), start: 0, end: 0, fileOffset: 0 };
+  /** True between a `reduce` that gave a text and the `attach` of its value. */
+  #pending = false;
+
+  constructor(source: SessionText, minTextBytes: number) {
+    this.source = source;
+    this.#minBytes = minTextBytes + 2;
+  }
+
+  /**
+   * The line buf[start, end) (valid UTF-8, no newline, no CR), whose first byte is at `fileOffset` in the file, with
+   * its long texts emptied, or undefined when it has none (parse the line itself).
+   */
+  reduce(buf: Buffer, start: number, end: number, fileOffset: number): string | undefined {
+    this.#pending = false;
+    const literals = this.#literals;
+    literals.scan(buf, start, end, this.#minBytes);
+    if (literals.count === 0) return undefined;
+    literals.check(buf);
+    if (literals.count === 0) return undefined;
+    const at = this.#at;
+    at.buf = buf;
+    at.start = start;
+    at.end = end;
+    at.fileOffset = fileOffset;
+    this.#pending = true;
+    return literals.reduced(buf, start, end);
+  }
+
+  /** The reduced text did not parse (the line itself is parsed instead): nothing to attach. */
+  clear(): void {
+    this.#pending = false;
+  }
+
+  /** After the value parsed from `reduce`'s text passed its checks: its emptied texts put back (`attachFileTexts`). */
+  attach(value: unknown): void {
+    if (!this.#pending) return;
+    this.#pending = false;
+    attachFileTexts(value, this.#literals, this.#at, this.source);
+    this.#at.buf = EMPTY;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
 
 /**
  * The index of one session file. Arrays are parallel, one element per entry in file order (the header is not an
@@ -239,6 +323,8 @@ export class SessionIndex {
   /** Entries parsed while opening (lines not in the leading-field form, the current model's change); kept. */
   readonly #parsed: Map<number, SessionEntry>;
   #branch: number[] | undefined;
+  /** Where parsed lines leave their long texts (`textInFile`), or null. Its source checks what `#checkIdentity` does. */
+  readonly #texts: IndexTexts | null;
 
   /** @internal Use `openSessionIndex`. */
   constructor(state: {
@@ -257,6 +343,7 @@ export class SessionIndex {
     torn: TornLine | undefined;
     unterminated: boolean;
     headerMissing: boolean;
+    texts: IndexTexts | null;
   }) {
     this.path = state.path;
     this.header = state.header;
@@ -277,6 +364,7 @@ export class SessionIndex {
     this.torn = state.torn;
     this.unterminated = state.unterminated;
     this.headerMissing = state.headerMissing;
+    this.#texts = state.texts;
   }
 
   static {
@@ -284,6 +372,8 @@ export class SessionIndex {
       index.#identity = { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev };
       index.#covered = stat.size;
       index.#openEnd = false;
+      // The file-backed texts expect what the index expects.
+      index.#texts?.source.settle(index.#identity, stat.size);
     };
   }
 
@@ -553,7 +643,8 @@ export class SessionIndex {
             to = nextTo;
             n++;
           }
-          if (to !== -1 && this.#parseBatch(indices, k, n, buf, from, to, out)) {
+          // With texts left in the file each line is scanned and decoded on its own (see IndexTexts).
+          if (to !== -1 && this.#texts === null && this.#parseBatch(indices, k, n, buf, from, to, out)) {
             k = n + 1;
             continue;
           }
@@ -561,10 +652,18 @@ export class SessionIndex {
             const i = indices[k] as number;
             const ref = this.lines[i] as SessionLineRef;
             const at = ref.offset - start;
-            const value = parseLine(this.path, ref, buf, at, at + ref.bytes, fileBytes, (line) =>
-              noteInvalidUtf8(this.path, this.warnings as SessionWarning[], line),
+            const value = parseLine(
+              this.path,
+              ref,
+              buf,
+              at,
+              at + ref.bytes,
+              fileBytes,
+              (line) => noteInvalidUtf8(this.path, this.warnings as SessionWarning[], line),
+              this.#texts,
             );
             out[k] = this.#check(i, value);
+            this.#texts?.attach(value);
           }
         }
       }
@@ -667,6 +766,7 @@ function parseLine(
   end: number,
   fileBytes: number,
   onInvalidUtf8: (line: number) => void,
+  texts: IndexTexts | null,
 ): unknown {
   const fileEnd = ref.offset + ref.bytes;
   let next = end;
@@ -677,7 +777,7 @@ function parseLine(
       `${path}:${ref.line}: the line no longer ends where it was indexed`,
     );
   }
-  return parseBytes(path, ref.line, buf, start, end, onInvalidUtf8);
+  return parseBytes(path, ref.line, buf, start, end, onInvalidUtf8, texts, ref.offset);
 }
 
 /**
@@ -700,10 +800,16 @@ export async function openSessionIndex(
   if (!(chunkBytes > 0) || !(maxLineBytes > 0)) {
     throw new PantoError('ERR_INVALID_ARGUMENT', 'chunkBytes and maxLineBytes must be positive');
   }
+  const inFile = textInFileSettings(options.textInFile);
   const fh = await openRegularFile(path);
   try {
     const st = await fh.stat();
     const identity: FileIdentity = { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, dev: st.dev };
+    // Its covered bytes are settled with the index's once the torn last line, if any, is known.
+    const texts =
+      inFile !== null && identity.size >= inFile.minFileBytes
+        ? new IndexTexts(new SessionText(path, identity, identity.size), inFile.minTextBytes)
+        : null;
     const ids: string[] = [];
     const parents: (string | null)[] = [];
     const types: EntryType[] = [];
@@ -932,7 +1038,11 @@ export async function openSessionIndex(
         });
         return;
       }
-      addParsed(lineNo, offset, bytes, parseBytes(path, lineNo, whole, from, bytes, onInvalidUtf8));
+      // An entry line (never the header) leaves its long texts in the file once its checks passed.
+      const lineTexts = header === undefined ? null : texts;
+      const value = parseBytes(path, lineNo, whole, from, bytes, onInvalidUtf8, lineTexts, offset);
+      addParsed(lineNo, offset, bytes, value);
+      lineTexts?.attach(value);
     };
 
     // The file as it was at the stat above: bytes appended since (a writer still running) are not indexed, and a
@@ -988,6 +1098,7 @@ export async function openSessionIndex(
 
     const headerMissing = header === undefined;
     if (header === undefined) header = headerlessSession(path, warnings);
+    texts?.source.settle(identity, torn ? torn.offset : identity.size);
     const state = {
       path,
       header,
@@ -1003,6 +1114,7 @@ export async function openSessionIndex(
       torn,
       unterminated,
       headerMissing,
+      texts,
     };
     const index = new SessionIndex({ ...state, model: undefined });
     // The current model: the latest model_change on the branch (that one line is parsed now).

@@ -338,6 +338,7 @@ export class SessionLog {
       const indexOptions: SessionIndexOptions = {};
       if (options.chunkBytes !== undefined) indexOptions.chunkBytes = options.chunkBytes;
       if (options.maxLineBytes !== undefined) indexOptions.maxLineBytes = options.maxLineBytes;
+      if (options.textInFile !== undefined) indexOptions.textInFile = options.textInFile;
       const index = await openSessionIndex(path, indexOptions);
       const known: ParsedRun[] = [];
       const view = index.conversationView(known);
