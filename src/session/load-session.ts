@@ -330,13 +330,17 @@ class LazyLoadedSession implements LoadedSession {
   readonly conversation: Conversation;
   readonly leafId: string | null;
   declare readonly model?: string;
-  readonly #index: SessionIndex;
+  /** The index, until `entries` has read every line (then released: it is about a third of the file in memory). */
+  #index: SessionIndex | null;
+  /** The index's live warnings array (kept when the index is released). */
+  readonly #warnings: SessionWarning[];
   #entries: readonly SessionEntry[] | undefined;
   /** The entries the conversation was parsed from, until `entries` takes them over. */
   #known: ParsedRun[];
 
   constructor(index: SessionIndex) {
     this.#index = index;
+    this.#warnings = index.warnings as SessionWarning[];
     this.header = index.header;
     this.#known = [];
     this.conversation = { messages: index.conversationView(this.#known).messages };
@@ -346,13 +350,14 @@ class LazyLoadedSession implements LoadedSession {
 
   /** The index's warnings (live: a line read by `entries` that is not valid UTF-8 adds its `invalid_utf8`). */
   get warnings(): SessionWarning[] {
-    return this.#index.warnings as SessionWarning[];
+    return this.#warnings;
   }
 
   get entries(): readonly SessionEntry[] {
     if (this.#entries === undefined) {
-      this.#entries = this.#index.readAll(this.#known);
+      this.#entries = (this.#index as SessionIndex).readAll(this.#known);
       this.#known = [];
+      this.#index = null;
     }
     return this.#entries;
   }
