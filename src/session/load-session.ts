@@ -45,16 +45,16 @@ export interface LoadSessionOptions extends JsonlReadOptions {
   eager?: boolean;
   /**
    * Leave the long texts of a large session in the file (default: on, for files of at least 64 MiB and texts stored in
-   * at least 128 bytes; `false`: every text in memory). On every path (the lazy index path for the lines it parses,
-   * when it parses them: see `SessionIndexOptions.textInFile`), such a text part of a message — `{ type: 'text',
-   * text }` in a user or assistant message's `content` or a tool result's `parts` — is loaded as a part whose `text`
-   * reads its JSON string from the
-   * file when it is read (file-text.ts): a plain object whose `text` is an own enumerable accessor, so reading,
-   * spreading, `JSON.stringify` and `structuredClone` see the string; assigning `text` makes it a plain string again.
-   * Such a read is synchronous and throws `ERR_SESSION_CHANGED` when the file no longer holds the bytes loaded (it was
-   * replaced, removed, shortened or rewritten in place; a file that only grew, like one an agent appends to, is
-   * fine). Lines are parsed and checked when they would be without it, with the same errors. What it saves: a
-   * 200 MB session of ~1 KB messages loads in about 0.8x the file's size in memory instead of 2.4x (`npm run bench:session`).
+   * at least 128 bytes; `false`: every text in memory). Every line is parsed and checked when it would be without it,
+   * with the same errors, but such a text part of a message (`{ type: 'text', text }` in a user or assistant message's
+   * `content` or a tool result's `parts`) is found in the line's bytes, never decoded, and loaded as a part whose
+   * `text` reads its JSON string from the file when it is read (file-text.ts; on the index path for the lines it
+   * parses, when it parses them: see `SessionIndexOptions.textInFile`). The part is a plain object whose `text` is an
+   * own enumerable accessor, so reading, spreading, `JSON.stringify` and `structuredClone` see the string; assigning
+   * `text` makes it a plain string again. Such a read is synchronous and throws `ERR_SESSION_CHANGED` when the file no
+   * longer holds the bytes loaded (it was replaced, removed, shortened or rewritten in place; a file that only grew,
+   * like one an agent appends to, is fine). What it saves: a never-compacted 200 MB session of ~1 KB messages loads in
+   * 1.1x the file's size in peak RSS instead of 2.4x, and faster (`npm run bench:session`; docs/session-format.md).
    */
   textInFile?: false | TextInFileOptions;
 }
