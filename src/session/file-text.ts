@@ -12,7 +12,8 @@
  * - The file must still hold the bytes the load read: the same file (device and inode), at least as long as the
  *   bytes loaded, not rewritten in place (same size, another mtime) — the rules of `openSessionIndex`'s later reads.
  *   A file that only grew (an agent appending to it) is fine. Otherwise, and when the file is gone or the bytes found
- *   are not the string literal loaded (not a JSON string, or another length), the read throws `ERR_SESSION_CHANGED`
+ *   are not the literal loaded (another CRC-32 of the bytes, not a JSON string, another length), the read throws
+ *   `ERR_SESSION_CHANGED`
  *   (a `PantoError`) rather than return other text.
  * - One descriptor serves every read in the same event-loop turn (serializing a conversation reads many parts): it
  *   is opened and checked on the first read and closed on the next turn (`setImmediate`, unref'd).
@@ -21,6 +22,7 @@
  */
 
 import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { TEXT_LOCATION, type TextPart } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import type { LineBytes } from './jsonl-reader.js';
@@ -157,8 +159,12 @@ export class SessionText {
     return fd;
   }
 
-  /** The string the JSON literal at bytes [start, end) of the file decodes to; `length` is what the load decoded. */
-  read(start: number, end: number, length: number): string {
+  /**
+   * The string the JSON literal at bytes [start, end) of the file decodes to; `crc` is the CRC-32 of those bytes at
+   * the load (as a signed 32-bit integer) and `length` the decoded length. The CRC catches what stat cannot: a file
+   * rewritten through its path that also grew (an append is the same to `fstat`).
+   */
+  read(start: number, end: number, crc: number, length: number): string {
     const fd = this.#open();
     const n = end - start;
     const buf = Buffer.allocUnsafe(n);
@@ -172,7 +178,7 @@ export class SessionText {
     } catch (err) {
       throw this.#changed(`reading bytes ${start}-${end} failed`, err);
     }
-    if (got !== n || buf[0] !== QUOTE || buf[n - 1] !== QUOTE) {
+    if (got !== n || buf[0] !== QUOTE || buf[n - 1] !== QUOTE || (crc32(buf) | 0) !== crc) {
       throw this.#changed(`bytes ${start}-${end} no longer hold the text loaded from them`);
     }
     let text: unknown;
@@ -197,6 +203,7 @@ interface TextLocation {
   readonly source: SessionText;
   readonly start: number;
   readonly end: number;
+  readonly crc: number;
   readonly length: number;
 }
 
@@ -211,7 +218,7 @@ const TEXT_DESCRIPTOR: PropertyDescriptor = {
   get(this: { [TEXT_LOCATION]?: TextLocation }): string {
     const at = this[TEXT_LOCATION];
     if (at === undefined) throw new TypeError('not a file-backed text part (its location was cleared)');
-    return at.source.read(at.start, at.end, at.length);
+    return at.source.read(at.start, at.end, at.crc, at.length);
   },
   set: setText,
   enumerable: true,
@@ -220,12 +227,14 @@ const TEXT_DESCRIPTOR: PropertyDescriptor = {
 
 /**
  * A plain `{ type: 'text', text }` object whose `text` reads the JSON string literal at bytes [start, end) of
- * `source`'s file, quotes included, that decodes to a string of `length` UTF-16 code units (see the module comment).
+ * `source`'s file, quotes included, whose CRC-32 is `crc` (signed) and which decodes to a string of `length` UTF-16
+ * code units (see the module comment).
  */
 export function fileTextPart(
   source: SessionText,
   start: number,
   end: number,
+  crc: number,
   length: number,
   textFirst = false,
 ): TextPart {
@@ -239,7 +248,7 @@ export function fileTextPart(
     part = { type: 'text' } as TextPart;
     Object.defineProperty(part, 'text', TEXT_DESCRIPTOR);
   }
-  const at: TextLocation = { source, start, end, length };
+  const at: TextLocation = { source, start, end, crc, length };
   Object.defineProperty(part, TEXT_LOCATION, { value: at, writable: true });
   return part;
 }
@@ -292,7 +301,8 @@ export function attachFileTexts(
     if (isMessage && place && part.type === 'text' && keys.length === 2) {
       const end = at.fileOffset + (e - at.start);
       const length = literals.lengths[r] as number;
-      parts[k] = fileTextPart(source, at.fileOffset + (s - at.start), end, length, keys[0] === 'text');
+      const crc = crc32(at.buf.subarray(s, e)) | 0;
+      parts[k] = fileTextPart(source, at.fileOffset + (s - at.start), end, crc, length, keys[0] === 'text');
       if (end > last) last = end;
     } else {
       part.text = JSON.parse(at.buf.toString('utf8', s, e)) as string;

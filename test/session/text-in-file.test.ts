@@ -247,6 +247,18 @@ describe('a file that no longer holds the loaded bytes: ERR_SESSION_CHANGED, nev
     }
   });
 
+  it('a text edited through the path while the file grew (fstat sees an append): the CRC-32 catches it', async () => {
+    const path = file();
+    const log = await SessionLog.create(path);
+    log.appendMessage(say(`hello ${PROSE}`));
+    log.close();
+    const s = await loadSession(path, { textInFile: { minFileBytes: 0, minTextBytes: 0 } });
+    const part = fileParts(s)[0] as TextPart;
+    writeFileSync(path, `${readFileSync(path, 'utf8').replace('"hello', '"jello')}\n`); // same text length, one byte more
+    await new Promise((r) => setImmediate(r));
+    expect(thrown(() => part.text)?.code).toBe('ERR_SESSION_CHANGED');
+  });
+
   it('bytes that no longer hold the literal (same size and mtime kept) fail the length or shape check', async () => {
     const { path, part } = await loaded();
     const st = statSync(path);
