@@ -10,8 +10,9 @@
  *
  * Contract of a read (`SessionText.read`):
  * - The file must still hold the bytes the load read: the same file (device and inode), at least as long as the
- *   bytes loaded, not rewritten in place (same size, another mtime) — the rules of `openSessionIndex`'s later reads.
- *   A file that only grew (an agent appending to it) is fine. Otherwise, and when the file is gone or the bytes found
+ *   bytes loaded, not rewritten in place (same size, another mtime — or another ctime, which a writer that restores
+ *   the mtime with `utimes` cannot restore; a `chmod`/`chown`/new hard link of the file also changes ctime and is
+ *   then reported as a change). A file that only grew (an agent appending to it) is fine. Otherwise, and when the file is gone or the bytes found
  *   are not the string literal loaded (not a JSON string, or another length), the read throws `ERR_SESSION_CHANGED`
  *   (a `PantoError`) rather than return other text.
  * - One descriptor serves every read in the same event-loop turn (serializing a conversation reads many parts): it
@@ -31,6 +32,8 @@ import type { MessageTextLiterals } from './text-literals.js';
 export interface TextFileIdentity {
   size: number;
   mtimeMs: number;
+  /** The status change time: set to "now" by every write and by `utimes`, so a rewrite that restores mtime shows. */
+  ctimeMs: number;
   ino: number;
   dev: number;
 }
@@ -102,7 +105,13 @@ export class SessionText {
 
   /** After the file's own writer appended or repaired past the loaded bytes: the file as it is now is expected. */
   adopt(stat: TextFileIdentity): void {
-    this.#identity = { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev };
+    this.#identity = {
+      size: stat.size,
+      mtimeMs: stat.mtimeMs,
+      ctimeMs: stat.ctimeMs,
+      ino: stat.ino,
+      dev: stat.dev,
+    };
   }
 
   #changed(why: string, cause?: unknown): PantoError {
@@ -138,8 +147,8 @@ export class SessionText {
         ? 'it was replaced by another file'
         : st.size < this.#covered
           ? `it shrank (size ${was.size} → ${st.size})`
-          : st.size === was.size && st.mtimeMs !== was.mtimeMs
-            ? 'it was rewritten in place (same size, another mtime)'
+          : st.size === was.size && (st.mtimeMs !== was.mtimeMs || st.ctimeMs !== was.ctimeMs)
+            ? 'it was rewritten in place (same size, another mtime or ctime)'
             : null;
     if (problem !== null) {
       closeSync(fd);
@@ -203,22 +212,51 @@ interface TextLocation {
   readonly length: number;
 }
 
-/** Replaces the accessor with a plain data property holding `value` (assigning `text` to a file-backed part). */
-function setText(this: { [LOCATION]: TextLocation | undefined }, value: unknown): void {
+/**
+ * What `LOCATION` holds after `text` was assigned on a part that cannot take a data property any more (sealed: its
+ * `text` is no longer configurable): the assigned value, returned by the accessor from then on.
+ */
+interface AssignedText {
+  readonly assigned: unknown;
+}
+
+/**
+ * Assigning `text` to a file-backed part, as for a plain `{ type, text }` object: the accessor becomes a plain data
+ * property holding `value`. A sealed part keeps its accessor, which returns `value` from then on (a sealed plain
+ * object's `text` stays writable); a frozen part refuses with the `TypeError` strict-mode code gets from a frozen
+ * plain object (this library's modules and a host's ES modules are strict; sloppy-mode code would see the error where
+ * a plain object ignores the assignment silently).
+ */
+function setText(this: { [LOCATION]: TextLocation | AssignedText | undefined }, value: unknown): void {
+  if (Object.getOwnPropertyDescriptor(this, 'text')?.configurable === false) {
+    if (Object.isFrozen(this)) {
+      throw new TypeError("Cannot assign to read only property 'text' of object '#<Object>'");
+    }
+    this[LOCATION] = { assigned: value };
+    return;
+  }
   Object.defineProperty(this, 'text', { value, writable: true, enumerable: true, configurable: true });
   this[LOCATION] = undefined;
 }
 
 /** The shared descriptor of a file-backed part's `text` (one descriptor: every such part shares one V8 map). */
 const TEXT_DESCRIPTOR: PropertyDescriptor = {
-  get(this: { [LOCATION]: TextLocation }): string {
+  get(this: { [LOCATION]: TextLocation | AssignedText }): unknown {
     const at = this[LOCATION];
+    if ('assigned' in at) return at.assigned;
     return at.source.read(at.start, at.end, at.length);
   },
   set: setText,
   enumerable: true,
   configurable: true,
 };
+
+/** The location of a file-backed part whose text was not reassigned, else undefined. */
+function locationOf(part: unknown): TextLocation | undefined {
+  if (typeof part !== 'object' || part === null) return undefined;
+  const at = (part as { [LOCATION]?: TextLocation | AssignedText })[LOCATION];
+  return at === undefined || 'assigned' in at ? undefined : at;
+}
 
 /**
  * A plain `{ type: 'text', text }` object whose `text` reads the JSON string literal at bytes [start, end) of
@@ -248,9 +286,7 @@ export function fileTextPart(
 
 /** True when `part` is a file-backed text part whose text was not reassigned. */
 export function isFileTextPart(part: unknown): boolean {
-  return (
-    typeof part === 'object' && part !== null && (part as { [LOCATION]?: unknown })[LOCATION] !== undefined
-  );
+  return locationOf(part) !== undefined;
 }
 
 /**
@@ -258,7 +294,7 @@ export function isFileTextPart(part: unknown): boolean {
  * token estimates use, so estimating a large loaded session never touches its file.
  */
 export function textLength(part: { readonly text: string }): number {
-  const at = (part as { [LOCATION]?: TextLocation })[LOCATION];
+  const at = locationOf(part);
   return at !== undefined ? at.length : part.text.length;
 }
 

@@ -74,7 +74,7 @@ export interface JsonlReadResult {
   /** Number of lines in the file (parsed, empty and torn). */
   lineCount: number;
   /** The file as it was when reading finished (`fstat` of the descriptor read from). */
-  identity: { size: number; mtimeMs: number; ino: number; dev: number };
+  identity: { size: number; mtimeMs: number; ctimeMs: number; ino: number; dev: number };
   /**
    * 1-based numbers of the lines handed to the callback whose bytes are not valid UTF-8 (ascending). They were decoded
    * with U+FFFD for each bad sequence, as `Buffer.toString('utf8')` does; the caller reports them.
@@ -391,7 +391,7 @@ export async function readJsonl(
     const result: JsonlReadResult = {
       lines,
       fileBytes: filePos,
-      identity: { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, dev: st.dev },
+      identity: { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, dev: st.dev },
       unterminated,
       emptyLines,
       lineCount: lineNo,

@@ -178,7 +178,7 @@ export async function readEagerly(
       () => -1,
     );
     if (size >= 0 && size >= inFile.minFileBytes) {
-      source = new SessionText(path, { size, mtimeMs: 0, ino: 0, dev: 0 }, 0);
+      source = new SessionText(path, { size, mtimeMs: 0, ctimeMs: 0, ino: 0, dev: 0 }, 0);
     }
   }
   const literals = source === null ? null : new MessageTextLiterals();
