@@ -6,10 +6,12 @@
  *   loaded with `textInFile: false`.
  * - A million short texts (1000 lines of 1000 parts, each below `minTextBytes`) with texts forced in the file
  *   (`minFileBytes: 0`): none is left in the file, and the session equals the one loaded with `textInFile: false`.
+ * - (first) A 6 MB line of `],` (more closes than opens): the same error as with `textInFile: false`, and the load's heap
+ *   raises the peak RSS by less than 100 MB (the scan used to keep state at every negative depth: 600 MB and 18 s).
  * Prints each case's wall time and the process's peak RSS.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, openSync, rmSync, writeSync, closeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,13 +35,38 @@ const timed = async (name, fn) => {
 };
 
 try {
+  await timed('6 MB line of "],"', async () => {
+    const path = join(dir, 'closes.jsonl');
+    const fd = openSync(path, 'w');
+    writeSync(fd, `${HEADER}\n${'],'.repeat(3_000_000)}\n`);
+    closeSync(fd);
+    const error = async (textInFile) => {
+      try {
+        await lib.loadSession(path, { eager: true, textInFile });
+        return 'loaded';
+      } catch (err) {
+        return `${err.code} ${err.message}`;
+      }
+    };
+    const plain = await error(false);
+    // Peak RSS (monotonic): this case runs first, so the peak before it is the loads of `plain` just above.
+    const before = process.resourceUsage().maxRSS * 1024;
+    const got = await error({ minFileBytes: 0 });
+    const peak = process.resourceUsage().maxRSS * 1024;
+    check(got === plain, `same error: ${got.slice(0, 120)} / ${plain.slice(0, 120)}`);
+    check(peak - before < 100 * 1024 * 1024, `peak RSS grew by ${Math.round((peak - before) / 1048576)} MB`);
+    rmSync(path);
+  });
   await timed('64 MiB single text', async () => {
     const path = join(dir, 'big.jsonl');
     const unit = 'abcdefghijklmnopqrstuvwxyz0123456789 ÿ日本\\"\n😀'; // escapes, 2-, 3- and 4-byte UTF-8
     const literal = JSON.stringify(unit).slice(1, -1);
     const reps = Math.ceil((64 * 1024 * 1024) / Buffer.byteLength(literal));
     const fd = openSync(path, 'w');
-    writeSync(fd, `${HEADER}\n{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"`);
+    writeSync(
+      fd,
+      `${HEADER}\n{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"`,
+    );
     const block = literal.repeat(1024);
     let left = reps;
     while (left >= 1024) {
@@ -61,7 +88,10 @@ try {
     check(text.length === unit.length * reps, `length ${text.length} !== ${unit.length * reps}`);
     check(sha(text) === wantHash, 'the text read back is the text written');
     const plain = await lib.loadSession(path, { textInFile: false });
-    check(sha(JSON.stringify(plain.conversation)) === sha(JSON.stringify(s.conversation)), 'JSON equals textInFile:false');
+    check(
+      sha(JSON.stringify(plain.conversation)) === sha(JSON.stringify(s.conversation)),
+      'JSON equals textInFile:false',
+    );
     rmSync(path);
   });
 
@@ -70,7 +100,10 @@ try {
     const fd = openSync(path, 'w');
     writeSync(fd, `${HEADER}\n`);
     for (let l = 0; l < 1000; l++) {
-      const parts = Array.from({ length: 1000 }, (_, i) => `{"type":"text","text":"t${(l * 1000 + i) % 97}"}`);
+      const parts = Array.from(
+        { length: 1000 },
+        (_, i) => `{"type":"text","text":"t${(l * 1000 + i) % 97}"}`,
+      );
       const parent = l === 0 ? 'null' : `"m${l - 1}"`;
       writeSync(
         fd,
@@ -89,7 +122,10 @@ try {
     check(count === 1_000_000, `parts: ${count}`);
     check(inFile === 0, `short texts left in the file: ${inFile}`);
     const plain = await lib.loadSession(path, { textInFile: false });
-    check(sha(JSON.stringify(plain.conversation)) === sha(JSON.stringify(s.conversation)), 'JSON equals textInFile:false');
+    check(
+      sha(JSON.stringify(plain.conversation)) === sha(JSON.stringify(s.conversation)),
+      'JSON equals textInFile:false',
+    );
     rmSync(path);
   });
 } finally {
