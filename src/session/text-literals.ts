@@ -137,6 +137,14 @@ export function literalLength(buf: Buffer, s: number, e: number): number {
   return units;
 }
 
+/**
+ * One number per place `(j, k)` (`j` -1 for `message.content`) while both fit exactly, else a string: what
+ * `#remove` looks a place up by (a line of many long texts would otherwise cost a scan of the records per text).
+ */
+function placeKey(j: number, k: number): number | string {
+  return j < 0x1000000 && k < 0x10000000 ? (j + 1) * 0x10000000 + k : `${j},${k}`;
+}
+
 /** The long `text` literals of one message line (reused across lines: `scan` resets it). */
 export class MessageTextLiterals {
   /** Number of records. */
@@ -159,6 +167,7 @@ export class MessageTextLiterals {
    */
   scan(buf: Buffer, start: number, end: number, minBytes: number): void {
     this.count = 0;
+    this.#byPlace.clear();
     const kind = this.#kind;
     const at = this.#at;
     let d = -1;
@@ -235,19 +244,25 @@ export class MessageTextLiterals {
     return d === 3 ? [-1, this.#at[2] as number] : [this.#at[2] as number, this.#at[4] as number];
   }
 
+  /** Record index by place (`placeKey`), so a repeated `text` key finds the record it overrides at once. */
+  readonly #byPlace = new Map<number | string, number>();
+
   #remove(d: number): void {
+    if (this.count === 0) return;
     const [j, k] = this.#coordinates(d);
-    for (let r = 0; r < this.count; r++) {
-      if (this.result[r] === j && this.part[r] === k) {
-        const last = this.count - 1;
-        this.result[r] = this.result[last] as number;
-        this.part[r] = this.part[last] as number;
-        this.starts[r] = this.starts[last] as number;
-        this.ends[r] = this.ends[last] as number;
-        this.count = last;
-        return;
-      }
+    const key = placeKey(j, k);
+    const r = this.#byPlace.get(key);
+    if (r === undefined) return;
+    this.#byPlace.delete(key);
+    const last = this.count - 1;
+    if (r !== last) {
+      this.result[r] = this.result[last] as number;
+      this.part[r] = this.part[last] as number;
+      this.starts[r] = this.starts[last] as number;
+      this.ends[r] = this.ends[last] as number;
+      this.#byPlace.set(placeKey(this.result[r] as number, this.part[r] as number), r);
     }
+    this.count = last;
   }
 
   #add(d: number, s: number, e: number): void {
@@ -257,6 +272,7 @@ export class MessageTextLiterals {
     this.part[r] = k;
     this.starts[r] = s;
     this.ends[r] = e;
+    this.#byPlace.set(placeKey(j, k), r);
   }
 
   /**

@@ -242,6 +242,30 @@ describe('the byte scanner agrees with JSON.parse', () => {
     }
   });
 
+  it('many parts whose text keys repeat in turn (records replaced out of order)', async () => {
+    const L = (i: number) => JSON.stringify(`${i} ${LONG}`);
+    const parts = Array.from({ length: 60 }, (_, i) => {
+      const v = [
+        `{"type":"text","text":${L(i)}}`,
+        `{"type":"text","text":${L(i)},"text":${L(i + 1000)}}`,
+        `{"type":"text","text":${L(i)},"text":"s"}`,
+        `{"text":${L(i)},"type":"text","text":7,"text":${L(i + 2000)}}`,
+      ];
+      return v[i % 4];
+    });
+    const m = `{"role":"user","content":[${parts.join(',')}],"content":[${parts.slice(0, 30).reverse().join(',')}]}`;
+    const tool = `{"role":"tool","results":[${Array.from({ length: 5 }, (_, j) => `{"type":"tool_result","toolUseId":"c${j}","toolName":"t","isError":false,"parts":[${parts.slice(j * 10, j * 10 + 10).join(',')}],"parts":[${parts.slice(j, j + 7).join(',')}]}`).join(',')}]}`;
+    const { backed } = await parity(
+      session(line('a', null, m), line('b', 'a', tool)),
+      8,
+      [undefined, 7],
+      [true],
+    );
+    // The kept (last) containers: 30 content parts and 5 x 7 result parts; those whose last text is "s" (i % 4 === 2:
+    // 7 of the content parts, 9 of the result parts) stay in memory.
+    expect(backed).toBe(30 - 7 + 35 - 9);
+  });
+
   it('a line nested 100k levels deep: no stack overflow, the same outcome', async () => {
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
     const parts = [
