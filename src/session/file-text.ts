@@ -16,7 +16,14 @@
  *   are not the string literal loaded (not a JSON string, or another length), the read throws `ERR_SESSION_CHANGED`
  *   (a `PantoError`) rather than return other text.
  * - One descriptor serves every read in the same event-loop turn (serializing a conversation reads many parts): it
- *   is opened and checked on the first read and closed on the next turn (`setImmediate`, unref'd).
+ *   is opened and checked on the first read and closed on the next turn (`setImmediate`, unref'd). Within that turn
+ *   the file is not checked again: a file replaced or removed after the first read is still read through the old
+ *   descriptor (the loaded text); a file shortened is `ERR_SESSION_CHANGED`; a file rewritten in place within the
+ *   turn (or, in any turn, rewritten and also grown, or rewritten within the file system's timestamp tick) is only
+ *   caught when the literal's bytes no longer decode to a string of the loaded length — the check of a read is the
+ *   file's identity, not its content.
+ * - Assigning `text` behaves as on a plain part, also once the part is sealed (the accessor then returns the value
+ *   assigned) or frozen (a `TypeError`, as strict-mode code gets from a frozen plain object).
  * - `SessionLog`, the file's one writer, tells the source about its own appends and repairs (`adoptTextIdentity`),
  *   so they are not taken for a change.
  */
