@@ -129,7 +129,8 @@ export interface Conversation {
 
 /**
  * The key under which a text part that reads its text on access (a large loaded session's: session/file-text.ts)
- * keeps where its text is: a non-enumerable property, whose value's `length` is the text's length in UTF-16 units.
+ * keeps where its text is: a non-enumerable property, whose value's `length` is the text's length in UTF-16 units
+ * (no `length` once the text was assigned).
  */
 export const TEXT_LOCATION: unique symbol = Symbol('panto.textLocation');
 
@@ -138,8 +139,8 @@ export const TEXT_LOCATION: unique symbol = Symbol('panto.textLocation');
  * load): what token estimates use, so estimating a large loaded session never touches its file.
  */
 export function textLength(part: { readonly text: string }): number {
-  const at = (part as { [TEXT_LOCATION]?: { readonly length: number } })[TEXT_LOCATION];
-  return at !== undefined ? at.length : part.text.length;
+  const known = (part as { [TEXT_LOCATION]?: { readonly length?: unknown } })[TEXT_LOCATION]?.length;
+  return typeof known === 'number' ? known : part.text.length;
 }
 
 /** A user message from text and/or parts. */

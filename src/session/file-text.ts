@@ -12,11 +12,18 @@
  * - The file must still hold the bytes the load read: the same file (device and inode), at least as long as the
  *   bytes loaded, not rewritten in place (same size, another mtime) — the rules of `openSessionIndex`'s later reads.
  *   A file that only grew (an agent appending to it) is fine. Otherwise, and when the file is gone or the bytes found
- *   are not the literal loaded (another CRC-32 of the bytes, not a JSON string, another length), the read throws
+ *   are not the literal loaded (another CRC-32, not a JSON string, another length), the read throws
  *   `ERR_SESSION_CHANGED`
  *   (a `PantoError`) rather than return other text.
  * - One descriptor serves every read in the same event-loop turn (serializing a conversation reads many parts): it
- *   is opened and checked on the first read and closed on the next turn (`setImmediate`, unref'd).
+ *   is opened and checked on the first read and closed on the next turn (`setImmediate`, unref'd). Within that turn
+ *   the file's identity is not checked again: a file replaced or removed after the first read is still read through
+ *   the old descriptor (the loaded text); a file shortened is `ERR_SESSION_CHANGED`. What every read checks is the
+ *   content: the CRC-32 of the literal's bytes, taken at the load, so a file rewritten in place within the turn (or,
+ *   in any turn, rewritten and grown, or rewritten within the file system's timestamp tick, which `fstat` cannot
+ *   tell from an append) is `ERR_SESSION_CHANGED` too, short of a CRC-32 collision.
+ * - Assigning `text` behaves as on a plain part, also once the part is sealed (the accessor then returns the value
+ *   assigned) or frozen (a `TypeError`, as strict-mode code gets from a frozen plain object).
  * - `SessionLog`, the file's one writer, tells the source about its own appends and repairs (`adoptTextIdentity`),
  *   so they are not taken for a change.
  */
@@ -33,6 +40,7 @@ import type { MessageTextLiterals } from './text-literals.js';
 export interface TextFileIdentity {
   size: number;
   mtimeMs: number;
+  /** The status change time: set to "now" by every write and by `utimes`, so a rewrite that restores mtime shows. */
   ino: number;
   dev: number;
 }
@@ -104,7 +112,12 @@ export class SessionText {
 
   /** After the file's own writer appended or repaired past the loaded bytes: the file as it is now is expected. */
   adopt(stat: TextFileIdentity): void {
-    this.#identity = { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev };
+    this.#identity = {
+      size: stat.size,
+      mtimeMs: stat.mtimeMs,
+      ino: stat.ino,
+      dev: stat.dev,
+    };
   }
 
   #changed(why: string, cause?: unknown): PantoError {
@@ -207,23 +220,51 @@ interface TextLocation {
   readonly length: number;
 }
 
-/** Replaces the accessor with a plain data property holding `value` (assigning `text` to a file-backed part). */
-function setText(this: { [TEXT_LOCATION]: TextLocation | undefined }, value: unknown): void {
+/**
+ * What `LOCATION` holds after `text` was assigned on a part that cannot take a data property any more (sealed: its
+ * `text` is no longer configurable): the assigned value, returned by the accessor from then on.
+ */
+interface AssignedText {
+  readonly assigned: unknown;
+}
+
+/**
+ * Assigning `text` to a file-backed part, as for a plain `{ type, text }` object: the accessor becomes a plain data
+ * property holding `value`. A sealed part keeps its accessor, which returns `value` from then on (a sealed plain
+ * object's `text` stays writable); a frozen part refuses with the `TypeError` strict-mode code gets from a frozen
+ * plain object (this library's modules and a host's ES modules are strict; sloppy-mode code would see the error where
+ * a plain object ignores the assignment silently).
+ */
+function setText(this: { [TEXT_LOCATION]: TextLocation | AssignedText | undefined }, value: unknown): void {
+  if (Object.getOwnPropertyDescriptor(this, 'text')?.configurable === false) {
+    if (Object.isFrozen(this)) {
+      throw new TypeError("Cannot assign to read only property 'text' of object '#<Object>'");
+    }
+    this[TEXT_LOCATION] = { assigned: value };
+    return;
+  }
   Object.defineProperty(this, 'text', { value, writable: true, enumerable: true, configurable: true });
   this[TEXT_LOCATION] = undefined;
 }
 
 /** The shared descriptor of a file-backed part's `text` (one descriptor: every such part shares one V8 map). */
 const TEXT_DESCRIPTOR: PropertyDescriptor = {
-  get(this: { [TEXT_LOCATION]?: TextLocation }): string {
+  get(this: { [TEXT_LOCATION]: TextLocation | AssignedText }): unknown {
     const at = this[TEXT_LOCATION];
-    if (at === undefined) throw new TypeError('not a file-backed text part (its location was cleared)');
+    if ('assigned' in at) return at.assigned;
     return at.source.read(at.start, at.end, at.crc, at.length);
   },
   set: setText,
   enumerable: true,
   configurable: true,
 };
+
+/** The location of a file-backed part whose text was not reassigned, else undefined. */
+function locationOf(part: unknown): TextLocation | undefined {
+  if (typeof part !== 'object' || part === null) return undefined;
+  const at = (part as { [TEXT_LOCATION]?: TextLocation | AssignedText })[TEXT_LOCATION];
+  return at === undefined || 'assigned' in at ? undefined : at;
+}
 
 /**
  * A plain `{ type: 'text', text }` object whose `text` reads the JSON string literal at bytes [start, end) of
@@ -255,11 +296,7 @@ export function fileTextPart(
 
 /** True when `part` is a file-backed text part whose text was not reassigned. */
 export function isFileTextPart(part: unknown): boolean {
-  return (
-    typeof part === 'object' &&
-    part !== null &&
-    (part as { [TEXT_LOCATION]?: unknown })[TEXT_LOCATION] !== undefined
-  );
+  return locationOf(part) !== undefined;
 }
 
 /** `x[key]` when `x` is an object, else undefined. */

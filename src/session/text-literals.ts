@@ -26,6 +26,13 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 const OBJECT = 0;
 const ARRAY = 1;
+/**
+ * The deepest level the scan keeps state for: `message.results[j].parts[k]` is depth 5. Deeper levels are only
+ * counted, so a deeply nested line costs no memory per level, as it costs JSON.parse none.
+ */
+const DEEPEST = 5;
+/** No depth (the scan stops before `d` goes below -1, the depth outside the line's value). */
+const NONE = -2;
 
 const OTHER = 0;
 const MESSAGE = 1;
@@ -130,6 +137,14 @@ export function literalLength(buf: Buffer, s: number, e: number): number {
   return units;
 }
 
+/**
+ * One number per place `(j, k)` (`j` -1 for `message.content`) while both fit exactly, else a string: what
+ * `#remove` looks a place up by (a line of many long texts would otherwise cost a scan of the records per text).
+ */
+function placeKey(j: number, k: number): number | string {
+  return j < 0x1000000 && k < 0x10000000 ? (j + 1) * 0x10000000 + k : `${j},${k}`;
+}
+
 /** The long `text` literals of one message line (reused across lines: `scan` resets it). */
 export class MessageTextLiterals {
   /** Number of records. */
@@ -152,19 +167,22 @@ export class MessageTextLiterals {
    */
   scan(buf: Buffer, start: number, end: number, minBytes: number): void {
     this.count = 0;
+    this.#byPlace.clear();
     const kind = this.#kind;
     const at = this.#at;
     let d = -1;
     let expectKey = false;
-    /** Depth whose current key is `text` at a text place, awaiting its value; -1 if none. */
-    let pending = -1;
+    /** Depth whose current key is `text` at a text place, awaiting its value; NONE if none (-1 is a depth). */
+    let pending = NONE;
     let i = start;
     while (i < end) {
       const c = buf[i] as number;
       if (c === QUOTE) {
         const e = stringEnd(buf, i, end);
-        if (expectKey) {
-          const id = d <= 5 ? keyId(buf, i, e) : OTHER;
+        if (d > DEEPEST) {
+          // Below the text places: nothing there is recorded (and no state is kept for those depths).
+        } else if (expectKey) {
+          const id = keyId(buf, i, e);
           at[d] = id;
           expectKey = false;
           if (id === TEXT && (d === 3 || d === 5) && this.#textPlace(d)) {
@@ -172,32 +190,35 @@ export class MessageTextLiterals {
             pending = d;
           }
         } else if (pending === d) {
-          pending = -1;
+          pending = NONE;
           if (e - i >= minBytes) this.#add(d, i, e);
         }
         i = e;
         continue;
       }
       if (c === COMMA) {
-        if (kind[d] === OBJECT) expectKey = true;
+        if (d < 0 || d > DEEPEST) {
+          // outside the value (not valid JSON), or below the text places
+        } else if (kind[d] === OBJECT) expectKey = true;
         else at[d] = (at[d] as number) + 1;
-      } else if (c === OPEN_OBJECT) {
-        pending = -1;
+      } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+        pending = NONE;
         d++;
-        kind[d] = OBJECT;
-        at[d] = OTHER;
-        expectKey = true;
-      } else if (c === OPEN_ARRAY) {
-        pending = -1;
-        d++;
-        kind[d] = ARRAY;
-        at[d] = 0;
-        expectKey = false;
+        if (d <= DEEPEST) {
+          kind[d] = c === OPEN_OBJECT ? OBJECT : ARRAY;
+          at[d] = c === OPEN_OBJECT ? OTHER : 0;
+        }
+        expectKey = c === OPEN_OBJECT;
       } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
         d--;
         expectKey = false;
+        if (d < -1) {
+          // More closed than opened: not valid JSON, which JSON.parse reports; nothing is recorded.
+          this.count = 0;
+          return;
+        }
       } else if (c > 0x20 && c !== 0x3a) {
-        pending = -1; // a number, true, false or null: not a string value
+        pending = NONE; // a number, true, false or null: not a string value
       }
       i++;
     }
@@ -223,19 +244,25 @@ export class MessageTextLiterals {
     return d === 3 ? [-1, this.#at[2] as number] : [this.#at[2] as number, this.#at[4] as number];
   }
 
+  /** Record index by place (`placeKey`), so a repeated `text` key finds the record it overrides at once. */
+  readonly #byPlace = new Map<number | string, number>();
+
   #remove(d: number): void {
+    if (this.count === 0) return;
     const [j, k] = this.#coordinates(d);
-    for (let r = 0; r < this.count; r++) {
-      if (this.result[r] === j && this.part[r] === k) {
-        const last = this.count - 1;
-        this.result[r] = this.result[last] as number;
-        this.part[r] = this.part[last] as number;
-        this.starts[r] = this.starts[last] as number;
-        this.ends[r] = this.ends[last] as number;
-        this.count = last;
-        return;
-      }
+    const key = placeKey(j, k);
+    const r = this.#byPlace.get(key);
+    if (r === undefined) return;
+    this.#byPlace.delete(key);
+    const last = this.count - 1;
+    if (r !== last) {
+      this.result[r] = this.result[last] as number;
+      this.part[r] = this.part[last] as number;
+      this.starts[r] = this.starts[last] as number;
+      this.ends[r] = this.ends[last] as number;
+      this.#byPlace.set(placeKey(this.result[r] as number, this.part[r] as number), r);
     }
+    this.count = last;
   }
 
   #add(d: number, s: number, e: number): void {
@@ -245,6 +272,7 @@ export class MessageTextLiterals {
     this.part[r] = k;
     this.starts[r] = s;
     this.ends[r] = e;
+    this.#byPlace.set(placeKey(j, k), r);
   }
 
   /**
