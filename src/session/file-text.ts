@@ -334,12 +334,18 @@ export function attachFileTexts(
     const s = literals.starts[r] as number;
     const e = literals.ends[r] as number;
     const place = j === -1 ? role === 'user' || role === 'assistant' : role === 'tool';
-    const keys = Object.keys(part);
-    if (isMessage && place && part.type === 'text' && keys.length === 2) {
+    // Its own keys, counted without an array: exactly `type` and `text` (in either order) to be left in the file.
+    let keys = 0;
+    let textFirst = false;
+    for (const key in part) {
+      if (keys === 0) textFirst = key === 'text';
+      keys++;
+    }
+    if (isMessage && place && part.type === 'text' && keys === 2) {
       const end = at.fileOffset + (e - at.start);
       const length = literals.lengths[r] as number;
       const crc = crc32(at.buf.subarray(s, e)) | 0;
-      parts[k] = fileTextPart(source, at.fileOffset + (s - at.start), end, crc, length, keys[0] === 'text');
+      parts[k] = fileTextPart(source, at.fileOffset + (s - at.start), end, crc, length, textFirst);
       if (end > last) last = end;
     } else {
       part.text = JSON.parse(at.buf.toString('utf8', s, e)) as string;

@@ -102,17 +102,52 @@ for (let b = 0; b < 256; b++) {
   UNITS[b] = b < 0x20 || b === BACKSLASH ? SPECIAL : b < 0x80 ? 1 : b < 0xc0 ? 0 : b < 0xf0 ? 1 : 2;
 }
 
+/** 32-bit views of the buffers' memory (for `literalLength`'s word-at-a-time pass), by ArrayBuffer. */
+const WORDS = new WeakMap<ArrayBufferLike, Uint32Array>();
+
+function wordsOf(buf: Buffer): Uint32Array {
+  let words = WORDS.get(buf.buffer);
+  if (words === undefined) {
+    words = new Uint32Array(buf.buffer, 0, buf.buffer.byteLength >>> 2);
+    WORDS.set(buf.buffer, words);
+  }
+  return words;
+}
+
+/** How many of the bits 7, 15, 23, 31 of `m` are set (`m` has no other bit). */
+function count4(m: number): number {
+  return Math.imul((m >>> 7) & 0x01010101, 0x01010101) >>> 24;
+}
+
 /**
  * The UTF-16 length of the JSON string literal at [s, e) of valid UTF-8 bytes, or -1 when it is not a valid JSON
- * string (a raw control character, a bad escape).
+ * string (a raw control character, a bad escape). Four aligned bytes at a time where none of them is a control byte
+ * or a backslash (SWAR: such a word adds 4, less its continuation bytes, plus its 4-byte sequence leads, whatever the
+ * byte order); byte by byte elsewhere.
  */
 export function literalLength(buf: Buffer, s: number, e: number): number {
   let units = 0;
   const stop = e - 1;
-  for (let i = s + 1; i < stop; i++) {
+  const words = wordsOf(buf);
+  const base = buf.byteOffset;
+  let i = s + 1;
+  while (i < stop) {
+    if (((base + i) & 3) === 0 && i + 4 <= stop) {
+      const w = words[(base + i) >>> 2] as number;
+      const x = w ^ 0x5c5c5c5c;
+      // Any byte below 0x20, or equal to 0x5c (a zero byte of x): the classic has-less / has-zero word tests.
+      if (((((w - 0x20202020) & ~w) | ((x - 0x01010101) & ~x)) & 0x80808080) === 0) {
+        const continuation = w & ~(w << 1) & 0x80808080; // 10xxxxxx
+        const lead4 = w & (w << 1) & (w << 2) & (w << 3) & 0x80808080; // 1111xxxx
+        units += 4 - count4(continuation) + count4(lead4);
+        i += 4;
+        continue;
+      }
+    }
     const u = UNITS[buf[i] as number] as number;
     if (u !== SPECIAL) {
       units += u;
+      i++;
       continue;
     }
     if (buf[i] !== BACKSLASH) return -1; // a raw control character
@@ -128,9 +163,9 @@ export function literalLength(buf: Buffer, s: number, e: number): number {
         )
       )
         return -1;
-      i += 5;
+      i += 6;
     } else if (i + 1 < stop && SIMPLE_ESCAPE[c]) {
-      i++;
+      i += 2;
     } else return -1;
     units++;
   }
@@ -144,6 +179,9 @@ export function literalLength(buf: Buffer, s: number, e: number): number {
 function placeKey(j: number, k: number): number | string {
   return j < 0x1000000 && k < 0x10000000 ? (j + 1) * 0x10000000 + k : `${j},${k}`;
 }
+
+/** Records a line may hold before places are looked up in a map rather than by a scan of the records. */
+const LINEAR_RECORDS = 16;
 
 /** The long `text` literals of one message line (reused across lines: `scan` resets it). */
 export class MessageTextLiterals {
@@ -167,7 +205,7 @@ export class MessageTextLiterals {
    */
   scan(buf: Buffer, start: number, end: number, minBytes: number): void {
     this.count = 0;
-    this.#byPlace.clear();
+    this.#byPlace = null;
     const kind = this.#kind;
     const at = this.#at;
     let d = -1;
@@ -240,39 +278,52 @@ export class MessageTextLiterals {
     return at[1] === RESULTS && kind[3] === OBJECT && at[3] === PARTS && kind[4] === ARRAY;
   }
 
-  #coordinates(d: number): [number, number] {
-    return d === 3 ? [-1, this.#at[2] as number] : [this.#at[2] as number, this.#at[4] as number];
-  }
+  /**
+   * Record index by place (`placeKey`), built once a line has more than `LINEAR_RECORDS` records (a line of many long
+   * texts would otherwise cost a scan of the records per `text` key); null until then.
+   */
+  #byPlace: Map<number | string, number> | null = null;
 
-  /** Record index by place (`placeKey`), so a repeated `text` key finds the record it overrides at once. */
-  readonly #byPlace = new Map<number | string, number>();
+  /** Index of the record at place (j, k), or -1. */
+  #find(j: number, k: number): number {
+    if (this.#byPlace !== null) return this.#byPlace.get(placeKey(j, k)) ?? -1;
+    for (let r = 0; r < this.count; r++) if (this.result[r] === j && this.part[r] === k) return r;
+    return -1;
+  }
 
   #remove(d: number): void {
     if (this.count === 0) return;
-    const [j, k] = this.#coordinates(d);
-    const key = placeKey(j, k);
-    const r = this.#byPlace.get(key);
-    if (r === undefined) return;
-    this.#byPlace.delete(key);
+    const j = d === 3 ? -1 : (this.#at[2] as number);
+    const k = this.#at[d === 3 ? 2 : 4] as number;
+    const r = this.#find(j, k);
+    if (r === -1) return;
+    this.#byPlace?.delete(placeKey(j, k));
     const last = this.count - 1;
     if (r !== last) {
       this.result[r] = this.result[last] as number;
       this.part[r] = this.part[last] as number;
       this.starts[r] = this.starts[last] as number;
       this.ends[r] = this.ends[last] as number;
-      this.#byPlace.set(placeKey(this.result[r] as number, this.part[r] as number), r);
+      this.#byPlace?.set(placeKey(this.result[r] as number, this.part[r] as number), r);
     }
     this.count = last;
   }
 
   #add(d: number, s: number, e: number): void {
-    const [j, k] = this.#coordinates(d);
+    const j = d === 3 ? -1 : (this.#at[2] as number);
+    const k = this.#at[d === 3 ? 2 : 4] as number;
     const r = this.count++;
     this.result[r] = j;
     this.part[r] = k;
     this.starts[r] = s;
     this.ends[r] = e;
-    this.#byPlace.set(placeKey(j, k), r);
+    if (this.#byPlace !== null) this.#byPlace.set(placeKey(j, k), r);
+    else if (this.count > LINEAR_RECORDS) {
+      this.#byPlace = new Map();
+      for (let q = 0; q < this.count; q++) {
+        this.#byPlace.set(placeKey(this.result[q] as number, this.part[q] as number), q);
+      }
+    }
   }
 
   /**

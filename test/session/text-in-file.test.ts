@@ -25,6 +25,7 @@ import { PantoError } from '../../src/errors.js';
 import { toAnthropicMessages } from '../../src/providers/anthropic-messages.js';
 import { isFileTextPart } from '../../src/session/file-text.js';
 import { type LoadedSession, loadSession, SessionLog } from '../../src/session/index.js';
+import { literalLength } from '../../src/session/text-literals.js';
 import { everyKindOfMessage } from './helpers/sample-conversation.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'panto-text-in-file-'));
@@ -356,6 +357,57 @@ describe('hostile lines: the same session or the same error as with every text i
     expect((outcomes.ERR_SESSION_CORRUPT ?? 0) + (outcomes.ERR_SESSION_FORMAT ?? 0)).toBeGreaterThan(30);
     expect(backed).toBeGreaterThan(100);
     if (process.env.DIAG) console.log(outcomes, backed);
+  });
+});
+
+describe('literalLength measures a literal as JSON.parse decodes it, or refuses what JSON.parse refuses', () => {
+  it('random literals at every alignment: ASCII, 2/3/4-byte UTF-8, escapes, control bytes, backslash runs', () => {
+    let seed = 5;
+    const random = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 4294967296;
+    };
+    const pieces = [
+      'a',
+      'Z',
+      ' ',
+      'é',
+      '日',
+      '😀',
+      '\\n',
+      '\\"',
+      '\\\\',
+      '\\u00e9',
+      '\\ud83d\\ude00',
+      '\\u12',
+      '\\x',
+      '\u0001',
+      '\u001f',
+      '\\',
+      '~',
+    ];
+    let refused = 0;
+    for (let n = 0; n < 4000; n++) {
+      let body = '';
+      const len = Math.floor(random() * 40);
+      for (let k = 0; k < len; k++)
+        body += pieces[Math.floor(random() * (random() < 0.9 ? 6 : pieces.length))];
+      // The scan gives a literal's bounds by its real closing quote: a body with a quote that is not escaped, or that
+      // ends in an escaping backslash, has other bounds (not a case literalLength is given).
+      if (/(^|[^\\])(\\\\)*"/.test(body) || /(^|[^\\])\\(\\\\)*$/.test(body)) continue;
+      const literal = `"${body}"`;
+      const pad = Math.floor(random() * 8);
+      const buf = Buffer.concat([Buffer.alloc(pad, 0x20), Buffer.from(literal), Buffer.alloc(8, 0x20)]);
+      let expected: number;
+      try {
+        expected = (JSON.parse(literal) as string).length;
+      } catch {
+        expected = -1;
+        refused++;
+      }
+      expect(literalLength(buf, pad, pad + Buffer.byteLength(literal)), literal).toBe(expected);
+    }
+    expect(refused).toBeGreaterThan(100);
   });
 });
 
