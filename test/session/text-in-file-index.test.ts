@@ -28,6 +28,7 @@ import {
   type SessionEntry,
   SessionLog,
 } from '../../src/session/index.js';
+import { hostileTextLines, mulberry32 } from './helpers/hostile-text-lines.js';
 import { everyKindOfMessage } from './helpers/sample-conversation.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'panto-text-in-file-index-'));
@@ -38,16 +39,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const ALWAYS = { minFileBytes: 0, minTextBytes: 8 };
 const PROSE = 'Ünïcödé prose — 日本語 "quoted" \\ back\\slash\ttab\nnewline \u2028 😀 end. ';
 const nextTurn = () => new Promise((r) => setImmediate(r));
-
-/** A mulberry32 stream. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The text parts of messages (user/assistant content, tool result parts). */
 function textParts(messages: readonly Message[]): unknown[] {
@@ -70,7 +61,7 @@ const entryMessages = (entries: readonly SessionEntry[]): Message[] =>
  * Returns the ids written.
  */
 async function generatedSession(path: string, seed: number, steps: number): Promise<string[]> {
-  const random = rng(seed);
+  const random = mulberry32(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
   const long = (s: number) => `${PROSE.repeat(1 + Math.floor(random() * 3))}${s}`;
   const kinds = everyKindOfMessage();
@@ -170,7 +161,7 @@ describe('the index path leaves long texts in the file, and gives the same sessi
       // entry(id) and readAt, in any order.
       const index = await openSessionIndex(path, { textInFile: ALWAYS });
       const plainIndex = await openSessionIndex(path, { textInFile: false });
-      const random = rng(seed + 50);
+      const random = mulberry32(seed + 50);
       const some = Array.from({ length: 20 }, () => ids[Math.floor(random() * ids.length)] as string);
       let backed = 0;
       for (const id of some) {
@@ -195,7 +186,7 @@ describe('the index path leaves long texts in the file, and gives the same sessi
     const backedLog = await SessionLog.open(path, { textInFile: ALWAYS });
     const plainLog = await SessionLog.open(copy, { textInFile: false });
     expect(fileBacked(backedLog.conversation.messages)).toBeGreaterThan(0);
-    const random = rng(8);
+    const random = mulberry32(8);
     let backed = 0;
     for (let k = 0; k < 8; k++) {
       const target = ids[Math.floor(random() * ids.length)] as string;
@@ -331,42 +322,8 @@ describe('a file that no longer holds the indexed bytes', () => {
 
 describe('hostile lines on the index path: the same session or the same error as with every text in memory', () => {
   it('generated lines with repeated and escaped keys, odd values and broken literals, on and off the branch', async () => {
-    const random = rng(31);
-    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
-    const key = (k: string) => (random() < 0.15 ? k.replace('t', '\\u0074') : k);
-    const longText = () =>
-      JSON.stringify(
-        pick([PROSE, 'x'.repeat(40), '', '日本語'.repeat(9), '\u0000\n\t"'.repeat(5), '😀'.repeat(12)]) +
-          pick(['', 'ï', '\\']),
-      );
-    const broken = () =>
-      pick(['"raw\u0001control pad pad pad pad pad pad pad"', '"bad \\x escape pad pad pad pad pad pad"']);
-    const textValue = () => {
-      const r = random();
-      return r < 0.96 ? longText() : r < 0.98 ? pick(['5', 'null', '{}', '["a"]']) : broken();
-    };
-    const part = (): string => {
-      const fields = [
-        `"${key('type')}":"${random() < 0.85 ? 'text' : random() < 0.8 ? 'thinking' : 'image'}"`,
-      ];
-      const count = random() < 0.7 ? 1 : 2 + Math.floor(random() * 2);
-      for (let i = 0; i < count; i++) fields.push(`"${key('text')}":${textValue()}`);
-      if (random() < 0.1) fields.push('"extra":1');
-      if (random() < 0.3) fields.reverse();
-      return `{${fields.join(',')}}`;
-    };
-    const parts = () => `[${Array.from({ length: Math.floor(random() * 3) }, part).join(',')}]`;
-    const message = (): string => {
-      const role = random() < 0.97 ? pick(['user', 'assistant', 'tool']) : 'system';
-      const fields = [`"role":"${role}"`];
-      for (let i = 0, count = 1 + Math.floor(random() * 2); i < count; i++) {
-        fields.push(`"${key('content')}":${parts()}`);
-        fields.push(
-          `"${key('results')}":[{"type":"tool_result","toolUseId":"c","toolName":"t","isError":false,"parts":${parts()}}]`,
-        );
-      }
-      return `{${fields.join(',')}}`;
-    };
+    const random = mulberry32(31);
+    const { key, message } = hostileTextLines(random, PROSE);
     const stamp = '"timestamp":"2026-01-01T00:00:00Z"';
     const outcomes: Record<string, number> = {};
     let backed = 0;

@@ -26,6 +26,7 @@ import { toAnthropicMessages } from '../../src/providers/anthropic-messages.js';
 import { isFileTextPart } from '../../src/session/file-text.js';
 import { type LoadedSession, loadSession, SessionLog } from '../../src/session/index.js';
 import { literalLength } from '../../src/session/text-literals.js';
+import { hostileTextLines, mulberry32 } from './helpers/hostile-text-lines.js';
 import { everyKindOfMessage } from './helpers/sample-conversation.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'panto-text-in-file-'));
@@ -274,51 +275,9 @@ describe('a file that no longer holds the loaded bytes: ERR_SESSION_CHANGED, nev
 });
 
 describe('hostile lines: the same session or the same error as with every text in memory', () => {
-  /** A mulberry32 stream. */
-  const rng = (seed: number) => () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-
   it('generated lines with repeated and escaped keys, odd values and broken literals', async () => {
-    const random = rng(11);
-    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
-    const key = (k: string) => (random() < 0.15 ? k.replace('t', '\\u0074') : k);
-    const longText = () =>
-      JSON.stringify(
-        pick([PROSE, 'x'.repeat(40), '', '日本語'.repeat(9), '\u0000\n\t"'.repeat(5), '😀'.repeat(12)]) +
-          pick(['', 'ï', '\\']),
-      );
-    const broken = () =>
-      pick(['"raw\u0001control pad pad pad pad pad pad pad"', '"bad \\x escape pad pad pad pad pad pad"']);
-    const textValue = () => {
-      const r = random();
-      return r < 0.96 ? longText() : r < 0.98 ? pick(['5', 'null', '{}', '["a"]']) : broken();
-    };
-    const part = (): string => {
-      const fields = [
-        `"${key('type')}":"${random() < 0.85 ? 'text' : random() < 0.8 ? 'thinking' : 'image'}"`,
-      ];
-      const n = random() < 0.7 ? 1 : 2 + Math.floor(random() * 2);
-      for (let i = 0; i < n; i++) fields.push(`"${key('text')}":${textValue()}`);
-      if (random() < 0.1) fields.push('"extra":1');
-      if (random() < 0.3) fields.reverse();
-      return `{${fields.join(',')}}`;
-    };
-    const parts = () => `[${Array.from({ length: Math.floor(random() * 3) }, part).join(',')}]`;
-    const message = (): string => {
-      const role = random() < 0.97 ? pick(['user', 'assistant', 'tool']) : 'system';
-      const fields = [`"role":"${role}"`];
-      for (let i = 0, n = 1 + Math.floor(random() * 2); i < n; i++) {
-        fields.push(`"${key('content')}":${parts()}`);
-        fields.push(
-          `"${key('results')}":[{"type":"tool_result","toolUseId":"c","toolName":"t","isError":false,"parts":${parts()}}]`,
-        );
-      }
-      return `{${fields.join(',')}}`;
-    };
+    const random = mulberry32(11);
+    const { key, message } = hostileTextLines(random, PROSE);
     const outcomes: Record<string, number> = {};
     let backed = 0;
     for (let c = 0; c < 300; c++) {
