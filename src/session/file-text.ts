@@ -13,8 +13,7 @@
  *   bytes loaded, not rewritten in place (same size, another mtime) — the rules of `openSessionIndex`'s later reads.
  *   A file that only grew (an agent appending to it) is fine. Otherwise, and when the file is gone or the bytes found
  *   are not the literal loaded (another CRC-32, not a JSON string, another length), the read throws
- *   `ERR_SESSION_CHANGED`
- *   (a `PantoError`) rather than return other text.
+ *   `ERR_SESSION_CHANGED` (a `PantoError`) rather than return other text. The rule is file-identity.ts's.
  * - One descriptor serves every read in the same event-loop turn (serializing a conversation reads many parts): it
  *   is opened and checked on the first read and closed on the next turn (`setImmediate`, unref'd). Within that turn
  *   the file's identity is not checked again: a file replaced or removed after the first read is still read through
@@ -32,18 +31,10 @@ import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { TEXT_LOCATION, type TextPart } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { type FileIdentity, fileIdentity, prefixChange } from './file-identity.js';
 import type { LineBytes } from './jsonl-reader.js';
 import { READ_FLAGS } from './regular-file.js';
 import type { MessageTextLiterals } from './text-literals.js';
-
-/** What a read compares with the file on disk. */
-export interface TextFileIdentity {
-  size: number;
-  mtimeMs: number;
-  /** The status change time: set to "now" by every write and by `utimes`, so a rewrite that restores mtime shows. */
-  ino: number;
-  dev: number;
-}
 
 /** Where `loadSession` leaves long texts: `textInFile` (see `LoadSessionOptions`). */
 export interface TextInFileOptions {
@@ -93,31 +84,26 @@ const QUOTE = 0x22;
 /** One loaded session file that file-backed parts read from (shared by all of them). */
 export class SessionText {
   readonly path: string;
-  #identity: TextFileIdentity;
+  #identity: FileIdentity;
   /** Bytes of the file the load read: every part's literal ends at or before this offset. */
   #covered: number;
   #fd = -1;
 
-  constructor(path: string, identity: TextFileIdentity, covered: number) {
+  constructor(path: string, identity: FileIdentity, covered: number) {
     this.path = path;
     this.#identity = identity;
     this.#covered = covered;
   }
 
   /** When the load finished: the file as it was read, and how many of its bytes were loaded. */
-  settle(identity: TextFileIdentity, covered: number): void {
+  settle(identity: FileIdentity, covered: number): void {
     this.adopt(identity);
     this.#covered = covered;
   }
 
   /** After the file's own writer appended or repaired past the loaded bytes: the file as it is now is expected. */
-  adopt(stat: TextFileIdentity): void {
-    this.#identity = {
-      size: stat.size,
-      mtimeMs: stat.mtimeMs,
-      ino: stat.ino,
-      dev: stat.dev,
-    };
+  adopt(stat: FileIdentity): void {
+    this.#identity = fileIdentity(stat);
   }
 
   #changed(why: string, cause?: unknown): PantoError {
@@ -146,16 +132,9 @@ export class SessionText {
       closeSync(fd);
       throw this.#changed('the file cannot be examined', err);
     }
-    const was = this.#identity;
-    const problem = !st.isFile()
-      ? 'it is no longer a regular file'
-      : st.ino !== was.ino || st.dev !== was.dev
-        ? 'it was replaced by another file'
-        : st.size < this.#covered
-          ? `it shrank (size ${was.size} → ${st.size})`
-          : st.size === was.size && st.mtimeMs !== was.mtimeMs
-            ? 'it was rewritten in place (same size, another mtime)'
-            : null;
+    const problem = st.isFile()
+      ? prefixChange(st, this.#identity, this.#covered)
+      : 'it is no longer a regular file';
     if (problem !== null) {
       closeSync(fd);
       throw this.#changed(problem);
@@ -208,7 +187,7 @@ export class SessionText {
 }
 
 /** @internal For `SessionLog`: after its own write, the file as it is now is what later reads expect. */
-export function adoptTextIdentity(source: SessionText, stat: TextFileIdentity): void {
+export function adoptTextIdentity(source: SessionText, stat: FileIdentity): void {
   source.adopt(stat);
 }
 

@@ -18,6 +18,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import { PantoError } from '../errors.js';
+import { type FileIdentity, fileIdentity } from './file-identity.js';
 import { openRegularFile } from './regular-file.js';
 
 export interface JsonlReadOptions {
@@ -74,7 +75,7 @@ export interface JsonlReadResult {
   /** Number of lines in the file (parsed, empty and torn). */
   lineCount: number;
   /** The file as it was when reading finished (`fstat` of the descriptor read from). */
-  identity: { size: number; mtimeMs: number; ino: number; dev: number };
+  identity: FileIdentity;
   /**
    * 1-based numbers of the lines handed to the callback whose bytes are not valid UTF-8 (ascending). They were decoded
    * with U+FFFD for each bad sequence, as `Buffer.toString('utf8')` does; the caller reports them.
@@ -86,19 +87,23 @@ export interface JsonlReadResult {
  * Called once per parsed line, in file order, with the line's text (as parsed: no newline, no trailing CR, no byte
  * order mark); a throw stops reading and propagates.
  */
-export type JsonlLineHandler = (value: unknown, line: number, text: string, bytes?: LineBytes) => void;
+export type JsonlLineHandler = (value: unknown, line: number, text: string) => void;
 
 /**
- * Given a line's bytes (valid UTF-8, no newline, no trailing CR; never line 1), the text to `JSON.parse` instead of
- * the decoded line, or undefined to parse the line itself. Called just before the line's `JsonlLineHandler` call.
+ * Given a line's bytes (valid UTF-8, no newline, no trailing CR; never line 1) and the file offset of its first byte,
+ * the text to `JSON.parse` instead of the decoded line, or undefined to parse the line itself. Called just before the line's `JsonlLineHandler` call.
  * When the text it gives does not parse, the line itself is parsed (its error, if any, is the one reported).
  */
-export type JsonlLinePreparer = (buf: Buffer, start: number, end: number) => string | undefined;
+export type JsonlLinePreparer = (
+  buf: Buffer,
+  start: number,
+  end: number,
+  fileOffset: number,
+) => string | undefined;
 
 /**
- * Where a parsed line's bytes are (given to the handler when `readJsonl` is asked for them): `buf[start, end)` is the
- * line (no newline; a trailing CR may remain), and `fileOffset` is the file offset of `buf[start]`. `buf` is reused
- * for the next lines: read it during the call only. One object, updated for each line.
+ * Where a line's bytes are: `buf[start, end)` is the line (no newline), and `fileOffset` is the file offset of
+ * `buf[start]` (what line-texts.ts keeps of the line it reduced, to place the literals it leaves in the file).
  */
 export interface LineBytes {
   buf: Buffer;
@@ -159,15 +164,13 @@ function decodeLine(buf: Buffer, start: number, end: number): string {
  *
  * Errors: a line that is not valid JSON and is followed by a newline fails with `ERR_SESSION_CORRUPT` naming the
  * file and line number; a final line without newline that does not parse is reported as `torn` instead. I/O errors
- * propagate as is. With `withBytes`, the handler also gets each line's bytes (`LineBytes`; one `indexOf` per line).
- * With `prepare` (which implies `withBytes`), lines are decoded one by one rather than a batch at a time, and
- * `prepare` may give the text to parse (`JsonlLinePreparer`).
+ * propagate as is. With `prepare`, lines are decoded one by one rather than a batch at a time, and `prepare` may give
+ * the text to parse (`JsonlLinePreparer`).
  */
 export async function readJsonl(
   path: string,
   onLine: JsonlLineHandler,
   options: JsonlReadOptions = {},
-  withBytes = false,
   prepare?: JsonlLinePreparer,
 ): Promise<JsonlReadResult> {
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK;
@@ -190,8 +193,6 @@ export async function readJsonl(
     let lines = 0;
     const emptyLines: EmptyRun[] = [];
     const invalidUtf8: number[] = [];
-    const where: LineBytes | undefined =
-      withBytes || prepare !== undefined ? { buf: carry, start: 0, end: 0, fileOffset: 0 } : undefined;
 
     const tooLong = (line: number): PantoError =>
       new PantoError(
@@ -232,16 +233,10 @@ export async function readJsonl(
       lineOffset += bytes + (terminated ? 1 : 0);
       const stop = lineEnd > lineStart && buf[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd;
       const valid = knownValid || isUtf8(buf.subarray(lineStart, lineEnd));
-      if (where) {
-        where.buf = buf;
-        where.start = lineStart;
-        where.end = lineEnd;
-        where.fileOffset = offset;
-      }
       let value: unknown;
       let text: string | undefined;
       if (prepare !== undefined && lineNo > 1 && stop > lineStart && valid) {
-        const prepared = prepare(buf, lineStart, stop);
+        const prepared = prepare(buf, lineStart, stop, offset);
         if (prepared !== undefined) {
           try {
             value = JSON.parse(prepared);
@@ -272,7 +267,7 @@ export async function readJsonl(
       }
       if (!valid) invalidUtf8.push(lineNo);
       lines++;
-      onLine(value, lineNo, text, where);
+      onLine(value, lineNo, text);
       return undefined;
     };
 
@@ -318,19 +313,10 @@ export async function readJsonl(
         }
         const text = buf.toString('utf8', s, e);
         let p = 0;
-        let bp = s; // byte offset of the current line in buf (kept only `withBytes`)
         for (;;) {
           const nl = text.indexOf('\n', p);
           if (nl === -1) break;
           lineNo++;
-          let nlb = 0;
-          if (where) {
-            nlb = buf.indexOf(NEWLINE, bp);
-            where.buf = buf;
-            where.start = bp;
-            where.end = nlb;
-            where.fileOffset = lineOffset + (bp - s);
-          }
           const stop = nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl;
           if (stop === p) addEmptyLine(emptyLines, lineNo);
           else {
@@ -342,10 +328,9 @@ export async function readJsonl(
               throw corruptLine(lineNo, err);
             }
             lines++;
-            onLine(value, lineNo, line, where);
+            onLine(value, lineNo, line);
           }
           p = nl + 1;
-          bp = nlb + 1;
         }
         lineOffset += e - s;
         s = e;
@@ -391,7 +376,7 @@ export async function readJsonl(
     const result: JsonlReadResult = {
       lines,
       fileBytes: filePos,
-      identity: { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, dev: st.dev },
+      identity: fileIdentity(st),
       unterminated,
       emptyLines,
       lineCount: lineNo,

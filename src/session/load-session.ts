@@ -15,15 +15,10 @@ import { stat } from 'node:fs/promises';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { mentionsCompaction } from './compaction-probe.js';
-import { attachFileTexts, SessionText, type TextInFileOptions, textInFileSettings } from './file-text.js';
-import {
-  emptyRunMessage,
-  type JsonlReadOptions,
-  type JsonlReadResult,
-  type LineBytes,
-  readJsonl,
-} from './jsonl-reader.js';
+import { SessionText, type TextInFileOptions, textInFileSettings } from './file-text.js';
+import { emptyRunMessage, type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
 import { repeatedKeyProblem } from './leading-fields.js';
+import { LineTexts } from './line-texts.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
 import {
@@ -32,7 +27,6 @@ import {
   type SessionIndex,
   type SessionIndexOptions,
 } from './session-index.js';
-import { MessageTextLiterals } from './text-literals.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export interface LoadSessionOptions extends JsonlReadOptions {
@@ -182,37 +176,13 @@ export async function readEagerly(
       source = new SessionText(path, { size, mtimeMs: 0, ino: 0, dev: 0 }, 0);
     }
   }
-  const literals = source === null ? null : new MessageTextLiterals();
-  // The literal's bytes include its quotes.
-  const minBytes = (inFile?.minTextBytes ?? 0) + 2;
-  let covered = 0;
-  /**
-   * A message line's long texts are found in its bytes and emptied from the text JSON.parse reads (text-literals.ts);
-   * the handler below puts them back as file-backed parts. Other lines are parsed as they are.
-   */
+  const texts = source === null ? null : new LineTexts(source, inFile?.minTextBytes ?? 0);
+  /** A message line's long texts are emptied from the text JSON.parse reads; the handler puts them back. */
   const prepare =
-    literals === null
+    texts === null
       ? undefined
-      : (buf: Buffer, start: number, end: number): string | undefined => {
-          literals.scan(buf, start, end, minBytes);
-          if (literals.count === 0) return undefined;
-          literals.check(buf);
-          if (literals.count === 0) return undefined;
-          reduced = literals.reduced(buf, start, end);
-          return reduced;
-        };
-  /** The text `prepare` gave for the current line (the handler's `text` is another string when it did not parse). */
-  let reduced: string | undefined;
-  /** After a line's checks passed: its emptied texts become file-backed parts or are decoded (`attachFileTexts`). */
-  const putTextsBack = (value: unknown, text: string, bytes: LineBytes | undefined): void => {
-    if (literals === null) return;
-    if (bytes !== undefined && source !== null && text === reduced) {
-      const end = attachFileTexts(value, literals, bytes, source);
-      if (end > covered) covered = end;
-    }
-    literals.count = 0;
-    reduced = undefined;
-  };
+      : (buf: Buffer, start: number, end: number, fileOffset: number) =>
+          texts.reduce(buf, start, end, fileOffset);
   let header: SessionHeader | undefined;
   const entries: SessionEntry[] = [];
   /** The line of each entry (for an error found after reading: a compaction that keeps from off its branch). */
@@ -224,13 +194,13 @@ export async function readEagerly(
   let linear = true;
   const read = await readJsonl(
     path,
-    (value, line, text, bytes) => {
+    (value, line, text) => {
       if (header === undefined) {
         const problem = readableHeaderProblem(value);
         if (problem) throw formatError(path, line, problem);
         header = value as SessionHeader;
         // A header is never a message entry: a text place in it is only decoded back.
-        if (literals !== null && literals.count > 0) putTextsBack(value, text, bytes);
+        texts?.attach(value, text);
         return;
       }
       const problem = entryProblem(value);
@@ -255,15 +225,14 @@ export async function readEagerly(
       prevId = id;
       entries.push(entry);
       lineNumbers.push(line);
-      if (literals !== null && literals.count > 0) putTextsBack(value, text, bytes);
+      texts?.attach(value, text);
     },
     options,
-    false,
     prepare,
   );
-  if (source !== null) {
-    if (covered === 0) source = null;
-    else source.settle(read.identity, covered);
+  if (source !== null && texts !== null) {
+    if (texts.covered === 0) source = null;
+    else source.settle(read.identity, texts.covered);
   }
   const warnings: SessionWarning[] = read.emptyLines.map((run) => ({
     kind: 'empty_line',

@@ -36,21 +36,21 @@ import { isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import { attachFileTexts, SessionText, type TextInFileOptions, textInFileSettings } from './file-text.js';
+import { type FileIdentity, fileIdentity, prefixChange } from './file-identity.js';
+import { SessionText, type TextInFileOptions, textInFileSettings } from './file-text.js';
 import {
   BATCH_BYTES,
   type EmptyRun,
   emptyRunMessage,
-  type LineBytes,
   type TornLine,
   tornLineProblem,
 } from './jsonl-reader.js';
 import { LEADING_BYTES } from './leading-fields.js';
+import { LineTexts } from './line-texts.js';
 import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './load-session.js';
 import { openRegularFile, READ_FLAGS } from './regular-file.js';
 import { type ConversationView, type LazyEntries, resolveBranch } from './resolve-conversation.js';
 import type { SessionEntry, SessionHeader } from './session-entry.js';
-import { MessageTextLiterals } from './text-literals.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export interface SessionIndexOptions {
@@ -124,28 +124,6 @@ function idEnd(b: Buffer, at: number, end: number): number {
 
 type EntryType = SessionEntry['type'];
 
-/** What a read compares with the file on disk (see `prefixChange`). */
-export interface FileIdentity {
-  size: number;
-  mtimeMs: number;
-  ino: number;
-  dev: number;
-}
-
-/**
- * Why the file `now` describes may no longer hold the indexed bytes — the first `covered` bytes of the file `was`
- * describes — or null when it may (the per-line checks of a read decide the rest). Another file (inode or device
- * differ), a file shorter than `covered`, or one of the same size with another mtime (rewritten in place: nothing
- * was appended) changed; a file that only grew past them did not (another writer appending: an agent still running).
- */
-function prefixChange(now: FileIdentity, was: FileIdentity, covered: number): string | null {
-  if (now.ino !== was.ino || now.dev !== was.dev) return 'it was replaced by another file';
-  if (now.size < covered) return `it shrank (size ${was.size} → ${now.size})`;
-  if (now.size === was.size && now.mtimeMs !== was.mtimeMs)
-    return 'it was rewritten in place (same size, another mtime)';
-  return null;
-}
-
 /**
  * @internal For `SessionLog`, the file's one writer: after its own append or repair it makes `stat` the state later
  * reads expect (the indexed lines are unchanged; the file only grew or lost a torn tail past them). Not exported
@@ -176,7 +154,7 @@ function parseBytes(
   start: number,
   end: number,
   onInvalidUtf8: (line: number) => void,
-  texts: IndexTexts | null = null,
+  texts: LineTexts | null = null,
   fileOffset = 0,
 ): unknown {
   const bytes = buf.subarray(start, end);
@@ -226,62 +204,6 @@ function noteInvalidUtf8(path: string, warnings: SessionWarning[], line: number)
 }
 
 /**
- * An index's file-backed texts (`textInFile`): a line about to be parsed is scanned for its long text literals
- * (`reduce`), parsed with them emptied, and once its value passed the entry checks `attach` turns the emptied parts
- * into file-backed ones (or decodes them back where they are not a message's text part). One line at a time: a
- * `reduce` (or `clear`) forgets the previous line.
- */
-class IndexTexts {
-  readonly source: SessionText;
-  readonly #literals = new MessageTextLiterals();
-  /** Literal bytes, quotes included, from which a text stays in the file. */
-  readonly #minBytes: number;
-  readonly #at: LineBytes = { buf: Buffer.alloc(0), start: 0, end: 0, fileOffset: 0 };
-  /** True between a `reduce` that gave a text and the `attach` of its value. */
-  #pending = false;
-
-  constructor(source: SessionText, minTextBytes: number) {
-    this.source = source;
-    this.#minBytes = minTextBytes + 2;
-  }
-
-  /**
-   * The line buf[start, end) (valid UTF-8, no newline, no CR), whose first byte is at `fileOffset` in the file, with
-   * its long texts emptied, or undefined when it has none (parse the line itself).
-   */
-  reduce(buf: Buffer, start: number, end: number, fileOffset: number): string | undefined {
-    this.#pending = false;
-    const literals = this.#literals;
-    literals.scan(buf, start, end, this.#minBytes);
-    if (literals.count === 0) return undefined;
-    literals.check(buf);
-    if (literals.count === 0) return undefined;
-    const at = this.#at;
-    at.buf = buf;
-    at.start = start;
-    at.end = end;
-    at.fileOffset = fileOffset;
-    this.#pending = true;
-    return literals.reduced(buf, start, end);
-  }
-
-  /** The reduced text did not parse (the line itself is parsed instead): nothing to attach. */
-  clear(): void {
-    this.#pending = false;
-  }
-
-  /** After the value parsed from `reduce`'s text passed its checks: its emptied texts put back (`attachFileTexts`). */
-  attach(value: unknown): void {
-    if (!this.#pending) return;
-    this.#pending = false;
-    attachFileTexts(value, this.#literals, this.#at, this.source);
-    this.#at.buf = EMPTY;
-  }
-}
-
-const EMPTY = Buffer.alloc(0);
-
-/**
  * The index of one session file. Arrays are parallel, one element per entry in file order (the header is not an
  * entry). Get one with `openSessionIndex`.
  */
@@ -324,7 +246,7 @@ export class SessionIndex {
   readonly #parsed: Map<number, SessionEntry>;
   #branch: number[] | undefined;
   /** Where parsed lines leave their long texts (`textInFile`), or null. Its source checks what `#checkIdentity` does. */
-  readonly #texts: IndexTexts | null;
+  readonly #texts: LineTexts | null;
 
   /** @internal Use `openSessionIndex`. */
   constructor(state: {
@@ -343,7 +265,7 @@ export class SessionIndex {
     torn: TornLine | undefined;
     unterminated: boolean;
     headerMissing: boolean;
-    texts: IndexTexts | null;
+    texts: LineTexts | null;
   }) {
     this.path = state.path;
     this.header = state.header;
@@ -369,7 +291,7 @@ export class SessionIndex {
 
   static {
     adoptFileIdentity = (index, stat) => {
-      index.#identity = { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, dev: stat.dev };
+      index.#identity = fileIdentity(stat);
       index.#covered = stat.size;
       index.#openEnd = false;
       // The file-backed texts expect what the index expects.
@@ -643,7 +565,7 @@ export class SessionIndex {
             to = nextTo;
             n++;
           }
-          // With texts left in the file each line is scanned and decoded on its own (see IndexTexts).
+          // With texts left in the file each line is scanned and decoded on its own (see line-texts.ts).
           if (to !== -1 && this.#texts === null && this.#parseBatch(indices, k, n, buf, from, to, out)) {
             k = n + 1;
             continue;
@@ -766,7 +688,7 @@ function parseLine(
   end: number,
   fileBytes: number,
   onInvalidUtf8: (line: number) => void,
-  texts: IndexTexts | null,
+  texts: LineTexts | null,
 ): unknown {
   const fileEnd = ref.offset + ref.bytes;
   let next = end;
@@ -804,11 +726,11 @@ export async function openSessionIndex(
   const fh = await openRegularFile(path);
   try {
     const st = await fh.stat();
-    const identity: FileIdentity = { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, dev: st.dev };
+    const identity = fileIdentity(st);
     // Its covered bytes are settled with the index's once the torn last line, if any, is known.
     const texts =
       inFile !== null && identity.size >= inFile.minFileBytes
-        ? new IndexTexts(new SessionText(path, identity, identity.size), inFile.minTextBytes)
+        ? new LineTexts(new SessionText(path, identity, identity.size), inFile.minTextBytes)
         : null;
     const ids: string[] = [];
     const parents: (string | null)[] = [];
