@@ -323,7 +323,7 @@ export function attachFileTexts(
     if (isMessage && place && part.type === 'text' && keys === 2) {
       const end = at.fileOffset + (e - at.start);
       const length = literals.lengths[r] as number;
-      const crc = crc32(at.buf.subarray(s, e)) | 0;
+      const crc = literals.crcs[r] as number;
       parts[k] = fileTextPart(source, at.fileOffset + (s - at.start), end, crc, length, textFirst);
       if (end > last) last = end;
     } else {

@@ -102,6 +102,28 @@ export type JsonlLinePreparer = (
 ) => string | undefined;
 
 /**
+ * Reads the file's chunks on another thread, ahead of the parsing here (text-scan-ahead.ts): the next chunk is asked
+ * for before the current one is parsed, and taken when it is needed. Whatever it does not give, the reader reads
+ * itself; it never writes to buffers but its own.
+ */
+export interface JsonlReadAhead {
+  /** The two read buffers (each `size` bytes) its reads fill, or undefined: no read-ahead for this file. */
+  buffers(size: number): Buffer[] | undefined;
+  /**
+   * Ask for `length` bytes at `position` of descriptor `fd` into buffer `slot`; false when it will not (read them
+   * here). `midLine`: the bytes before `position` do not end with a newline (the chunk's first bytes end a line).
+   */
+  request(slot: number, fd: number, length: number, position: number, midLine: boolean): boolean;
+  /**
+   * Called when the reader needs buffer `slot`'s bytes (also when nothing was asked): how many it read, or undefined —
+   * the reader reads them itself, into buffers of its own from then on (an answer may still be on its way).
+   */
+  take(slot: number): number | undefined;
+  /** Stop; resolves when no read of the file is in flight any more. */
+  close(): Promise<void>;
+}
+
+/**
  * Where a line's bytes are: `buf[start, end)` is the line (no newline), and `fileOffset` is the file offset of
  * `buf[start]` (what line-texts.ts keeps of the line it reduced, to place the literals it leaves in the file).
  */
@@ -112,7 +134,8 @@ export interface LineBytes {
   fileOffset: number;
 }
 
-const DEFAULT_CHUNK = 4 * 1024 * 1024;
+/** Bytes read per call unless `chunkBytes` says otherwise. */
+export const DEFAULT_CHUNK = 4 * 1024 * 1024;
 const DEFAULT_MAX_LINE = 256 * 1024 * 1024;
 const NEWLINE = 0x0a;
 const CR = 0x0d;
@@ -172,6 +195,7 @@ export async function readJsonl(
   onLine: JsonlLineHandler,
   options: JsonlReadOptions = {},
   prepare?: JsonlLinePreparer,
+  ahead?: JsonlReadAhead,
 ): Promise<JsonlReadResult> {
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK;
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE;
@@ -179,12 +203,39 @@ export async function readJsonl(
     throw new PantoError('ERR_INVALID_ARGUMENT', 'chunkBytes and maxLineBytes must be positive');
   }
   const fh = await openRegularFile(path);
+  /** A read of this thread's in flight (awaited before the file is closed). */
   let pending: Promise<{ bytesRead: number; buffer: Buffer }> | undefined;
   try {
     // Two read buffers: the next chunk is read while the current one is parsed. A line that spans chunks is
     // assembled in `carry` (grown by doubling, at most maxLineBytes + 1 bytes); lines inside a chunk are parsed in place.
     const size = Math.min(chunkBytes, maxLineBytes + 1);
-    const reads = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
+    const shared = ahead?.buffers(size);
+    let reads = shared ?? [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
+    /**
+     * Start reading `size` bytes at `position` into buffer `slot` (by the read-ahead when it takes the request); the
+     * returned function gives them once they are needed.
+     */
+    const startRead = (
+      slot: number,
+      position: number,
+      midLine: boolean,
+    ): (() => Promise<{ bytesRead: number; buffer: Buffer }>) => {
+      const asked =
+        shared !== undefined && reads === shared && ahead !== undefined
+          ? ahead.request(slot, fh.fd, size, position, midLine)
+          : false;
+      const own = asked ? undefined : fh.read(reads[slot] as Buffer, 0, size, position);
+      pending = own;
+      return async () => {
+        const bytesRead = ahead?.take(slot);
+        if (bytesRead !== undefined) return { bytesRead, buffer: reads[slot] as Buffer };
+        if (own !== undefined) return own;
+        // Asked but not answered: read here, into buffers the read-ahead never writes to.
+        reads = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
+        pending = fh.read(reads[slot] as Buffer, 0, size, position);
+        return pending;
+      };
+    };
     let carry = Buffer.allocUnsafe(0);
     let carryLen = 0;
     let filePos = 0; // file offset of the next read
@@ -338,13 +389,13 @@ export async function readJsonl(
     };
 
     let which = 0;
-    pending = fh.read(reads[0] as Buffer, 0, size, 0);
+    let next = startRead(0, 0, false);
     for (;;) {
-      const { bytesRead, buffer } = await pending;
+      const { bytesRead, buffer } = await next();
       if (bytesRead === 0) break;
       filePos += bytesRead;
       which ^= 1;
-      pending = fh.read(reads[which] as Buffer, 0, size, filePos);
+      next = startRead(which, filePos, buffer[bytesRead - 1] !== NEWLINE);
       const view = buffer.subarray(0, bytesRead);
       let start = 0;
       if (carryLen > 0) {
@@ -387,6 +438,7 @@ export async function readJsonl(
   } finally {
     // A read may still be in flight when a line handler threw: let it finish before closing.
     await pending?.catch(() => undefined);
+    await ahead?.close();
     await fh.close();
   }
 }

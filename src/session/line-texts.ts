@@ -9,8 +9,11 @@
 import { attachFileTexts, type SessionText } from './file-text.js';
 import type { LineBytes } from './jsonl-reader.js';
 import { MessageTextLiterals } from './text-literals.js';
+import { TextScanAhead } from './text-scan-ahead.js';
 
 const EMPTY = Buffer.alloc(0);
+/** Chunks a file must span for `readAhead` to start a worker (its start costs about what scanning a chunk does). */
+const READ_AHEAD_CHUNKS = 4;
 
 export class LineTexts {
   readonly source: SessionText;
@@ -21,10 +24,23 @@ export class LineTexts {
   /** The text `reduce` last gave, until its value is attached or the line is cleared. */
   #reduced: string | undefined;
   #covered = 0;
+  /** The worker that scans the next chunk while this thread parses the current one (`readAhead`), if any. */
+  #ahead: TextScanAhead | undefined;
 
   constructor(source: SessionText, minTextBytes: number) {
     this.source = source;
     this.#minBytes = minTextBytes + 2;
+  }
+
+  /**
+   * A read-ahead for `readJsonl` whose chunks come scanned from a worker thread (text-scan-ahead.ts), when the file
+   * (`fileBytes`, read `chunkBytes` at a time) spans enough chunks to repay starting one; `reduce` then takes a line's
+   * records from the worker's scan instead of scanning it here. One per read.
+   */
+  readAhead(fileBytes: number, chunkBytes: number): TextScanAhead | undefined {
+    if (fileBytes < READ_AHEAD_CHUNKS * chunkBytes) return undefined;
+    this.#ahead = new TextScanAhead(this.#minBytes);
+    return this.#ahead;
   }
 
   /** File offset just past the last literal left in the file so far (0 if none). */
@@ -39,16 +55,21 @@ export class LineTexts {
   reduce(buf: Buffer, start: number, end: number, fileOffset: number): string | undefined {
     this.#reduced = undefined;
     const literals = this.#literals;
-    literals.scan(buf, start, end, this.#minBytes);
-    if (literals.count === 0) return undefined;
-    literals.check(buf);
-    if (literals.count === 0) return undefined;
+    const scanned = this.#ahead?.recordsFor(buf, start, end);
+    if (scanned === null) return undefined;
+    if (scanned !== undefined) literals.load(scanned.records, scanned.first, scanned.count);
+    else {
+      literals.scan(buf, start, end, this.#minBytes);
+      if (literals.count === 0) return undefined;
+      literals.check(buf);
+      if (literals.count === 0) return undefined;
+    }
     const at = this.#at;
     at.buf = buf;
     at.start = start;
     at.end = end;
     at.fileOffset = fileOffset;
-    this.#reduced = literals.reduced(buf, start, end);
+    this.#reduced = scanned?.text ?? literals.reduced(buf, start, end);
     return this.#reduced;
   }
 

@@ -16,7 +16,13 @@ import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { mentionsCompaction } from './compaction-probe.js';
 import { SessionText, type TextInFileOptions, textInFileSettings } from './file-text.js';
-import { emptyRunMessage, type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
+import {
+  DEFAULT_CHUNK,
+  emptyRunMessage,
+  type JsonlReadOptions,
+  type JsonlReadResult,
+  readJsonl,
+} from './jsonl-reader.js';
 import { repeatedKeyProblem } from './leading-fields.js';
 import { LineTexts } from './line-texts.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
@@ -166,6 +172,7 @@ export async function readEagerly(
 ): Promise<EagerState> {
   const inFile = textInFileSettings(options.textInFile);
   let source: SessionText | null = null;
+  let fileBytes = 0;
   if (inFile !== null) {
     // The decision only: the reader opens the file itself (and reports a missing one).
     const size = await stat(path).then(
@@ -173,10 +180,12 @@ export async function readEagerly(
       () => -1,
     );
     if (size >= 0 && size >= inFile.minFileBytes) {
+      fileBytes = size;
       source = new SessionText(path, { size, mtimeMs: 0, ino: 0, dev: 0 }, 0);
     }
   }
   const texts = source === null ? null : new LineTexts(source, inFile?.minTextBytes ?? 0);
+  const ahead = texts?.readAhead(fileBytes, options.chunkBytes ?? DEFAULT_CHUNK);
   /** A message line's long texts are emptied from the text JSON.parse reads; the handler puts them back. */
   const prepare =
     texts === null
@@ -229,6 +238,7 @@ export async function readEagerly(
     },
     options,
     prepare,
+    ahead,
   );
   if (source !== null && texts !== null) {
     if (texts.covered === 0) source = null;

@@ -17,6 +17,9 @@
  * part's text is the empty string the reduced line put there.
  */
 
+import { isUtf8 } from 'node:buffer';
+import { crc32 } from 'node:zlib';
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
@@ -195,6 +198,8 @@ export class MessageTextLiterals {
   readonly ends: number[] = [];
   /** Per record: the decoded text's length in UTF-16 code units. */
   readonly lengths: number[] = [];
+  /** Per record: the CRC-32 of the literal's bytes (quotes included), as a signed 32-bit integer. */
+  readonly crcs: number[] = [];
   readonly #kind: number[] = [];
   /** Per depth: an object's current key (a recognised id), or an array's current index. */
   readonly #at: number[] = [];
@@ -327,8 +332,8 @@ export class MessageTextLiterals {
   }
 
   /**
-   * Drop the records whose literal is not a valid JSON string (JSON.parse will report it) and measure the rest;
-   * sort them by position. Needs the scanned bytes to be valid UTF-8.
+   * Drop the records whose literal is not a valid JSON string (JSON.parse will report it), measure the rest and take
+   * their CRC-32; sort them by position. Needs the scanned bytes to be valid UTF-8.
    */
   check(buf: Buffer): void {
     let kept = 0;
@@ -342,19 +347,38 @@ export class MessageTextLiterals {
       this.starts[kept] = s;
       this.ends[kept] = e;
       this.lengths[kept] = units;
+      this.crcs[kept] = crc32(buf.subarray(s, e)) | 0;
       kept++;
     }
     this.count = kept;
     // Insertion sort by start (a handful of records; usually already in order).
     for (let r = 1; r < kept; r++) {
       for (let q = r; q > 0 && (this.starts[q - 1] as number) > (this.starts[q] as number); q--) {
-        for (const arr of [this.result, this.part, this.starts, this.ends, this.lengths]) {
+        for (const arr of [this.result, this.part, this.starts, this.ends, this.lengths, this.crcs]) {
           const t = arr[q] as number;
           arr[q] = arr[q - 1] as number;
           arr[q - 1] = t;
         }
       }
     }
+  }
+
+  /**
+   * Take the `count` records at `records[first * RECORD_INTS …]`, as `scanLines` wrote them (a line already scanned
+   * and checked, on another thread), in place of `scan` + `check`.
+   */
+  load(records: Int32Array, first: number, count: number): void {
+    this.#byPlace = null;
+    for (let r = 0; r < count; r++) {
+      const at = (first + r) * RECORD_INTS;
+      this.starts[r] = records[at] as number;
+      this.ends[r] = records[at + 1] as number;
+      this.result[r] = records[at + 2] as number;
+      this.part[r] = records[at + 3] as number;
+      this.lengths[r] = records[at + 4] as number;
+      this.crcs[r] = records[at + 5] as number;
+    }
+    this.count = count;
   }
 
   /** Scratch bytes for `reduced` (grown as needed). */
@@ -365,18 +389,121 @@ export class MessageTextLiterals {
    * are copied together and decoded once: a flat string (`JSON.parse` reads a concatenation twice as slowly).
    */
   reduced(buf: Buffer, start: number, end: number): string {
-    let size = end - start;
-    for (let r = 0; r < this.count; r++) size -= (this.ends[r] as number) - (this.starts[r] as number) - 2;
+    const size = this.reducedBytes(start, end);
     if (size > this.#scratch.length)
       this.#scratch = Buffer.allocUnsafe(Math.max(size, this.#scratch.length * 2));
-    const out = this.#scratch;
-    let n = 0;
+    const n = this.reduceInto(buf, start, end, this.#scratch, 0);
+    return this.#scratch.toString('utf8', 0, n);
+  }
+
+  /** How many bytes `reduceInto` writes for the line [start, end). */
+  reducedBytes(start: number, end: number): number {
+    let size = end - start;
+    for (let r = 0; r < this.count; r++) size -= (this.ends[r] as number) - (this.starts[r] as number) - 2;
+    return size;
+  }
+
+  /** Write the bytes of the line buf[start, end) with every recorded literal emptied at out[at…]; the end offset. */
+  reduceInto(buf: Buffer, start: number, end: number, out: Buffer, at: number): number {
+    let n = at;
     let from = start;
     for (let r = 0; r < this.count; r++) {
       n += buf.copy(out, n, from, (this.starts[r] as number) + 1);
       from = (this.ends[r] as number) - 1;
     }
     n += buf.copy(out, n, from, end);
-    return out.toString('utf8', 0, n);
+    return n;
   }
+}
+
+/** Int32s per record in `ScannedLines.records`: start, end, result, part, length, crc. */
+export const RECORD_INTS = 6;
+/**
+ * Int32s per line in `ScannedLines.lines`: the line's start, its first record, its record count, and where its reduced
+ * bytes start and end in `ScannedLines.reduced`.
+ */
+export const LINE_INTS = 5;
+
+/** What `scanLines` found: the lines with long texts, and their records (positions in the scanned buffer). */
+export interface ScannedLines {
+  /** Per line with at least one record, in file order: `LINE_INTS` int32s. */
+  lines: Int32Array;
+  /** Per record: `RECORD_INTS` int32s (`MessageTextLiterals` after `check`). */
+  records: Int32Array;
+  /** The bytes of those lines with their recorded literals emptied (`MessageTextLiterals.reduced`), one after another. */
+  reduced: Uint8Array;
+}
+
+/**
+ * Scan and check every line of buf[from, to) — `from` a line's first byte, each line ending with a newline at or
+ * before `to` — as a loader does one line at a time before parsing it (line-texts.ts `reduce`): a trailing CR is not
+ * part of the line, and an empty line or one that is not valid UTF-8 is not scanned. Positions are in `buf`.
+ */
+export function scanLines(
+  buf: Buffer,
+  from: number,
+  to: number,
+  minBytes: number,
+  literals: MessageTextLiterals = new MessageTextLiterals(),
+): ScannedLines {
+  let lines: Int32Array = new Int32Array(64 * LINE_INTS);
+  let records: Int32Array = new Int32Array(64 * RECORD_INTS);
+  let reduced = Buffer.allocUnsafe(Math.max(4096, (to - from) >>> 1));
+  let reducedEnd = 0;
+  let lineCount = 0;
+  let recordCount = 0;
+  const allValid = isUtf8(buf.subarray(from, to));
+  let s = from;
+  while (s < to) {
+    const nl = buf.indexOf(0x0a, s);
+    if (nl === -1 || nl >= to) break;
+    const stop = nl > s && buf[nl - 1] === 0x0d ? nl - 1 : nl;
+    if (stop > s && (allValid || isUtf8(buf.subarray(s, nl)))) {
+      literals.scan(buf, s, stop, minBytes);
+      if (literals.count > 0) literals.check(buf);
+      const n = literals.count;
+      if (n > 0) {
+        if ((lineCount + 1) * LINE_INTS > lines.length) lines = grown(lines, (lineCount + 1) * LINE_INTS);
+        if ((recordCount + n) * RECORD_INTS > records.length) {
+          records = grown(records, (recordCount + n) * RECORD_INTS);
+        }
+        const size = literals.reducedBytes(s, stop);
+        if (reducedEnd + size > reduced.length) {
+          const more = Buffer.allocUnsafe(Math.max(reducedEnd + size, reduced.length * 2));
+          reduced.copy(more, 0, 0, reducedEnd);
+          reduced = more;
+        }
+        const l = lineCount * LINE_INTS;
+        lines[l] = s;
+        lines[l + 1] = recordCount;
+        lines[l + 2] = n;
+        lines[l + 3] = reducedEnd;
+        reducedEnd = literals.reduceInto(buf, s, stop, reduced, reducedEnd);
+        lines[l + 4] = reducedEnd;
+        lineCount++;
+        for (let r = 0; r < n; r++) {
+          const at = recordCount * RECORD_INTS;
+          records[at] = literals.starts[r] as number;
+          records[at + 1] = literals.ends[r] as number;
+          records[at + 2] = literals.result[r] as number;
+          records[at + 3] = literals.part[r] as number;
+          records[at + 4] = literals.lengths[r] as number;
+          records[at + 5] = literals.crcs[r] as number;
+          recordCount++;
+        }
+      }
+    }
+    s = nl + 1;
+  }
+  return {
+    lines: lines.slice(0, lineCount * LINE_INTS),
+    records: records.slice(0, recordCount * RECORD_INTS),
+    reduced: new Uint8Array(reduced.buffer, reduced.byteOffset, reducedEnd).slice(),
+  };
+}
+
+function grown(a: Int32Array, need: number): Int32Array {
+  const b = new Int32Array(Math.max(need, a.length * 2));
+  b.set(a);
+  return b;
 }

@@ -11,7 +11,9 @@ import ts from 'typescript';
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '../../../src');
 
 function sourceFiles(): string[] {
-  const files = ['conversation.ts', 'errors.ts', 'regular-file.ts', 'tool.ts'].map((f) => join(SRC, f));
+  const files = ['conversation.ts', 'errors.ts', 'package-root.ts', 'regular-file.ts', 'tool.ts'].map((f) =>
+    join(SRC, f),
+  );
   for (const dir of ['session', 'compaction']) {
     for (const f of readdirSync(join(SRC, dir))) if (f.endsWith('.ts')) files.push(join(SRC, dir, f));
   }
