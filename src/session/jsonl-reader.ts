@@ -188,7 +188,8 @@ function decodeLine(buf: Buffer, start: number, end: number): string {
  * Errors: a line that is not valid JSON and is followed by a newline fails with `ERR_SESSION_CORRUPT` naming the
  * file and line number; a final line without newline that does not parse is reported as `torn` instead. I/O errors
  * propagate as is. With `prepare`, lines are decoded one by one rather than a batch at a time, and `prepare` may give
- * the text to parse (`JsonlLinePreparer`).
+ * the text to parse (`JsonlLinePreparer`). With `ahead`, chunks are read through it (`JsonlReadAhead`), and it is
+ * closed before the file is, however the read ends.
  */
 export async function readJsonl(
   path: string,
