@@ -364,7 +364,7 @@ export class MessageTextLiterals {
   }
 
   /**
-   * Take the `count` records at `records[first * RECORD_INTS …]`, as `scanLines` wrote them (a line already scanned
+   * Take the `count` records at `records[first * RECORD_INTS …]`, as `LineScanner.scan` wrote them (a line already scanned
    * and checked, on another thread), in place of `scan` + `check`.
    */
   load(records: Int32Array, first: number, count: number): void {
@@ -424,7 +424,7 @@ export const RECORD_INTS = 6;
  */
 export const LINE_INTS = 5;
 
-/** What `scanLines` found: the lines with long texts, and their records (positions in the scanned buffer). */
+/** What `LineScanner.scan` found: the lines with long texts, and their records (positions in the scanned buffer). */
 export interface ScannedLines {
   /** Per line with at least one record, in file order: `LINE_INTS` int32s. */
   lines: Int32Array;
@@ -435,71 +435,81 @@ export interface ScannedLines {
 }
 
 /**
- * Scan and check every line of buf[from, to) — `from` a line's first byte, each line ending with a newline at or
- * before `to` — as a loader does one line at a time before parsing it (line-texts.ts `reduce`): a trailing CR is not
- * part of the line, and an empty line or one that is not valid UTF-8 is not scanned. Positions are in `buf`.
+ * Scans chunks of lines for their long texts (`scan`), reusing its scratch arrays from one chunk to the next: what the
+ * read-ahead worker (text-scan-worker.ts) runs on each chunk.
  */
-export function scanLines(
-  buf: Buffer,
-  from: number,
-  to: number,
-  minBytes: number,
-  literals: MessageTextLiterals = new MessageTextLiterals(),
-): ScannedLines {
-  let lines: Int32Array = new Int32Array(64 * LINE_INTS);
-  let records: Int32Array = new Int32Array(64 * RECORD_INTS);
-  let reduced = Buffer.allocUnsafe(Math.max(4096, (to - from) >>> 1));
-  let reducedEnd = 0;
-  let lineCount = 0;
-  let recordCount = 0;
-  const allValid = isUtf8(buf.subarray(from, to));
-  let s = from;
-  while (s < to) {
-    const nl = buf.indexOf(0x0a, s);
-    if (nl === -1 || nl >= to) break;
-    const stop = nl > s && buf[nl - 1] === 0x0d ? nl - 1 : nl;
-    if (stop > s && (allValid || isUtf8(buf.subarray(s, nl)))) {
-      literals.scan(buf, s, stop, minBytes);
-      if (literals.count > 0) literals.check(buf);
-      const n = literals.count;
-      if (n > 0) {
-        if ((lineCount + 1) * LINE_INTS > lines.length) lines = grown(lines, (lineCount + 1) * LINE_INTS);
-        if ((recordCount + n) * RECORD_INTS > records.length) {
-          records = grown(records, (recordCount + n) * RECORD_INTS);
-        }
-        const size = literals.reducedBytes(s, stop);
-        if (reducedEnd + size > reduced.length) {
-          const more = Buffer.allocUnsafe(Math.max(reducedEnd + size, reduced.length * 2));
-          reduced.copy(more, 0, 0, reducedEnd);
-          reduced = more;
-        }
-        const l = lineCount * LINE_INTS;
-        lines[l] = s;
-        lines[l + 1] = recordCount;
-        lines[l + 2] = n;
-        lines[l + 3] = reducedEnd;
-        reducedEnd = literals.reduceInto(buf, s, stop, reduced, reducedEnd);
-        lines[l + 4] = reducedEnd;
-        lineCount++;
-        for (let r = 0; r < n; r++) {
-          const at = recordCount * RECORD_INTS;
-          records[at] = literals.starts[r] as number;
-          records[at + 1] = literals.ends[r] as number;
-          records[at + 2] = literals.result[r] as number;
-          records[at + 3] = literals.part[r] as number;
-          records[at + 4] = literals.lengths[r] as number;
-          records[at + 5] = literals.crcs[r] as number;
-          recordCount++;
+export class LineScanner {
+  readonly #literals = new MessageTextLiterals();
+  #lines: Int32Array = new Int32Array(64 * LINE_INTS);
+  #records: Int32Array = new Int32Array(64 * RECORD_INTS);
+  #reduced = Buffer.allocUnsafeSlow(64 * 1024);
+
+  /**
+   * Scan and check every line of buf[from, to) — `from` a line's first byte, each line ending with a newline at or
+   * before `to` — as a loader does one line at a time before parsing it (line-texts.ts `reduce`): a trailing CR is not
+   * part of the line, and an empty line or one that is not valid UTF-8 is not scanned. Positions are in `buf`. The
+   * arrays returned are the caller's (copies of the scratch).
+   */
+  scan(buf: Buffer, from: number, to: number, minBytes: number): ScannedLines {
+    const literals = this.#literals;
+    let lines = this.#lines;
+    let records = this.#records;
+    let reduced = this.#reduced;
+    let reducedEnd = 0;
+    let lineCount = 0;
+    let recordCount = 0;
+    const allValid = isUtf8(buf.subarray(from, to));
+    let s = from;
+    while (s < to) {
+      const nl = buf.indexOf(0x0a, s);
+      if (nl === -1 || nl >= to) break;
+      const stop = nl > s && buf[nl - 1] === 0x0d ? nl - 1 : nl;
+      if (stop > s && (allValid || isUtf8(buf.subarray(s, nl)))) {
+        literals.scan(buf, s, stop, minBytes);
+        if (literals.count > 0) literals.check(buf);
+        const n = literals.count;
+        if (n > 0) {
+          if ((lineCount + 1) * LINE_INTS > lines.length) lines = grown(lines, (lineCount + 1) * LINE_INTS);
+          if ((recordCount + n) * RECORD_INTS > records.length) {
+            records = grown(records, (recordCount + n) * RECORD_INTS);
+          }
+          const size = literals.reducedBytes(s, stop);
+          if (reducedEnd + size > reduced.length) {
+            const more = Buffer.allocUnsafeSlow(Math.max(reducedEnd + size, reduced.length * 2));
+            reduced.copy(more, 0, 0, reducedEnd);
+            reduced = more;
+          }
+          const l = lineCount * LINE_INTS;
+          lines[l] = s;
+          lines[l + 1] = recordCount;
+          lines[l + 2] = n;
+          lines[l + 3] = reducedEnd;
+          reducedEnd = literals.reduceInto(buf, s, stop, reduced, reducedEnd);
+          lines[l + 4] = reducedEnd;
+          lineCount++;
+          for (let r = 0; r < n; r++) {
+            const at = recordCount * RECORD_INTS;
+            records[at] = literals.starts[r] as number;
+            records[at + 1] = literals.ends[r] as number;
+            records[at + 2] = literals.result[r] as number;
+            records[at + 3] = literals.part[r] as number;
+            records[at + 4] = literals.lengths[r] as number;
+            records[at + 5] = literals.crcs[r] as number;
+            recordCount++;
+          }
         }
       }
+      s = nl + 1;
     }
-    s = nl + 1;
+    this.#lines = lines;
+    this.#records = records;
+    this.#reduced = reduced;
+    return {
+      lines: lines.slice(0, lineCount * LINE_INTS),
+      records: records.slice(0, recordCount * RECORD_INTS),
+      reduced: new Uint8Array(reduced.buffer, reduced.byteOffset, reducedEnd).slice(),
+    };
   }
-  return {
-    lines: lines.slice(0, lineCount * LINE_INTS),
-    records: records.slice(0, recordCount * RECORD_INTS),
-    reduced: new Uint8Array(reduced.buffer, reduced.byteOffset, reducedEnd).slice(),
-  };
 }
 
 function grown(a: Int32Array, need: number): Int32Array {

@@ -2,7 +2,7 @@
  * Reading and scanning ahead on a second thread, for a loader that leaves long texts in the file (`textInFile`,
  * line-texts.ts): while the loading thread parses chunk N of the file, a worker thread (text-scan-worker.ts) reads
  * chunk N+1 into a buffer both threads share and scans its complete lines for their long text literals — the byte
- * work (`scanLines`: structure scan, JSON string check, UTF-16 length, CRC-32) that otherwise takes about a third of
+ * work (`LineScanner`: structure scan, JSON string check, UTF-16 length, CRC-32) that otherwise takes about a third of
  * the loading thread's time. The loader parses the same bytes it would have read itself: the worker reads into the
  * shared buffer and the loader takes that buffer's bytes, never a second read of the file.
  *

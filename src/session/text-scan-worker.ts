@@ -1,12 +1,12 @@
 /**
  * The worker side of `TextScanAhead` (text-scan-ahead.ts, which states the protocol): reads each requested chunk of a
  * session file into the shared buffer it names and scans its complete lines for long texts (text-literals.ts
- * `scanLines`), while the loading thread parses the previous chunk.
+ * `LineScanner`), while the loading thread parses the previous chunk.
  */
 
 import { readSync } from 'node:fs';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { MessageTextLiterals, scanLines } from './text-literals.js';
+import { LineScanner } from './text-literals.js';
 import type { ScanAheadData, ScanReply, ScanRequest } from './text-scan-ahead.js';
 
 const port = parentPort;
@@ -15,7 +15,7 @@ const data = workerData as ScanAheadData;
 const replies: MessagePort = data.replies;
 const signal = new Int32Array(data.signal);
 const slots = data.slots.map((sab) => Buffer.from(sab));
-const literals = new MessageTextLiterals();
+const scanner = new LineScanner();
 const NEWLINE = 0x0a;
 
 function answer(reply: ScanReply, transfer: ArrayBuffer[] = []): void {
@@ -46,7 +46,7 @@ port.on('message', (m: ScanRequest) => {
     answer({ seq: m.seq, bytesRead, from: 0, to: 0 });
     return;
   }
-  const { lines, records, reduced } = scanLines(buf, from, to, m.minBytes, literals);
+  const { lines, records, reduced } = scanner.scan(buf, from, to, m.minBytes);
   answer({ seq: m.seq, bytesRead, from, to, lines, records, reduced }, [
     lines.buffer as ArrayBuffer,
     records.buffer as ArrayBuffer,

@@ -12,7 +12,7 @@ import { SessionText } from '../../src/session/file-text.js';
 import { loadSession } from '../../src/session/index.js';
 import { readJsonl } from '../../src/session/jsonl-reader.js';
 import { LineTexts } from '../../src/session/line-texts.js';
-import { LINE_INTS, MessageTextLiterals, RECORD_INTS, scanLines } from '../../src/session/text-literals.js';
+import { LINE_INTS, LineScanner, MessageTextLiterals, RECORD_INTS } from '../../src/session/text-literals.js';
 import type { TextScanAhead } from '../../src/session/text-scan-ahead.js';
 import { hostileTextLines, mulberry32 } from './helpers/hostile-text-lines.js';
 
@@ -54,7 +54,7 @@ function parses(text: string): boolean {
   }
 }
 
-/** Per line of `buf` (split as `scanLines` does), what scanning it on this thread records. */
+/** Per line of `buf` (split as `LineScanner` does), what scanning it on this thread records. */
 function scannedHere(buf: Buffer, minBytes: number): { start: number; records: number[] }[] {
   const out: { start: number; records: number[] }[] = [];
   const literals = new MessageTextLiterals();
@@ -86,8 +86,9 @@ function scannedHere(buf: Buffer, minBytes: number): { start: number; records: n
   return out;
 }
 
-describe('scanLines finds what a line-by-line scan finds', () => {
-  it('hostile lines, CRLF and CR bytes, empty lines and invalid UTF-8', () => {
+describe('LineScanner finds what a line-by-line scan finds', () => {
+  it('hostile lines, CRLF and CR bytes, empty lines and invalid UTF-8; one scanner for every chunk', () => {
+    const scanner = new LineScanner();
     for (let seed = 1; seed <= 40; seed++) {
       const random = mulberry32(seed * 7);
       const parts: Buffer[] = [];
@@ -98,7 +99,7 @@ describe('scanLines finds what a line-by-line scan finds', () => {
         if (random() < 0.05) parts.push(Buffer.from([0xff, 0xfe, 0x0a])); // a line of bytes that are not UTF-8
       }
       const buf = Buffer.concat(parts);
-      const got = scanLines(buf, 0, buf.length, 10);
+      const got = scanner.scan(buf, 0, buf.length, 10);
       const lines: { start: number; records: number[] }[] = [];
       for (let l = 0; l < got.lines.length; l += LINE_INTS) {
         const first = got.lines[l + 1] as number;
