@@ -2,6 +2,7 @@
 #include <webp/encode.h>
 
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "budget.h"
@@ -11,6 +12,11 @@
 namespace panto {
 
 Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* out, bool threads) {
+  // The format's limit (14-bit sizes): libwebp would fail such a picture with VP8_ENC_ERROR_BAD_DIMENSION.
+  if (px.width > WEBP_MAX_DIMENSION || px.height > WEBP_MAX_DIMENSION)
+    return Status::Err("ERR_MEDIA_TOO_LARGE", "WebP holds at most " + std::to_string(WEBP_MAX_DIMENSION) +
+                                                  " pixels per side; the image is " + std::to_string(px.width) + "x" +
+                                                  std::to_string(px.height));
   WebPConfig config;
   if (!WebPConfigInit(&config)) return Status::Err("ERR_INTERNAL", "libwebp version mismatch");
   if (lossless) {
@@ -46,6 +52,12 @@ Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* 
     switch (pic.get()->error_code) {
       case VP8_ENC_ERROR_USER_ABORT: return Status::Err("ERR_ABORTED", "processing was aborted");
       case VP8_ENC_ERROR_OUT_OF_MEMORY: return Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory while encoding WebP");
+      // Sizes the format cannot hold: a first partition over 512 KiB, a partition over 16 MiB, a file over 4 GiB.
+      case VP8_ENC_ERROR_PARTITION0_OVERFLOW:
+      case VP8_ENC_ERROR_PARTITION_OVERFLOW:
+      case VP8_ENC_ERROR_FILE_TOO_BIG:
+      case VP8_ENC_ERROR_BAD_DIMENSION:
+        return Status::Err("ERR_MEDIA_TOO_LARGE", "the image is too large for WebP's format limits");
       default: return Status::Err("ERR_INTERNAL", "WebP encoding failed");
     }
   }

@@ -125,6 +125,30 @@ PANTO_TEST(bombs, declared_pixels_over_the_cap_are_too_large_before_allocation) 
   }
 }
 
+PANTO_TEST(bombs, webp_encode_past_the_format_limit_is_too_large) {
+  // WebP sizes are 14-bit: a 16973x49 picture (a JPEG the fuzzer found decodes to it) is refused by name, as is a
+  // 49x16384 one; 16383 wide still encodes.
+  struct Case {
+    uint32_t w, h;
+    bool fits;
+  };
+  for (const Case c : {Case{16973, 49, false}, Case{49, 16384, false}, Case{16383, 2, true}}) {
+    std::vector<uint8_t> px(size_t(c.w) * c.h * 3, 0x80);
+    for (bool lossless : {false, true}) {
+      panto::OwnedBytes out;
+      const auto st = panto::encode_webp({c.w, c.h, 3, px.data()}, lossless, 80, &out);
+      if (c.fits) {
+        PANTO_CHECK(st.ok());
+        PANTO_CHECK(out.size > 0);
+      } else {
+        PANTO_CHECK_EQ(st.code, std::string("ERR_MEDIA_TOO_LARGE"));
+        PANTO_CHECK(st.message.find("16383") != std::string::npos);
+        PANTO_CHECK(out.size == 0);
+      }
+    }
+  }
+}
+
 PANTO_TEST(bombs, max_pixels_option_applies) {
   ProcessOptions o;
   o.max_pixels = 1000000;

@@ -107,8 +107,11 @@ export type JsonlLinePreparer = (
  * itself; it never writes to buffers but its own.
  */
 export interface JsonlReadAhead {
-  /** The two read buffers (each `size` bytes) its reads fill, or undefined: no read-ahead for this file. */
-  buffers(size: number): Buffer[] | undefined;
+  /**
+   * Start reading ahead with chunks of `size` bytes: the two read buffers its reads fill, or undefined when it cannot
+   * (the reader reads on its own).
+   */
+  start(size: number): Buffer[] | undefined;
   /**
    * Ask for `length` bytes at `position` of descriptor `fd` into buffer `slot`; false when it will not (read them
    * here). `midLine`: the bytes before `position` do not end with a newline (the chunk's first bytes end a line).
@@ -210,7 +213,7 @@ export async function readJsonl(
     // Two read buffers: the next chunk is read while the current one is parsed. A line that spans chunks is
     // assembled in `carry` (grown by doubling, at most maxLineBytes + 1 bytes); lines inside a chunk are parsed in place.
     const size = Math.min(chunkBytes, maxLineBytes + 1);
-    const shared = ahead?.buffers(size);
+    const shared = ahead?.start(size);
     let reads = shared ?? [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
     /**
      * Start reading `size` bytes at `position` into buffer `slot` (by the read-ahead when it takes the request); the

@@ -7,7 +7,7 @@
  * shared buffer and the loader takes that buffer's bytes, never a second read of the file.
  *
  * Protocol: `request(slot, …)` posts a read of `length` bytes at `position` of descriptor `fd` into `slot` (one of two
- * shared buffers, `buffers()`); `take(slot)` waits (synchronously, `Atomics.wait` on a shared counter the worker bumps
+ * shared buffers, `start()`); `take(slot)` waits (synchronously, `Atomics.wait` on a shared counter the worker bumps
  * after each reply) for that request's reply on a `MessagePort` read with `receiveMessageOnPort`, so the loading
  * thread needs no event-loop turn to receive it. Replies carry the request's sequence number; a stale one is dropped.
  *
@@ -119,7 +119,8 @@ export class TextScanAhead implements JsonlReadAhead {
     this.#minBytes = minBytes;
   }
 
-  buffers(size: number): Buffer[] | undefined {
+  /** Start the worker, with two shared read buffers of `size` bytes (see `JsonlReadAhead.start`). */
+  start(size: number): Buffer[] | undefined {
     const script = workerScript();
     if (script === undefined) return undefined;
     try {
