@@ -11,11 +11,11 @@ import type { Summarizer } from '../compaction/compact.js';
 import { estimateTokens } from '../compaction/estimate-tokens.js';
 import { assistantText, type Message, type Usage } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import type { ModelInfo } from '../providers/model-info.js';
-import { collectStream } from '../providers/stream/collect-stream.js';
-import type { Provider } from '../providers/transport/http-provider.js';
+import { collectStream } from '../providers/common/collect-stream.js';
+import type { Provider } from '../providers/http-provider.js';
+import type { ModelInfo } from '../providers/model/model-info.js';
+import { serializeRequest } from '../providers/serialize-request.js';
 import type { ToolDecl } from '../tool.js';
-import { serializeRequest } from './serialize-request.js';
 
 export interface AgentCompactionOptions {
   /** Tokens kept free below the context window. Default: min(16,384, a quarter of the window). */

@@ -44,16 +44,20 @@ import { toolCallsOf, toolErrorResult } from '../conversation.js';
 import { isPantoError, PantoError } from '../errors.js';
 import { checkProcessOptions } from '../media/policy.js';
 import type { ProcessOptions } from '../media/types.js';
-import { getModel, mediaPolicyFor, resolveModel } from '../providers/model-catalog.js';
-import type { ModelInfo } from '../providers/model-info.js';
-import { checkPrice, type ModelPrice, priceOf, type UsageCost } from '../providers/model-prices.js';
-import type { PartFilter, SerializeWarning, ThinkingLevel } from '../providers/serialize-options.js';
-import type { Provider } from '../providers/transport/http-provider.js';
+import type { PartFilter, SerializeWarning, ThinkingLevel } from '../providers/common/serialize-options.js';
+import type { Provider } from '../providers/http-provider.js';
+import { getModel, mediaPolicyFor, resolveModel } from '../providers/model/model-catalog.js';
+import type { ModelInfo } from '../providers/model/model-info.js';
+import { checkPrice, type ModelPrice, priceOf, type UsageCost } from '../providers/model/model-prices.js';
+import { type RequestOptions, serializeRequest } from '../providers/serialize-request.js';
 import { ProviderError } from '../providers/transport/provider-error.js';
 import { sleep } from '../providers/transport/retry-policy.js';
 import type { SessionLog } from '../session/session-log.js';
 import type { ToolSource } from '../tool-source.js';
 import { errorMessage, StaticToolSource } from '../tool-source.js';
+import { ABORTED_RESULT_TEXT, DEFAULT_TOOL_CONCURRENCY, dispatchToolCalls } from '../tools/dispatch.js';
+import { notifyListener, type ToolEvent } from '../tools/tool-events.js';
+import { unparsedArguments } from '../tools/validate-args.js';
 import {
   type AgentCompactionOptions,
   contextTokens,
@@ -69,14 +73,10 @@ import type {
   AgentWarning,
 } from './agent-events.js';
 import { isContextOverflow, statedContextWindow } from './context-overflow.js';
-import { ABORTED_RESULT_TEXT, DEFAULT_TOOL_CONCURRENCY, dispatchToolCalls } from './dispatch.js';
 import { findRejectedMedia, mediaDataAt } from './media-rejection.js';
-import { type RequestOptions, serializeRequest } from './serialize-request.js';
 import { steeringResult } from './steering.js';
-import { notifyListener, type ToolEvent } from './tool-events.js';
 import { addUsage, emptyTotals, saneUsage, type UsageTotals } from './usage-totals.js';
 import { buildUserMessage, type UserContent } from './user-content.js';
-import { unparsedArguments } from './validate-args.js';
 
 /** Request options a host may set (the agent fills tools, system prompt and omissions itself). */
 export type AgentRequestOptions = Omit<RequestOptions, 'tools' | 'system' | 'omitParts' | 'omitReason'>;

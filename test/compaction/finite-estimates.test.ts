@@ -18,7 +18,7 @@ import {
 } from '../../src/compaction/index.js';
 import type { Message } from '../../src/conversation.js';
 import { isPantoError } from '../../src/errors.js';
-import { defineModel } from '../../src/providers/model-catalog.js';
+import { defineModel } from '../../src/providers/model/model-catalog.js';
 import { SessionLog } from '../../src/session/index.js';
 import { pdfBase64, pngBase64 } from '../session/helpers/media.js';
 

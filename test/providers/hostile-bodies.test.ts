@@ -17,7 +17,7 @@ import type {
   StoredPart,
   ToolCallBlock,
 } from '../../src/conversation.js';
-import { defineModel, resolveModel } from '../../src/providers/model-catalog.js';
+import { defineModel, resolveModel } from '../../src/providers/model/model-catalog.js';
 import { call, jpeg, pdf, png, result, text } from './scenarios.js';
 import { solidPng } from './solid-png.js';
 import { type Surface, surfaces } from './surfaces.js';
