@@ -150,9 +150,9 @@ export {
   type AnthropicOptions,
   type AnthropicRequestBody,
   anthropicTools,
-  parseAnthropicResponse,
   toAnthropicMessages,
 } from './providers/anthropic-messages/anthropic-messages.js';
+export { parseAnthropicResponse } from './providers/anthropic-messages/anthropic-response.js';
 export { collectStream } from './providers/common/collect-stream.js';
 export {
   type MediaRef,
@@ -172,9 +172,9 @@ export {
   type GeminiOptions,
   type GeminiRequestBody,
   geminiTools,
-  parseGeminiResponse,
   toGemini,
 } from './providers/gemini/gemini.js';
+export { parseGeminiResponse } from './providers/gemini/gemini-response.js';
 export {
   createProvider,
   FINISH_GRACE_MS,
@@ -204,16 +204,16 @@ export {
   type OpenAIChatOptions,
   type OpenAIChatRequestBody,
   openAIChatTools,
-  parseOpenAIChatResponse,
   toOpenAIChat,
 } from './providers/openai-chat/openai-chat.js';
+export { parseOpenAIChatResponse } from './providers/openai-chat/openai-chat-response.js';
 export {
   type OpenAIResponsesOptions,
   type OpenAIResponsesRequestBody,
   openAIResponsesTools,
-  parseOpenAIResponsesResponse,
   toOpenAIResponses,
 } from './providers/openai-responses/openai-responses.js';
+export { parseOpenAIResponsesResponse } from './providers/openai-responses/openai-responses-response.js';
 export { ProviderError, type ProviderStall } from './providers/transport/provider-error.js';
 export type { RetryOptions } from './providers/transport/retry-policy.js';
 export { type SseEvent, SseParser } from './providers/transport/sse-parser.js';

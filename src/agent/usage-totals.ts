@@ -1,7 +1,7 @@
 /** Token and cost totals over the model requests of an agent's session. */
 
 import type { Usage } from '../conversation.js';
-import { addTokens as plus, tokenCount } from '../providers/common/serializer-common.js';
+import { addTokens as plus, tokenCount } from '../providers/common/response-common.js';
 import { type ModelPrice, type UsageCost, usageCost } from '../providers/model/model-prices.js';
 
 export interface UsageTotals {

@@ -6,14 +6,12 @@ export type {
   AnthropicTool,
   AnthropicUserMessage,
 } from './anthropic-messages/anthropic-messages.js';
-export {
-  anthropicTools,
-  parseAnthropicResponse,
-  toAnthropicMessages,
-} from './anthropic-messages/anthropic-messages.js';
+export { anthropicTools, toAnthropicMessages } from './anthropic-messages/anthropic-messages.js';
+export { parseAnthropicResponse } from './anthropic-messages/anthropic-response.js';
 export { AnthropicStreamParser, anthropicStreamError } from './anthropic-messages/anthropic-stream.js';
 export { collectStream } from './common/collect-stream.js';
 export { MessageBuilder } from './common/message-builder.js';
+export type { InvalidToolArguments } from './common/response-common.js';
 export type {
   MediaRef,
   PartFilter,
@@ -25,7 +23,6 @@ export type {
   ThinkingLevel,
 } from './common/serialize-options.js';
 export { partKey } from './common/serialize-options.js';
-export type { InvalidToolArguments } from './common/serializer-common.js';
 export type { StreamEvent, TerminalStreamEvent } from './common/stream-event.js';
 export { parseJsonData, type SurfaceStreamParser } from './common/surface-parser.js';
 export { THINKING_BUDGETS } from './common/thinking.js';
@@ -37,7 +34,8 @@ export type {
   GeminiRequestBody,
   GeminiTool,
 } from './gemini/gemini.js';
-export { geminiTools, parseGeminiResponse, SKIP_THOUGHT_SIGNATURE, toGemini } from './gemini/gemini.js';
+export { geminiTools, SKIP_THOUGHT_SIGNATURE, toGemini } from './gemini/gemini.js';
+export { parseGeminiResponse } from './gemini/gemini-response.js';
 export { GeminiStreamParser } from './gemini/gemini-stream.js';
 export {
   createProvider,
@@ -65,7 +63,8 @@ export type {
   OpenAIChatRequestBody,
   OpenAIChatTool,
 } from './openai-chat/openai-chat.js';
-export { openAIChatTools, parseOpenAIChatResponse, toOpenAIChat } from './openai-chat/openai-chat.js';
+export { openAIChatTools, toOpenAIChat } from './openai-chat/openai-chat.js';
+export { parseOpenAIChatResponse } from './openai-chat/openai-chat-response.js';
 export { OpenAIChatStreamParser } from './openai-chat/openai-chat-stream.js';
 export type {
   OpenAIResponsesImageDetail,
@@ -74,12 +73,11 @@ export type {
   ResponsesFunctionTool,
   ResponsesInputItem,
 } from './openai-responses/openai-responses.js';
+export { openAIResponsesTools, toOpenAIResponses } from './openai-responses/openai-responses.js';
 export {
-  openAIResponsesTools,
   parseOpenAIResponsesResponse,
   reasoningSignature,
-  toOpenAIResponses,
-} from './openai-responses/openai-responses.js';
+} from './openai-responses/openai-responses-response.js';
 export { OpenAIResponsesStreamParser } from './openai-responses/openai-responses-stream.js';
 export { ENDPOINTS, type Endpoint } from './transport/endpoints.js';
 export {

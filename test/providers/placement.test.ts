@@ -1,17 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { AssistantMessage, Conversation, Message } from '../../src/conversation.js';
-import {
-  parseAnthropicResponse,
-  toAnthropicMessages,
-} from '../../src/providers/anthropic-messages/anthropic-messages.js';
+import { toAnthropicMessages } from '../../src/providers/anthropic-messages/anthropic-messages.js';
+import { parseAnthropicResponse } from '../../src/providers/anthropic-messages/anthropic-response.js';
 import { MISSING_RESULT_TEXT } from '../../src/providers/common/prepare-conversation.js';
-import { parseGeminiResponse, SKIP_THOUGHT_SIGNATURE, toGemini } from '../../src/providers/gemini/gemini.js';
+import { SKIP_THOUGHT_SIGNATURE, toGemini } from '../../src/providers/gemini/gemini.js';
+import { parseGeminiResponse } from '../../src/providers/gemini/gemini-response.js';
 import { resolveModel } from '../../src/providers/model/model-catalog.js';
 import { toOpenAIChat } from '../../src/providers/openai-chat/openai-chat.js';
-import {
-  parseOpenAIResponsesResponse,
-  toOpenAIResponses,
-} from '../../src/providers/openai-responses/openai-responses.js';
+import { toOpenAIResponses } from '../../src/providers/openai-responses/openai-responses.js';
+import { parseOpenAIResponsesResponse } from '../../src/providers/openai-responses/openai-responses-response.js';
 import * as anthropicFixtures from '../fixtures/providers/responses/anthropic-messages.js';
 import * as geminiFixtures from '../fixtures/providers/responses/gemini.js';
 import * as responsesFixtures from '../fixtures/providers/responses/openai-responses.js';

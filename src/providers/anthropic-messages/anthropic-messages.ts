@@ -1,6 +1,6 @@
 /**
- * Anthropic Messages API (`POST /v1/messages`): request body from a conversation, and a complete (non-streaming)
- * response back into an `AssistantMessage`. Follows https://docs.anthropic.com/en/api/messages and the
+ * Anthropic Messages API (`POST /v1/messages`): the request body from a conversation (the response side is
+ * anthropic-response.ts and anthropic-stream.ts). Follows https://docs.anthropic.com/en/api/messages and the
  * `MessageCreateParamsNonStreaming` / `Message` types of @anthropic-ai/sdk 1.14.
  *
  * Placement: a tool result is a `tool_result` block whose `content` holds `text`, `image` (base64 source) and
@@ -10,29 +10,18 @@
  * dropped (Anthropic rejects a thinking block without a valid signature).
  */
 
-import type {
-  AssistantMessage,
-  Conversation,
-  ImageMediaType,
-  Message,
-  StopReason,
-  Usage,
-} from '../../conversation.js';
+import type { Conversation, ImageMediaType, Message } from '../../conversation.js';
 import type { ToolDecl } from '../../tool.js';
-import { type PreparedPart, prepareConversation } from '../common/prepare-conversation.js';
-import { safeString } from '../common/safe-string.js';
+import { prepareConversation } from '../common/prepare-conversation.js';
+import type { PreparedPart } from '../common/prepared.js';
 import type { MediaRef, SerializeOptions, SerializeResult } from '../common/serialize-options.js';
 import {
-  asObject,
   documentName,
   EMPTY_RESULT_TEXT,
-  idOf,
   modelOf,
   objectSchema,
-  responseError,
   surfaceCallId,
   surfaceToolName,
-  tokenCount,
 } from '../common/serializer-common.js';
 import { anthropicThinking, thinkingFor } from '../common/thinking.js';
 import type { ModelInfo } from '../model/model-info.js';
@@ -315,93 +304,4 @@ function addPromptCache(body: AnthropicRequestBody, option: true | { ttl: '5m' |
   const lastTool = body.tools?.[body.tools.length - 1];
   if (lastTool) lastTool.cache_control = cache;
   addCacheBreakpoint(body.messages, option);
-}
-
-/**
- * An `AssistantMessage` from a complete Messages API response (`Message`): text, thinking (with signature; redacted
- * thinking keeps its data in `signature` with `redacted: true`), tool calls, usage and stop reason. Input tokens
- * exclude cache reads and writes (reported separately), as the API counts them.
- *
- * @throws PantoError `ERR_PROVIDER` for an error object or a body that is not a message.
- */
-export function parseAnthropicResponse(json: unknown): AssistantMessage {
-  const root = asObject(json);
-  const error = asObject(root?.error);
-  if (root?.type === 'error' || error) {
-    throw responseError(
-      'anthropic-messages',
-      `error response: ${safeString(error?.message ?? 'no message')}`,
-    );
-  }
-  if (!root || !Array.isArray(root.content)) {
-    throw responseError('anthropic-messages', 'response has no content array');
-  }
-  const content: AssistantMessage['content'] = [];
-  let missingIds = 0;
-  for (const raw of root.content) {
-    const block = asObject(raw);
-    switch (block?.type) {
-      case 'text':
-        if (typeof block.text === 'string') content.push({ type: 'text', text: block.text });
-        break;
-      case 'thinking':
-        content.push({
-          type: 'thinking',
-          text: typeof block.thinking === 'string' ? block.thinking : '',
-          ...(typeof block.signature === 'string' ? { signature: block.signature } : {}),
-        });
-        break;
-      case 'redacted_thinking':
-        content.push({ type: 'thinking', text: '', signature: safeString(block.data ?? ''), redacted: true });
-        break;
-      case 'tool_use':
-        content.push({
-          type: 'tool_call',
-          id: idOf(block.id) ?? `call_${++missingIds}`,
-          name: safeString(block.name ?? ''),
-          input: asObject(block.input) ?? {},
-        });
-        break;
-      default:
-        // Server tool blocks (web search, code execution...) are not part of this library's model.
-        break;
-    }
-  }
-  const message: AssistantMessage = {
-    role: 'assistant',
-    content,
-    stopReason: mapAnthropicStopReason(root.stop_reason),
-  };
-  if (typeof root.model === 'string' && root.model !== '') message.model = root.model;
-  const usage = usageOf(asObject(root.usage));
-  if (usage) message.usage = usage;
-  return message;
-}
-
-/** Anthropic `stop_reason` -> our stop reason (shared with the streaming parser). */
-export function mapAnthropicStopReason(reason: unknown): StopReason {
-  switch (reason) {
-    case 'end_turn':
-    case 'stop_sequence':
-      return 'end';
-    case 'tool_use':
-      return 'tool_use';
-    case 'max_tokens':
-    case 'model_context_window_exceeded':
-      return 'max_tokens';
-    case 'refusal':
-      return 'refusal';
-    default:
-      return 'other';
-  }
-}
-
-function usageOf(u: Record<string, unknown> | undefined): Usage | undefined {
-  if (!u) return undefined;
-  const usage: Usage = { inputTokens: tokenCount(u.input_tokens), outputTokens: tokenCount(u.output_tokens) };
-  if (typeof u.cache_read_input_tokens === 'number')
-    usage.cacheReadTokens = tokenCount(u.cache_read_input_tokens);
-  if (typeof u.cache_creation_input_tokens === 'number')
-    usage.cacheWriteTokens = tokenCount(u.cache_creation_input_tokens);
-  return usage;
 }

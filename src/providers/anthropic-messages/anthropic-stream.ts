@@ -16,8 +16,8 @@ import type { AssistantMessage, StopReason, Usage } from '../../conversation.js'
 import { argumentsJson } from '../common/argument-depth.js';
 import { DeltaTemplateSet } from '../common/delta-template.js';
 import { MessageBuilder } from '../common/message-builder.js';
+import { asObject, idOf, tokenCount } from '../common/response-common.js';
 import { safeJson, safeString } from '../common/safe-string.js';
-import { asObject, idOf, tokenCount } from '../common/serializer-common.js';
 import type { StreamEvent } from '../common/stream-event.js';
 import {
   isDoneSentinel,
@@ -27,7 +27,7 @@ import {
 } from '../common/surface-parser.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
-import { mapAnthropicStopReason } from './anthropic-messages.js';
+import { mapAnthropicStopReason } from './anthropic-response.js';
 
 const API = 'anthropic-messages';
 

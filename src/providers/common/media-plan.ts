@@ -15,7 +15,7 @@
 
 import type { DocumentPart, ImagePart } from '../../conversation.js';
 import type { ModelInfo } from '../model/model-info.js';
-import type { PreparedDocument, PreparedImage, PreparedPart } from './prepare-conversation.js';
+import type { PreparedDocument, PreparedImage, PreparedPart } from './prepared.js';
 import type {
   PartRef,
   SerializeOptions,

@@ -26,7 +26,7 @@ import type {
 } from '../../conversation.js';
 import { ProviderError } from '../transport/provider-error.js';
 import { MAX_ARGUMENT_DEPTH, nestedDeeperThan } from './argument-depth.js';
-import { parseArguments } from './serializer-common.js';
+import { parseArguments } from './response-common.js';
 import type { StreamEvent } from './stream-event.js';
 
 /**

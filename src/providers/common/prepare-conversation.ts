@@ -18,55 +18,16 @@ import type {
 import { resolveModel } from '../model/model-catalog.js';
 import type { ModelInfo } from '../model/model-info.js';
 import { type MediaItem, planMedia } from './media-plan.js';
+import type {
+  PreparedConversation,
+  PreparedDocument,
+  PreparedImage,
+  PreparedPart,
+  PreparedResult,
+  PreparedTurn,
+} from './prepared.js';
 import { partKey, type SerializeOptions, type SerializeWarning } from './serialize-options.js';
 import { wellFormed } from './serializer-common.js';
-
-export interface PreparedText {
-  kind: 'text';
-  text: string;
-}
-
-export interface PreparedImage {
-  kind: 'image';
-  part: ImagePart;
-  key: string;
-}
-
-export interface PreparedDocument {
-  kind: 'document';
-  part: DocumentPart;
-  key: string;
-}
-
-/** A stored part as it goes into this request: itself, or a text placeholder that replaced an image/PDF. */
-export type PreparedPart = PreparedText | PreparedImage | PreparedDocument;
-
-export interface PreparedResult {
-  toolUseId: string;
-  toolName: string;
-  isError: boolean;
-  parts: PreparedPart[];
-  /** True for the error result sent in place of a missing one. */
-  synthetic: boolean;
-}
-
-export type PreparedTurn =
-  | { role: 'user'; parts: PreparedPart[] }
-  | {
-      role: 'assistant';
-      message: AssistantMessage;
-      /** The message came from the same wire API: its reasoning signatures and provider data may be echoed. */
-      sameApi: boolean;
-    }
-  /** The results of one assistant turn's tool calls, in call order, one per call. */
-  | { role: 'tool'; results: PreparedResult[] };
-
-export interface PreparedConversation {
-  /** The options' system prompt and every system message, joined by blank lines; undefined when there is none. */
-  system: string | undefined;
-  turns: PreparedTurn[];
-  warnings: SerializeWarning[];
-}
 
 /** Text of the error result sent for a tool call that has none in the conversation. */
 export const MISSING_RESULT_TEXT = 'No result was recorded for this tool call (the turn was interrupted).';

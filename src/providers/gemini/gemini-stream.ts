@@ -18,8 +18,8 @@ import type { AssistantMessage, StopReason } from '../../conversation.js';
 import { argumentsJson } from '../common/argument-depth.js';
 import { DeltaTemplateSet } from '../common/delta-template.js';
 import { MessageBuilder } from '../common/message-builder.js';
+import { asObject } from '../common/response-common.js';
 import { safeJson } from '../common/safe-string.js';
-import { asObject } from '../common/serializer-common.js';
 import type { StreamEvent } from '../common/stream-event.js';
 import {
   isDoneSentinel,
@@ -29,8 +29,8 @@ import {
 } from '../common/surface-parser.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
-import { geminiUsage, mapGeminiFinishReason } from './gemini.js';
 import { PartialArgsAccumulator } from './gemini-partial-args.js';
+import { geminiUsage, mapGeminiFinishReason } from './gemini-response.js';
 
 const API = 'gemini';
 

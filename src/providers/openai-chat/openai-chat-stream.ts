@@ -15,8 +15,8 @@ import type { AssistantMessage, StopReason } from '../../conversation.js';
 import { argumentsJson } from '../common/argument-depth.js';
 import { DeltaTemplateSet } from '../common/delta-template.js';
 import { MessageBuilder } from '../common/message-builder.js';
+import { asObject } from '../common/response-common.js';
 import { safeJson, safeString } from '../common/safe-string.js';
-import { asObject } from '../common/serializer-common.js';
 import type { StreamEvent } from '../common/stream-event.js';
 import {
   isDoneSentinel,
@@ -26,7 +26,7 @@ import {
 } from '../common/surface-parser.js';
 import { ProviderError } from '../transport/provider-error.js';
 import type { SseEvent } from '../transport/sse-parser.js';
-import { mapOpenAIChatFinishReason, openAIChatUsage } from './openai-chat.js';
+import { mapOpenAIChatFinishReason, openAIChatUsage } from './openai-chat-response.js';
 
 const API = 'openai-chat';
 

@@ -1,6 +1,6 @@
 /**
- * OpenAI Chat Completions (`POST /v1/chat/completions`) and the many servers that speak it: request body from a
- * conversation, and a complete (non-streaming) response back into an `AssistantMessage`. Follows
+ * OpenAI Chat Completions (`POST /v1/chat/completions`) and the many servers that speak it: the request body from a
+ * conversation (the response side is openai-chat-response.ts and openai-chat-stream.ts). Follows
  * https://platform.openai.com/docs/api-reference/chat/create and the `ChatCompletionCreateParamsNonStreaming` /
  * `ChatCompletion` types of the openai SDK 7.x.
  *
@@ -12,22 +12,13 @@
  * Reasoning is not echoed (the API has no field for it).
  */
 
-import type {
-  AssistantMessage,
-  Conversation,
-  Message,
-  StopReason,
-  ToolCallBlock,
-  Usage,
-} from '../../conversation.js';
+import type { Conversation, Message, ToolCallBlock } from '../../conversation.js';
 import { PantoError } from '../../errors.js';
 import type { ToolDecl } from '../../tool.js';
-import { argumentsJson } from '../common/argument-depth.js';
-import { type PreparedPart, prepareConversation } from '../common/prepare-conversation.js';
-import { safeString } from '../common/safe-string.js';
+import { prepareConversation } from '../common/prepare-conversation.js';
+import type { PreparedPart } from '../common/prepared.js';
 import type { MediaRef, SerializeOptions, SerializeResult } from '../common/serialize-options.js';
 import {
-  asObject,
   attachmentsLabel,
   countMedia,
   describeAttachments,
@@ -37,12 +28,9 @@ import {
   objectSchema,
   partDataUrl,
   pdfFilename,
-  responseError,
   surfaceCallId,
   surfaceToolName,
   textOf,
-  tokenCount,
-  toolCallBlock,
 } from '../common/serializer-common.js';
 import { thinkingFor } from '../common/thinking.js';
 import type { ModelInfo } from '../model/model-info.js';
@@ -237,89 +225,4 @@ export function toOpenAIChat(
 /** OpenAI rejects tool-call ids longer than 40 characters (other providers' ids can be longer). */
 function chatId(id: string): string {
   return surfaceCallId(id, undefined, 40);
-}
-
-/**
- * An `AssistantMessage` from a complete Chat Completions response (`ChatCompletion`, first choice): text (a refusal
- * becomes text with stop reason `refusal`), tool calls (arguments parsed; text that is not a JSON object gives
- * `input: {}` and `providerData.invalidArguments`; an argument object is taken as is; a call without an id gets
- * `call_<n>`, as in the stream), usage (input tokens exclude cached ones, reported as cache reads)
- * and stop reason (`tool_use` whenever the message calls tools — some compatible servers say `stop`).
- *
- * @throws PantoError `ERR_PROVIDER` for an error object or a body without choices.
- */
-export function parseOpenAIChatResponse(json: unknown): AssistantMessage {
-  const root = asObject(json);
-  const error = asObject(root?.error);
-  if (error)
-    throw responseError('openai-chat', `error response: ${safeString(error.message ?? 'no message')}`);
-  const choice = Array.isArray(root?.choices) ? asObject(root.choices[0]) : undefined;
-  const msg = asObject(choice?.message);
-  if (!root || !msg) throw responseError('openai-chat', 'response has no choices[0].message');
-
-  const content: AssistantMessage['content'] = [];
-  const reasoning = msg.reasoning_content ?? msg.reasoning;
-  if (typeof reasoning === 'string' && reasoning.length > 0)
-    content.push({ type: 'thinking', text: reasoning });
-  if (typeof msg.content === 'string' && msg.content.length > 0)
-    content.push({ type: 'text', text: msg.content });
-  const refusal = typeof msg.refusal === 'string' && msg.refusal.length > 0 ? msg.refusal : undefined;
-  if (refusal !== undefined) content.push({ type: 'text', text: refusal });
-  let missingIds = 0;
-  for (const raw of Array.isArray(msg.tool_calls) ? msg.tool_calls : []) {
-    const call = asObject(raw);
-    const fn = asObject(call?.function);
-    if (!call || !fn) continue;
-    // As the streaming parser: a server that omits ids gets `call_<n>`; Ollama sends `arguments` as an object.
-    const id = typeof call.id === 'string' && call.id !== '' ? call.id : `call_${++missingIds}`;
-    const args = asObject(fn.arguments);
-    const rawArguments = args
-      ? argumentsJson('openai-chat', args)
-      : typeof fn.arguments === 'string'
-        ? fn.arguments
-        : '';
-    content.push(toolCallBlock(id, safeString(fn.name ?? ''), rawArguments));
-  }
-
-  let stopReason = refusal !== undefined ? 'refusal' : mapOpenAIChatFinishReason(choice?.finish_reason);
-  if (content.some((b) => b.type === 'tool_call') && (stopReason === 'end' || stopReason === 'other')) {
-    stopReason = 'tool_use';
-  }
-  const message: AssistantMessage = { role: 'assistant', content, stopReason };
-  if (typeof root.model === 'string' && root.model !== '') message.model = root.model;
-  const usage = asObject(root.usage);
-  if (usage) message.usage = openAIChatUsage(usage);
-  return message;
-}
-
-/** Chat Completions `finish_reason` -> our stop reason (shared with the streaming parser). */
-export function mapOpenAIChatFinishReason(reason: unknown): StopReason {
-  switch (reason) {
-    case 'stop':
-      return 'end';
-    case 'length':
-      return 'max_tokens';
-    case 'tool_calls':
-    case 'function_call':
-      return 'tool_use';
-    case 'content_filter':
-      return 'refusal';
-    default:
-      return 'other';
-  }
-}
-
-/**
- * Chat Completions `usage` -> our usage (shared with the streaming parser): input tokens exclude the cached ones,
- * which are reported as cache reads.
- */
-export function openAIChatUsage(u: Record<string, unknown>): Usage {
-  const prompt = tokenCount(u.prompt_tokens);
-  const cached = tokenCount(asObject(u.prompt_tokens_details)?.cached_tokens);
-  const usage: Usage = {
-    inputTokens: Math.max(0, prompt - cached),
-    outputTokens: tokenCount(u.completion_tokens),
-  };
-  if (cached > 0) usage.cacheReadTokens = cached;
-  return usage;
 }

@@ -15,8 +15,8 @@
 import type { AssistantMessage, StopReason } from '../../conversation.js';
 import { DeltaTemplateSet } from '../common/delta-template.js';
 import { MessageBuilder } from '../common/message-builder.js';
+import { asObject, idOf } from '../common/response-common.js';
 import { safeString } from '../common/safe-string.js';
-import { asObject, idOf } from '../common/serializer-common.js';
 import type { StreamEvent } from '../common/stream-event.js';
 import {
   isDoneSentinel,
@@ -30,7 +30,7 @@ import {
   mapResponsesIncompleteReason,
   openAIResponsesUsage,
   reasoningSignature,
-} from './openai-responses.js';
+} from './openai-responses-response.js';
 
 const API = 'openai-responses';
 

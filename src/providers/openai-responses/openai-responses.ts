@@ -1,6 +1,6 @@
 /**
- * OpenAI Responses API (`POST /v1/responses`): request body from a conversation, and a complete (non-streaming)
- * response back into an `AssistantMessage`. Follows https://platform.openai.com/docs/api-reference/responses/create
+ * OpenAI Responses API (`POST /v1/responses`): the request body from a conversation (the response side is
+ * openai-responses-response.ts and openai-responses-stream.ts). Follows https://platform.openai.com/docs/api-reference/responses/create
  * and the `ResponseCreateParamsNonStreaming` / `Response` types of the openai SDK 7.x.
  *
  * Placement: a tool result is a `function_call_output` item; a text-only result's `output` is its text, a result with
@@ -13,30 +13,22 @@
  * they preceded (with `store: false`, the item needs its `encrypted_content`, which `include` asks for).
  */
 
-import type { AssistantMessage, Conversation, Message, StopReason, Usage } from '../../conversation.js';
+import type { Conversation, Message } from '../../conversation.js';
 import type { ToolDecl } from '../../tool.js';
-import {
-  type PreparedPart,
-  type PreparedResult,
-  prepareConversation,
-} from '../common/prepare-conversation.js';
-import { safeString } from '../common/safe-string.js';
+import { prepareConversation } from '../common/prepare-conversation.js';
+import type { PreparedPart, PreparedResult } from '../common/prepared.js';
+import { asObject } from '../common/response-common.js';
 import type { MediaRef, SerializeOptions, SerializeResult } from '../common/serialize-options.js';
 import {
-  asObject,
   EMPTY_RESULT_TEXT,
   flagError,
-  idOf,
   modelOf,
   objectSchema,
   partDataUrl,
   pdfFilename,
-  responseError,
   surfaceCallId,
   surfaceToolName,
   textOf,
-  tokenCount,
-  toolCallBlock,
 } from '../common/serializer-common.js';
 import { thinkingFor } from '../common/thinking.js';
 import type { ModelInfo } from '../model/model-info.js';
@@ -293,101 +285,4 @@ function reasoningItem(text: string, signature: string | undefined): ResponsesRe
   };
   if (typeof parsed.encrypted_content === 'string') item.encrypted_content = parsed.encrypted_content;
   return item;
-}
-
-/** The thinking-block signature for a Responses `reasoning` item (see the module doc). */
-export function reasoningSignature(id: string, encryptedContent?: string | null): string {
-  return JSON.stringify(
-    typeof encryptedContent === 'string' ? { id, encrypted_content: encryptedContent } : { id },
-  );
-}
-
-/**
- * An `AssistantMessage` from a complete Responses API response (`Response`): `message` items give text (a refusal
- * gives text and stop reason `refusal`), `function_call` items give tool calls (`id` = `call_id`), `reasoning` items
- * give thinking blocks (summary text; `signature` as in the module doc). Status `incomplete` maps to `max_tokens` or
- * `refusal` by its reason, `failed` to `error` with the provider's message. Input tokens exclude cached ones.
- *
- * @throws PantoError `ERR_PROVIDER` for a body that is not a response object.
- */
-export function parseOpenAIResponsesResponse(json: unknown): AssistantMessage {
-  const root = asObject(json);
-  if (!root || !Array.isArray(root.output)) {
-    const error = asObject(root?.error);
-    throw responseError(
-      'openai-responses',
-      error ? `error response: ${safeString(error.message ?? 'no message')}` : 'response has no output array',
-    );
-  }
-  const content: AssistantMessage['content'] = [];
-  let refused = false;
-  let missingIds = 0;
-  for (const raw of root.output) {
-    const item = asObject(raw);
-    if (item?.type === 'message') {
-      for (const c of Array.isArray(item.content) ? item.content : []) {
-        const part = asObject(c);
-        if (part?.type === 'output_text' && typeof part.text === 'string') {
-          content.push({ type: 'text', text: part.text });
-        } else if (part?.type === 'refusal' && typeof part.refusal === 'string') {
-          refused = true;
-          content.push({ type: 'text', text: part.refusal });
-        }
-      }
-    } else if (item?.type === 'function_call') {
-      content.push(
-        toolCallBlock(
-          idOf(item.call_id) ?? idOf(item.id) ?? `call_${++missingIds}`,
-          safeString(item.name ?? ''),
-          typeof item.arguments === 'string' ? item.arguments : '',
-        ),
-      );
-    } else if (item?.type === 'reasoning' && typeof item.id === 'string') {
-      const summary = Array.isArray(item.summary) ? item.summary : [];
-      const text = summary
-        .map((s) => asObject(s)?.text)
-        .filter((t): t is string => typeof t === 'string')
-        .join('\n\n');
-      const encrypted = typeof item.encrypted_content === 'string' ? item.encrypted_content : undefined;
-      content.push({ type: 'thinking', text, signature: reasoningSignature(item.id, encrypted) });
-    }
-  }
-
-  const message: AssistantMessage = { role: 'assistant', content, stopReason: 'end' };
-  const incomplete = asObject(root.incomplete_details)?.reason;
-  if (root.status === 'failed') {
-    message.stopReason = 'error';
-    message.errorMessage = safeString(asObject(root.error)?.message ?? 'response failed');
-  } else if (root.status === 'incomplete') {
-    message.stopReason = mapResponsesIncompleteReason(incomplete);
-  } else if (refused) {
-    message.stopReason = 'refusal';
-  } else if (content.some((b) => b.type === 'tool_call')) {
-    message.stopReason = 'tool_use';
-  }
-  if (typeof root.model === 'string' && root.model !== '') message.model = root.model;
-  const usage = asObject(root.usage);
-  if (usage) message.usage = openAIResponsesUsage(usage);
-  return message;
-}
-
-/** An `incomplete_details.reason` -> our stop reason (shared with the streaming parser). */
-export function mapResponsesIncompleteReason(reason: unknown): StopReason {
-  if (reason === 'content_filter') return 'refusal';
-  if (reason === 'max_output_tokens') return 'max_tokens';
-  return 'other';
-}
-
-/**
- * Responses `usage` -> our usage (shared with the streaming parser): input tokens exclude the cached ones, which are
- * reported as cache reads.
- */
-export function openAIResponsesUsage(u: Record<string, unknown>): Usage {
-  const cached = tokenCount(asObject(u.input_tokens_details)?.cached_tokens);
-  const usage: Usage = {
-    inputTokens: Math.max(0, tokenCount(u.input_tokens) - cached),
-    outputTokens: tokenCount(u.output_tokens),
-  };
-  if (cached > 0) usage.cacheReadTokens = cached;
-  return usage;
 }
