@@ -4,16 +4,10 @@
  */
 
 // Agent loop, tool dispatch, user content
-export {
-  Agent,
-  type AgentOptions,
-  type AgentRequestOptions,
-  type CompactOutcome,
-  type RunOptions,
-  type SetModelOptions,
-} from './agent/agent.js';
+export { Agent, type RunOptions, type SetModelOptions } from './agent/agent.js';
 export {
   type AgentCompactionOptions,
+  type CompactOutcome,
   type ProviderSummarizerOptions,
   providerSummarizer,
   SUMMARY_SYSTEM,
@@ -27,6 +21,7 @@ export type {
   AgentWarning,
   AgentWarningCode,
 } from './agent/agent-events.js';
+export type { AgentOptions, AgentRequestOptions } from './agent/agent-options.js';
 export { isContextOverflow, statedContextWindow } from './agent/context-overflow.js';
 export { STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from './agent/steering.js';
 export type { UsageTotals } from './agent/usage-totals.js';

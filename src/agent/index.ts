@@ -1,13 +1,7 @@
-export {
-  Agent,
-  type AgentOptions,
-  type AgentRequestOptions,
-  type CompactOutcome,
-  type RunOptions,
-  type SetModelOptions,
-} from './agent.js';
+export { Agent, type RunOptions, type SetModelOptions } from './agent.js';
 export {
   type AgentCompactionOptions,
+  type CompactOutcome,
   type ProviderSummarizerOptions,
   providerSummarizer,
   SUMMARY_SYSTEM,
@@ -21,6 +15,7 @@ export type {
   AgentWarning,
   AgentWarningCode,
 } from './agent-events.js';
+export type { AgentOptions, AgentRequestOptions } from './agent-options.js';
 export { isContextOverflow, statedContextWindow } from './context-overflow.js';
 export { STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from './steering.js';
 export type { UsageTotals } from './usage-totals.js';
