@@ -36,7 +36,11 @@ export interface AgentOptions {
    * so constructing the agent parses nothing the conversation did not need (see `Agent.usage` for the errors).
    */
   session?: SessionLog;
-  /** Starting history when there is no session. Copied. */
+  /**
+   * Starting history when there is no session. Copied; its images/PDFs are checked against their bytes once (a wrong
+   * `mediaType` or size is corrected, unusable data becomes a placeholder with an `unsupported-input` warning to
+   * `onEvent`; see handed-in-history.ts).
+   */
   messages?: readonly Message[];
   system?: string;
   /** Most model requests per `prompt`/`continue`. Default 50. */

@@ -73,6 +73,7 @@ import {
   checkThinking,
   modelFor,
 } from './agent-options.js';
+import { takeHandedInHistory } from './handed-in-history.js';
 import { abortError, requestTurn, type TurnContext } from './request-turn.js';
 import { runToolCalls, type ToolTurnContext } from './tool-turn.js';
 import { UsageMeter, withSaneUsage } from './usage-meter.js';
@@ -130,9 +131,10 @@ export class Agent {
     this.#model = checked.model;
     this.tools = options.tools ?? new StaticToolSource([], 'none');
     this.session = options.session;
-    this.#messages = options.session
-      ? [...options.session.conversation.messages]
-      : [...(options.messages ?? [])];
+    if (options.onEvent) this.#listeners.add(options.onEvent);
+    // A session's parts passed its entry checks; a handed-in history's are checked here, once.
+    const handedIn = options.session ? undefined : takeHandedInHistory(options.messages ?? []);
+    this.#messages = handedIn?.messages ?? [...(options.session?.conversation.messages ?? [])];
     // A resumed or handed-in history may be compacted already; its recorded usage is not trusted.
     this.#usageFloor = this.#messages.length;
     this.#system = options.system;
@@ -150,7 +152,7 @@ export class Agent {
     else for (const m of this.#messages) this.#usage.count(m);
     this.#workspaceRoot = options.workspaceRoot;
     this.#concurrency = checked.concurrency;
-    if (options.onEvent) this.#listeners.add(options.onEvent);
+    for (const warning of handedIn?.warnings ?? []) this.#warn(warning);
   }
 
   /** The provider requests go to (changed by `setModel` with a provider). */

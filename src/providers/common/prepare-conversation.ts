@@ -7,9 +7,6 @@
 import type {
   AssistantMessage,
   Conversation,
-  DocumentPart,
-  ImageMediaType,
-  ImagePart,
   Message,
   StoredPart,
   ToolCallBlock,
@@ -315,26 +312,13 @@ function cleanAssistant(message: AssistantMessage): {
   return { message: changed ? { ...message, content } : message, textBytes };
 }
 
-/**
- * Whether `data` is standard, padded base64 (the `ImagePart.data` / `DocumentPart.data` contract). A character-class
- * scan and index checks: a whole-string regex with a repeated group overflows the regex stack on multi-megabyte data.
- */
-function isBase64(data: string): boolean {
-  if (data.length % 4 !== 0 || /[^A-Za-z0-9+/=]/.test(data)) return false;
-  const pad = data.indexOf('=');
-  return pad === -1 || pad === data.length - 1 || (pad === data.length - 2 && data.endsWith('='));
-}
-
 type CheckedPart = { part: StoredPart } | { rejected: string; noun: string };
 
-/** Verdicts on stored image/PDF parts, checked once per part object and data string. */
-const checkedMedia = new WeakMap<object, { data: unknown; mediaType: unknown; verdict: CheckedPart }>();
-
 /**
- * A stored part as it can be sent, or why it cannot: text with lone surrogates replaced; an image whose bytes are PNG,
- * JPEG, GIF or WebP (its `mediaType` corrected from the bytes when it lies — the APIs reject a mismatch); a PDF whose
- * bytes start with `%PDF-`; base64 written another common way rewritten to the standard padded form
- * (`standardBase64`). Empty data, data that is not base64, and parts of unknown shape are rejected. A request never fails because a tool or a restored session stored a malformed part.
+ * A stored part as it can be sent, or why it cannot: text with lone surrogates replaced; an image or PDF whose `data`
+ * is a non-empty string and whose `mediaType` is a string. The bytes are not looked at: a stored part was checked
+ * where it entered the conversation (the media pipeline, the session loader, the Agent's handed-in history; see
+ * media/stored-media.ts). A part of unknown shape is rejected, so a request never fails on a malformed part.
  */
 function checkPart(raw: unknown): CheckedPart {
   if (typeof raw !== 'object' || raw === null) {
@@ -352,99 +336,11 @@ function checkPart(raw: unknown): CheckedPart {
       rejected: `its type ${JSON.stringify(part.type) ?? 'undefined'} is not text, image or document`,
     };
   }
-  const cached = checkedMedia.get(raw);
-  if (cached !== undefined && cached.data === part.data && cached.mediaType === part.mediaType) {
-    return cached.verdict;
-  }
-  const verdict = checkMedia(raw as ImagePart | DocumentPart, part.type);
-  checkedMedia.set(raw, { data: part.data, mediaType: part.mediaType, verdict });
-  return verdict;
-}
-
-function checkMedia(part: ImagePart | DocumentPart, noun: 'image' | 'document'): CheckedPart {
-  const stored: unknown = part.data;
-  if (typeof stored !== 'string') return { noun, rejected: 'its data is not a string' };
-  if (stored.length === 0) return { noun, rejected: 'its data is empty' };
-  const data = isBase64(stored) ? stored : standardBase64(stored);
-  if (data === undefined) return { noun, rejected: 'its data is not valid base64' };
-  if (noun === 'document') {
-    if (!data.startsWith('JVBERi0')) return { noun, rejected: 'its data is not a PDF file' };
-    if (data === stored && part.mediaType === 'application/pdf') return { part };
-    return { part: { ...(part as unknown as DocumentPart), data, mediaType: 'application/pdf' } };
-  }
-  const image = part as ImagePart;
-  const mediaType = sniffImage(data);
-  if (mediaType === undefined) return { noun, rejected: 'its data is not a PNG, JPEG, GIF or WebP image' };
-  // The side limits (Anthropic 8000 px, 2000 px with more than 20 images) are checked on width/height: the header's.
-  const size = imageSize(data, mediaType);
-  const width = size?.width ?? image.width;
-  const height = size?.height ?? image.height;
-  if (data === stored && mediaType === image.mediaType && width === image.width && height === image.height) {
-    return { part };
-  }
-  return { part: { ...image, data, mediaType, width, height } };
-}
-
-/**
- * Width and height from an image's header: PNG `IHDR`, GIF screen descriptor, WebP `VP8 ` / `VP8L` / `VP8X`, JPEG
- * start-of-frame (looked for in the first 64 KiB). Undefined when the header does not say.
- */
-function imageSize(data: string, type: ImageMediaType): { width: number; height: number } | undefined {
-  const head = Buffer.from(data.slice(0, type === 'image/jpeg' ? 87_384 : 40), 'base64');
-  if (type === 'image/png' && head.length >= 24) {
-    return { width: head.readUInt32BE(16), height: head.readUInt32BE(20) };
-  }
-  if (type === 'image/gif' && head.length >= 10) {
-    return { width: head.readUInt16LE(6), height: head.readUInt16LE(8) };
-  }
-  if (type === 'image/webp' && head.length >= 30) {
-    const chunk = head.toString('latin1', 12, 16);
-    if (chunk === 'VP8X') return { width: 1 + head.readUIntLE(24, 3), height: 1 + head.readUIntLE(27, 3) };
-    if (chunk === 'VP8L') {
-      const bits = head.readUInt32LE(21);
-      return { width: 1 + (bits & 0x3fff), height: 1 + ((bits >>> 14) & 0x3fff) };
-    }
-    if (chunk === 'VP8 ')
-      return { width: head.readUInt16LE(26) & 0x3fff, height: head.readUInt16LE(28) & 0x3fff };
-    return undefined;
-  }
-  if (type === 'image/jpeg') {
-    let o = 2;
-    while (o + 9 < head.length && head[o] === 0xff) {
-      const marker = head[o + 1] as number;
-      if (marker === 0xff) {
-        o++;
-        continue;
-      }
-      const sof = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
-      if (sof) return { width: head.readUInt16BE(o + 7), height: head.readUInt16BE(o + 5) };
-      o += 2 + head.readUInt16BE(o + 2);
-    }
-  }
-  return undefined;
-}
-
-/**
- * Base64 written another common way, as the standard padded form the APIs take, or undefined: a `data:…;base64,`
- * prefix, line breaks or spaces (MIME), the URL-safe alphabet, missing padding.
- */
-function standardBase64(data: string): string | undefined {
-  let out = data.replace(/^data:[^,]*;base64,/, '').replace(/\s+/g, '');
-  if (/[-_]/.test(out)) out = out.replace(/-/g, '+').replace(/_/g, '/');
-  if (out.length % 4 === 1) return undefined;
-  if (out.length % 4 !== 0 && !out.endsWith('=')) out = out.padEnd(out.length + 4 - (out.length % 4), '=');
-  return out.length > 0 && isBase64(out) ? out : undefined;
-}
-
-/** The image type of base64 data from its first bytes (magic numbers), or undefined. */
-function sniffImage(data: string): ImageMediaType | undefined {
-  const head = Buffer.from(data.slice(0, 16), 'base64');
-  if (head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47) return 'image/png';
-  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
-  if (head.toString('latin1', 0, 4) === 'GIF8') return 'image/gif';
-  if (head.toString('latin1', 0, 4) === 'RIFF' && head.toString('latin1', 8, 12) === 'WEBP')
-    return 'image/webp';
-  return undefined;
+  if (typeof part.data !== 'string') return { noun: part.type, rejected: 'its data is not a string' };
+  if (part.data.length === 0) return { noun: part.type, rejected: 'its data is empty' };
+  if (typeof part.mediaType !== 'string')
+    return { noun: part.type, rejected: 'its mediaType is not a string' };
+  return { part: raw as StoredPart };
 }
 
 /** OpenAI Responses: `input_text.text` and a `function_call_output`'s string `output` hold at most 10 MiB characters. */
