@@ -118,6 +118,7 @@ export {
   type McpHttpServer,
   type McpHttpServerConfig,
   type McpHttpServerOptions,
+  type McpLeftOutTool,
   type McpLogEntry,
   type McpLogger,
   type McpServerConfig,

@@ -39,6 +39,7 @@ import type { McpResourceContents } from './mcp-result.js';
 import { type ClientSdk, clientSdk, loadedClientSdk } from './mcp-sdk.js';
 import { OrderedTransport } from './ordered-transport.js';
 import { progressGate } from './progress-gate.js';
+import { onceCoded } from './rpc-error-text.js';
 import { clipServerText } from './server-text.js';
 
 /** A line for the host's log: a server's stderr, its `notifications/message`, lifecycle events. */
@@ -379,7 +380,7 @@ export class McpConnection {
   /** Why the connection ended, for messages: the transport's last error and the server's last stderr lines. */
   #explain(err: unknown): string {
     const parts: string[] = [];
-    if (err !== undefined) parts.push(errorMessage(err));
+    if (err !== undefined) parts.push(onceCoded(errorMessage(err)));
     else parts.push('the connection closed (the server exited or dropped it)');
     if (this.#lastTransportError && !parts.includes(this.#lastTransportError))
       parts.push(this.#lastTransportError);
@@ -463,7 +464,7 @@ export class McpConnection {
       if (isMcpError(err, 'ConnectionClosed')) {
         throw new Error(`MCP server '${this.name}' stopped during the call: ${this.#explain(undefined)}`);
       }
-      let message = errorMessage(err);
+      let message = onceCoded(errorMessage(err));
       // The SDK's own message can hide the cause ("Error POSTing to endpoint: null" for an error body cut short). A
       // cut during this call is named; with concurrent calls on one connection it may have been another call's.
       const cause = this.#lastCut;

@@ -16,7 +16,6 @@ import { fileURLToPath } from 'node:url';
 import type * as ClientIndex from '@modelcontextprotocol/sdk/client/index.js';
 import type * as ClientHttp from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type * as ServerIndex from '@modelcontextprotocol/sdk/server/index.js';
-import type * as ServerHttp from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type * as Types from '@modelcontextprotocol/sdk/types.js';
 import type * as ClientStdio from './stdio-client-transport.js';
 import type * as ServerStdio from './stdio-server-transport.js';
@@ -44,8 +43,9 @@ export interface ServerSdk {
 /** What `serveMcpStdio` / `serveMcpHttp` use besides the server. */
 export interface ServeSdk {
   StdioServerTransport: typeof ServerStdio.StdioServerTransport;
-  StreamableHTTPServerTransport: typeof ServerHttp.StreamableHTTPServerTransport;
   isInitializeRequest: typeof Types.isInitializeRequest;
+  JSONRPCMessageSchema: typeof Types.JSONRPCMessageSchema;
+  SUPPORTED_PROTOCOL_VERSIONS: readonly string[];
 }
 
 let clientLoading: Promise<ClientSdk> | undefined;
@@ -122,13 +122,13 @@ export function serverSdkSync(): ServerSdk {
 export function serveSdk(): Promise<ServeSdk> {
   serveLoading ??= Promise.all([
     import('./stdio-server-transport.js'),
-    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
     serverSdk(),
-  ]).then(([stdio, http, types]) => ({
+  ]).then(([stdio, types]) => ({
     StdioServerTransport: stdio.StdioServerTransport,
-    StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
     isInitializeRequest: types.isInitializeRequest,
+    JSONRPCMessageSchema: types.JSONRPCMessageSchema,
+    SUPPORTED_PROTOCOL_VERSIONS: types.SUPPORTED_PROTOCOL_VERSIONS,
   }));
   return serveLoading;
 }

@@ -17,6 +17,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidLineError, LineBuffer } from './line-buffer.js';
+import { plainError } from './rpc-error-text.js';
 
 /** Per output stream, the sessions to end when it fails; one `error` listener per stream, however many sessions. */
 const errorEnds = new WeakMap<NodeJS.WritableStream, Set<() => void>>();
@@ -75,7 +76,7 @@ export class StdioServerTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('Not connected'));
     if ('id' in message && !('method' in message)) this.#running.delete(JSON.stringify(message.id));
-    const written = this.#stdout.write(`${JSON.stringify(message)}\n`);
+    const written = this.#stdout.write(`${JSON.stringify(plainError(message))}\n`);
     if (written && !this.#stdout.writableNeedDrain) return Promise.resolve();
     return this.#backedUp();
   }
