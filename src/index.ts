@@ -97,6 +97,7 @@ export {
   type McpHttpServer,
   type McpHttpServerConfig,
   type McpHttpServerOptions,
+  type McpLeftOutTool,
   type McpLogEntry,
   type McpLogger,
   type McpServerConfig,
