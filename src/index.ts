@@ -234,13 +234,7 @@ export { ProviderError, type ProviderStall } from './providers/transport/provide
 export type { RetryOptions } from './providers/transport/retry-policy.js';
 export { type SseEvent, SseParser } from './providers/transport/sse-parser.js';
 // Session log
-export { isFileTextPart, type TextInFileOptions } from './session/file-text.js';
-export {
-  type LoadedSession,
-  type LoadSessionOptions,
-  loadSession,
-  type SessionWarning,
-} from './session/load-session.js';
+export { type LoadedSession, type LoadSessionOptions, loadSession } from './session/load-session.js';
 export {
   type CompactionEntry,
   type CustomEntry,
@@ -257,6 +251,7 @@ export {
   type SessionLineRef,
 } from './session/session-index.js';
 export { type CreateSessionOptions, SessionLog, type SessionLogOptions } from './session/session-log.js';
+export type { SessionWarning } from './session/session-warnings.js';
 // Tools
 export {
   defineTool,

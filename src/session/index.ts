@@ -1,7 +1,5 @@
-export type { TextInFileOptions } from './file-text.js';
-export { isFileTextPart } from './file-text.js';
 export type { JsonlReadOptions } from './jsonl-reader.js';
-export type { LoadedSession, LoadSessionOptions, SessionWarning } from './load-session.js';
+export type { LoadedSession, LoadSessionOptions } from './load-session.js';
 export { loadSession } from './load-session.js';
 export type {
   CompactionEntry,
@@ -16,3 +14,4 @@ export type { ParsedRun, SessionIndex, SessionIndexOptions, SessionLineRef } fro
 export { openSessionIndex } from './session-index.js';
 export type { CompactionInput, CreateSessionOptions, SessionLogOptions } from './session-log.js';
 export { SessionLog } from './session-log.js';
+export type { SessionWarning } from './session-warnings.js';

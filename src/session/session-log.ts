@@ -27,16 +27,10 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, truncateSync, writeSync } from 'node:fs';
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { mentionsCompaction } from './compaction-probe.js';
 import { FileLock } from './file-lock.js';
-import { adoptTextIdentity, type SessionText } from './file-text.js';
 import type { TornLine } from './jsonl-reader.js';
-import {
-  type EagerState,
-  type LoadSessionOptions,
-  readEagerly,
-  readUncompacted,
-  type SessionWarning,
-} from './load-session.js';
+import { type EagerState, type LoadSessionOptions, readEagerly } from './load-session.js';
 import {
   type ConversationView,
   type LazyEntries,
@@ -52,14 +46,15 @@ import {
   type SessionEntry,
   type SessionHeader,
 } from './session-entry.js';
+import { adoptFileIdentity, openSessionIndex, type ParsedRun, type SessionIndex } from './session-index.js';
+import type { SessionWarning } from './session-warnings.js';
 import {
-  adoptFileIdentity,
-  openSessionIndex,
-  type ParsedRun,
-  type SessionIndex,
-  type SessionIndexOptions,
-} from './session-index.js';
-import { jsonProblem, messageJsonProblem, messageProblem, tooDeep } from './validate-entry.js';
+  jsonProblem,
+  messageJsonProblem,
+  messageProblem,
+  nestingProblem,
+  tooDeep,
+} from './validate-entry.js';
 
 export interface SessionLogOptions extends LoadSessionOptions {
   /** fsync the file after every append (default false). */
@@ -243,8 +238,6 @@ export class SessionLog {
   #leafId: string | null;
   #view: ConversationView;
   #model: string | undefined;
-  /** The file the conversation's file-backed texts read from (told about this log's own writes); null if none. */
-  #text: SessionText | null = null;
 
   private constructor(
     init: OpenedForAppend & {
@@ -331,15 +324,10 @@ export class SessionLog {
     const lock = FileLock.acquire(path);
     let fd: number | undefined;
     try {
-      if (options.eager) return SessionLog.#fromEager(path, await readEagerly(path, options), options, lock);
       // No compaction in sight: one pass parsing every line is the fastest open (see loadSession).
-      const whole = await readUncompacted(path, options);
-      if (whole) return SessionLog.#fromEager(path, whole, options, lock);
-      const indexOptions: SessionIndexOptions = {};
-      if (options.chunkBytes !== undefined) indexOptions.chunkBytes = options.chunkBytes;
-      if (options.maxLineBytes !== undefined) indexOptions.maxLineBytes = options.maxLineBytes;
-      if (options.textInFile !== undefined) indexOptions.textInFile = options.textInFile;
-      const index = await openSessionIndex(path, indexOptions);
+      if (options.eager || !(await mentionsCompaction(path)))
+        return SessionLog.#fromEager(path, await readEagerly(path, options), options, lock);
+      const index = await openSessionIndex(path, options);
       const known: ParsedRun[] = [];
       const view = index.conversationView(known);
       const opened = openForAppend(path, index.header, index, [], options.fsync ?? false, lock);
@@ -383,9 +371,6 @@ export class SessionLog {
       model,
     });
     log.#all = entries;
-    log.#text = state.text;
-    // The repairs just made (a torn tail cut, a newline written) are this log's own writes.
-    log.#adopt(opened.fd);
     return log;
   }
 
@@ -658,6 +643,9 @@ export class SessionLog {
   #writeLine(value: SessionHeader | SessionEntry): void {
     const fd = this.#fd;
     if (fd === null) throw invalid(`session log ${this.path} is closed`);
+    // What a load would refuse is never written.
+    const deep = nestingProblem(value, `the ${value.type} entry`);
+    if (deep) throw invalid(`${this.path}: cannot append: ${deep}`);
     let text: string;
     try {
       text = JSON.stringify(value);
@@ -687,11 +675,9 @@ export class SessionLog {
 
   /** After this log's own write: later lazy reads expect the file as it is now (see the module comment). */
   #adopt(fd: number): void {
-    if (this.#index === null && this.#text === null) return;
+    if (this.#index === null) return;
     try {
-      const st = fstatSync(fd);
-      if (this.#index !== null) adoptFileIdentity(this.#index, st);
-      if (this.#text !== null) adoptTextIdentity(this.#text, st);
+      adoptFileIdentity(this.#index, fstatSync(fd));
     } catch {
       // fstat of an open descriptor does not fail in practice; if it did, the next lazy read reports the change
     }
