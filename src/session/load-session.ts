@@ -94,50 +94,93 @@ export interface EagerState {
   headerMissing: boolean;
 }
 
-/** Read and check every line of a session file now (`eager: true`, or a file with no compaction). See `loadSession`. */
-export async function readEagerly(path: string, options: LoadSessionOptions): Promise<EagerState> {
-  let header: SessionHeader | undefined;
-  const entries: SessionEntry[] = [];
+/**
+ * The checks and the tree of a session read line by line, every line parsed (the one-pass and eager loads; a store
+ * reading all of a session's rows). `where` names the source in errors (`where:line: problem`).
+ */
+export class EntryCollector {
+  header: SessionHeader | undefined;
+  readonly entries: SessionEntry[] = [];
+  readonly byId = new Map<string, SessionEntry>();
   /** The line of each entry (for an error found after reading: a compaction that keeps from off its branch). */
-  const lineNumbers: number[] = [];
-  const byId = new Map<string, SessionEntry>();
+  readonly #lineNumbers: number[] = [];
   // The previous entry's id: a parent equal to it is known to be earlier without a lookup. `linear` stays true while
   // every entry's parent is the entry before it (the common, unbranched file): the branch is then `entries` itself.
-  let prevId: string | null = null;
-  let linear = true;
-  const read = await readJsonl(
-    path,
-    (value, line, text) => {
-      if (header === undefined) {
-        const problem = readableHeaderProblem(value);
-        if (problem) throw formatError(path, line, problem);
-        header = value as SessionHeader;
-        return;
+  #prevId: string | null = null;
+  #linear = true;
+
+  constructor(readonly where: string) {}
+
+  /** One parsed line (`text` as parsed): the header first, then entries. Throws `ERR_SESSION_FORMAT`. */
+  add(value: unknown, line: number, text: string): void {
+    const where = this.where;
+    if (this.header === undefined) {
+      const problem = readableHeaderProblem(value);
+      if (problem) throw formatError(where, line, problem);
+      this.header = value as SessionHeader;
+      return;
+    }
+    const problem = entryProblem(value);
+    if (problem) throw formatError(where, line, problem);
+    const entry = value as SessionEntry;
+    // A line that begins in SessionLog's form but repeats a key is refused, as the index refuses it (leading-fields.ts).
+    const repeated = repeatedKeyProblem(text, entry);
+    if (repeated) throw formatError(where, line, repeated);
+    const { id, parentId } = entry;
+    // One hash operation per entry: an id already present leaves the size unchanged (and fails the load).
+    const known = this.byId.size;
+    this.byId.set(id, entry);
+    if (this.byId.size === known) throw formatError(where, line, `duplicate entry id ${id}`);
+    if (parentId !== this.#prevId) {
+      this.#linear = false;
+      if (parentId !== null && (parentId === id || !this.byId.has(parentId))) {
+        throw formatError(where, line, `parentId ${parentId} does not name an earlier entry`);
       }
-      const problem = entryProblem(value);
-      if (problem) throw formatError(path, line, problem);
-      const entry = value as SessionEntry;
-      // A line that begins in SessionLog's form but repeats a key is refused, as the index refuses it (leading-fields.ts).
-      const repeated = repeatedKeyProblem(text, entry);
-      if (repeated) throw formatError(path, line, repeated);
-      const id = entry.id;
-      const parentId = entry.parentId;
-      // One hash operation per entry: an id already present leaves the size unchanged (and fails the load).
-      const known = byId.size;
-      byId.set(id, entry);
-      if (byId.size === known) throw formatError(path, line, `duplicate entry id ${id}`);
-      if (parentId !== prevId) {
-        linear = false;
-        if (parentId !== null && (parentId === id || !byId.has(parentId))) {
-          throw formatError(path, line, `parentId ${parentId} does not name an earlier entry`);
-        }
-      }
-      prevId = id;
-      entries.push(entry);
-      lineNumbers.push(line);
-    },
-    options,
-  );
+    }
+    this.#prevId = id;
+    this.entries.push(entry);
+    this.#lineNumbers.push(line);
+  }
+
+  /** The session the lines make (`warnings` pushed to; a new header when there was none). */
+  session(warnings: SessionWarning[]): {
+    session: LoadedSession & { entries: SessionEntry[] };
+    view: ConversationView;
+    headerMissing: boolean;
+  } {
+    const { entries, byId, where } = this;
+    const headerMissing = this.header === undefined;
+    // Nothing parsed: an empty file, blank lines, or a first line cut short by a crash before the header was written.
+    const header = this.header ?? headerlessSession(where, warnings);
+    const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
+    const branch = this.#linear ? entries : pathToLeaf(byId, leafId);
+    const model = currentModel(branch, header.model);
+    const view = resolveConversation(branch, (compaction) =>
+      formatError(
+        where,
+        this.#lineNumbers[entries.indexOf(compaction)] ?? 0,
+        `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
+      ),
+    );
+    return {
+      session: {
+        header,
+        entries,
+        conversation: { messages: view.messages },
+        leafId,
+        ...(model === undefined ? {} : { model }),
+        warnings,
+      },
+      view,
+      headerMissing,
+    };
+  }
+}
+
+/** Read and check every line of a session file now (`eager: true`, or a file with no compaction). See `loadSession`. */
+export async function readEagerly(path: string, options: LoadSessionOptions): Promise<EagerState> {
+  const collector = new EntryCollector(path);
+  const read = await readJsonl(path, (value, line, text) => collector.add(value, line, text), options);
   const warnings: SessionWarning[] = read.emptyLines.map((run) => ({
     kind: 'empty_line',
     line: run.line,
@@ -156,33 +199,8 @@ export async function readEagerly(path: string, options: LoadSessionOptions): Pr
       message: `${path}: last line has no trailing newline; loaded`,
     });
   }
-  const headerMissing = header === undefined;
-  // Nothing parsed: an empty file, blank lines, or a first line cut short by a crash before the header was written.
-  if (header === undefined) header = headerlessSession(path, warnings);
-  const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
-  const branch = linear ? entries : pathToLeaf(byId, leafId);
-  const model = currentModel(branch, header.model);
-  const view = resolveConversation(branch, (compaction) =>
-    formatError(
-      path,
-      lineNumbers[entries.indexOf(compaction)] ?? 0,
-      `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
-    ),
-  );
-  return {
-    session: {
-      header,
-      entries,
-      conversation: { messages: view.messages },
-      leafId,
-      ...(model === undefined ? {} : { model }),
-      warnings,
-    },
-    byId,
-    view,
-    read,
-    headerMissing,
-  };
+  const { session, view, headerMissing } = collector.session(warnings);
+  return { session, byId: collector.byId, view, read, headerMissing };
 }
 
 /** A lazily loaded session: `entries` reads the index's remaining lines on first access (see `LoadedSession`). */

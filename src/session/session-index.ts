@@ -231,10 +231,16 @@ export class IndexScan {
     this.#addParsed(line, offset, bytes.length, parseBytes(this.path, line, bytes, this.onInvalidUtf8));
   }
 
-  /** The leading fields a line (after the header) begins with, from its first bytes; else undefined. */
+  /**
+   * The leading fields a line (after the header) begins with, from its first bytes; else undefined. The first 128
+   * bytes hold them for ids of up to ~40 characters; the index looks at up to LEADING_BYTES when they do not.
+   */
   #lead(bytes: Buffer): LeadingFields | undefined {
     if (this.header === undefined) return undefined;
-    return leadingFields(latin1(bytes, Math.min(bytes.length, LEADING_BYTES)));
+    const previous = this.ids[this.ids.length - 1];
+    const lead = leadingFields(latin1(bytes, Math.min(bytes.length, 128)), previous);
+    if (lead !== undefined || bytes.length <= 128) return lead;
+    return leadingFields(latin1(bytes, Math.min(bytes.length, LEADING_BYTES)), previous);
   }
 
   /** The last line, without a newline: loaded when it parses, else torn (skipped) when a crash can have left it. */

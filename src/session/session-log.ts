@@ -32,6 +32,14 @@ import { FileLock } from './file-lock.js';
 import type { TornLine } from './jsonl-reader.js';
 import { type EagerState, type LoadSessionOptions, readEagerly } from './load-session.js';
 import {
+  type CompactionInput,
+  compactionEntry,
+  customEntry,
+  invalid,
+  messageEntry,
+  modelChangeEntry,
+} from './new-entries.js';
+import {
   type ConversationView,
   type LazyEntries,
   modelOnBranch,
@@ -48,13 +56,8 @@ import {
 } from './session-entry.js';
 import { adoptFileIdentity, openSessionIndex, type ParsedRun, type SessionIndex } from './session-index.js';
 import type { SessionWarning } from './session-warnings.js';
-import {
-  jsonProblem,
-  messageJsonProblem,
-  messageProblem,
-  nestingProblem,
-  tooDeep,
-} from './validate-entry.js';
+import type { SessionWriter } from './session-writer.js';
+import { nestingProblem, tooDeep } from './validate-entry.js';
 
 export interface SessionLogOptions extends LoadSessionOptions {
   /** fsync the file after every append (default false). */
@@ -68,31 +71,6 @@ export interface CreateSessionOptions extends SessionLogOptions {
   workspace?: string;
   /** Session id (default: 16 random hex digits). */
   id?: string;
-}
-
-/**
- * What `appendCompaction` records; `compact()` returns it as `compaction` (its `CompactionRecord`, the same shape —
- * compaction/ and session/ import nothing from each other; test/compaction/compaction-record.test-d.ts keeps the two
- * identical). `firstKeptIndex` and `messageCountBefore` refer to the conversation that was compacted, which must be
- * this log's `conversation`.
- */
-export interface CompactionInput {
-  summary: string;
-  /** Messages that replace `messages[0 .. firstKeptIndex)` (kept system messages, then the summary message). */
-  replacement: Message[];
-  firstKeptIndex: number;
-  messageCountBefore: number;
-  tokensBefore: number;
-  tokensAfter: number;
-}
-
-function invalid(message: string): PantoError {
-  return new PantoError('ERR_INVALID_ARGUMENT', message);
-}
-
-function checkMessage(message: Message, where: string): void {
-  const problem = messageProblem(message, where) ?? messageJsonProblem(message, where);
-  if (problem) throw invalid(`cannot append: ${problem}`);
 }
 
 /** The entries a file held when a log opened it, by position in file order: parsed on demand, or all in memory. */
@@ -213,7 +191,7 @@ function openForAppend(
   return { path, header, warnings, fsync, lock, fd, size };
 }
 
-export class SessionLog {
+export class SessionLog implements SessionWriter {
   readonly path: string;
   readonly header: SessionHeader;
   /** What loading reported (in line order; live after a lazy open, see `warnings`). */
@@ -444,8 +422,7 @@ export class SessionLog {
 
   /** Append one message. Returns the entry written. */
   appendMessage(message: Message): MessageEntry {
-    checkMessage(message, 'message');
-    const entry: MessageEntry = { type: 'message', ...this.#base(), message };
+    const entry = messageEntry(message, this.#base());
     this.#append(entry);
     this.#view.messages.push(message);
     this.#view.entryIds.push(entry.id);
@@ -457,16 +434,7 @@ export class SessionLog {
    * Throws `ERR_INVALID_ARGUMENT` for an empty model id or non-string `api`/`provider`.
    */
   appendModelChange(change: { model: string; api?: string; provider?: string }): ModelChangeEntry {
-    if (change === null || typeof change !== 'object') throw invalid('model change must be an object');
-    if (typeof change.model !== 'string' || change.model === '')
-      throw invalid('model change: model must be a non-empty string');
-    const entry: ModelChangeEntry = { type: 'model_change', ...this.#base(), model: change.model };
-    for (const key of ['api', 'provider'] as const) {
-      const v = change[key];
-      if (v === undefined) continue;
-      if (typeof v !== 'string') throw invalid(`model change: ${key} must be a string`);
-      entry[key] = v;
-    }
+    const entry = modelChangeEntry(change, this.#base());
     this.#append(entry);
     this.#model = entry.model;
     return entry;
@@ -474,12 +442,7 @@ export class SessionLog {
 
   /** Append a host event (not part of the conversation). `data` must be plain JSON. */
   appendCustom(customType: string, data: unknown): CustomEntry {
-    if (typeof customType !== 'string' || customType === '')
-      throw invalid('customType must be a non-empty string');
-    if (data === undefined) throw invalid('custom entry data must be a JSON value (got undefined)');
-    const problem = jsonProblem(data, 'data');
-    if (problem) throw invalid(`cannot append: ${problem}`);
-    const entry: CustomEntry = { type: 'custom', ...this.#base(), customType, data };
+    const entry = customEntry(customType, data, this.#base());
     this.#append(entry);
     return entry;
   }
@@ -490,49 +453,14 @@ export class SessionLog {
    * record does not fit the current conversation.
    */
   appendCompaction(record: CompactionInput): CompactionEntry {
-    const { messages, entryIds } = this.#view;
-    if (record === null || typeof record !== 'object') throw invalid('compaction must be an object');
-    if (record.messageCountBefore !== messages.length) {
-      throw invalid(
-        `compaction was computed for ${record.messageCountBefore} messages but the log's conversation has ${messages.length}`,
-      );
-    }
-    const first = record.firstKeptIndex;
-    if (!Number.isInteger(first) || first < 0 || first > messages.length) {
-      throw invalid(`compaction firstKeptIndex ${first} is out of range 0..${messages.length}`);
-    }
-    if (typeof record.summary !== 'string') throw invalid('compaction summary must be a string');
-    for (const key of ['tokensBefore', 'tokensAfter'] as const) {
-      const n = record[key];
-      if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) {
-        throw invalid(`compaction ${key} must be a finite number >= 0, got ${String(n)}`);
-      }
-    }
-    if (!Array.isArray(record.replacement))
-      throw invalid('compaction replacement must be an array of messages');
-    record.replacement.forEach((m, i) => {
-      checkMessage(m, `replacement[${i}]`);
-    });
-    // Kept messages that are themselves replacements of an earlier compaction carry over into this replacement.
-    let k = first;
-    while (k < messages.length && entryIds[k] === null) k++;
-    const replacement = [...record.replacement, ...messages.slice(first, k)];
-    const entry: CompactionEntry = {
-      type: 'compaction',
-      ...this.#base(),
-      summary: record.summary,
-      replacement,
-      firstKeptEntryId: k < messages.length ? (entryIds[k] as string) : null,
-      tokensBefore: record.tokensBefore,
-      tokensAfter: record.tokensAfter,
-    };
+    const { entry, view } = compactionEntry(record, this.#view, this.#base());
     this.#append(entry);
-    this.#view = {
-      messages: [...replacement, ...messages.slice(k)],
-      entryIds: [...replacement.map(() => null), ...entryIds.slice(k)],
-    };
+    this.#view = view;
     return entry;
   }
+
+  /** Nothing to wait for: every append was written when it returned (the interface's `flush`). */
+  async flush(): Promise<void> {}
 
   /**
    * Continue from an earlier entry: the conversation becomes the path to `entryId` and the next append is attached
