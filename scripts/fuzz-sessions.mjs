@@ -47,18 +47,7 @@
 // SIGINT/SIGTERM.
 
 import { createHash } from 'node:crypto';
-import {
-  appendFileSync,
-  closeSync,
-  copyFileSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  truncateSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -323,7 +312,7 @@ async function worker({ seed, seconds, area, verbose, compactionCase, dir, maxCa
       const depth = 10_000;
       const deep = rnd.chance(0.5)
         ? '['.repeat(depth) + ']'.repeat(depth)
-        : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+        : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
       const ids = leafIds(lines);
       const id = `deep${rnd.int(5)}`;
       const parent = ids.length ? JSON.stringify(rnd.pick(ids)) : 'null';
