@@ -51,7 +51,7 @@ import type { PartFilter, SerializeWarning, ThinkingLevel } from '../providers/s
 import type { Provider } from '../providers/transport/http-provider.js';
 import { ProviderError } from '../providers/transport/provider-error.js';
 import { sleep } from '../providers/transport/retry-policy.js';
-import type { SessionLog } from '../session/session-log.js';
+import type { SessionWriter } from '../session/session-writer.js';
 import type { ToolSource } from '../tool-source.js';
 import { errorMessage, StaticToolSource } from '../tool-source.js';
 import {
@@ -92,9 +92,11 @@ export interface AgentOptions {
   /**
    * Session log to resume from and append to. Its conversation is the agent's starting history. The usage of the
    * log's earlier answers (all branches, also those a compaction replaced) is counted when `usage` is first read,
-   * so constructing the agent parses nothing the conversation did not need (see `Agent.usage` for the errors).
+   * so constructing the agent parses nothing the conversation did not need (see `Agent.usage` for the errors). A
+   * `SessionLog` (a file) or a session store's log (`PostgresSessionStore.open`; `await session.flush()` after a run
+   * to know every entry is stored).
    */
-  session?: SessionLog;
+  session?: SessionWriter;
   /** Starting history when there is no session. Copied. */
   messages?: readonly Message[];
   system?: string;
@@ -155,7 +157,7 @@ const REJECTED_REASON = 'the provider rejected this attachment';
 
 export class Agent {
   readonly tools: ToolSource;
-  readonly session: SessionLog | undefined;
+  readonly session: SessionWriter | undefined;
   #provider: Provider;
   #model: ModelInfo;
   readonly #system: string | undefined;
