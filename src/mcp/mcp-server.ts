@@ -33,12 +33,12 @@ import type {
   ServerNotification,
   ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { dispatchToolCalls } from '../agent/dispatch.js';
 import type { StoredPart, ToolCallBlock } from '../conversation.js';
 import type { ProcessOptions } from '../media/types.js';
 import { packageVersion } from '../package-root.js';
 import type { ToolUpdate } from '../tool.js';
 import type { ToolSource } from '../tool-source.js';
+import { dispatchToolCalls } from '../tools/dispatch.js';
 import { serverSdkSync } from './mcp-sdk.js';
 import { positiveInteger } from './positive-integer.js';
 

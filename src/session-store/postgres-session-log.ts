@@ -31,7 +31,7 @@ import type {
   SessionEntry,
   SessionHeader,
 } from '../session/session-entry.js';
-import type { SessionWarning } from '../session/session-warnings.js';
+import type { SessionWarning } from '../session/session-warning.js';
 import type { SessionWriter } from '../session/session-writer.js';
 import { nestingProblem } from '../session/validate-entry.js';
 

@@ -15,5 +15,5 @@ export type { ParsedRun, SessionIndex, SessionIndexOptions, SessionLineRef } fro
 export { openSessionIndex } from './session-index.js';
 export type { CreateSessionOptions, SessionLogOptions } from './session-log.js';
 export { SessionLog } from './session-log.js';
-export type { SessionWarning } from './session-warnings.js';
+export type { SessionWarning } from './session-warning.js';
 export type { SessionWriter } from './session-writer.js';

@@ -23,8 +23,10 @@ import { repeatedKeyProblem } from './leading-fields.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
 import type { SessionEntry, SessionHeader } from './session-entry.js';
 import { openSessionIndex, type ParsedRun, type SessionIndex } from './session-index.js';
-import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './session-warnings.js';
+import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './session-warning.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
+
+export type { SessionWarning } from './session-warning.js';
 
 export interface LoadSessionOptions extends JsonlReadOptions {
   /**

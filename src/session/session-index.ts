@@ -56,7 +56,7 @@ import {
   resolveBranch,
 } from './resolve-conversation.js';
 import type { SessionEntry, SessionHeader } from './session-entry.js';
-import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './session-warnings.js';
+import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './session-warning.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export type SessionIndexOptions = JsonlReadOptions;

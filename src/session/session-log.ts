@@ -55,7 +55,7 @@ import {
   type SessionHeader,
 } from './session-entry.js';
 import { adoptFileIdentity, openSessionIndex, type ParsedRun, type SessionIndex } from './session-index.js';
-import type { SessionWarning } from './session-warnings.js';
+import type { SessionWarning } from './session-warning.js';
 import type { SessionWriter } from './session-writer.js';
 import { nestingProblem, tooDeep } from './validate-entry.js';
 

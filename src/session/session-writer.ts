@@ -19,7 +19,7 @@ import type {
   SessionEntry,
   SessionHeader,
 } from './session-entry.js';
-import type { SessionWarning } from './session-warnings.js';
+import type { SessionWarning } from './session-warning.js';
 
 export interface SessionWriter {
   readonly header: SessionHeader;
