@@ -20,50 +20,60 @@ import fengari from 'fengari';
 import { sniffMedia } from '../media/index.js';
 import type { ToolUpdate } from '../tool.js';
 import type { ResolvedBudgets } from './budget.js';
-import type { Capability } from './capabilities.js';
+import type { HostCallInfo, HostInvoker, HostValue } from './host-functions.js';
 import { failure, type Pusher, yieldFor } from './host-yield.js';
 import type { LuaLogLevel } from './lua-log.js';
 import {
   JSON_NULL,
   LuaConversionError,
+  luaToHostValue,
   luaToJson,
   markJsonArray,
   pushBytesNoCopy,
   pushJson,
   pushString,
 } from './lua-values.js';
-import { capText } from './text-cap.js';
+import { capString, capText } from './text-cap.js';
 import { type Denylist, resolveInWorkspace } from './workspace-paths.js';
 
 const { lua, lauxlib } = fengari;
 
 /** What host functions need to know about the call that is running right now. */
-export interface HostCall {
-  /** Real path of the call's workspace root. */
-  readonly root: string;
+export interface HostCall extends HostCallInfo {
+  /** The tool file (or, while it loads, the file being loaded). */
+  readonly file: string;
+  /** The capabilities of the tool being called. */
+  readonly capabilities: ReadonlySet<string>;
+  /** What is left of the call's time budget, in ms (waiting for the host counts). */
+  remainingMs(): number;
   log(level: LuaLogLevel, message: string): void;
   /** Report progress to the host (`ToolContext.update`); a no-op when the host gave no callback. */
   update(update: ToolUpdate): void;
 }
+
+/** Settings of the standard capabilities (plain data: they cross to a worker). */
+export type CapabilityOptions = {};
 
 export interface HostApiOptions {
   /** The running call. Host functions run synchronously inside a resume, so this is always the caller's call. */
   current: () => HostCall;
   denylist: Denylist;
   budgets: ResolvedBudgets;
+  invoker?: HostInvoker | undefined;
+  options: CapabilityOptions;
 }
 
 const decoder = new TextDecoder();
 
-/** The `panto` table's functions: `always` present, and one per capability. */
+/** The `panto` table's functions: `always` present, and one per capability (host functions included). */
 export interface HostFunctions {
   always: Record<string, LuaJsFunction>;
-  capabilities: Record<Capability, LuaJsFunction>;
+  capabilities: Record<string, LuaJsFunction>;
 }
 
 /** The `panto` table's functions. */
 export function createHostFunctions(opts: HostApiOptions): HostFunctions {
-  const { current, denylist, budgets } = opts;
+  const { current, denylist, budgets, invoker } = opts;
 
   /** Resolve against the CURRENT call's root; must be called synchronously from the host function. */
   const resolve = (p: string) => resolveInWorkspace(current().root, p, denylist);
@@ -217,8 +227,54 @@ export function createHostFunctions(opts: HostApiOptions): HostFunctions {
       log: logFn,
       progress: progressFn,
     },
-    capabilities: { read_file: readFileFn, stat: statFn, list_dir: listDirFn },
+    capabilities: {
+      read_file: readFileFn,
+      stat: statFn,
+      list_dir: listDirFn,
+      ...(invoker === undefined ? {} : hostFunctionBridges(invoker, current, budgets)),
+    },
   };
+}
+
+/**
+ * `panto.<name>(value)` for each host function: converts the one argument (strings that are not UTF-8 as bytes),
+ * yields, lets the invoker run the function AFTER the thread has yielded (so the host function never runs inside the
+ * VM and may call back into the source), and pushes its result (`panto.json.null` for `null`; bytes without a second
+ * copy) or `nil, message`.
+ */
+function hostFunctionBridges(
+  invoker: HostInvoker,
+  current: () => HostCall,
+  budgets: ResolvedBudgets,
+): Record<string, LuaJsFunction> {
+  const out: Record<string, LuaJsFunction> = {};
+  for (const name of invoker.names) {
+    const what = `panto.${name}`;
+    out[name] = (L) => {
+      const n = lua.lua_gettop(L);
+      if (n > 1) return lauxlib.luaL_error(L, `${what} takes one argument (a table), got ${n}`);
+      let args: HostValue;
+      try {
+        args = luaToHostValue(L, 1, 'args');
+      } catch (err) {
+        if (!(err instanceof LuaConversionError)) throw err;
+        return lauxlib.luaL_error(L, `${what}: ${err.message}`);
+      }
+      const call = current();
+      const work = Promise.resolve()
+        .then(() => invoker.invoke(name, args, call))
+        .then((outcome): Pusher => {
+          if (!outcome.ok) return failure(capString(outcome.error, budgets.maxTextBytes, 'message'));
+          const value = outcome.value;
+          return (T) => {
+            pushJson(T, value, 'json', 0, true);
+            return 1;
+          };
+        });
+      return yieldFor(L, what, work);
+    };
+  }
+  return out;
 }
 
 /** Build `panto.json` = `{ null, array, encode, decode }` on top of `L`'s stack from the always-present functions. */

@@ -20,7 +20,6 @@ import type { CallResult } from '../tool-source.js';
 import { AbortFanout } from './abort-fanout.js';
 import type { ResolvedBudgets } from './budget.js';
 import { HOOK_INTERVAL } from './budget.js';
-import { CAPABILITIES, type Capability } from './capabilities.js';
 import {
   installNativeErrorRoom,
   type Meter,
@@ -28,7 +27,8 @@ import {
   setPatternWatch,
   withoutMeter,
 } from './fengari-fixes.js';
-import { createHostFunctions, type HostCall } from './host-api.js';
+import { type CapabilityOptions, createHostFunctions, type HostCall } from './host-api.js';
+import type { HostInvoker } from './host-functions.js';
 import { HOST_YIELD, type Pusher, sliceYields } from './host-yield.js';
 import type { LuaLogEntry, LuaLogger } from './lua-log.js';
 import { LuaConversionError, luaToJson, pushJson, pushString, typeName } from './lua-values.js';
@@ -50,8 +50,9 @@ export interface LoadedLuaTool {
   parameters: Record<string, unknown>;
   file: string;
   handlerRef: number;
-  /** The host capabilities the file declared (and the host granted). */
-  capabilities: readonly Capability[];
+  /** The host capabilities the file declared (and the host granted), host functions included. */
+  capabilities: readonly string[];
+  capabilitySet: ReadonlySet<string>;
 }
 
 /** Why a tool file did not load. `line` is set when the error has a position. */
@@ -65,8 +66,17 @@ export interface LuaRuntimeOptions {
   budgets: ResolvedBudgets;
   denylist: Denylist;
   log: LuaLogger;
-  /** Host capabilities a tool file may declare (`capabilities = {...}`); a file asking for more does not load. */
-  grant: readonly Capability[];
+  /**
+   * Host capabilities a tool file may declare (`capabilities = {...}`), host functions included; a file asking for
+   * more does not load.
+   */
+  grant: readonly string[];
+  /** Every name a tool file may declare (known but not granted is a different load error than unknown). */
+  known: readonly string[];
+  /** The host's own functions (`hostFunctions`), or how a worker reaches them. */
+  hostFunctions?: HostInvoker | undefined;
+  /** Settings of the standard capabilities (exec, fetch, write_file). */
+  capabilityOptions?: CapabilityOptions | undefined;
   /** Calls that run at once; more wait in a FIFO queue (their time budget does not run while they wait). */
   maxConcurrentCalls: number;
 }
@@ -79,6 +89,8 @@ export interface RunContext {
   signal?: AbortSignal;
   /** The dispatcher's progress callback (`ToolContext.update`), reached from Lua through `panto.progress`. */
   update?: ((update: ToolUpdate) => void) | undefined;
+  /** An opaque id the host-function invoker receives (the worker's id of the parent's call). */
+  tag?: number | undefined;
 }
 
 interface CallState {
@@ -89,6 +101,16 @@ interface CallState {
   readonly toolCallId: string;
   readonly root: string;
   readonly update: ((update: ToolUpdate) => void) | undefined;
+  /** The capabilities of the tool being called (a `require`d module's `panto` uses them). */
+  readonly capabilities: ReadonlySet<string>;
+  readonly signal: AbortSignal | undefined;
+  readonly tag: number | undefined;
+  /** Aborted when the call ends, is aborted or runs out of time: what host functions get as `ctx.signal`. */
+  controller: AbortController | null;
+  /** Stops forwarding `signal`'s abort to `controller`. */
+  unwatch: (() => void) | null;
+  /** The `HostCall` view of this call, made on first use. */
+  host: HostCall | null;
   readonly hook: LuaHook;
   readonly meter: Meter;
   instructions: number;
@@ -111,13 +133,15 @@ const NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
 /** `chunk:line: rest` — the position Lua puts in front of an error message. */
 const POSITION_RE = /^([^\n:]{1,200}):(\d{1,9}): /;
 const MIB = 1024 * 1024;
+const NONE: ReadonlySet<string> = new Set();
 
 export class LuaRuntime {
   readonly #L: LuaState;
   readonly #sandbox: Sandbox;
   readonly #budgets: ResolvedBudgets;
   readonly #log: LuaLogger;
-  readonly #grant: ReadonlySet<Capability>;
+  readonly #grant: ReadonlySet<string>;
+  readonly #known: readonly string[];
   readonly #maxConcurrent: number;
   #running = 0;
   readonly #queue: Array<() => void> = [];
@@ -130,6 +154,7 @@ export class LuaRuntime {
     this.#budgets = opts.budgets;
     this.#log = opts.log;
     this.#grant = new Set(opts.grant);
+    this.#known = opts.known;
     this.#maxConcurrent = opts.maxConcurrentCalls;
     const L = lauxlib.luaL_newstate();
     this.#L = L;
@@ -158,18 +183,48 @@ export class LuaRuntime {
     const current = (): HostCall => {
       const call = this.#active;
       if (call === null) throw new Error('panto.* called outside a tool call');
-      return {
-        root: call.root,
-        log: (level, message) => this.#log({ level, message, ...this.#attribution() }),
-        update: (update) => call.update?.(update),
-      };
+      call.host ??= this.#hostCall(call);
+      return call.host;
     };
+    const hostFunctions = createHostFunctions({
+      current,
+      denylist: opts.denylist,
+      budgets: opts.budgets,
+      invoker: opts.hostFunctions,
+      options: opts.capabilityOptions ?? {},
+    });
     this.#sandbox = new Sandbox(L, {
       budgets: opts.budgets,
       print: (line) => this.#log({ level: 'info', message: line, ...this.#attribution() }),
-      hostFunctions: createHostFunctions({ current, denylist: opts.denylist, budgets: opts.budgets }),
+      hostFunctions,
+      capabilityNames: this.#known,
       currentCall: () => this.#active,
     });
+  }
+
+  #hostCall(call: CallState): HostCall {
+    const runtime = this;
+    return {
+      root: call.root,
+      tool: call.tool,
+      toolCallId: call.toolCallId,
+      file: call.file,
+      tag: call.tag,
+      capabilities: call.capabilities,
+      get signal(): AbortSignal {
+        if (call.controller === null) {
+          const controller = new AbortController();
+          call.controller = controller;
+          call.unwatch = runtime.#aborts.watch(call.signal, () =>
+            controller.abort(new Error('the tool call was aborted')),
+          );
+        }
+        return call.controller.signal;
+      },
+      remainingMs: () => runtime.#budgets.wallClockMs - call.ownMs - (performance.now() - call.sliceStart),
+      log: (level, message) => this.#log({ level, message, ...this.#attribution() }),
+      update: (update) => call.update?.(update),
+    };
   }
 
   /** Who is running right now, for log entries. */
@@ -277,7 +332,18 @@ export class LuaRuntime {
       this.#sandbox.grant(pantoRef, capabilities);
       this.#sandbox.seal(envRef);
       lua.lua_settop(L, top);
-      return { ok: true, tool: { name, description, parameters, file, handlerRef, capabilities } };
+      return {
+        ok: true,
+        tool: {
+          name,
+          description,
+          parameters,
+          file,
+          handlerRef,
+          capabilities,
+          capabilitySet: new Set(capabilities),
+        },
+      };
     } catch (err) {
       if (err instanceof LuaConversionError) return fail(`${chunkname}: ${err.message}`);
       return fail(`${chunkname}: internal error while loading: ${(err as Error).message}`);
@@ -288,7 +354,7 @@ export class LuaRuntime {
   }
 
   /** The file's `capabilities = {...}` (read raw), checked against the host's grant; a string is the load error. */
-  #readCapabilities(T: LuaState, chunkname: string, name: string): Capability[] | string {
+  #readCapabilities(T: LuaState, chunkname: string, name: string): string[] | string {
     rawField(T, 1, 'capabilities');
     const t = lua.lua_type(T, -1);
     try {
@@ -299,15 +365,15 @@ export class LuaRuntime {
       const list = Array.isArray(value) ? value : Object.keys(value as object).length === 0 ? [] : null;
       if (list === null || list.some((c) => typeof c !== 'string'))
         return `${where} must be a list of strings`;
-      const out: Capability[] = [];
+      const out: string[] = [];
       for (const c of list as string[]) {
-        if (!(CAPABILITIES as readonly string[]).includes(c)) {
-          return `${where}: unknown capability '${c}' (known: ${CAPABILITIES.join(', ')})`;
+        if (!this.#known.includes(c)) {
+          return `${where}: unknown capability '${c}' (known: ${this.#known.join(', ')})`;
         }
-        if (!this.#grant.has(c as Capability)) {
+        if (!this.#grant.has(c)) {
           return `${where}: the host does not grant '${c}' (granted: ${[...this.#grant].join(', ') || 'none'})`;
         }
-        if (!out.includes(c as Capability)) out.push(c as Capability);
+        if (!out.includes(c)) out.push(c);
       }
       return out;
     } finally {
@@ -319,8 +385,9 @@ export class LuaRuntime {
   async call(tool: LoadedLuaTool, args: Record<string, unknown>, ctx: RunContext): Promise<CallResult> {
     if (ctx.signal?.aborted) return { ok: false, error: 'aborted before the tool started' };
     if (!(await this.#acquire(ctx.signal))) return { ok: false, error: 'aborted before the tool started' };
-    const call = this.#newCall(tool.name, tool.file, ctx);
+    const call = this.#newCall(tool.name, tool.file, ctx, tool.capabilitySet);
     const T = call.thread;
+    let stop: string | undefined;
     try {
       lua.lua_rawgeti(T, lua.LUA_REGISTRYINDEX, tool.handlerRef);
       pushJson(T, args, 'args');
@@ -330,7 +397,10 @@ export class LuaRuntime {
       pushString(T, tool.name);
       lua.lua_setfield(T, -2, K_TOOL_NAME);
       const outcome = await this.#drive(call, 2, ctx.signal);
-      if (!outcome.ok) return { ok: false, error: outcome.error };
+      if (!outcome.ok) {
+        stop = outcome.error;
+        return { ok: false, error: outcome.error };
+      }
       const res = readHandlerResult(T, 1, outcome.nresults, this.#budgets);
       if (!res.ok) return { ok: false, error: res.error };
       return res.meta === undefined
@@ -347,7 +417,7 @@ export class LuaRuntime {
       });
       return { ok: false, error: `internal error in the Lua host: ${message}` };
     } finally {
-      this.#release(call);
+      this.#release(call, stop);
       this.#releaseSlot();
     }
   }
@@ -379,7 +449,7 @@ export class LuaRuntime {
     else this.#running--;
   }
 
-  #newCall(tool: string, file: string, ctx: RunContext): CallState {
+  #newCall(tool: string, file: string, ctx: RunContext, capabilities: ReadonlySet<string> = NONE): CallState {
     const L = this.#L;
     const thread = lua.lua_newthread(L);
     const threadRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
@@ -394,6 +464,12 @@ export class LuaRuntime {
       toolCallId: ctx.toolCallId,
       root: ctx.root,
       update: ctx.update,
+      capabilities,
+      signal: ctx.signal,
+      tag: ctx.tag,
+      controller: null,
+      unwatch: null,
+      host: null,
       instructions: 0,
       ownMs: 0,
       sliceStart: now,
@@ -464,7 +540,12 @@ export class LuaRuntime {
     return raiseFromHook(T, reason);
   }
 
-  #release(call: CallState): void {
+  /** End a call: stop its host work (`ctx.signal` of host functions), drop its thread. */
+  #release(call: CallState, reason?: string): void {
+    if (call.controller !== null) {
+      call.unwatch?.();
+      if (!call.controller.signal.aborted) call.controller.abort(new Error(reason ?? 'the tool call ended'));
+    }
     lua.lua_sethook(call.thread, null, 0, 0);
     lua.lua_settop(call.thread, 0);
     lauxlib.luaL_unref(this.#L, lua.LUA_REGISTRYINDEX, call.threadRef);

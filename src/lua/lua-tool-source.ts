@@ -18,7 +18,9 @@ import { packagePath } from '../package-root.js';
 import type { ToolContext, ToolDecl } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
 import { type LuaBudgets, type ResolvedBudgets, resolveBudgets } from './budget.js';
-import { CAPABILITIES, type Capability } from './capabilities.js';
+import { CAPABILITIES, type Capability, DEFAULT_GRANT, RESERVED_NAMES } from './capabilities.js';
+import type { CapabilityOptions } from './host-api.js';
+import { checkHostFunctions, directInvoker, type HostFunction } from './host-functions.js';
 import type { LuaLogger } from './lua-log.js';
 import type { LuaLoadError } from './lua-runtime.js';
 import type { ToolBackend } from './thread-backend.js';
@@ -44,10 +46,17 @@ export interface LuaToolSourceOptions {
   /** Source name used in error messages. Default `lua:<the last directory>`. */
   name?: string;
   /**
-   * Host capabilities a tool file may declare with `capabilities = {...}`: `read_file`, `stat`, `list_dir`. A file
-   * declaring one that is not granted does not load (see `loadErrors`). Default: all of them.
+   * Standard capabilities a tool file may declare with `capabilities = {...}`: `read_file`, `stat`, `list_dir`,
+   * `write_file`, `make_dir`, `exec`, `fetch`. A file declaring one that is not granted does not load (see
+   * `loadErrors`). Default: reading only (`read_file`, `stat`, `list_dir`).
    */
   capabilities?: readonly Capability[];
+  /**
+   * The host's own functions, called from Lua as `panto.<name>(args)`; each name is also a capability a tool file
+   * declares (granted by being here). Names match `^[a-z_][a-z0-9_]*$` and must not collide with a built-in
+   * `panto.*` name. See docs/lua-tools.md "Host functions".
+   */
+  hostFunctions?: Readonly<Record<string, HostFunction>>;
   /** Calls that run at once; more wait in a FIFO queue without using their time budget. Default 8. */
   maxConcurrentCalls?: number;
   /** Where the Lua VM runs: `'thread'` (default, the caller's thread) or `'worker'` (a worker thread, see above). */
@@ -72,7 +81,11 @@ export interface ResolvedSourceOptions {
   dirs: string[];
   budgets: ResolvedBudgets;
   denylist: readonly string[];
-  capabilities: readonly Capability[];
+  /** Granted capabilities, host functions included. */
+  capabilities: readonly string[];
+  /** The names of the host functions (they stay on the host thread). */
+  hostFunctionNames: readonly string[];
+  capabilityOptions: CapabilityOptions;
   maxConcurrentCalls: number;
   fixedRoot: string | undefined;
   loadRoot: string;
@@ -141,15 +154,18 @@ export class LuaToolSource implements ToolSource {
         `isolation must be 'thread' or 'worker', got ${String(isolation)}`,
       );
     }
-    const capabilities = [...(options.capabilities ?? CAPABILITIES)];
+    const hostFunctions = options.hostFunctions ?? {};
+    const hostFunctionNames = checkHostFunctions(options.hostFunctions, RESERVED_NAMES);
+    const capabilities: string[] = [...(options.capabilities ?? DEFAULT_GRANT)];
     for (const c of capabilities) {
-      if (!(CAPABILITIES as readonly string[]).includes(c)) {
+      if (!(CAPABILITIES as readonly string[]).includes(c) && !hostFunctionNames.includes(c)) {
         throw new PantoError(
           'ERR_INVALID_ARGUMENT',
           `unknown capability '${String(c)}' (known: ${CAPABILITIES.join(', ')})`,
         );
       }
     }
+    for (const h of hostFunctionNames) if (!capabilities.includes(h)) capabilities.push(h);
     const maxConcurrentCalls = options.maxConcurrentCalls ?? 8;
     if (!Number.isInteger(maxConcurrentCalls) || maxConcurrentCalls < 1) {
       throw new PantoError('ERR_INVALID_ARGUMENT', 'maxConcurrentCalls must be a positive integer');
@@ -173,6 +189,8 @@ export class LuaToolSource implements ToolSource {
       budgets,
       denylist: [...(options.denylist ?? DEFAULT_DENYLIST)],
       capabilities,
+      hostFunctionNames,
+      capabilityOptions: {},
       maxConcurrentCalls,
       fixedRoot,
       loadRoot: fixedRoot ?? (await realRoot(process.cwd())),
@@ -181,12 +199,19 @@ export class LuaToolSource implements ToolSource {
     const name = options.name ?? `lua:${dirs[dirs.length - 1] ?? ''}`;
     if (isolation === 'worker') {
       const { WorkerBackend } = await import('./worker-backend.js');
-      const { backend, decls, loadErrors } = await WorkerBackend.start(resolved, log, options.worker ?? {});
+      const { backend, decls, loadErrors } = await WorkerBackend.start(
+        resolved,
+        log,
+        options.worker ?? {},
+        hostFunctions,
+      );
       return new LuaToolSource(name, backend, decls, loadErrors, fixedRoot, 'worker');
     }
     // fengari (the Lua VM, ~20 MB with the runtime) loads here, on the first in-thread load, not at import.
     const { loadToolsInThread } = await import('./thread-backend.js');
-    const { backend, decls, loadErrors } = await loadToolsInThread(resolved, log);
+    const invoker =
+      hostFunctionNames.length === 0 ? undefined : directInvoker(hostFunctions, budgets.maxHostValueBytes);
+    const { backend, decls, loadErrors } = await loadToolsInThread(resolved, log, invoker);
     return new LuaToolSource(name, backend, decls, loadErrors, fixedRoot, 'thread');
   }
 

@@ -17,7 +17,6 @@
 import type { LuaJsFunction, LuaState } from 'fengari';
 import fengari from 'fengari';
 import type { ResolvedBudgets } from './budget.js';
-import type { Capability } from './capabilities.js';
 import { fixPcall } from './fengari-fixes.js';
 import { type HostFunctions, joinArgs, pushJsonTable } from './host-api.js';
 import { HOST_YIELD, sliceYield, takeSlice } from './host-yield.js';
@@ -117,6 +116,8 @@ export interface SandboxHost {
   print: (line: string) => void;
   /** The `panto.*` functions. */
   hostFunctions: HostFunctions;
+  /** Every capability a tool may declare (an undeclared one is a clear error when used). */
+  capabilityNames: readonly string[];
   /** The running call (an object identifying it), or null between calls. A coroutine belongs to its creating call. */
   currentCall: () => object | null;
 }
@@ -130,6 +131,7 @@ export class Sandbox {
   readonly #baseRef: number;
   readonly #loadFn: LuaJsFunction;
   readonly #capabilities: HostFunctions['capabilities'];
+  readonly #capabilityNames: ReadonlySet<string>;
   /** Registry ref of the metatable of a tool's `panto` table (a clear error for an undeclared capability). */
   readonly #pantoMetaRef: number;
   /** Registry ref of the metatable sealing a tool's globals after load (strict globals). */
@@ -219,6 +221,7 @@ export class Sandbox {
 
     installJsonArrayMarker(L);
     this.#capabilities = host.hostFunctions.capabilities;
+    this.#capabilityNames = new Set(host.capabilityNames);
     lua.lua_newtable(L);
     for (const [name, fn] of Object.entries(host.hostFunctions.always)) {
       lua.lua_pushjsfunction(L, fn);
@@ -229,7 +232,7 @@ export class Sandbox {
     this.#templates.set('panto.json', lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX));
 
     lua.lua_newtable(L);
-    lua.lua_pushjsfunction(L, undeclaredCapability);
+    lua.lua_pushjsfunction(L, undeclaredCapability(this.#capabilityNames));
     lua.lua_setfield(L, -2, '__index');
     lua.lua_pushboolean(L, false);
     lua.lua_setfield(L, -2, '__metatable');
@@ -288,11 +291,13 @@ export class Sandbox {
   }
 
   /** Add the capability functions in `names` to the `panto` table `pantoRef` (from `pushEnv`); drops the ref. */
-  grant(pantoRef: number, names: readonly Capability[]): void {
+  grant(pantoRef: number, names: readonly string[]): void {
     const L = this.#L;
     lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, pantoRef);
     for (const name of names) {
-      lua.lua_pushjsfunction(L, this.#capabilities[name]);
+      const fn = this.#capabilities[name];
+      if (fn === undefined) throw new Error(`no host function for capability '${name}'`);
+      lua.lua_pushjsfunction(L, fn);
       lua.lua_setfield(L, -2, name);
     }
     lua.lua_pop(L, 1);
@@ -313,23 +318,23 @@ export class Sandbox {
   }
 }
 
-const CAPABILITY_NAMES = new Set(['read_file', 'stat', 'list_dir']);
-
 /** `__index` of a tool's `panto` table: a clear error for a capability the tool did not declare. */
-const undeclaredCapability: LuaJsFunction = (L) => {
-  if (lua.lua_type(L, 2) === lua.LUA_TSTRING) {
-    const key = new TextDecoder().decode(lua.lua_tolstring(L, 2) ?? new Uint8Array(0));
-    if (CAPABILITY_NAMES.has(key)) {
-      return lauxlib.luaL_error(
-        L,
-        `panto.${key} is not available to this tool: declare capabilities = { "${key}" } in the tool file ` +
-          '(the host must grant it)',
-      );
+function undeclaredCapability(names: ReadonlySet<string>): LuaJsFunction {
+  return (L) => {
+    if (lua.lua_type(L, 2) === lua.LUA_TSTRING && lua.lua_rawlen(L, 2) <= 64) {
+      const key = new TextDecoder().decode(lua.lua_tolstring(L, 2) ?? new Uint8Array(0));
+      if (names.has(key)) {
+        return lauxlib.luaL_error(
+          L,
+          `panto.${key} is not available to this tool: declare capabilities = { "${key}" } in the tool file ` +
+            '(the host must grant it)',
+        );
+      }
     }
-  }
-  lua.lua_pushnil(L);
-  return 1;
-};
+    lua.lua_pushnil(L);
+    return 1;
+  };
+}
 
 /** `__newindex` of a loaded tool's globals. */
 const undeclaredGlobal: LuaJsFunction = (L) => {

@@ -9,7 +9,9 @@ import { PantoError } from '../errors.js';
 import { readRegularFile } from '../regular-file.js';
 import type { ToolDecl } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
+import { CAPABILITIES } from './capabilities.js';
 import { accountingAvailable } from './fengari-fixes.js';
+import type { HostInvoker } from './host-functions.js';
 import type { LuaLogger } from './lua-log.js';
 import { type LoadedLuaTool, type LuaLoadError, LuaRuntime, type RunContext } from './lua-runtime.js';
 import type { ResolvedSourceOptions } from './lua-tool-source.js';
@@ -29,12 +31,16 @@ const MAX_TOOL_FILE_BYTES = 4 * 1024 * 1024;
 export async function loadToolsInThread(
   opts: ResolvedSourceOptions,
   log: LuaLogger,
+  hostFunctions?: HostInvoker,
 ): Promise<{ backend: ToolBackend; decls: ToolDecl[]; loadErrors: LuaLoadError[] }> {
   const runtime = new LuaRuntime({
     budgets: opts.budgets,
     denylist: new Denylist(opts.denylist),
     log,
     grant: opts.capabilities,
+    known: [...CAPABILITIES, ...opts.hostFunctionNames],
+    hostFunctions,
+    capabilityOptions: opts.capabilityOptions,
     maxConcurrentCalls: opts.maxConcurrentCalls,
   });
   if (!accountingAvailable()) {
