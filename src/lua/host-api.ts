@@ -14,15 +14,16 @@
  * is capped at `maxTextBytes`.
  */
 
-import { readdir, readFile, stat } from 'node:fs/promises';
 import type { LuaJsFunction, LuaState } from 'fengari';
 import fengari from 'fengari';
 import { sniffMedia } from '../media/index.js';
 import type { ToolUpdate } from '../tool.js';
 import type { ResolvedBudgets } from './budget.js';
+import { listWorkspaceDir, readWorkspaceFile, statWorkspace } from './file-read.js';
 import type { HostCallInfo, HostInvoker, HostValue } from './host-functions.js';
 import { failure, type Pusher, yieldFor } from './host-yield.js';
 import type { LuaLogLevel } from './lua-log.js';
+import { readOptions } from './lua-options.js';
 import {
   JSON_NULL,
   LuaConversionError,
@@ -34,7 +35,7 @@ import {
   pushString,
 } from './lua-values.js';
 import { capString, capText } from './text-cap.js';
-import { type Denylist, resolveInWorkspace } from './workspace-paths.js';
+import type { Denylist } from './workspace-paths.js';
 
 const { lua, lauxlib } = fengari;
 
@@ -75,73 +76,38 @@ export interface HostFunctions {
 export function createHostFunctions(opts: HostApiOptions): HostFunctions {
   const { current, denylist, budgets, invoker } = opts;
 
-  /** Resolve against the CURRENT call's root; must be called synchronously from the host function. */
-  const resolve = (p: string) => resolveInWorkspace(current().root, p, denylist);
-
+  /** `panto.read_file(path [, {offset, length}])`: the bytes (a range with the options), or `nil, err`. */
   const readFileFn: LuaJsFunction = (L) => {
     const p = checkPath(L, 'panto.read_file');
-    const resolved = resolve(p);
-    const work = (async (): Promise<Pusher> => {
-      const r = await resolved;
-      if (!r.ok) return failure(r.error);
-      const st = await stat(r.abs);
-      if (st.isDirectory()) return failure(`${p}: is a directory`);
-      if (!st.isFile()) return failure(`${p}: not a regular file`);
-      if (st.size > budgets.maxReadBytes) {
-        return failure(`${p}: ${st.size} bytes, over the read cap of ${budgets.maxReadBytes} bytes`);
-      }
-      const data = await readFile(r.abs);
-      // A fresh buffer owned by nobody else: hand it to Lua without a copy.
-      return (T) => {
-        pushBytesNoCopy(T, data);
-        return 1;
-      };
-    })();
+    const o = readOptions(L, 2, 'panto.read_file', { offset: 'number', length: 'number' });
+    const offset = optionalCount(L, 'panto.read_file', 'offset', o.offset, 0);
+    const length = optionalCount(L, 'panto.read_file', 'length', o.length, 1);
+    const range = offset === undefined && length === undefined ? undefined : { offset, length };
+    const work = readWorkspaceFile(current().root, p, denylist, budgets.maxReadBytes, range).then(
+      (r): Pusher => {
+        if (!r.ok) return failure(r.error);
+        // Memory nobody else shares (see readRange): handed to Lua without a copy.
+        return (T) => {
+          pushBytesNoCopy(T, r.value);
+          return 1;
+        };
+      },
+    );
     return yieldFor(L, 'panto.read_file', work);
   };
 
+  /** `panto.stat(path)`: `{type, size, mtime, mode}` or `nil, err`. */
   const statFn: LuaJsFunction = (L) => {
     const p = checkPath(L, 'panto.stat');
-    const resolved = resolve(p);
-    const work = (async (): Promise<Pusher> => {
-      const r = await resolved;
-      if (!r.ok) return failure(r.error);
-      const st = await stat(r.abs);
-      const info = {
-        type: st.isFile() ? 'file' : st.isDirectory() ? 'directory' : 'other',
-        size: st.size,
-        mtime: Math.floor(st.mtimeMs / 1000),
-      };
-      return pushOne(info);
-    })();
+    const work = statWorkspace(current().root, p, denylist).then(valueOrFailure);
     return yieldFor(L, 'panto.stat', work);
   };
 
+  /** `panto.list_dir([path [, {details = true}]])`: the entries sorted by name, or `nil, err`. */
   const listDirFn: LuaJsFunction = (L) => {
     const p = lua.lua_type(L, 1) <= lua.LUA_TNIL ? '.' : checkPath(L, 'panto.list_dir');
-    const resolved = resolve(p);
-    const work = (async (): Promise<Pusher> => {
-      const r = await resolved;
-      if (!r.ok) return failure(r.error);
-      const st = await stat(r.abs);
-      if (!st.isDirectory()) return failure(`${p}: not a directory`);
-      const entries = await readdir(r.abs, { withFileTypes: true });
-      // Secrets on the denylist are not even named: a tool cannot read them, and their names can leak too.
-      const list = entries
-        .filter((e) => denylist.match(r.rel === '' ? e.name : `${r.rel}/${e.name}`) === null)
-        .map((e) => ({
-          name: e.name,
-          type: e.isFile()
-            ? 'file'
-            : e.isDirectory()
-              ? 'directory'
-              : e.isSymbolicLink()
-                ? 'symlink'
-                : 'other',
-        }))
-        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      return pushOne(list);
-    })();
+    const o = readOptions(L, 2, 'panto.list_dir', { details: 'boolean' });
+    const work = listWorkspaceDir(current().root, p, denylist, o.details === true).then(valueOrFailure);
     return yieldFor(L, 'panto.list_dir', work);
   };
 
@@ -348,4 +314,18 @@ function pushOne(value: unknown): Pusher {
     pushJson(L, value);
     return 1;
   };
+}
+
+/** The value of a successful result, or `nil, err`. */
+function valueOrFailure(r: { ok: true; value: unknown } | { ok: false; error: string }): Pusher {
+  return r.ok ? pushOne(r.value) : failure(r.error);
+}
+
+/** An optional whole-number option at least `min`, or a Lua error. */
+function optionalCount(L: LuaState, fn: string, key: string, v: unknown, min: number): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > Number.MAX_SAFE_INTEGER) {
+    return lauxlib.luaL_error(L, `${fn}: option '${key}' must be a whole number >= ${min}`);
+  }
+  return v;
 }
