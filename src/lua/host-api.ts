@@ -18,8 +18,23 @@ import type { LuaJsFunction, LuaState } from 'fengari';
 import fengari from 'fengari';
 import { sniffMedia } from '../media/index.js';
 import type { ToolUpdate } from '../tool.js';
+import { AddressRules } from './address-rules.js';
 import type { ResolvedBudgets } from './budget.js';
+import {
+  commandEnv,
+  DEFAULT_EXEC_TIMEOUT_MS,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  type ExecOptions,
+  runCommand,
+} from './exec-command.js';
+import {
+  DEFAULT_FETCH_MAX_BYTES,
+  DEFAULT_FETCH_TIMEOUT_MS,
+  type FetchOptions,
+  fetchUrl,
+} from './fetch-url.js';
 import { listWorkspaceDir, readWorkspaceFile, statWorkspace } from './file-read.js';
+import { makeWorkspaceDir, writeWorkspaceFile } from './file-write.js';
 import type { HostCallInfo, HostInvoker, HostValue } from './host-functions.js';
 import { failure, type Pusher, yieldFor } from './host-yield.js';
 import type { LuaLogLevel } from './lua-log.js';
@@ -33,8 +48,10 @@ import {
   pushBytesNoCopy,
   pushJson,
   pushString,
+  viewBytes,
 } from './lua-values.js';
 import { capString, capText } from './text-cap.js';
+import { openInWorkspace } from './workspace-files.js';
 import type { Denylist } from './workspace-paths.js';
 
 const { lua, lauxlib } = fengari;
@@ -53,7 +70,10 @@ export interface HostCall extends HostCallInfo {
 }
 
 /** Settings of the standard capabilities (plain data: they cross to a worker). */
-export type CapabilityOptions = {};
+export interface CapabilityOptions {
+  exec?: ExecOptions | undefined;
+  fetch?: FetchOptions | undefined;
+}
 
 export interface HostApiOptions {
   /** The running call. Host functions run synchronously inside a resume, so this is always the caller's call. */
@@ -109,6 +129,132 @@ export function createHostFunctions(opts: HostApiOptions): HostFunctions {
     const o = readOptions(L, 2, 'panto.list_dir', { details: 'boolean' });
     const work = listWorkspaceDir(current().root, p, denylist, o.details === true).then(valueOrFailure);
     return yieldFor(L, 'panto.list_dir', work);
+  };
+
+  /** `panto.write_file(path, data [, {append = true}])`: `true` or `nil, err`. */
+  const writeFileFn: LuaJsFunction = (L) => {
+    const p = checkPath(L, 'panto.write_file');
+    if (lua.lua_type(L, 2) !== lua.LUA_TSTRING)
+      return lauxlib.luaL_error(L, 'panto.write_file: data must be a string');
+    const data = viewBytes(L, 2) ?? Buffer.alloc(0);
+    const o = readOptions(L, 3, 'panto.write_file', { append: 'boolean' });
+    const work = writeWorkspaceFile(
+      current().root,
+      p,
+      denylist,
+      data,
+      budgets.maxWriteBytes,
+      o.append === true,
+    ).then(valueOrFailure);
+    return yieldFor(L, 'panto.write_file', work);
+  };
+
+  /** `panto.make_dir(path)`: `true` (also when it exists) or `nil, err`. */
+  const makeDirFn: LuaJsFunction = (L) => {
+    const p = checkPath(L, 'panto.make_dir');
+    return yieldFor(L, 'panto.make_dir', makeWorkspaceDir(current().root, p, denylist).then(valueOrFailure));
+  };
+
+  const execOptions = opts.options.exec ?? {};
+  /** `panto.exec(argv [, {cwd, stdin, env, timeout_ms, shell}])`: `{code, signal, stdout, stderr, truncated, timed_out}`. */
+  const execFn: LuaJsFunction = (L) => {
+    const o = readOptions(L, 2, 'panto.exec', {
+      cwd: 'string',
+      stdin: 'bytes',
+      env: 'string-map',
+      timeout_ms: 'number',
+      shell: 'boolean',
+    });
+    const shell = o.shell === true;
+    let argv: string[] | string;
+    if (shell) {
+      if (lua.lua_type(L, 1) !== lua.LUA_TSTRING) {
+        return lauxlib.luaL_error(L, 'panto.exec: with shell = true, the command is one string');
+      }
+      argv = decoder.decode(lua.lua_tolstring(L, 1) ?? new Uint8Array(0));
+      if (argv.length === 0) return lauxlib.luaL_error(L, 'panto.exec: the command is empty');
+    } else {
+      const list =
+        lua.lua_type(L, 1) === lua.LUA_TTABLE
+          ? luaToJson(L, 1, 'argv', { maxStringBytes: 1024 * 1024 })
+          : null;
+      if (!Array.isArray(list) || list.length === 0 || list.some((a) => typeof a !== 'string')) {
+        return lauxlib.luaL_error(
+          L,
+          'panto.exec: argv must be a non-empty list of strings, e.g. {"git", "status"} (a command line needs {shell = true})',
+        );
+      }
+      argv = list as string[];
+      if (argv.some((a) => a.includes('\0')))
+        return lauxlib.luaL_error(L, 'panto.exec: argv contains a NUL byte');
+    }
+    const timeoutMs =
+      optionalCount(L, 'panto.exec', 'timeout_ms', o.timeout_ms, 1) ??
+      execOptions.timeoutMs ??
+      DEFAULT_EXEC_TIMEOUT_MS;
+    const call = current();
+    const signal = call.signal;
+    const stdin = o.stdin as Buffer | undefined;
+    const work = (async (): Promise<Pusher> => {
+      let cwd = call.root;
+      if (typeof o.cwd === 'string') {
+        const dir = await openInWorkspace(call.root, o.cwd, denylist, 'dir');
+        if (!dir.ok) return failure(`exec: cwd ${dir.error}`);
+        await dir.fh?.close().catch(() => {});
+        cwd = dir.abs;
+      }
+      const r = await runCommand({
+        argv,
+        shell,
+        cwd,
+        stdin,
+        env: commandEnv(execOptions, (o.env as Record<string, string> | undefined) ?? {}),
+        timeoutMs,
+        maxOutputBytes: execOptions.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+        signal,
+      });
+      return r.ok ? pushOwned(r.value) : failure(r.error);
+    })();
+    return yieldFor(L, 'panto.exec', work);
+  };
+
+  const fetchOptions = opts.options.fetch ?? {};
+  const rules = new AddressRules(fetchOptions);
+  /** `panto.fetch(url [, {method, headers, body, timeout_ms, max_bytes}])`: `{status, headers, body, url, truncated}`. */
+  const fetchFn: LuaJsFunction = (L) => {
+    if (lua.lua_type(L, 1) !== lua.LUA_TSTRING)
+      return lauxlib.luaL_error(L, 'panto.fetch: url must be a string');
+    const url = decoder.decode(lua.lua_tolstring(L, 1) ?? new Uint8Array(0));
+    const o = readOptions(L, 2, 'panto.fetch', {
+      method: 'string',
+      headers: 'string-map',
+      body: 'bytes',
+      timeout_ms: 'number',
+      max_bytes: 'number',
+    });
+    const method = (o.method as string | undefined) ?? (o.body === undefined ? 'GET' : 'POST');
+    if (!/^[A-Za-z]{1,20}$/.test(method))
+      return lauxlib.luaL_error(L, 'panto.fetch: method must be a word like GET');
+    const timeoutMs =
+      optionalCount(L, 'panto.fetch', 'timeout_ms', o.timeout_ms, 1) ??
+      fetchOptions.timeoutMs ??
+      DEFAULT_FETCH_TIMEOUT_MS;
+    const hostMax = fetchOptions.maxBytes ?? DEFAULT_FETCH_MAX_BYTES;
+    const maxBytes = Math.min(
+      optionalCount(L, 'panto.fetch', 'max_bytes', o.max_bytes, 0) ?? hostMax,
+      hostMax,
+    );
+    const work = fetchUrl({
+      url,
+      method,
+      headers: (o.headers as Record<string, string> | undefined) ?? {},
+      body: o.body as Buffer | undefined,
+      timeoutMs,
+      maxBytes,
+      rules,
+      signal: current().signal,
+    }).then((r) => (r.ok ? pushOwned(r.value) : failure(r.error)));
+    return yieldFor(L, 'panto.fetch', work);
   };
 
   const sniffFn: LuaJsFunction = (L) => {
@@ -197,6 +343,10 @@ export function createHostFunctions(opts: HostApiOptions): HostFunctions {
       read_file: readFileFn,
       stat: statFn,
       list_dir: listDirFn,
+      write_file: writeFileFn,
+      make_dir: makeDirFn,
+      exec: execFn,
+      fetch: fetchFn,
       ...(invoker === undefined ? {} : hostFunctionBridges(invoker, current, budgets)),
     },
   };
@@ -312,6 +462,17 @@ function checkPath(L: LuaState, fn: string): string {
 function pushOne(value: unknown): Pusher {
   return (L) => {
     pushJson(L, value);
+    return 1;
+  };
+}
+
+/**
+ * A Pusher for a record whose `Buffer`s own their memory (exec output, a fetched body): they become Lua strings
+ * without a copy; a `null` member is left out (`nil`).
+ */
+function pushOwned(value: object): Pusher {
+  return (L) => {
+    pushJson(L, value, 'args', 0, true);
     return 1;
   };
 }

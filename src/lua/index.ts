@@ -2,6 +2,8 @@ export type { LuaBudgets } from './budget.js';
 export { DEFAULT_BUDGETS } from './budget.js';
 export type { Capability } from './capabilities.js';
 export { CAPABILITIES } from './capabilities.js';
+export type { ExecOptions as LuaExecOptions } from './exec-command.js';
+export type { FetchOptions as LuaFetchOptions } from './fetch-url.js';
 export type { HostFunction, HostFunctionContext, HostValue } from './host-functions.js';
 export type { LuaLogEntry, LuaLogger, LuaLogLevel } from './lua-log.js';
 export type { LuaLoadError } from './lua-runtime.js';

@@ -17,8 +17,11 @@ import { PantoError } from '../errors.js';
 import { packagePath } from '../package-root.js';
 import type { ToolContext, ToolDecl } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
+import { AddressRules } from './address-rules.js';
 import { type LuaBudgets, type ResolvedBudgets, resolveBudgets } from './budget.js';
 import { CAPABILITIES, type Capability, DEFAULT_GRANT, RESERVED_NAMES } from './capabilities.js';
+import type { ExecOptions } from './exec-command.js';
+import type { FetchOptions } from './fetch-url.js';
 import type { CapabilityOptions } from './host-api.js';
 import { checkHostFunctions, directInvoker, type HostFunction } from './host-functions.js';
 import type { LuaLogger } from './lua-log.js';
@@ -57,6 +60,10 @@ export interface LuaToolSourceOptions {
    * `panto.*` name. See docs/lua-tools.md "Host functions".
    */
   hostFunctions?: Readonly<Record<string, HostFunction>>;
+  /** Settings of `exec` (when granted): the environment commands get, the default timeout, the output cap. */
+  exec?: ExecOptions;
+  /** Settings of `fetch` (when granted): allowed hosts, private hosts/ranges, the default deadline, the body cap. */
+  fetch?: FetchOptions;
   /** Calls that run at once; more wait in a FIFO queue without using their time budget. Default 8. */
   maxConcurrentCalls?: number;
   /** Where the Lua VM runs: `'thread'` (default, the caller's thread) or `'worker'` (a worker thread, see above). */
@@ -190,7 +197,10 @@ export class LuaToolSource implements ToolSource {
       denylist: [...(options.denylist ?? DEFAULT_DENYLIST)],
       capabilities,
       hostFunctionNames,
-      capabilityOptions: {},
+      capabilityOptions: {
+        exec: checkExecOptions(options.exec),
+        fetch: checkFetchOptions(options.fetch),
+      },
       maxConcurrentCalls,
       fixedRoot,
       loadRoot: fixedRoot ?? (await realRoot(process.cwd())),
@@ -260,4 +270,67 @@ export class LuaToolSource implements ToolSource {
   close(): Promise<void> {
     return this.#backend.close();
   }
+}
+
+const invalid = (message: string): never => {
+  throw new PantoError('ERR_INVALID_ARGUMENT', message);
+};
+
+function positive(name: string, v: unknown): void {
+  if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)) {
+    invalid(`${name} must be a positive number, got ${String(v)}`);
+  }
+}
+
+function stringList(name: string, v: unknown): void {
+  if (v !== undefined && (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))) {
+    invalid(`${name} must be a list of strings`);
+  }
+}
+
+/** The `exec` option checked and copied as plain data. Throws `ERR_INVALID_ARGUMENT`. */
+function checkExecOptions(o: ExecOptions | undefined): ExecOptions | undefined {
+  if (o === undefined) return undefined;
+  if (o === null || typeof o !== 'object') return invalid('exec must be an object');
+  positive('exec.timeoutMs', o.timeoutMs);
+  positive('exec.maxOutputBytes', o.maxOutputBytes);
+  stringList('exec.passEnv', o.passEnv);
+  if (o.env !== undefined) {
+    if (
+      o.env === null ||
+      typeof o.env !== 'object' ||
+      Object.values(o.env).some((v) => typeof v !== 'string')
+    ) {
+      invalid('exec.env must map names to strings');
+    }
+  }
+  return {
+    ...(o.passEnv === undefined ? {} : { passEnv: [...o.passEnv] }),
+    ...(o.env === undefined ? {} : { env: { ...o.env } }),
+    ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }),
+    ...(o.maxOutputBytes === undefined ? {} : { maxOutputBytes: o.maxOutputBytes }),
+  };
+}
+
+/** The `fetch` option checked and copied as plain data. Throws `ERR_INVALID_ARGUMENT`. */
+function checkFetchOptions(o: FetchOptions | undefined): FetchOptions | undefined {
+  if (o === undefined) return undefined;
+  if (o === null || typeof o !== 'object') return invalid('fetch must be an object');
+  positive('fetch.timeoutMs', o.timeoutMs);
+  positive('fetch.maxBytes', o.maxBytes);
+  stringList('fetch.allowHosts', o.allowHosts);
+  stringList('fetch.privateHosts', o.privateHosts);
+  stringList('fetch.privateRanges', o.privateRanges);
+  try {
+    new AddressRules(o);
+  } catch (err) {
+    invalid(`fetch.privateRanges: ${(err as Error).message}`);
+  }
+  return {
+    ...(o.allowHosts === undefined ? {} : { allowHosts: [...o.allowHosts] }),
+    ...(o.privateHosts === undefined ? {} : { privateHosts: [...o.privateHosts] }),
+    ...(o.privateRanges === undefined ? {} : { privateRanges: [...o.privateRanges] }),
+    ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }),
+    ...(o.maxBytes === undefined ? {} : { maxBytes: o.maxBytes }),
+  };
 }

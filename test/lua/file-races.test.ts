@@ -3,7 +3,7 @@
 // outside file, no listing may name the outside directory's entries, and a FIFO swapped in must never block a libuv
 // thread (a blocked thread would stall every later fs call of the process).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +26,12 @@ const TOOLS = {
       for _, e in ipairs(entries) do out[#out + 1] = e.name end
       return table.concat(out, ",")
     end }`,
+  'write.lua': `return { name = "write", description = "d", capabilities = { "write_file" },
+    handler = function(args)
+      local ok, err = panto.write_file(args.path, "written", { append = args.append })
+      if not ok then return nil, err end
+      return "ok"
+    end }`,
   'stat.lua': `return { name = "stat", description = "d", capabilities = { "stat" },
     handler = function(args)
       local st, err = panto.stat(args.path)
@@ -39,7 +45,7 @@ let outside: string;
 let racer: ChildProcess | null = null;
 
 beforeAll(async () => {
-  env = await loadTools(TOOLS);
+  env = await loadTools(TOOLS, { capabilities: ['read_file', 'stat', 'list_dir', 'write_file'] });
   expect(env.source.loadErrors).toEqual([]);
   outside = await mkdtemp(path.join(tmpdir(), 'panto-race-outside-'));
   await writeFile(path.join(outside, 'secret.txt'), 'OUTSIDE SECRET');
@@ -53,11 +59,15 @@ afterEach(() => {
   racer = null;
 });
 
-/** Start a node process running `body` (sync fs calls, `fs` and `ws` in scope) in a loop until killed. */
-function startRacer(body: string): ChildProcess {
+/**
+ * Start a node process running `steps` (sync fs calls, `fs`, `ws` and `outside` in scope) in a loop until killed.
+ * Each step runs on its own (one failing, e.g. because a tool created a directory in between, never stops the rest).
+ */
+function startRacer(steps: string[]): ChildProcess {
+  const body = steps.map((st) => `try { ${st} } catch {}`).join('\n');
   const script = `const fs = require('fs'); const ws = ${JSON.stringify(env.workspace)};
     const outside = ${JSON.stringify(outside)};
-    for (;;) { try { ${body} } catch {} }`;
+    for (;;) { ${body} }`;
   const p = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
   racer = p;
   return p;
@@ -72,11 +82,19 @@ describe.runIf(posix)('a file swapped for a symlink between check and use', () =
     await mkdir(path.join(ws, 'd'));
     await writeFile(path.join(ws, 'd', 'x.txt'), 'inside');
     await writeFile(path.join(ws, 'f.txt'), 'inside');
-    startRacer(`
-      fs.symlinkSync(outside + '/secret.txt', ws + '/tmp-link'); fs.renameSync(ws + '/tmp-link', ws + '/f.txt');
-      fs.writeFileSync(ws + '/tmp-file', 'inside'); fs.renameSync(ws + '/tmp-file', ws + '/f.txt');
-      fs.symlinkSync(outside + '/dir', ws + '/tmp-dlink'); fs.renameSync(ws + '/d', ws + '/d-real');
-      fs.renameSync(ws + '/tmp-dlink', ws + '/d'); fs.unlinkSync(ws + '/d'); fs.renameSync(ws + '/d-real', ws + '/d');`);
+    startRacer([
+      "fs.rmSync(ws + '/tmp-link', { force: true })",
+      "fs.symlinkSync(outside + '/secret.txt', ws + '/tmp-link')",
+      "fs.renameSync(ws + '/tmp-link', ws + '/f.txt')",
+      "fs.writeFileSync(ws + '/tmp-file', 'inside')",
+      "fs.renameSync(ws + '/tmp-file', ws + '/f.txt')",
+      "fs.rmSync(ws + '/tmp-dlink', { force: true })",
+      "fs.symlinkSync(outside + '/dir', ws + '/tmp-dlink')",
+      "fs.renameSync(ws + '/d', ws + '/d-real')",
+      "fs.renameSync(ws + '/tmp-dlink', ws + '/d')",
+      "fs.unlinkSync(ws + '/d')",
+      "fs.renameSync(ws + '/d-real', ws + '/d')",
+    ]);
     await new Promise((r) => setTimeout(r, 100));
     const seen = new Map<string, number>();
     const batch = async (name: string, p: string) => {
@@ -102,6 +120,44 @@ describe.runIf(posix)('a file swapped for a symlink between check and use', () =
     expect([...seen.keys()].filter((k) => k.startsWith('ERR')).length).toBeGreaterThan(0);
   }, 60_000);
 
+  it('never writes outside: a directory swapped for a symlink between the check and the open', async () => {
+    const ws = env.workspace;
+    const target = await mkdtemp(path.join(tmpdir(), 'panto-race-write-target-'));
+    await mkdir(path.join(ws, 'wd'));
+    startRacer([
+      "fs.rmSync(ws + '/tmp-wlink', { force: true })",
+      `fs.symlinkSync(${JSON.stringify(target)}, ws + '/tmp-wlink')`,
+      "fs.rmSync(ws + '/wd', { recursive: true, force: true })",
+      "fs.renameSync(ws + '/tmp-wlink', ws + '/wd')",
+      "fs.unlinkSync(ws + '/wd')",
+      "fs.mkdirSync(ws + '/wd')",
+      "fs.writeFileSync(ws + '/wd/existing.txt', 'inside')",
+    ]);
+    await new Promise((r) => setTimeout(r, 100));
+    const outcomes = new Map<string, number>();
+    for (let round = 0; round < 10; round++) {
+      const results = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          env.source.call(
+            'write',
+            { path: i % 3 === 0 ? 'wd/existing.txt' : `wd/new-${round}-${i}.txt`, append: i % 3 === 1 },
+            ctx(ws, `w${i}`),
+          ),
+        ),
+      );
+      for (const r of results) {
+        const key = r.ok ? 'ok' : r.error.replace(/^[^:]*: /, '');
+        outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      }
+    }
+    racer?.kill('SIGKILL');
+    // The race was real (writes succeeded and writes were refused for resolving outside) ...
+    expect(outcomes.get('ok') ?? 0).toBeGreaterThan(0);
+    expect(outcomes.get('resolves outside the workspace (through a symbolic link)') ?? 0).toBeGreaterThan(0);
+    // ... and nothing landed in the directory the symlink pointed at: no file, no temporary file.
+    expect(await readdir(target)).toEqual([]);
+  }, 60_000);
+
   it('never blocks on a FIFO swapped in (later fs calls of the process still finish)', async () => {
     const ws = env.workspace;
     await writeFile(path.join(ws, 'p.txt'), 'inside');
@@ -110,9 +166,13 @@ describe.runIf(posix)('a file swapped for a symlink between check and use', () =
     } catch {
       return; // no mkfifo on this system
     }
-    startRacer(`
-      require('child_process').execFileSync('mkfifo', [ws + '/tmp-fifo']); fs.renameSync(ws + '/tmp-fifo', ws + '/p.txt');
-      fs.writeFileSync(ws + '/tmp-file2', 'inside'); fs.renameSync(ws + '/tmp-file2', ws + '/p.txt');`);
+    startRacer([
+      "fs.rmSync(ws + '/tmp-fifo', { force: true })",
+      "require('child_process').execFileSync('mkfifo', [ws + '/tmp-fifo'])",
+      "fs.renameSync(ws + '/tmp-fifo', ws + '/p.txt')",
+      "fs.writeFileSync(ws + '/tmp-file2', 'inside')",
+      "fs.renameSync(ws + '/tmp-file2', ws + '/p.txt')",
+    ]);
     await new Promise((r) => setTimeout(r, 100));
     const texts = new Set<string>();
     for (let round = 0; round < 10; round++) {
