@@ -31,6 +31,7 @@ import { type CapabilityOptions, createHostFunctions, type HostCall } from './ho
 import type { HostInvoker } from './host-functions.js';
 import { HOST_YIELD, type Pusher, sliceYields } from './host-yield.js';
 import type { LuaLogEntry, LuaLogger } from './lua-log.js';
+import { ModuleLoader } from './lua-modules.js';
 import { LuaConversionError, luaToJson, pushJson, pushString, typeName } from './lua-values.js';
 import { readHandlerResult } from './result-bridge.js';
 import { Sandbox } from './sandbox.js';
@@ -77,6 +78,8 @@ export interface LuaRuntimeOptions {
   hostFunctions?: HostInvoker | undefined;
   /** Settings of the standard capabilities (exec, fetch, write_file). */
   capabilityOptions?: CapabilityOptions | undefined;
+  /** The package's own `lua/lib` (shared modules of the built-ins, searched last by `require`). */
+  builtinLib: string;
   /** Calls that run at once; more wait in a FIFO queue (their time budget does not run while they wait). */
   maxConcurrentCalls: number;
 }
@@ -111,6 +114,8 @@ interface CallState {
   unwatch: (() => void) | null;
   /** The `HostCall` view of this call, made on first use. */
   host: HostCall | null;
+  /** Modules this call is loading (`require`), outermost first. */
+  readonly requiring: string[];
   readonly hook: LuaHook;
   readonly meter: Meter;
   instructions: number;
@@ -138,6 +143,7 @@ const NONE: ReadonlySet<string> = new Set();
 export class LuaRuntime {
   readonly #L: LuaState;
   readonly #sandbox: Sandbox;
+  readonly #modules: ModuleLoader;
   readonly #budgets: ResolvedBudgets;
   readonly #log: LuaLogger;
   readonly #grant: ReadonlySet<string>;
@@ -199,7 +205,25 @@ export class LuaRuntime {
       hostFunctions,
       capabilityNames: this.#known,
       currentCall: () => this.#active,
+      currentCapabilities: () => this.#active?.capabilities ?? NONE,
     });
+    this.#modules = new ModuleLoader(
+      L,
+      {
+        current: () => this.#active,
+        newModuleEnv: (dirs) => {
+          this.#sandbox.pushEnv({
+            dynamicPanto: true,
+            pushRequire: (S) => this.#modules.pushRequire(S, dirs),
+          });
+          return lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+        },
+        seal: (envRef) => this.#sandbox.seal(envRef),
+        maxTextBytes: opts.budgets.maxTextBytes,
+      },
+      opts.builtinLib,
+      this.#sandbox.pcall,
+    );
   }
 
   #hostCall(call: CallState): HostCall {
@@ -235,26 +259,27 @@ export class LuaRuntime {
   }
 
   /**
-   * Compile and run one tool file (text only) in a fresh sandbox env; validate the table it returns, reading it RAW
-   * (a metatable on it never runs). `chunkname` is what error positions show (e.g. `read.lua`). Never throws for a
-   * broken file.
+   * Compile and run one tool file (text only) in a fresh sandbox env; validate the table it returns (one tool) or the
+   * list of tool tables, reading them RAW (a metatable never runs). `chunkname` is what error positions show (e.g.
+   * `read.lua`). A bad entry of a list is its own load error (`x.lua: tools[2]: ...`); the others load. Never
+   * throws for a broken file.
    */
   async loadTool(
     file: string,
     chunkname: string,
     source: Uint8Array,
     root: string,
-  ): Promise<{ ok: true; tool: LoadedLuaTool } | { ok: false; error: LuaLoadError }> {
+  ): Promise<{ tools: LoadedLuaTool[]; errors: LuaLoadError[] }> {
     const L = this.#L;
     const top = lua.lua_gettop(L);
     const max = this.#budgets.maxTextBytes;
-    const fail = (message: string, line?: number): { ok: false; error: LuaLoadError } => {
-      lua.lua_settop(L, top);
+    const error = (message: string, line?: number): LuaLoadError => {
       const text = capString(message, max, 'message');
-      return {
-        ok: false,
-        error: line === undefined ? { file, message: text } : { file, line, message: text },
-      };
+      return line === undefined ? { file, message: text } : { file, line, message: text };
+    };
+    const fail = (message: string, line?: number) => {
+      lua.lua_settop(L, top);
+      return { tools: [], errors: [error(message, line)] };
     };
     const call = this.#newCall('', file, { toolCallId: '', root });
     this.#loadingFile = file;
@@ -275,7 +300,8 @@ export class LuaRuntime {
         const m = POSITION_RE.exec(msg);
         return fail(msg, m ? Number(m[2]) : undefined);
       }
-      const pantoRef = this.#sandbox.pushEnv();
+      const dirs = this.#modules.dirsForTool(file);
+      const pantoRef = this.#sandbox.pushEnv({ pushRequire: (S) => this.#modules.pushRequire(S, dirs) });
       const envRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
       lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, envRef);
       lua.lua_setupvalue(L, -2, 1);
@@ -289,61 +315,43 @@ export class LuaRuntime {
       if (outcome.nresults < 1 || lua.lua_type(T, 1) !== lua.LUA_TTABLE) {
         const got = outcome.nresults < 1 ? 'nothing' : `a ${typeName(T, lua.lua_type(T, 1))}`;
         return fail(
-          `${chunkname}: a tool file must return a table {name, description, parameters, handler}; it returned ${got}`,
+          `${chunkname}: a tool file must return a table {name, description, parameters, handler} (or a list of them); it returned ${got}`,
         );
       }
       lua.lua_settop(T, 1);
-      const name = rawText(T, 'name', max);
-      const description = rawText(T, 'description', max);
-      if (name === null || !NAME_RE.test(name)) {
-        return fail(`${chunkname}: 'name' must be a string matching ^[a-zA-Z0-9_-]{1,64}$`);
-      }
-      if (description === null) return fail(`${chunkname}: tool '${name}' has no 'description' string`);
-      const capabilities = this.#readCapabilities(T, chunkname, name);
-      if (typeof capabilities === 'string') return fail(capabilities);
-      let parameters: Record<string, unknown> = { type: 'object', properties: {} };
-      rawField(T, 1, 'parameters');
-      const paramsType = lua.lua_type(T, -1);
-      if (paramsType === lua.LUA_TTABLE) {
-        const value = luaToJson(T, lua.lua_gettop(T), 'parameters', { maxStringBytes: max });
-        if (Array.isArray(value) || value === null || typeof value !== 'object') {
-          return fail(`${chunkname}: tool '${name}': 'parameters' must be a JSON Schema object`);
-        }
-        parameters = normalizeSchema(value) as Record<string, unknown>;
-        if (parameters.type === undefined) parameters = { type: 'object', ...parameters };
-        if (parameters.type !== 'object') {
-          return fail(`${chunkname}: tool '${name}': 'parameters' must describe an object (type = "object")`);
-        }
-      } else if (paramsType !== lua.LUA_TNIL) {
-        return fail(
-          `${chunkname}: tool '${name}': 'parameters' must be a table, got ${typeName(T, paramsType)}`,
-        );
-      }
+      rawField(T, 1, 'name');
+      const isList = lua.lua_type(T, -1) === lua.LUA_TNIL && lua.lua_rawlen(T, 1) > 0;
       lua.lua_pop(T, 1);
-      rawField(T, 1, 'handler');
-      const handlerType = lua.lua_type(T, -1);
-      if (handlerType !== lua.LUA_TFUNCTION) {
-        return fail(
-          `${chunkname}: tool '${name}' has no 'handler' function (got ${typeName(T, handlerType)})`,
-        );
+      const tools: LoadedLuaTool[] = [];
+      const errors: LuaLoadError[] = [];
+      if (isList) {
+        const n = lua.lua_rawlen(T, 1);
+        for (let i = 1; i <= n; i++) {
+          lua.lua_rawgeti(T, 1, i);
+          const where = `${chunkname}: tools[${i}]`;
+          const r =
+            lua.lua_type(T, -1) === lua.LUA_TTABLE
+              ? this.#readTool(T, lua.lua_gettop(T), where, file)
+              : `${where} must be a tool table, got ${typeName(T, lua.lua_type(T, -1))}`;
+          if (typeof r === 'string') errors.push(error(r));
+          else tools.push(r);
+          lua.lua_settop(T, 1);
+        }
+        // One env for all the file's tools: its panto answers with the capabilities of the tool being called.
+        this.#sandbox.makeDynamic(pantoRef);
+      } else {
+        const r = this.#readTool(T, 1, chunkname, file);
+        if (typeof r === 'string') {
+          lauxlib.luaL_unref(L, lua.LUA_REGISTRYINDEX, pantoRef);
+          lauxlib.luaL_unref(L, lua.LUA_REGISTRYINDEX, envRef);
+          return fail(r);
+        }
+        tools.push(r);
+        this.#sandbox.grant(pantoRef, r.capabilities);
       }
-      lua.lua_xmove(T, L, 1);
-      const handlerRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
-      this.#sandbox.grant(pantoRef, capabilities);
       this.#sandbox.seal(envRef);
       lua.lua_settop(L, top);
-      return {
-        ok: true,
-        tool: {
-          name,
-          description,
-          parameters,
-          file,
-          handlerRef,
-          capabilities,
-          capabilitySet: new Set(capabilities),
-        },
-      };
+      return { tools, errors };
     } catch (err) {
       if (err instanceof LuaConversionError) return fail(`${chunkname}: ${err.message}`);
       return fail(`${chunkname}: internal error while loading: ${(err as Error).message}`);
@@ -353,9 +361,64 @@ export class LuaRuntime {
     }
   }
 
-  /** The file's `capabilities = {...}` (read raw), checked against the host's grant; a string is the load error. */
-  #readCapabilities(T: LuaState, chunkname: string, name: string): string[] | string {
-    rawField(T, 1, 'capabilities');
+  /**
+   * One tool table at `idx` of `T` (read raw) as a loaded tool (its handler referenced in the registry), or the load
+   * error. `where` prefixes messages (`read.lua`, `tools.lua: tools[2]`).
+   */
+  #readTool(T: LuaState, idx: number, where: string, file: string): LoadedLuaTool | string {
+    const max = this.#budgets.maxTextBytes;
+    const name = rawText(T, idx, 'name', max);
+    const description = rawText(T, idx, 'description', max);
+    if (name === null || !NAME_RE.test(name))
+      return `${where}: 'name' must be a string matching ^[a-zA-Z0-9_-]{1,64}$`;
+    if (description === null) return `${where}: tool '${name}' has no 'description' string`;
+    const capabilities = this.#readCapabilities(T, idx, where, name);
+    if (typeof capabilities === 'string') return capabilities;
+    let parameters: Record<string, unknown> = { type: 'object', properties: {} };
+    rawField(T, idx, 'parameters');
+    const paramsType = lua.lua_type(T, -1);
+    try {
+      if (paramsType === lua.LUA_TTABLE) {
+        const value = luaToJson(T, lua.lua_gettop(T), 'parameters', { maxStringBytes: max });
+        if (Array.isArray(value) || value === null || typeof value !== 'object') {
+          return `${where}: tool '${name}': 'parameters' must be a JSON Schema object`;
+        }
+        parameters = normalizeSchema(value) as Record<string, unknown>;
+        if (parameters.type === undefined) parameters = { type: 'object', ...parameters };
+        if (parameters.type !== 'object') {
+          return `${where}: tool '${name}': 'parameters' must describe an object (type = "object")`;
+        }
+      } else if (paramsType !== lua.LUA_TNIL) {
+        return `${where}: tool '${name}': 'parameters' must be a table, got ${typeName(T, paramsType)}`;
+      }
+    } catch (err) {
+      if (err instanceof LuaConversionError) return `${where}: ${err.message}`;
+      throw err;
+    } finally {
+      lua.lua_pop(T, 1);
+    }
+    rawField(T, idx, 'handler');
+    const handlerType = lua.lua_type(T, -1);
+    if (handlerType !== lua.LUA_TFUNCTION) {
+      lua.lua_pop(T, 1);
+      return `${where}: tool '${name}' has no 'handler' function (got ${typeName(T, handlerType)})`;
+    }
+    lua.lua_xmove(T, this.#L, 1);
+    const handlerRef = lauxlib.luaL_ref(this.#L, lua.LUA_REGISTRYINDEX);
+    return {
+      name,
+      description,
+      parameters,
+      file,
+      handlerRef,
+      capabilities,
+      capabilitySet: new Set(capabilities),
+    };
+  }
+
+  /** The `capabilities = {...}` of the tool table at `idx` (read raw), checked against the grant; a string is the error. */
+  #readCapabilities(T: LuaState, idx: number, chunkname: string, name: string): string[] | string {
+    rawField(T, idx, 'capabilities');
     const t = lua.lua_type(T, -1);
     try {
       if (t === lua.LUA_TNIL) return [];
@@ -470,6 +533,7 @@ export class LuaRuntime {
       controller: null,
       unwatch: null,
       host: null,
+      requiring: [],
       instructions: 0,
       ownMs: 0,
       sliceStart: now,
@@ -720,9 +784,9 @@ function rawField(T: LuaState, idx: number, key: string): void {
   lua.lua_rawget(T, abs);
 }
 
-/** `t[key]` of the table at index 1, read raw, as capped text; null when it is not a string. */
-function rawText(T: LuaState, key: string, max: number): string | null {
-  rawField(T, 1, key);
+/** `t[key]` of the table at `idx`, read raw, as capped text; null when it is not a string. */
+function rawText(T: LuaState, idx: number, key: string, max: number): string | null {
+  rawField(T, idx, key);
   const out =
     lua.lua_type(T, -1) === lua.LUA_TSTRING
       ? capText(lua.lua_tolstring(T, -1) ?? new Uint8Array(0), max)

@@ -6,6 +6,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PantoError } from '../errors.js';
+import { packagePath } from '../package-root.js';
 import { readRegularFile } from '../regular-file.js';
 import type { ToolDecl } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
@@ -42,6 +43,7 @@ export async function loadToolsInThread(
     hostFunctions,
     capabilityOptions: opts.capabilityOptions,
     maxConcurrentCalls: opts.maxConcurrentCalls,
+    builtinLib: path.join(packagePath('lua'), 'lib'),
   });
   if (!accountingAvailable()) {
     log({
@@ -98,16 +100,15 @@ export async function loadToolsInThread(
         continue;
       }
       const res = await runtime.loadTool(file, fileName, source, opts.loadRoot);
-      if (!res.ok) {
-        report(res.error);
-        continue;
+      for (const e of res.errors) report(e);
+      for (const tool of res.tools) {
+        const existing = tools.get(tool.name);
+        if (existing) {
+          report({ file, message: `tool '${tool.name}' is already defined by ${existing.file}` });
+          continue;
+        }
+        tools.set(tool.name, tool);
       }
-      const existing = tools.get(res.tool.name);
-      if (existing) {
-        report({ file, message: `tool '${res.tool.name}' is already defined by ${existing.file}` });
-        continue;
-      }
-      tools.set(res.tool.name, res.tool);
     }
   }
   const decls = [...tools.values()].map((t) => ({

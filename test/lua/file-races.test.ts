@@ -151,9 +151,9 @@ describe.runIf(posix)('a file swapped for a symlink between check and use', () =
       }
     }
     racer?.kill('SIGKILL');
-    // The race was real (writes succeeded and writes were refused for resolving outside) ...
-    expect(outcomes.get('ok') ?? 0).toBeGreaterThan(0);
-    expect(outcomes.get('resolves outside the workspace (through a symbolic link)') ?? 0).toBeGreaterThan(0);
+    // The race was real (writes succeeded and writes were refused: resolving outside, changed while opened) ...
+    expect(outcomes.get('ok') ?? 0, JSON.stringify([...outcomes])).toBeGreaterThan(0);
+    expect([...outcomes.keys()].length, JSON.stringify([...outcomes])).toBeGreaterThan(1);
     // ... and nothing landed in the directory the symlink pointed at: no file, no temporary file.
     expect(await readdir(target)).toEqual([]);
   }, 60_000);
