@@ -35,7 +35,7 @@ import {
 } from './fetch-url.js';
 import { listWorkspaceDir, readWorkspaceFile, statWorkspace } from './file-read.js';
 import { makeWorkspaceDir, writeWorkspaceFile } from './file-write.js';
-import type { HostCallInfo, HostInvoker, HostValue } from './host-functions.js';
+import type { HostCallInfo, HostInvoker, HostOutcome, HostValue } from './host-functions.js';
 import { failure, type Pusher, yieldFor } from './host-yield.js';
 import type { LuaLogLevel } from './lua-log.js';
 import { readOptions } from './lua-options.js';
@@ -352,11 +352,20 @@ export function createHostFunctions(opts: HostApiOptions): HostFunctions {
   };
 }
 
+/** A host function's outcome for Lua: its value (bytes without a second copy) or `nil, message` (capped). */
+function pushOutcome(outcome: HostOutcome, maxText: number): Pusher {
+  if (!outcome.ok) return failure(capString(outcome.error, maxText, 'message'));
+  const value = outcome.value;
+  return (T) => {
+    pushJson(T, value, 'json', 0, true);
+    return 1;
+  };
+}
+
 /**
- * `panto.<name>(value)` for each host function: converts the one argument (strings that are not UTF-8 as bytes),
- * yields, lets the invoker run the function AFTER the thread has yielded (so the host function never runs inside the
- * VM and may call back into the source), and pushes its result (`panto.json.null` for `null`; bytes without a second
- * copy) or `nil, message`.
+ * `panto.<name>(value)` for each host function: converts the one argument (strings that are not UTF-8 as bytes), lets
+ * the invoker run the function, and pushes its result (`panto.json.null` for `null`) or `nil, message` — at once when
+ * the answer is there, else after yielding until it is.
  */
 function hostFunctionBridges(
   invoker: HostInvoker,
@@ -376,18 +385,14 @@ function hostFunctionBridges(
         if (!(err instanceof LuaConversionError)) throw err;
         return lauxlib.luaL_error(L, `${what}: ${err.message}`);
       }
-      const call = current();
-      const work = Promise.resolve()
-        .then(() => invoker.invoke(name, args, call))
-        .then((outcome): Pusher => {
-          if (!outcome.ok) return failure(capString(outcome.error, budgets.maxTextBytes, 'message'));
-          const value = outcome.value;
-          return (T) => {
-            pushJson(T, value, 'json', 0, true);
-            return 1;
-          };
-        });
-      return yieldFor(L, what, work);
+      const answer = invoker.invoke(name, args, current());
+      // Answered at once (a synchronous host function): no yield, the result is pushed right here (under the meter).
+      if (!(answer instanceof Promise)) return pushOutcome(answer, budgets.maxTextBytes)(L);
+      return yieldFor(
+        L,
+        what,
+        answer.then((outcome) => pushOutcome(outcome, budgets.maxTextBytes)),
+      );
     };
   }
   return out;

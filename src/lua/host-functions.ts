@@ -8,8 +8,9 @@
  *
  * Contract: a host function receives ONE value (the Lua argument by the JSON mapping; a Lua string that is not valid
  * UTF-8 arrives as a `Uint8Array` copy) and a context, and returns (or resolves to) a JSON-like value; `Uint8Array`s
- * become Lua strings with the same bytes. It always runs after the calling Lua thread has yielded (never inside the
- * VM), so it may call back into the tool source. A throw or rejection is `nil, message` in Lua.
+ * become Lua strings with the same bytes. In-thread it is called right away from the Lua call: a plain value answers
+ * without suspending the tool (a few µs), a promise suspends only the calling coroutine. It may call back into the
+ * tool source (such a call starts once the running Lua has yielded). A throw or rejection is `nil, message` in Lua.
  */
 
 import { PantoError } from '../errors.js';
@@ -96,28 +97,31 @@ export interface HostCallInfo {
 
 /**
  * How `panto.<name>` reaches a host function: directly (in-thread) or through the worker's parent. `invoke` never
- * rejects; a successful value's `Uint8Array`s are owned by the receiver (they enter Lua without a copy).
+ * throws or rejects; it answers at once when the host function did (a synchronous function in-thread), else with a
+ * promise. A successful value's `Uint8Array`s are owned by the receiver (they enter Lua without a copy).
  */
 export interface HostInvoker {
   readonly names: readonly string[];
-  invoke(name: string, args: HostValue, call: HostCallInfo): Promise<HostOutcome>;
+  invoke(name: string, args: HostValue, call: HostCallInfo): HostOutcome | Promise<HostOutcome>;
 }
 
 /** The invoker of host functions that live on this thread. */
 export function directInvoker(fns: Readonly<Record<string, HostFunction>>, maxBytes: number): HostInvoker {
   return {
     names: Object.keys(fns),
-    invoke: async (name, args, call) => {
+    invoke: (name, args, call) => {
       const fn = fns[name];
-      if (fn === undefined) return { ok: false, error: `no host function '${name}'` };
+      if (fn === undefined || !Object.hasOwn(fns, name))
+        return { ok: false, error: `no host function '${name}'` };
       const ctx: HostFunctionContext = {
         signal: call.signal,
         toolName: call.tool,
         toolCallId: call.toolCallId,
         workspaceRoot: call.root,
       };
-      const r = await runHostFunction(name, fn, args, ctx, maxBytes);
-      return r.ok ? { ok: true, value: r.value } : r;
+      const r = runHostFunction(name, fn, args, ctx, maxBytes);
+      const answer = (x: Awaited<typeof r>): HostOutcome => (x.ok ? { ok: true, value: x.value } : x);
+      return r instanceof Promise ? r.then(answer) : answer(r);
     },
   };
 }
@@ -142,6 +146,10 @@ export function prepareHostValue(
   const buffers: ArrayBuffer[] = [];
   let size = 0;
   const ancestors = new Set<object>();
+  // An object reached again by another path is not walked again: its size counts again (Lua gets a copy per path),
+  // its checked copy is reused. So a value sharing subtrees (2^40 paths through 40 objects) costs its objects, not
+  // its paths, to refuse.
+  const done = new Map<object, { value: HostValue; size: number }>();
   const fail = (path: string, why: string): never => {
     throw new HostValueError(`${what}${path} ${why}`);
   };
@@ -179,6 +187,12 @@ export function prepareHostValue(
       buffers.push(own.buffer);
       return own;
     }
+    const again = done.get(obj);
+    if (again !== undefined) {
+      size += again.size;
+      if (size > maxBytes) fail('', `is over the ${maxBytes}-byte cap of a host value`);
+      return again.value;
+    }
     if (ArrayBuffer.isView(obj)) fail(path, 'is a typed array other than Uint8Array; pass a Uint8Array');
     if (obj instanceof Promise || typeof (obj as { then?: unknown }).then === 'function')
       fail(path, 'is a Promise; await it before returning');
@@ -186,6 +200,7 @@ export function prepareHostValue(
       fail(path, `is a ${obj.constructor.name}; use an object or an array`);
     if (depth >= MAX_DEPTH) fail(path, `is nested deeper than ${MAX_DEPTH} levels`);
     if (ancestors.has(obj)) fail(path, 'refers back to itself (a cycle)');
+    const before = size - ENTRY_BYTES;
     const toJSON = (obj as { toJSON?: unknown }).toJSON;
     if (typeof toJSON === 'function') return visit(toJSON.call(obj), path, depth + 1);
     ancestors.add(obj);
@@ -209,6 +224,7 @@ export function prepareHostValue(
       out = rec;
     }
     ancestors.delete(obj);
+    done.set(obj, { value: out, size: size - before });
     return out;
   };
   try {
@@ -253,22 +269,36 @@ export function hostErrorMessage(err: unknown): string {
   }
 }
 
+type Prepared = { ok: true; value: HostValue; buffers: ArrayBuffer[] } | { ok: false; error: string };
+
 /**
- * Run host function `fn` and check its result (`prepareHostValue` under `maxBytes`). Never rejects: a throw,
- * a rejection or a bad result is `{ok: false, error}`.
+ * Run host function `fn` and check its result (`prepareHostValue` under `maxBytes`): at once when `fn` returns a
+ * plain value, as a promise when it returns a thenable. Never throws or rejects: a throw, a rejection or a bad result
+ * is `{ok: false, error}`.
  */
-export async function runHostFunction(
+export function runHostFunction(
   name: string,
   fn: HostFunction,
   args: HostValue,
   ctx: HostFunctionContext,
   maxBytes: number,
-): Promise<{ ok: true; value: HostValue; buffers: ArrayBuffer[] } | { ok: false; error: string }> {
+): Prepared | Promise<Prepared> {
+  const what = `the result of panto.${name}`;
   let value: unknown;
   try {
-    value = await fn(args, ctx);
+    value = fn(args, ctx);
   } catch (err) {
     return { ok: false, error: hostErrorMessage(err) };
   }
-  return prepareHostValue(value, maxBytes, `the result of panto.${name}`);
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as { then?: unknown }).then === 'function'
+  ) {
+    return Promise.resolve(value as PromiseLike<unknown>).then(
+      (v) => prepareHostValue(v, maxBytes, what),
+      (err: unknown) => ({ ok: false, error: hostErrorMessage(err) }),
+    );
+  }
+  return prepareHostValue(value, maxBytes, what);
 }

@@ -32,11 +32,26 @@ import type { HostInvoker } from './host-functions.js';
 import { HOST_YIELD, type Pusher, sliceYields } from './host-yield.js';
 import type { LuaLogEntry, LuaLogger } from './lua-log.js';
 import { ModuleLoader } from './lua-modules.js';
-import { LuaConversionError, luaToJson, pushJson, pushString, typeName } from './lua-values.js';
+import {
+  LuaConversionError,
+  luaToJson,
+  pushBytesNoCopy,
+  pushJson,
+  pushString,
+  typeName,
+} from './lua-values.js';
 import { readHandlerResult } from './result-bridge.js';
 import { Sandbox } from './sandbox.js';
 import { normalizeSchema } from './schema-arrays.js';
-import { beginSlice, currentBurstStart, mayRunNow, nextTurn } from './slice-scheduler.js';
+import {
+  beginSlice,
+  currentBurstStart,
+  enterVm,
+  leaveVm,
+  mayRunNow,
+  nextTurn,
+  vmBusy,
+} from './slice-scheduler.js';
 import { capString, capText } from './text-cap.js';
 import type { Denylist } from './workspace-paths.js';
 
@@ -54,6 +69,8 @@ export interface LoadedLuaTool {
   /** The host capabilities the file declared (and the host granted), host functions included. */
   capabilities: readonly string[];
   capabilitySet: ReadonlySet<string>;
+  /** `name` as a Lua string (for `ctx.tool_name`, pushed on every call). */
+  nameBytes: Uint8Array;
 }
 
 /** Why a tool file did not load. `line` is set when the error has a position. */
@@ -139,6 +156,8 @@ const NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
 const POSITION_RE = /^([^\n:]{1,200}):(\d{1,9}): /;
 const MIB = 1024 * 1024;
 const NONE: ReadonlySet<string> = new Set();
+/** Idle threads kept for reuse. */
+const IDLE_THREADS = 16;
 
 export class LuaRuntime {
   readonly #L: LuaState;
@@ -154,6 +173,8 @@ export class LuaRuntime {
   /** One abort listener per signal for all the calls waiting on it (slots and host calls). */
   readonly #aborts = new AbortFanout();
   #active: CallState | null = null;
+  /** Threads of calls that ended cleanly, for reuse (see `#release`). */
+  readonly #idleThreads: Array<{ thread: LuaState; ref: number }> = [];
   #loadingFile: string | undefined;
 
   constructor(opts: LuaRuntimeOptions) {
@@ -413,6 +434,7 @@ export class LuaRuntime {
       handlerRef,
       capabilities,
       capabilitySet: new Set(capabilities),
+      nameBytes: new TextEncoder().encode(name),
     };
   }
 
@@ -447,23 +469,28 @@ export class LuaRuntime {
   /** Run a tool's handler with `args` and read its result. Never rejects for the tool's own failure. */
   async call(tool: LoadedLuaTool, args: Record<string, unknown>, ctx: RunContext): Promise<CallResult> {
     if (ctx.signal?.aborted) return { ok: false, error: 'aborted before the tool started' };
-    if (!(await this.#acquire(ctx.signal))) return { ok: false, error: 'aborted before the tool started' };
+    // A free slot is taken at once (no await: a trivial call costs no extra microtask turn).
+    if (this.#running < this.#maxConcurrent) this.#running++;
+    else if (!(await this.#waitForSlot(ctx.signal)))
+      return { ok: false, error: 'aborted before the tool started' };
     const call = this.#newCall(tool.name, tool.file, ctx, tool.capabilitySet);
     const T = call.thread;
     let stop: string | undefined;
+    let clean = false;
     try {
       lua.lua_rawgeti(T, lua.LUA_REGISTRYINDEX, tool.handlerRef);
       pushJson(T, args, 'args');
       lua.lua_createtable(T, 0, 2);
       pushString(T, ctx.toolCallId);
       lua.lua_setfield(T, -2, K_TOOL_CALL_ID);
-      pushString(T, tool.name);
+      pushBytesNoCopy(T, tool.nameBytes);
       lua.lua_setfield(T, -2, K_TOOL_NAME);
       const outcome = await this.#drive(call, 2, ctx.signal);
       if (!outcome.ok) {
         stop = outcome.error;
         return { ok: false, error: outcome.error };
       }
+      clean = true;
       const res = readHandlerResult(T, 1, outcome.nresults, this.#budgets);
       if (!res.ok) return { ok: false, error: res.error };
       return res.meta === undefined
@@ -480,17 +507,13 @@ export class LuaRuntime {
       });
       return { ok: false, error: `internal error in the Lua host: ${message}` };
     } finally {
-      this.#release(call, stop);
+      this.#release(call, stop, clean);
       this.#releaseSlot();
     }
   }
 
-  /** Wait for a free call slot (FIFO). False when the signal aborted while waiting. */
-  #acquire(signal?: AbortSignal): Promise<boolean> {
-    if (this.#running < this.#maxConcurrent) {
-      this.#running++;
-      return Promise.resolve(true);
-    }
+  /** Wait for a call slot when all are taken (FIFO). False when the signal aborted while waiting. */
+  #waitForSlot(signal?: AbortSignal): Promise<boolean> {
     if (signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       const grant = () => {
@@ -514,8 +537,14 @@ export class LuaRuntime {
 
   #newCall(tool: string, file: string, ctx: RunContext, capabilities: ReadonlySet<string> = NONE): CallState {
     const L = this.#L;
-    const thread = lua.lua_newthread(L);
-    const threadRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+    let thread: LuaState;
+    let threadRef: number;
+    const idle = this.#idleThreads.pop();
+    if (idle !== undefined) ({ thread, ref: threadRef } = idle);
+    else {
+      thread = lua.lua_newthread(L);
+      threadRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+    }
     const budgets = this.#budgets;
     const now = performance.now();
     const timeExceeded = (t: number): boolean => call.ownMs + (t - call.sliceStart) > budgets.wallClockMs;
@@ -604,14 +633,30 @@ export class LuaRuntime {
     return raiseFromHook(T, reason);
   }
 
-  /** End a call: stop its host work (`ctx.signal` of host functions), drop its thread. */
-  #release(call: CallState, reason?: string): void {
+  /**
+   * End a call: stop its host work (`ctx.signal` of host functions), drop its thread, or keep it for a later call
+   * when the call ran to a clean end (`clean`: returned normally, so the thread is as new again: empty stack, base
+   * call frame, hooks allowed). Reusing threads saves a `lua_newthread` (a fresh stack of TValues)
+   * and a registry slot per call.
+   */
+  #release(call: CallState, reason?: string, clean = false): void {
     if (call.controller !== null) {
       call.unwatch?.();
       if (!call.controller.signal.aborted) call.controller.abort(new Error(reason ?? 'the tool call ended'));
     }
-    lua.lua_sethook(call.thread, null, 0, 0);
-    lua.lua_settop(call.thread, 0);
+    const T = call.thread;
+    lua.lua_sethook(T, null, 0, 0);
+    lua.lua_settop(T, 0);
+    if (
+      clean &&
+      this.#idleThreads.length < IDLE_THREADS &&
+      T.status === lua.LUA_OK &&
+      T.allowhook === 1 &&
+      T.ci === T.base_ci
+    ) {
+      this.#idleThreads.push({ thread: T, ref: call.threadRef });
+      return;
+    }
     lauxlib.luaL_unref(this.#L, lua.LUA_REGISTRYINDEX, call.threadRef);
   }
 
@@ -620,6 +665,8 @@ export class LuaRuntime {
     const T = call.thread;
     const budgets = this.#budgets;
     let n = nargs;
+    // Started from inside another resume (a synchronous host function calling a tool): run once that has returned.
+    if (vmBusy()) await Promise.resolve();
     for (;;) {
       if (!mayRunNow(budgets.sliceMs)) {
         await nextTurn();
@@ -632,9 +679,11 @@ export class LuaRuntime {
       setMeter(call.meter);
       setPatternWatch(call.meter.step);
       let status: number;
+      enterVm();
       try {
         status = lua.lua_resume(T, null, n);
       } finally {
+        leaveVm();
         this.#active = null;
         setMeter(null);
         setPatternWatch(null);

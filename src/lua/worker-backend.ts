@@ -250,14 +250,16 @@ export class WorkerBackend implements ToolBackend {
       toolCallId: p.toolCallId,
       workspaceRoot: p.root,
     };
-    void runHostFunction(name, fn, args, ctx, this.#opts.budgets.maxHostValueBytes).then((r) => {
-      p.signal?.removeEventListener('abort', onAbort);
-      p.hostCalls?.delete(hid);
-      this.#hostCalls.delete(hid);
-      if (controller.signal.aborted) return; // the worker no longer waits
-      if (r.ok) reply({ ok: true, value: r.value }, r.buffers);
-      else reply(r);
-    });
+    void Promise.resolve(runHostFunction(name, fn, args, ctx, this.#opts.budgets.maxHostValueBytes)).then(
+      (r) => {
+        p.signal?.removeEventListener('abort', onAbort);
+        p.hostCalls?.delete(hid);
+        this.#hostCalls.delete(hid);
+        if (controller.signal.aborted) return; // the worker no longer waits
+        if (r.ok) reply({ ok: true, value: r.value }, r.buffers);
+        else reply(r);
+      },
+    );
   }
 
   /** Abort the host function calls still running for a call that ended. */

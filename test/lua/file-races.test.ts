@@ -109,7 +109,9 @@ describe.runIf(posix)('a file swapped for a symlink between check and use', () =
         expect(t).not.toContain('outside-only-name');
       }
     };
-    for (let round = 0; round < 10; round++) {
+    // At least 10 rounds, and on until the race showed both sides (a loaded machine may starve the racer).
+    const raced = () => (seen.get('inside') ?? 0) > 0 && [...seen.keys()].some((k) => k.startsWith('ERR'));
+    for (let round = 0; round < 10 || (!raced() && round < 100); round++) {
       await batch('read_raw', 'f.txt');
       await batch('read_raw', 'd/x.txt');
       await batch('list', 'd');
@@ -118,7 +120,7 @@ describe.runIf(posix)('a file swapped for a symlink between check and use', () =
     // The race was real: some reads saw the inside file, some were refused.
     expect(seen.get('inside') ?? 0).toBeGreaterThan(0);
     expect([...seen.keys()].filter((k) => k.startsWith('ERR')).length).toBeGreaterThan(0);
-  }, 60_000);
+  }, 120_000);
 
   it('never writes outside: a directory swapped for a symlink between the check and the open', async () => {
     const ws = env.workspace;
@@ -135,7 +137,8 @@ describe.runIf(posix)('a file swapped for a symlink between check and use', () =
     ]);
     await new Promise((r) => setTimeout(r, 100));
     const outcomes = new Map<string, number>();
-    for (let round = 0; round < 10; round++) {
+    const raced = () => (outcomes.get('ok') ?? 0) > 0 && outcomes.size > 1;
+    for (let round = 0; round < 10 || (!raced() && round < 100); round++) {
       const results = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
           env.source.call(
@@ -156,7 +159,7 @@ describe.runIf(posix)('a file swapped for a symlink between check and use', () =
     expect([...outcomes.keys()].length, JSON.stringify([...outcomes])).toBeGreaterThan(1);
     // ... and nothing landed in the directory the symlink pointed at: no file, no temporary file.
     expect(await readdir(target)).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it('never blocks on a FIFO swapped in (later fs calls of the process still finish)', async () => {
     const ws = env.workspace;
@@ -175,7 +178,7 @@ describe.runIf(posix)('a file swapped for a symlink between check and use', () =
     ]);
     await new Promise((r) => setTimeout(r, 100));
     const texts = new Set<string>();
-    for (let round = 0; round < 10; round++) {
+    for (let round = 0; round < 10 || (!texts.has('inside') && round < 100); round++) {
       const results = await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
           env.source.call('read_raw', { path: 'p.txt' }, ctx(ws, `p${i}`)),
@@ -194,5 +197,5 @@ describe.runIf(posix)('a file swapped for a symlink between check and use', () =
     );
     expect(text(await env.source.call('stat', { path: 'probe-fifo' }, ctx(ws)))).toBe('other:0');
     expect(texts.has('inside')).toBe(true);
-  }, 60_000);
+  }, 120_000);
 });

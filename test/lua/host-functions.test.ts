@@ -87,6 +87,11 @@ const TOOLS: Record<string, string> = {
     ['call_tool'],
     'return assert(panto.call_tool({ name = "stock", sku = "b" }))',
   ),
+  'shared.lua': luaTool(
+    'shared',
+    ['shared'],
+    'local v = assert(panto.shared({})); return panto.json_encode(v) .. " " .. tostring(rawequal(v.a, v.b))',
+  ),
   'slow.lua': luaTool('slow', ['sleep'], 'assert(panto.sleep({ ms = args.ms })); return "slept " .. args.ms'),
 };
 
@@ -132,6 +137,10 @@ function hostFunctions(getSource: () => LuaToolSource): Record<string, HostFunct
       const { name, sku } = args as { name: string; sku: string };
       const r = await getSource().call(name, { sku }, { ...ctx(c.workspaceRoot, `${c.toolCallId}-inner`) });
       return r.ok && r.parts[0]?.type === 'text' ? r.parts[0].text : 'failed';
+    },
+    shared: () => {
+      const x = { x: 1 };
+      return { a: x, b: x };
     },
     sleep: (args, c) =>
       new Promise((resolve) => {
@@ -268,8 +277,13 @@ describe.each(['thread', 'worker'] as const)('host functions (isolation: %s)', (
     expect(await slow).toEqual({ ok: true, parts: [{ type: 'text', text: 'slept 400' }] });
   });
 
-  it('lets a host function call back into the tool source', async () => {
+  it('lets a host function call back into the tool source (the inner call starts once the outer Lua yielded)', async () => {
     expect(await run('reenter')).toEqual({ ok: true, parts: [{ type: 'text', text: 'b: 7 in stock' }] });
+  });
+
+  it('copies a value shared by two paths for each path (JSON semantics)', async () => {
+    const r = await run('shared');
+    expect(r).toEqual({ ok: true, parts: [{ type: 'text', text: '{"a":{"x":1},"b":{"x":1}} false' }] });
   });
 
   it('keeps an undeclared host function out of a tool', async () => {
