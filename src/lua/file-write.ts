@@ -14,15 +14,16 @@
 
 import { randomBytes } from 'node:crypto';
 import { type BigIntStats, constants } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { FileResult } from './file-read.js';
-import { judgeDescriptor, realpathOrNull } from './workspace-files.js';
+import { descriptorLocation, judgeDescriptor, openResolved, realpathOrNull } from './workspace-files.js';
 import { type Denylist, judgeReal, pathError, resolveLexical } from './workspace-paths.js';
 
 const IS_WINDOWS = process.platform === 'win32';
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
+const O_DIRECTORY = constants.O_DIRECTORY ?? 0;
 
 /**
  * Write `data` to `p` (atomic replace, or `append`), creating missing parent directories. At most `cap` bytes.
@@ -80,6 +81,26 @@ async function writeTarget(
   return { ok: true, abs, existing: null };
 }
 
+/**
+ * Run `fn` with the target's directory open and judged: `base` reaches exactly that directory (on Linux through its
+ * descriptor), so what is created and renamed under it lands in it even when its path is swapped meanwhile.
+ */
+async function inDir<T>(
+  root: string,
+  p: string,
+  dirAbs: string,
+  denylist: Denylist,
+  fn: (base: string, dir: FileHandle | null) => Promise<FileResult<T>>,
+): Promise<FileResult<T>> {
+  const dir = await openResolved(root, dirAbs, p, denylist, 'dir');
+  if (!dir.ok) return dir;
+  try {
+    return await fn(dir.dirPath, dir.fh);
+  } finally {
+    await dir.fh?.close().catch(() => {});
+  }
+}
+
 /** Temporary file + rename in the target's directory. */
 async function replace(
   root: string,
@@ -89,32 +110,32 @@ async function replace(
   denylist: Denylist,
   data: Uint8Array,
 ): Promise<FileResult<true>> {
-  const dir = path.dirname(abs);
-  // The prefix keeps the name off the denylist's patterns (`env` must not get a temporary `.env.x`).
-  const temp = path.join(
-    dir,
-    `.panto-tmp-${randomBytes(6).toString('hex')}-${path.basename(abs).slice(0, 100)}`,
-  );
+  const name = path.basename(abs);
   const mode = existing === null ? 0o666 : Number(existing.mode & 0o7777n);
-  const created = await createChecked(root, p, temp, denylist, mode);
-  if (!created.ok) return created;
-  const { fh } = created;
-  let renamed = false;
-  try {
-    await writeAll(fh, data);
-    if (existing !== null && !IS_WINDOWS) await fh.chmod(mode);
-    await fh.datasync();
-    await fh.close();
-    await renameRetrying(temp, abs);
-    renamed = true;
-    await syncDir(dir);
-    return { ok: true, value: true };
-  } finally {
-    if (!renamed) {
-      await fh.close().catch(() => {});
-      await unlink(temp).catch(() => {});
+  return inDir(root, p, path.dirname(abs), denylist, async (base, dir) => {
+    // The prefix keeps the name off the denylist's patterns (`env` must not get a temporary `.env.x`).
+    const temp = path.join(base, `.panto-tmp-${randomBytes(6).toString('hex')}-${name.slice(0, 100)}`);
+    const created = await createChecked(root, p, temp, denylist, mode);
+    if (!created.ok) return created;
+    const { fh } = created;
+    let renamed = false;
+    try {
+      await writeAll(fh, data);
+      if (existing !== null && !IS_WINDOWS) await fh.chmod(mode);
+      await fh.datasync();
+      await fh.close();
+      await renameRetrying(temp, path.join(base, name));
+      renamed = true;
+      // Flush the directory entry change too (best effort; not possible on Windows).
+      if (dir !== null && !IS_WINDOWS) await dir.sync().catch(() => {});
+      return { ok: true, value: true };
+    } finally {
+      if (!renamed) {
+        await fh.close().catch(() => {});
+        await unlink(temp).catch(() => {});
+      }
     }
-  }
+  });
 }
 
 /** Append in place (the file is created when missing). */
@@ -126,39 +147,43 @@ async function appendTo(
   denylist: Denylist,
   data: Uint8Array,
 ): Promise<FileResult<true>> {
-  if (existing === null) {
-    const created = await createChecked(root, p, abs, denylist, 0o666);
-    if (!created.ok) return created;
+  return inDir(root, p, path.dirname(abs), denylist, async (base) => {
+    const file = path.join(base, path.basename(abs));
+    if (existing === null) {
+      const created = await createChecked(root, p, file, denylist, 0o666);
+      if (!created.ok) return created;
+      try {
+        await writeAll(created.fh, data);
+        return { ok: true, value: true };
+      } finally {
+        await created.fh.close().catch(() => {});
+      }
+    }
+    let fh: FileHandle;
     try {
-      await writeAll(created.fh, data);
+      fh = await open(file, constants.O_WRONLY | constants.O_APPEND | O_NOFOLLOW | O_NONBLOCK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP') return { ok: false, error: `${p}: changed while being opened; not used` };
+      return { ok: false, error: pathError(p, err) };
+    }
+    try {
+      const info = await fh.stat({ bigint: true });
+      if (!info.isFile()) return { ok: false, error: `${p}: changed while being opened; not used` };
+      const judged = await judgeDescriptor(fh, info, abs, p, root, denylist);
+      if (!judged.ok) return judged;
+      await writeAll(fh, data);
       return { ok: true, value: true };
     } finally {
-      await created.fh.close().catch(() => {});
+      await fh.close().catch(() => {});
     }
-  }
-  let fh: FileHandle;
-  try {
-    fh = await open(abs, constants.O_WRONLY | constants.O_APPEND | O_NOFOLLOW | O_NONBLOCK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') return { ok: false, error: `${p}: changed while being opened; not used` };
-    return { ok: false, error: pathError(p, err) };
-  }
-  try {
-    const info = await fh.stat({ bigint: true });
-    if (!info.isFile()) return { ok: false, error: `${p}: changed while being opened; not used` };
-    const judged = await judgeDescriptor(fh, info, abs, p, root, denylist);
-    if (!judged.ok) return judged;
-    await writeAll(fh, data);
-    return { ok: true, value: true };
-  } finally {
-    await fh.close().catch(() => {});
-  }
+  });
 }
 
 /**
  * Create `file` (it must not exist: `O_EXCL`, and `O_NOFOLLOW` refuses a symlink planted there) and judge the new
- * descriptor. A file that turns out to be outside the workspace (its parent was swapped for a symlink) is removed.
+ * descriptor. A file that turns out to be outside the workspace (its directory was moved out meanwhile) is removed
+ * where it really is.
  */
 async function createChecked(
   root: string,
@@ -177,17 +202,17 @@ async function createChecked(
   } catch (err) {
     return { ok: false, error: pathError(p, err) };
   }
+  const where = (await descriptorLocation(fh.fd)) ?? file;
   try {
     const info = await fh.stat({ bigint: true });
     const judged = await judgeDescriptor(fh, info, file, p, root, denylist);
     if (judged.ok) return { ok: true, fh };
     await fh.close();
-    // Ours (O_EXCL): remove it where it really is, never leave a file outside the workspace behind.
-    await unlink(file).catch(() => {});
+    await unlink(where).catch(() => {}); // ours (O_EXCL): never left behind outside the workspace
     return judged;
   } catch (err) {
     await fh.close().catch(() => {});
-    await unlink(file).catch(() => {});
+    await unlink(where).catch(() => {});
     return { ok: false, error: pathError(p, err) };
   }
 }
@@ -215,15 +240,6 @@ async function renameRetrying(from: string, to: string): Promise<void> {
   }
 }
 
-/** Flush a directory entry change (rename) to disk; best effort (not possible on Windows). */
-async function syncDir(dir: string): Promise<void> {
-  if (IS_WINDOWS) return;
-  const fh = await open(dir, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0)).catch(() => null);
-  if (fh === null) return;
-  await fh.sync().catch(() => {});
-  await fh.close().catch(() => {});
-}
-
 /** `panto.make_dir(path)`: create `p` and missing parents (`mkdir -p`); an existing directory is fine. */
 export async function makeWorkspaceDir(
   root: string,
@@ -242,9 +258,8 @@ export async function makeWorkspaceDir(
 
 /**
  * Make directory `lexical` (already checked by name) and its missing parents, one level at a time: the deepest
- * existing ancestor is judged by its real path, and each new directory by its real path right after `mkdir`. A new
- * directory that turns out to be outside the workspace (a parent swapped for a symlink in between) is removed again.
- * Returns the real path of `lexical`.
+ * existing ancestor is judged by its real path, each new level is made under its opened parent and judged by its own
+ * descriptor. Returns the real path of `lexical`.
  */
 async function makeDirs(
   root: string,
@@ -265,29 +280,53 @@ async function makeDirs(
     existing = up;
     real = await realpathOrNull(existing);
   }
-  let at = judgeReal(root, real, p, denylist);
-  if (!at.ok) return at;
-  const st = await lstat(at.abs);
+  const first = judgeReal(root, real, p, denylist);
+  if (!first.ok) return first;
+  let at: string = first.abs;
+  const st = await lstat(at);
   if (!st.isDirectory()) return { ok: false, error: `${p}: ${path.basename(existing)} is not a directory` };
   for (const name of missing) {
-    const next = path.join(at.abs, name);
-    let made = true;
-    try {
-      await mkdir(next);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      made = false;
-    }
-    const nextReal = await realpathOrNull(next);
-    if (nextReal === null) return { ok: false, error: `${p}: changed while being created; not used` };
-    const judged = judgeReal(root, nextReal, p, denylist);
-    if (!judged.ok) {
-      if (made) await rmdir(nextReal).catch(() => {});
-      return judged;
-    }
-    if (!(await lstat(nextReal)).isDirectory())
-      return { ok: false, error: `${p}: ${name} is not a directory` };
-    at = judged;
+    const step: FileResult<string> = await inDir(root, p, at, denylist, async (base) => {
+      // Made under the opened directory (see inDir), then opened without following a symlink and judged by its
+      // descriptor. Nothing is ever removed: a name swapped meanwhile is not ours any more.
+      const next = path.join(base, name);
+      try {
+        await mkdir(next);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      if (IS_WINDOWS) {
+        // Directories are not opened on Windows (see workspace-files.ts): judged by their real path.
+        const real = await realpathOrNull(next);
+        return real === null
+          ? { ok: false, error: `${p}: changed while being created; not used` }
+          : judgeWorkspacePath(root, real, p, denylist);
+      }
+      let fh: FileHandle;
+      try {
+        fh = await open(next, constants.O_RDONLY | O_NOFOLLOW | O_DIRECTORY);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ELOOP' || code === 'ENOTDIR' || code === 'ENOENT') {
+          return { ok: false, error: `${p}: changed while being created; not used` };
+        }
+        throw err;
+      }
+      try {
+        const judged = await judgeDescriptor(fh, await fh.stat({ bigint: true }), next, p, root, denylist);
+        return judged.ok ? { ok: true, value: judged.abs } : judged;
+      } finally {
+        await fh.close().catch(() => {});
+      }
+    });
+    if (!step.ok) return step;
+    at = step.value;
   }
-  return at;
+  return { ok: true, abs: at };
+}
+
+/** `judgeReal` as a `FileResult` of the real path. */
+function judgeWorkspacePath(root: string, real: string, p: string, denylist: Denylist): FileResult<string> {
+  const judged = judgeReal(root, real, p, denylist);
+  return judged.ok ? { ok: true, value: judged.abs } : judged;
 }

@@ -20,19 +20,8 @@ import { sniffMedia } from '../media/index.js';
 import type { ToolUpdate } from '../tool.js';
 import { AddressRules } from './address-rules.js';
 import type { ResolvedBudgets } from './budget.js';
-import {
-  commandEnv,
-  DEFAULT_EXEC_TIMEOUT_MS,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  type ExecOptions,
-  runCommand,
-} from './exec-command.js';
-import {
-  DEFAULT_FETCH_MAX_BYTES,
-  DEFAULT_FETCH_TIMEOUT_MS,
-  type FetchOptions,
-  fetchUrl,
-} from './fetch-url.js';
+import { commandEnv, DEFAULT_EXEC_TIMEOUT_MS, DEFAULT_MAX_OUTPUT_BYTES, runCommand } from './exec-command.js';
+import { DEFAULT_FETCH_MAX_BYTES, DEFAULT_FETCH_TIMEOUT_MS, fetchUrl } from './fetch-url.js';
 import { listWorkspaceDir, readWorkspaceFile, statWorkspace } from './file-read.js';
 import { makeWorkspaceDir, writeWorkspaceFile } from './file-write.js';
 import type { HostCallInfo, HostInvoker, HostOutcome, HostValue } from './host-functions.js';
@@ -50,6 +39,7 @@ import {
   pushString,
   viewBytes,
 } from './lua-values.js';
+import type { CapabilityOptions } from './resolved-source-options.js';
 import { capString, capText } from './text-cap.js';
 import { openInWorkspace } from './workspace-files.js';
 import type { Denylist } from './workspace-paths.js';
@@ -67,12 +57,6 @@ export interface HostCall extends HostCallInfo {
   log(level: LuaLogLevel, message: string): void;
   /** Report progress to the host (`ToolContext.update`); a no-op when the host gave no callback. */
   update(update: ToolUpdate): void;
-}
-
-/** Settings of the standard capabilities (plain data: they cross to a worker). */
-export interface CapabilityOptions {
-  exec?: ExecOptions | undefined;
-  fetch?: FetchOptions | undefined;
 }
 
 export interface HostApiOptions {

@@ -27,7 +27,7 @@ import {
   setPatternWatch,
   withoutMeter,
 } from './fengari-fixes.js';
-import { type CapabilityOptions, createHostFunctions, type HostCall } from './host-api.js';
+import { createHostFunctions, type HostCall } from './host-api.js';
 import type { HostInvoker } from './host-functions.js';
 import { HOST_YIELD, type Pusher, sliceYields } from './host-yield.js';
 import type { LuaLogEntry, LuaLogger } from './lua-log.js';
@@ -40,6 +40,7 @@ import {
   pushString,
   typeName,
 } from './lua-values.js';
+import type { CapabilityOptions } from './resolved-source-options.js';
 import { readHandlerResult } from './result-bridge.js';
 import { Sandbox } from './sandbox.js';
 import { normalizeSchema } from './schema-arrays.js';

@@ -18,14 +18,14 @@ import { packagePath } from '../package-root.js';
 import type { ToolContext, ToolDecl } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
 import { AddressRules } from './address-rules.js';
-import { type LuaBudgets, type ResolvedBudgets, resolveBudgets } from './budget.js';
+import { type LuaBudgets, resolveBudgets } from './budget.js';
 import { CAPABILITIES, type Capability, DEFAULT_GRANT, RESERVED_NAMES } from './capabilities.js';
 import type { ExecOptions } from './exec-command.js';
 import type { FetchOptions } from './fetch-url.js';
-import type { CapabilityOptions } from './host-api.js';
 import { checkHostFunctions, directInvoker, type HostFunction } from './host-functions.js';
 import type { LuaLogger } from './lua-log.js';
 import type { LuaLoadError } from './lua-runtime.js';
+import type { ResolvedSourceOptions } from './resolved-source-options.js';
 import type { ToolBackend } from './thread-backend.js';
 import type { WorkerOptions } from './worker-backend.js';
 import { DEFAULT_DENYLIST, realRoot } from './workspace-paths.js';
@@ -81,23 +81,6 @@ export interface LuaRunOptions {
   toolCallId?: string;
   /** Progress callback (`panto.progress`). */
   update?: ToolContext['update'];
-}
-
-/** Options that cross to a worker (plain data). */
-export interface ResolvedSourceOptions {
-  dirs: string[];
-  budgets: ResolvedBudgets;
-  denylist: readonly string[];
-  /** Granted capabilities, host functions included. */
-  capabilities: readonly string[];
-  /** The names of the host functions (they stay on the host thread). */
-  hostFunctionNames: readonly string[];
-  capabilityOptions: CapabilityOptions;
-  maxConcurrentCalls: number;
-  fixedRoot: string | undefined;
-  loadRoot: string;
-  /** A directory that does not exist gives no tools (`LuaToolSourceOptions.ignoreMissing`). */
-  ignoreMissing: boolean;
 }
 
 let runCounter = 0;

@@ -104,51 +104,71 @@ export async function openInWorkspace(
 ): Promise<Opened> {
   const r = await resolveInWorkspace(root, p, denylist);
   if (!r.ok) return r;
+  return openResolved(root, r.abs, p, denylist, want);
+}
+
+/**
+ * Open `real` (a real path already judged by name; `shown` names it in messages) as `want` says, judged by its
+ * descriptor. For a directory, `dirPath` then reaches exactly the directory opened (on Linux through its descriptor),
+ * so names created or renamed under it land in it whatever happens to its path meanwhile (Node's stand-in for
+ * `openat`). Never throws.
+ */
+export async function openResolved(
+  root: string,
+  real: string,
+  shown: string,
+  denylist: Denylist,
+  want: Want,
+): Promise<Opened> {
+  const named = judgeReal(root, real, shown, denylist);
+  if (!named.ok) return named;
   let before: BigIntStats;
   try {
-    before = await lstat(r.abs, { bigint: true });
+    before = await lstat(real, { bigint: true });
   } catch (err) {
-    return { ok: false, error: pathError(p, err) };
+    return { ok: false, error: pathError(shown, err) };
   }
   const isDir = before.isDirectory();
-  if (want === 'file' && isDir) return { ok: false, error: `${p}: is a directory` };
+  if (want === 'file' && isDir) return { ok: false, error: `${shown}: is a directory` };
   if (want === 'dir' && !isDir) {
     return {
       ok: false,
-      error: before.isFile() ? `${p}: not a directory` : `${p}: not a directory (${notRegular(before)})`,
+      error: before.isFile()
+        ? `${shown}: not a directory`
+        : `${shown}: not a directory (${notRegular(before)})`,
     };
   }
-  if (before.isSymbolicLink()) return { ok: false, error: `${p}: changed while being opened; not used` };
+  if (before.isSymbolicLink()) return { ok: false, error: `${shown}: changed while being opened; not used` };
   if (!isDir && !before.isFile()) {
     // A FIFO, socket or device is never opened (opening a device can have effects; a FIFO would wait for a writer).
     if (want === 'any')
-      return { ok: true, fh: null, special: true, info: before, abs: r.abs, rel: r.rel, dirPath: r.abs };
-    return { ok: false, error: `${p}: ${notRegular(before)}, not a regular file` };
+      return { ok: true, fh: null, special: true, info: before, abs: real, rel: named.rel, dirPath: real };
+    return { ok: false, error: `${shown}: ${notRegular(before)}, not a regular file` };
   }
   if (isDir && IS_WINDOWS) {
     // Not opened on Windows: the real path is judged again (a junction swapped in shows there).
-    const again = await resolveInWorkspace(root, p, denylist);
-    if (!again.ok) return again;
-    if (again.abs !== r.abs) return { ok: false, error: `${p}: changed while being opened; not used` };
-    return { ok: true, fh: null, special: false, info: before, abs: r.abs, rel: r.rel, dirPath: r.abs };
+    const again = await resolveInWorkspace(root, real, denylist);
+    if (!again.ok) return { ok: false, error: again.error.replace(real, shown) };
+    if (again.abs !== real) return { ok: false, error: `${shown}: changed while being opened; not used` };
+    return { ok: true, fh: null, special: false, info: before, abs: real, rel: named.rel, dirPath: real };
   }
   let fh: FileHandle;
   try {
-    fh = await open(r.abs, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | (isDir ? O_DIRECTORY : 0));
+    fh = await open(real, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | (isDir ? O_DIRECTORY : 0));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP' || code === 'ENOTDIR')
-      return { ok: false, error: `${p}: changed while being opened; not used` };
-    return { ok: false, error: pathError(p, err) };
+      return { ok: false, error: `${shown}: changed while being opened; not used` };
+    return { ok: false, error: pathError(shown, err) };
   }
   try {
     const info = await fh.stat({ bigint: true });
     const kindNow = info.isDirectory() ? 'dir' : info.isFile() ? 'file' : null;
     if (kindNow === null || (isDir ? kindNow !== 'dir' : kindNow !== 'file')) {
       await fh.close();
-      return { ok: false, error: `${p}: changed while being opened; not used` };
+      return { ok: false, error: `${shown}: changed while being opened; not used` };
     }
-    const judged = await judgeDescriptor(fh, info, r.abs, p, root, denylist);
+    const judged = await judgeDescriptor(fh, info, real, shown, root, denylist);
     if (!judged.ok) {
       await fh.close();
       return judged;
@@ -157,8 +177,13 @@ export async function openInWorkspace(
     return { ok: true, fh, special: false, info, abs: judged.abs, rel: judged.rel, dirPath };
   } catch (err) {
     await fh.close().catch(() => {});
-    return { ok: false, error: pathError(p, err) };
+    return { ok: false, error: pathError(shown, err) };
   }
+}
+
+/** Where the kernel says descriptor `fd` is (Linux /proc), or null where it cannot say. */
+export function descriptorLocation(fd: number): Promise<string | null> {
+  return descriptorPath(fd);
 }
 
 /**
