@@ -80,6 +80,9 @@ export { isPantoError, PantoError, type PantoErrorCode } from './errors.js';
 // Lua tool host
 export { DEFAULT_BUDGETS, type LuaBudgets } from './lua/budget.js';
 export { CAPABILITIES, type Capability } from './lua/capabilities.js';
+export type { ExecOptions as LuaExecOptions } from './lua/exec-command.js';
+export type { FetchOptions as LuaFetchOptions } from './lua/fetch-url.js';
+export type { HostFunction, HostFunctionContext, HostValue } from './lua/host-functions.js';
 export type { LuaLogEntry, LuaLogger, LuaLogLevel } from './lua/lua-log.js';
 export type { LuaLoadError } from './lua/lua-runtime.js';
 export { type LuaRunOptions, LuaToolSource, type LuaToolSourceOptions } from './lua/lua-tool-source.js';
