@@ -9,7 +9,7 @@
 import type { Conversation, Message, ToolResultBlock, UserMessage } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { type EstimateOptions, estimateTokens } from './estimate-tokens.js';
-import { findCutPoint } from './find-cut-point.js';
+import { findCutPoint, validCutPoints } from './find-cut-point.js';
 import { renderSections, shortenText } from './render-transcript.js';
 import { shortenToolResult } from './shorten-result.js';
 
@@ -173,9 +173,9 @@ async function summarizeWithRetries(
 }
 
 /**
- * The kept messages from `cut` up to and including the last tool-results message whose text is longer than
- * `maxChars`, each such message shortened (its results share `maxChars`); empty when none is. They go into the
- * replacement (a compaction record cannot change kept entries), so the cut moves past them.
+ * The kept messages from `cut` up to the first valid cut (see `validCutPoints`) after the last tool-results message
+ * whose text is longer than `maxChars`, each such message shortened (its results share `maxChars`); empty when none
+ * is. They go into the replacement (a compaction record cannot change kept entries), so the cut moves past them.
  */
 function shortenKept(messages: readonly Message[], cut: number, maxChars: number): Message[] {
   let last = -1;
@@ -190,7 +190,12 @@ function shortenKept(messages: readonly Message[], cut: number, maxChars: number
     out.push({ ...m, results: m.results.map((r) => shortenToolResult(r, share)) });
     last = i;
   }
-  return last < 0 ? [] : out.slice(0, last + 1 - cut);
+  if (last < 0) return [];
+  // Never separate a call from its result: the next valid cut (the end of the conversation always is one).
+  const valid = validCutPoints(messages);
+  let end = last + 1;
+  while (end < messages.length && !valid[end]) end++;
+  return out.slice(0, end - cut);
 }
 
 function resultsText(results: ToolResultBlock[]): number {

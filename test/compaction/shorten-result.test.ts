@@ -129,6 +129,26 @@ describe('compaction shortens a kept tool result that alone is longer than keepR
     expect(out?.compaction.firstKeptIndex).toBe(2);
   });
 
+  it('never cuts between a call and its result: results split over two tool messages stay together (fuzz-sessions seed 5)', async () => {
+    const messages: Message[] = [
+      { role: 'user', content: [text('two calls')] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_call', id: 'a', name: 'dump', input: {} },
+          { type: 'tool_call', id: 'b', name: 'dump', input: {} },
+        ],
+        stopReason: 'tool_use',
+      },
+      { role: 'tool', results: [{ ...result(text(huge)), toolUseId: 'a' }] },
+      { role: 'tool', results: [{ ...result(text('small')), toolUseId: 'b' }] },
+      { role: 'user', content: [text('next')] },
+    ];
+    const out = await compact({ messages }, async () => 's', { keepRecentTokens: 5000 });
+    expect(out?.compaction.firstKeptIndex).toBe(4);
+    expect(out?.compaction.replacement.at(-1)).toEqual(messages[3]);
+  });
+
   it('a conversation with no oversized result compacts as before (kept messages untouched)', async () => {
     const small = conversation().map((m) =>
       m.role === 'tool' ? { role: 'tool' as const, results: [result(text('ok'))] } : m,
