@@ -73,6 +73,13 @@ export interface AgentOptions {
   workspaceRoot?: string;
   /** Most tools running at once. Default 8. */
   toolConcurrency?: number;
+  /**
+   * The most of the context window one turn's tool results may take, a fraction from 0 (exclusive) to 1. Each call of
+   * the turn gets an equal part of it, at ~4 characters per token; a longer result is cut from the middle where it is
+   * stored — head and tail kept, with a note saying how much was cut and how to get the rest — whatever tool or source
+   * (Lua, TypeScript, MCP) it came from. Default 0.25.
+   */
+  maxToolResultShare?: number;
   onEvent?: AgentEventListener;
 }
 
@@ -86,9 +93,11 @@ export interface CheckedAgentOptions {
   maxStreamRetries: number;
   streamRetryDelayMs: number;
   concurrency: number;
+  maxToolResultShare: number;
 }
 
 const DEFAULT_MAX_TURNS = 50;
+const DEFAULT_TOOL_RESULT_SHARE = 0.25;
 
 /**
  * Check `options` (the model against the provider's API included).
@@ -123,7 +132,19 @@ export function checkAgentOptions(options: AgentOptions): CheckedAgentOptions {
     maxStreamRetries: count(options.maxStreamRetries, 2, 'maxStreamRetries'),
     streamRetryDelayMs: count(options.streamRetryDelayMs, 1000, 'streamRetryDelayMs'),
     concurrency: options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY,
+    maxToolResultShare: share(options.maxToolResultShare),
   };
+}
+
+function share(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_TOOL_RESULT_SHARE;
+  if (typeof value !== 'number' || !(value > 0 && value <= 1)) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `new Agent: maxToolResultShare must be a number above 0 and at most 1, got ${String(value)}`,
+    );
+  }
+  return value;
 }
 
 /** @throws PantoError `ERR_INVALID_ARGUMENT` with `message` when `provider` is not a `Provider`. */

@@ -55,6 +55,7 @@ import {
   type CompactionContext,
   type CompactOutcome,
   compactNow,
+  ensureFits,
   maybeCompact,
   recoverFromOverflow,
 } from './agent-compaction.js';
@@ -113,6 +114,7 @@ export class Agent {
   readonly #usage: UsageMeter;
   readonly #workspaceRoot: string | undefined;
   readonly #concurrency: number;
+  readonly #toolResultShare: number;
   readonly #listeners = new Set<AgentEventListener>();
   #messages: Message[];
   /** Assistant messages at this index or later carry usage that measured the current context. */
@@ -152,6 +154,7 @@ export class Agent {
     else for (const m of this.#messages) this.#usage.count(m);
     this.#workspaceRoot = options.workspaceRoot;
     this.#concurrency = checked.concurrency;
+    this.#toolResultShare = checked.maxToolResultShare;
     for (const warning of handedIn?.warnings ?? []) this.#warn(warning);
   }
 
@@ -367,6 +370,9 @@ export class Agent {
       if (last.role === 'assistant' && !failed && toolCallsOf(last).length === 0) return done(stopOf(last));
       if (turns >= this.#maxTurns) return done('max_turns');
       await maybeCompact(this.#compaction(), signal);
+      const unfit = await ensureFits(this.#compaction(), signal);
+      if (signal.aborted) return done('aborted', abortError(signal));
+      if (unfit !== undefined) return done('error', unfit);
       turns = nextTurn();
       this.#emit({ type: 'turn_start', turn: turns });
       const turn = await requestTurn(this.#turn(), signal);
@@ -460,6 +466,8 @@ export class Agent {
       media: this.#media,
       concurrency: this.#concurrency,
       workspaceRoot: this.#workspaceRoot,
+      // ~4 characters per token, as the estimates count.
+      resultChars: Math.floor(this.contextWindow * this.#toolResultShare * 4),
       steered: this.#steering.length > 0,
       setToolsController: (ctl) => {
         this.#toolsCtl = ctl;

@@ -14,12 +14,16 @@
  * - Every media part goes through `processMedia` once with the `media` policy and is stored as base64 once (see
  *   `store-parts.ts`); refused bytes are replaced by a note and do not make the result an error (the tool did run;
  *   the note tells the model what it cannot see and why).
+ * - `maxResultChars` (the Agent sets it from its share of the context window): a result whose text is longer is cut
+ *   from the middle of its long parts, head and tail kept, with a note saying how much was cut and how to get the rest
+ *   (compaction/shorten-result.ts) — before it is reported or stored, whatever tool or source it came from.
  * - Abort (`signal`): every call without a final result ends at once with an aborted error result, queued calls never
  *   start, and the returned promise resolves. Work already running (a tool, an image on the threadpool) cannot be
  *   cancelled by force; it is left to finish, its outcome is discarded (a late result never replaces the aborted
  *   one) and its rejection is handled (no unhandled rejection).
  */
 
+import { shortenToolResult } from '../compaction/shorten-result.js';
 import {
   type StoredPart,
   type ToolCallBlock,
@@ -55,6 +59,8 @@ export interface DispatchOptions {
   onEvent?: ToolEventListener | undefined;
   /** Clock for `durationMs`, in milliseconds. Default `performance.now`. */
   now?: (() => number) | undefined;
+  /** Most text characters one call's result keeps (see the module contract). Default: no limit. */
+  maxResultChars?: number | undefined;
 }
 
 /** Text of the result of a call cancelled before it finished. */
@@ -80,6 +86,7 @@ export function dispatchToolCalls(
   // A signal of our own when the host gave none, so tools always get one and listeners they add die with the turn.
   const signal = options.signal ?? new AbortController().signal;
   const lookup = declLookup(tools);
+  const maxResultChars = options.maxResultChars;
 
   const results: Array<ToolResultBlock | undefined> = new Array(n);
   const startedAt: Array<number | undefined> = new Array(n);
@@ -97,8 +104,9 @@ export function dispatchToolCalls(
     };
 
     /** Record the final result of call `i` unless it already has one. */
-    function settle(i: number, block: ToolResultBlock, aborted = false): void {
+    function settle(i: number, result: ToolResultBlock, aborted = false): void {
       if (results[i] !== undefined) return;
+      const block = maxResultChars === undefined ? result : shortenToolResult(result, maxResultChars);
       results[i] = block;
       remaining--;
       if (emit) {
@@ -298,6 +306,13 @@ function checkOptions(calls: readonly ToolCallBlock[], options: DispatchOptions)
     );
   }
   if (options.media !== undefined) checkProcessOptions(options.media);
+  const max = options.maxResultChars;
+  if (max !== undefined && !(Number.isInteger(max) && max >= 0)) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `dispatchToolCalls: maxResultChars must be an integer >= 0, got ${String(max)}`,
+    );
+  }
   if (options.sequential) return 1;
   const c = options.concurrency ?? DEFAULT_TOOL_CONCURRENCY;
   if (!Number.isInteger(c) || c < 1) {

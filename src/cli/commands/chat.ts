@@ -15,6 +15,7 @@ import { createProvider, ENDPOINTS, type Provider } from '../../providers/index.
 import { notRegular } from '../../regular-file.js';
 import { SessionLog, type SessionWriter } from '../../session/index.js';
 import { ToolRegistry } from '../../tool-source.js';
+import { cliApiKey } from '../api-key.js';
 import { chatCommands } from '../chat/chat-commands.js';
 import { ChatLoop } from '../chat/chat-loop.js';
 import { ChatRenderer } from '../chat/chat-renderer.js';
@@ -51,8 +52,9 @@ Options:
   --model M             model id (default: a current model of the provider); a catalog model of another
                         vendor is refused unless --base-url names a gateway that serves it
   --base-url URL        another server speaking the provider's protocol (llama.cpp, vLLM, Ollama,
-                        OpenRouter...; include its /v1 for openai-chat)
-  --api-key-env VAR     read the API key from VAR instead of the provider's usual variable
+                        OpenRouter...; with or without its /v1). The provider's key variable is not
+                        sent to another host than the provider's own unless --api-key-env names it
+  --api-key-env VAR     send the API key in VAR (to --base-url's host too)
   --context-window N    the model's context window in tokens (for models the catalog does not know, e.g. an
                         8192-token llama.cpp server; default 128000 for those); compaction keeps within it
   --tools DIR           also load Lua tools from DIR (repeatable)
@@ -156,13 +158,14 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
 
     let provider: Provider;
     try {
-      const keyVar = values['api-key-env'];
-      const apiKey = keyVar ? env[keyVar] : undefined;
-      if (keyVar && !apiKey) throw new CliError(`--api-key-env ${keyVar}: that variable is not set`);
+      const key = cliApiKey(api, values['base-url'], values['api-key-env'], env);
+      if (key.notice !== undefined) io.err(key.notice);
       provider = createProvider({
         api,
         ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
-        ...(apiKey ? { apiKey } : {}),
+        ...(key.apiKey ? { apiKey: key.apiKey } : {}),
+        // The key is chosen above (api-key.ts), never taken from the environment by the library.
+        env: {},
       });
     } catch (err) {
       if (isPantoError(err, 'ERR_PROVIDER_AUTH')) {
