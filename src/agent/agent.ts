@@ -48,6 +48,7 @@ import type { RequestOptions } from '../providers/serialize-request.js';
 import type { SessionLog } from '../session/session-log.js';
 import type { ToolSource } from '../tool-source.js';
 import { errorMessage, StaticToolSource } from '../tool-source.js';
+import type { ApproveToolCall } from '../tools/approval.js';
 import { ABORTED_RESULT_TEXT } from '../tools/dispatch.js';
 import { notifyListener } from '../tools/tool-events.js';
 import {
@@ -113,6 +114,7 @@ export class Agent {
   readonly #usage: UsageMeter;
   readonly #workspaceRoot: string | undefined;
   readonly #concurrency: number;
+  readonly #approve: ApproveToolCall | undefined;
   readonly #listeners = new Set<AgentEventListener>();
   #messages: Message[];
   /** Assistant messages at this index or later carry usage that measured the current context. */
@@ -152,6 +154,7 @@ export class Agent {
     else for (const m of this.#messages) this.#usage.count(m);
     this.#workspaceRoot = options.workspaceRoot;
     this.#concurrency = checked.concurrency;
+    this.#approve = checked.approveToolCall;
     for (const warning of handedIn?.warnings ?? []) this.#warn(warning);
   }
 
@@ -460,6 +463,7 @@ export class Agent {
       media: this.#media,
       concurrency: this.#concurrency,
       workspaceRoot: this.#workspaceRoot,
+      approve: this.#approve,
       steered: this.#steering.length > 0,
       setToolsController: (ctl) => {
         this.#toolsCtl = ctl;
