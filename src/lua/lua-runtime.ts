@@ -250,15 +250,14 @@ export class LuaRuntime {
     );
   }
 
+  /** The `HostCall` view of `call` (what `panto.*` functions see), made on first use. */
   #hostCall(call: CallState): HostCall {
     const runtime = this;
     return {
       root: call.root,
       tool: call.tool,
       toolCallId: call.toolCallId,
-      file: call.file,
       tag: call.tag,
-      capabilities: call.capabilities,
       get signal(): AbortSignal {
         if (call.controller === null) {
           const controller = new AbortController();
@@ -269,7 +268,6 @@ export class LuaRuntime {
         }
         return call.controller.signal;
       },
-      remainingMs: () => runtime.#budgets.wallClockMs - call.ownMs - (performance.now() - call.sliceStart),
       log: (level, message) => this.#log({ level, message, ...this.#attribution() }),
       update: (update) => call.update?.(update),
     };
