@@ -226,6 +226,7 @@ export {
   type CustomEntry,
   type MessageEntry,
   type ModelChangeEntry,
+  type ModelUsage,
   SESSION_FORMAT_VERSION,
   type SessionEntry,
   type SessionHeader,

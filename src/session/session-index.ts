@@ -34,6 +34,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { addAnswer, copyUsage } from './answer-usage.js';
 import {
   BATCH_BYTES,
   corruptLine,
@@ -55,7 +56,7 @@ import {
   modelOnBranch,
   resolveBranch,
 } from './resolve-conversation.js';
-import type { SessionEntry, SessionHeader } from './session-entry.js';
+import type { CompactionEntry, ModelUsage, SessionEntry, SessionHeader } from './session-entry.js';
 import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './session-warning.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
@@ -110,6 +111,8 @@ function prefixChange(now: FileIdentity, was: FileIdentity, covered: number): st
 export let adoptFileIdentity: (index: SessionIndex, stat: FileIdentity) => void;
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+/** Bytes of lines `usage()` parses before it counts and drops them. */
+const USAGE_BATCH_BYTES = 8 * 1024 * 1024;
 
 const latin1 = (b: Buffer, end: number): string =>
   (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(0, end);
@@ -549,6 +552,51 @@ export class SessionIndex {
       this.#read(run);
     }
     this.conversationView();
+  }
+
+  /**
+   * The usage of the session's answers (answer-usage.ts), read now: the compactions from the last back to the latest
+   * that records `usageBefore`, then the messages after it (a few MiB at a time; those in `known` are not read
+   * again). Throws as `entry`, for any line it reads.
+   */
+  usage(known: readonly ParsedRun[] = []): ModelUsage[] {
+    const parsed = new Map<number, SessionEntry>();
+    for (const run of known)
+      for (let k = 0; k < run.positions.length; k++)
+        parsed.set(run.positions[k] as number, run.entries[k] as SessionEntry);
+    let totals: ModelUsage[] = [];
+    let from = 0;
+    for (let i = this.ids.length - 1; i >= 0; i--) {
+      if (this.types[i] !== 'compaction') continue;
+      const c = (parsed.get(i) ?? this.#read([i])[0]) as CompactionEntry;
+      if (c.usageBefore !== undefined) {
+        totals = copyUsage(c.usageBefore);
+        from = i + 1;
+        break;
+      }
+    }
+    let batch: number[] = [];
+    let bytes = 0;
+    const count = () => {
+      const unread = batch.filter((i) => !parsed.has(i));
+      const read = this.#read(unread);
+      for (let k = 0; k < unread.length; k++) parsed.set(unread[k] as number, read[k] as SessionEntry);
+      for (const i of batch) {
+        const e = parsed.get(i) as SessionEntry;
+        if (e.type === 'message') addAnswer(totals, e.message);
+        parsed.delete(i);
+      }
+      batch = [];
+      bytes = 0;
+    };
+    for (let i = from; i < this.ids.length; i++) {
+      if (this.types[i] !== 'message') continue;
+      batch.push(i);
+      if (!parsed.has(i)) bytes += this.#ref(i).bytes;
+      if (bytes >= USAGE_BATCH_BYTES) count();
+    }
+    count();
+    return totals;
   }
 
   /** 1-based line number of entry `i` (an index into `ids`). */

@@ -27,6 +27,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, truncateSync, writeSync } from 'node:fs';
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { addAnswer, sessionUsage } from './answer-usage.js';
 import { mentionsCompaction } from './compaction-probe.js';
 import { FileLock } from './file-lock.js';
 import type { TornLine } from './jsonl-reader.js';
@@ -50,6 +51,7 @@ import {
   type CustomEntry,
   type MessageEntry,
   type ModelChangeEntry,
+  type ModelUsage,
   SESSION_FORMAT_VERSION,
   type SessionEntry,
   type SessionHeader,
@@ -216,6 +218,7 @@ export class SessionLog implements SessionWriter {
   #leafId: string | null;
   #view: ConversationView;
   #model: string | undefined;
+  readonly #usage: ModelUsage[];
 
   private constructor(
     init: OpenedForAppend & {
@@ -225,6 +228,7 @@ export class SessionLog implements SessionWriter {
       leafId?: string | null;
       view: ConversationView;
       model: string | undefined;
+      usage: ModelUsage[];
     },
   ) {
     this.path = init.path;
@@ -240,6 +244,7 @@ export class SessionLog implements SessionWriter {
     this.#leafId = init.leafId !== undefined ? init.leafId : (init.index?.leafId ?? null);
     this.#view = init.view;
     this.#model = init.model;
+    this.#usage = init.usage;
   }
 
   /**
@@ -281,6 +286,7 @@ export class SessionLog implements SessionWriter {
       index: null,
       view: { messages: [], entryIds: [] },
       model: header.model,
+      usage: [],
     });
     try {
       log.#writeLine(header);
@@ -308,6 +314,7 @@ export class SessionLog implements SessionWriter {
       const index = await openSessionIndex(path, options);
       const known: ParsedRun[] = [];
       const view = index.conversationView(known);
+      const usage = index.usage(known);
       const opened = openForAppend(path, index.header, index, [], options.fsync ?? false, lock);
       fd = opened.fd;
       const loadWarnings = index.warnings;
@@ -318,10 +325,11 @@ export class SessionLog implements SessionWriter {
           index: null,
           view: { messages: [], entryIds: [] },
           model: index.header.model,
+          usage,
         });
       }
       adoptFileIdentity(index, fstatSync(fd));
-      const log = new SessionLog({ ...opened, loadWarnings, index, view, model: index.model });
+      const log = new SessionLog({ ...opened, loadWarnings, index, view, model: index.model, usage });
       log.#known = known;
       return log;
     } catch (err) {
@@ -347,6 +355,7 @@ export class SessionLog implements SessionWriter {
       leafId,
       view: state.view,
       model,
+      usage: sessionUsage(entries),
     });
     log.#all = entries;
     return log;
@@ -420,12 +429,18 @@ export class SessionLog implements SessionWriter {
     return this.#fd === null;
   }
 
+  /** The usage of every answer in the file, per model (see `SessionWriter.usage`): no I/O, never throws. */
+  get usage(): readonly ModelUsage[] {
+    return this.#usage;
+  }
+
   /** Append one message. Returns the entry written. */
   appendMessage(message: Message): MessageEntry {
     const entry = messageEntry(message, this.#base());
     this.#append(entry);
     this.#view.messages.push(message);
     this.#view.entryIds.push(entry.id);
+    addAnswer(this.#usage, message);
     return entry;
   }
 
@@ -453,7 +468,7 @@ export class SessionLog implements SessionWriter {
    * record does not fit the current conversation.
    */
   appendCompaction(record: CompactionInput): CompactionEntry {
-    const { entry, view } = compactionEntry(record, this.#view, this.#base());
+    const { entry, view } = compactionEntry(record, this.#view, this.#base(), this.#usage);
     this.#append(entry);
     this.#view = view;
     return entry;
