@@ -1,15 +1,9 @@
 /**
- * Reading every line of a JSONL file as JSON, for files far larger than one JS string can hold (V8 caps a string at
- * ~512 MB). Lines come from the shared splitter (line-reader.ts). The complete lines of a chunk are decoded in batches
- * of about `BATCH_BYTES` (one `toString` per batch, cut at a newline), and each line is a slice of its batch's string,
- * `JSON.parse`d on its own (so an error names its line, and a bad line can never merge with its neighbours); a line
- * longer than a batch is decoded alone. Decoding a batch gives the same text as decoding its lines one by one: UTF-8
- * decoding resynchronises at every ASCII byte, so the newline byte never takes part in a replacement character. A
- * batch string is small enough to stay in V8's young generation. Peak extra memory: two chunks, the longest line's
- * bytes, one decoded batch (or one decoded line, when it is longer than a batch).
- *
- * Bytes that are not valid UTF-8 decode to U+FFFD (one per bad sequence) with an `invalid_utf8` warning; each batch
- * is checked with `isUtf8` (simdutf, a few percent of the decode's cost).
+ * Reading every line of a JSONL file as JSON, for files far larger than one JS string can hold. Lines come from the
+ * shared splitter (line-reader.ts); a chunk's complete lines are decoded in batches of about `BATCH_BYTES` (one
+ * `toString`, cut at a newline; UTF-8 resynchronises at the newline, so the text equals decoding line by line) and
+ * each line is parsed on its own (an error names its line). Peak extra memory: two chunks, the longest line, one
+ * batch. Bytes that are not valid UTF-8 decode to U+FFFD with an `invalid_utf8` warning (`isUtf8` per batch).
  */
 
 import { isUtf8 } from 'node:buffer';
