@@ -180,5 +180,7 @@ function describeEntry(e: SessionEntry): string {
       return `custom (${e.customType})`;
     case 'model_change':
       return `model_change (${e.model})`;
+    case 'upload':
+      return `upload (${e.api} @ ${e.baseUrl}: ${e.files?.length ?? 0} uploaded, ${e.removed?.length ?? 0} removed)`;
   }
 }
