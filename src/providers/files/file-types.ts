@@ -30,7 +30,7 @@ export interface FilesCallOptions {
 
 export interface ProviderFiles {
   readonly api: ModelApi;
-  /** The base URL, as the provider's requests use it (no trailing slash). */
+  /** The API root the requests use (`apiBase`: either spelling of a base URL gives the same one; no trailing slash). */
   readonly baseUrl: string;
   /** Fingerprint of the credential: 16 hex digits, or `none` without one. */
   readonly account: string;

@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import { PantoError } from '../../errors.js';
 import type { ModelApi } from '../model/model-info.js';
-import { ENDPOINTS } from '../transport/endpoints.js';
+import { apiBase, ENDPOINTS } from '../transport/endpoints.js';
 import { anthropicFiles } from './anthropic-files.js';
 import type { FilesContext, ProviderFiles } from './file-types.js';
 import { geminiFiles } from './gemini-files.js';
@@ -54,7 +54,7 @@ export function createProviderFiles(options: ProviderFilesOptions): ProviderFile
   const env = options.env ?? process.env;
   const apiKey =
     options.apiKey ?? endpoint.keyEnv.map((k) => env[k]).find((v) => v !== undefined && v !== '');
-  const baseUrl = (options.baseUrl ?? endpoint.defaultBaseUrl).replace(/\/+$/, '');
+  const baseUrl = apiBase(options.api, options.baseUrl ?? endpoint.defaultBaseUrl);
   const headers: Record<string, string> = {
     ...endpoint.headers,
     ...(apiKey === undefined ? {} : endpoint.authHeaders(apiKey)),
