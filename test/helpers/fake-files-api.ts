@@ -56,6 +56,8 @@ export interface FakeFilesApi {
   readonly uploadBytes: number;
   /** Make the next `count` upload requests misbehave (`count` Infinity: all of them). */
   misbehave(how: Misbehaviour, count?: number): void;
+  /** Drop every queued misbehaviour. */
+  behave(): void;
   /** Forget a file on the server side (deleted by someone else, or expired). */
   drop(id: string): void;
   /** Let a Gemini file expire now. */
@@ -460,6 +462,9 @@ export function createFakeFilesApi(options: FakeFilesApiOptions = {}): FakeFiles
     },
     misbehave(how, count = 1) {
       misbehaviour.push({ how, left: count });
+    },
+    behave() {
+      misbehaviour.length = 0;
     },
     drop(id) {
       files.delete(id);
