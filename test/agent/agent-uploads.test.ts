@@ -14,13 +14,16 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import type { AgentEvent } from '../../src/agent/agent-events.js';
 import { deleteSessionUploads } from '../../src/agent/delete-uploads.js';
+import type { ImagePart, Message } from '../../src/conversation.js';
 import { isPantoError } from '../../src/errors.js';
 import { createProviderFiles } from '../../src/providers/files/provider-files.js';
-import { resolveModel } from '../../src/providers/model/model-catalog.js';
+import { defineModel, resolveModel } from '../../src/providers/model/model-catalog.js';
 import type { ModelInfo } from '../../src/providers/model/model-info.js';
 import { SessionLog } from '../../src/session/session-log.js';
 import { fileRefs, startFilesServer } from '../helpers/fake-files-api.js';
 import type { ScriptedTurn, Surface } from '../helpers/fake-provider-server.js';
+import { noiseBytes } from '../helpers/media-noise.js';
+import { pngFile } from '../helpers/png-file.js';
 import { eventsOf, providerFor, workspace } from './agent-helpers.js';
 
 const { server, files } = await startFilesServer();
@@ -332,5 +335,50 @@ describe('expiry and deletion', () => {
     expect(out.deleted).toEqual([id]);
     expect(files.files.has(id)).toBe(false);
     opened.close();
+  });
+});
+
+/** An RGB PNG of noise (incompressible), `width` x `height`. */
+function noisyPng(width: number, height: number, seed: number): ImagePart {
+  const row = width * 3 + 1;
+  const rows = Buffer.alloc(row * height);
+  const noise = noiseBytes(width * 3 * height, seed);
+  for (let y = 0; y < height; y++) rows.set(noise.subarray(y * width * 3, (y + 1) * width * 3), y * row + 1);
+  return {
+    type: 'image',
+    mediaType: 'image/png',
+    data: pngFile(width, height, 2, rows, 1).toString('base64'),
+    width,
+    height,
+  };
+}
+
+describe('degrade before drop, in the agent', () => {
+  it('over the request budget, the oldest screenshots go as re-encoded copies: none is left out', async () => {
+    const shots = Array.from({ length: 6 }, (_, i) => noisyPng(600, 500, 40 + i));
+    const size = shots[0]?.data.length ?? 0;
+    const limited = defineModel({
+      id: 'limited',
+      api: 'anthropic-messages',
+      input: { image: true, pdf: true },
+      limits: { requestBytes: Math.round(3.5 * size) },
+    });
+    const history: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'compare' }, ...shots] }];
+    const from = server.requests.length;
+    server.enqueue(done);
+    const events: AgentEvent[] = [];
+    const a = new Agent({
+      provider: providerFor(server, 'anthropic-messages'),
+      model: limited,
+      messages: history,
+      onEvent: (e) => events.push(e),
+    });
+    expect((await a.continue()).stopReason).toBe('end');
+    const body = server.requests[from]?.body as { messages: Array<{ content: Array<{ type: string }> }> };
+    expect(JSON.stringify(body).length).toBeLessThanOrEqual(limited.limits.requestBytes);
+    expect(body.messages[0]?.content.filter((b) => b.type === 'image')).toHaveLength(6);
+    expect(eventsOf(events, 'warning').map((w) => w.warning.code)).toEqual(['media-degraded']);
+    // The stored conversation is unchanged.
+    expect(a.messages[0]).toEqual(history[0]);
   });
 });
