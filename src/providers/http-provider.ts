@@ -118,6 +118,11 @@ export interface ProviderOptions {
    * maximum).
    */
   finishGraceMs?: number;
+  /**
+   * Deadline of each Files API exchange (`provider.files`: an upload with its bytes, a delete), in ms. An upload that
+   * misses it fails, and the agent sends that part inline. Default 120,000.
+   */
+  filesTimeoutMs?: number;
   /** OpenAI Chat: ask for a usage chunk (`stream_options.include_usage`). Default true. */
   includeUsage?: boolean;
   /** Where API keys are read from. Default `process.env`. */
@@ -166,6 +171,7 @@ export function createProvider(options: ProviderOptions): Provider {
     baseUrl,
     ...(apiKey === undefined ? {} : { apiKey }),
     ...(options.headers === undefined ? {} : { headers: options.headers }),
+    ...(options.filesTimeoutMs === undefined ? {} : { timeoutMs: options.filesTimeoutMs }),
     fetch: fetchImpl,
   });
 

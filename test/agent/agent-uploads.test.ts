@@ -241,6 +241,21 @@ describe('failure is never worse than inline', () => {
     }
   });
 
+  it('an upload that never answers times out (filesTimeoutMs) and goes inline; the turn still answers', async () => {
+    files.misbehave({ kind: 'hang' }, Number.POSITIVE_INFINITY);
+    const from = server.requests.length;
+    server.enqueue(files.guard(read('cat.png', 'c1')), files.guard(done));
+    const { agent: a, events } = agent('openai-responses', {
+      provider: providerFor(server, 'openai-responses', { filesTimeoutMs: 300 }),
+    });
+    expect((await a.prompt('look')).stopReason).toBe('end');
+    files.behave();
+    expect(eventsOf(events, 'warning').map((w) => w.warning.message)).toEqual([
+      expect.stringMatching(/timed out after 300 ms/),
+    ]);
+    expect(fileRefs(modelRequests(from)[1]?.body)).toEqual([]);
+  });
+
   it('an abort while an upload hangs ends the run at once, aborted, with every call answered', async () => {
     files.misbehave({ kind: 'hang' }, Number.POSITIVE_INFINITY);
     server.enqueue(files.guard(read('cat.png', 'c1')), files.guard(done));
