@@ -6,8 +6,9 @@
  * - a stream cut after part of the answer: up to `maxStreamRetries` times, when no tool call of it was complete
  *   (a `message_reset` event first); otherwise a `stream-interrupted` warning says why not;
  * - a refused file reference (a 4xx naming a file the request referenced: unknown, deleted or expired): once, with
- *   those files forgotten (recorded as removed) and uploaded again; a 4xx about files that names none of them: once,
- *   with every part inline.
+ *   those files forgotten (recorded as removed) and uploaded again; a 4xx about files that names none of them, or a
+ *   second refusal (a Files API whose ids never work): once more, with every part inline, and the refused hashes
+ *   stay inline for the agent's life.
  * Before each request the uploads and re-encodes it wants are made (request-media.ts).
  * Anything else ends the turn with the provider's error. Never throws for a provider failure: the outcome carries it.
  */
@@ -60,7 +61,7 @@ export async function requestTurn(ctx: TurnContext, signal: AbortSignal): Promis
   let mediaRetried = false;
   let overflowRetried = false;
   let streamRetries = 0;
-  let filesRetried = false;
+  let fileRefusals = 0;
   let inline = false;
   for (;;) {
     const omit: PartFilter = (_ref, part) => ctx.rejected.has(part.data);
@@ -92,10 +93,10 @@ export async function requestTurn(ctx: TurnContext, signal: AbortSignal): Promis
     const { terminal } = attempt;
     const { error } = terminal;
     if (!(error instanceof ProviderError) || signal.aborted) return terminal;
-    if (!filesRetried) {
-      const refused = refusedFiles(ctx, error, serialized.media);
+    if (fileRefusals < 2 && !inline) {
+      const refused = refusedFiles(ctx, error, serialized.media, fileRefusals > 0);
       if (refused !== false) {
-        filesRetried = true;
+        fileRefusals++;
         inline = refused === 'inline';
         continue;
       }
@@ -184,6 +185,7 @@ function refusedFiles(
   ctx: TurnContext,
   error: ProviderError,
   media: readonly MediaRef[],
+  again: boolean,
 ): 'upload' | 'inline' | false {
   const files = ctx.media.files;
   const referenced = new Set(media.flatMap((m) => (m.file === undefined ? [] : [m.file])));
@@ -195,6 +197,15 @@ function refusedFiles(
     const ids = named.map((f) => f.id);
     ctx.media.cache.remove(scope, ids);
     ctx.media.record(files, { removed: ids });
+    if (again) {
+      // Uploaded again and refused again: its ids do not work here; inline from now on.
+      for (const f of named) ctx.media.cache.fail(scope, f.sha256);
+      ctx.warn({
+        code: 'file-refused',
+        message: `the provider refused a file reference again, after a fresh upload (${error.providerMessage}); those parts are sent inline from now on and the request retried`,
+      });
+      return 'inline';
+    }
     ctx.warn({
       code: 'file-refused',
       message: `the provider refused ${ids.length === 1 ? 'a file' : `${ids.length} files`} the request referenced (${error.providerMessage}); uploaded again and the request retried`,

@@ -222,6 +222,33 @@ describe('failure is never worse than inline', () => {
     },
   );
 
+  it('a Files API whose ids never work (it forgets every file): one re-upload, then inline; the turn answers', async () => {
+    server.enqueue(
+      files.guard(read('cat.png', 'c1')),
+      files.guard(done),
+      files.guard(done),
+      files.guard(done),
+    );
+    const { agent: a, events } = agent('anthropic-messages');
+    a.subscribe((e) => {
+      if (e.type === 'upload_end' && e.file !== undefined) files.drop(e.file);
+    });
+    const from = server.requests.length;
+    expect((await a.prompt('look')).stopReason).toBe('end');
+    const reqs = modelRequests(from);
+    // read → refused (re-upload) → refused again (inline) → answered.
+    expect(reqs).toHaveLength(4);
+    expect(fileRefs(reqs[3]?.body)).toEqual([]);
+    expect(eventsOf(events, 'upload_end')).toHaveLength(2);
+    expect(eventsOf(events, 'warning').map((w) => w.warning.code)).toEqual(['file-refused', 'file-refused']);
+    // Later turns send it inline without uploading it again.
+    server.enqueue(files.guard(done));
+    const next = server.requests.length;
+    expect((await a.prompt('again')).stopReason).toBe('end');
+    expect(eventsOf(events, 'upload_end')).toHaveLength(2);
+    expect(fileRefs(server.requests[next]?.body)).toEqual([]);
+  });
+
   it('an upload refused with a 500 or answered with garbage goes inline with a warning', async () => {
     for (const how of [
       { kind: 'status' as const, status: 500, message: 'boom' },
