@@ -213,9 +213,11 @@ function refusedFiles(
     return 'upload';
   }
   if (!/\bfiles?\b|file_id|fileUri|fileData/i.test(error.providerMessage)) return false;
+  // File references as such are refused (not one file): inline for the agent's life, never a refusal per turn.
+  for (const f of ctx.media.cache.withIds(scope, referenced)) ctx.media.cache.fail(scope, f.sha256);
   ctx.warn({
     code: 'file-refused',
-    message: `the provider refused the request's file references (${error.providerMessage}); the request was retried with every image and PDF inline`,
+    message: `the provider refused the request's file references (${error.providerMessage}); the request was retried with every image and PDF inline, and they stay inline`,
   });
   return 'inline';
 }

@@ -4,8 +4,9 @@
  * own uploads, and asks it for the `SerializeOptions.files` map of the account a request goes to.
  *
  * Invariants: an id is only ever handed to the scope (api, base URL, credential fingerprint) that minted it; a file
- * that expires within `EXPIRY_MARGIN_MS` counts as gone (uploaded again); a failed upload is remembered as `null`
- * for this agent only (that part goes inline; never written to the session).
+ * that expires within `EXPIRY_MARGIN_MS` counts as gone (uploaded again); a failed upload, or a file whose references
+ * the provider refused, is remembered as `null` for this agent only (that part goes inline; never written to the
+ * session; a refused file stays recorded, so it can still be deleted).
  */
 
 import type { FileRef } from '../providers/common/media-files.js';
@@ -74,6 +75,11 @@ export class UploadCache {
     return gone;
   }
 
+  /** The live files of `scope` with these ids. */
+  withIds(scope: UploadScope, ids: ReadonlySet<string>): CachedFile[] {
+    return [...(this.#files.get(scopeKey(scope))?.values() ?? [])].filter((f) => ids.has(f.id));
+  }
+
   /** The live file of `scope` whose id or uri `text` names (a provider's error message), if any. */
   namedIn(scope: UploadScope, text: string): CachedFile[] {
     const files = this.#files.get(scopeKey(scope));
@@ -94,8 +100,10 @@ export class UploadCache {
   view(scope: UploadScope, now: number): Map<string, FileRef | null> {
     const key = scopeKey(scope);
     const out = new Map<string, FileRef | null>();
-    for (const sha of this.#failed.get(key) ?? []) out.set(sha, null);
+    const failed = this.#failed.get(key);
+    for (const sha of failed ?? []) out.set(sha, null);
     for (const [sha, f] of this.#files.get(key) ?? []) {
+      if (failed?.has(sha)) continue;
       if (f.expiresAt !== undefined && !(Date.parse(f.expiresAt) - now > EXPIRY_MARGIN_MS)) continue;
       out.set(sha, f.uri === undefined ? { id: f.id } : { id: f.id, uri: f.uri });
     }

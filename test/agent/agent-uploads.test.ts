@@ -249,6 +249,28 @@ describe('failure is never worse than inline', () => {
     expect(fileRefs(server.requests[next]?.body)).toEqual([]);
   });
 
+  it('a provider that refuses file references as such (naming no file): inline at once, and for later turns', async () => {
+    const noRefs = (turn: ScriptedTurn) => (request: { body: unknown }) =>
+      fileRefs(request.body).length > 0
+        ? ({
+            type: 'http-error',
+            status: 400,
+            message: 'file sources are not enabled for this organization',
+          } as const)
+        : turn;
+    server.enqueue(noRefs(read('cat.png', 'c1')), noRefs(done), noRefs(done));
+    const { agent: a, events } = agent('anthropic-messages');
+    const from = server.requests.length;
+    expect((await a.prompt('look')).stopReason).toBe('end');
+    expect(modelRequests(from)).toHaveLength(3);
+    server.enqueue(noRefs(done));
+    expect((await a.prompt('again')).stopReason).toBe('end');
+    // The later turn went inline at once: one request, no refusal.
+    expect(modelRequests(from)).toHaveLength(4);
+    expect(eventsOf(events, 'upload_end')).toHaveLength(1);
+    expect(eventsOf(events, 'warning').map((w) => w.warning.code)).toEqual(['file-refused']);
+  });
+
   it('an upload refused with a 500 or answered with garbage goes inline with a warning', async () => {
     for (const how of [
       { kind: 'status' as const, status: 500, message: 'boom' },
