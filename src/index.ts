@@ -23,6 +23,7 @@ export type {
 } from './agent/agent-events.js';
 export type { AgentOptions, AgentRequestOptions } from './agent/agent-options.js';
 export { isContextOverflow, statedContextWindow } from './agent/context-overflow.js';
+export { type DeleteUploadsResult, deleteSessionUploads } from './agent/delete-uploads.js';
 export { STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from './agent/steering.js';
 export type { UsageTotals } from './agent/usage-totals.js';
 export {
@@ -156,6 +157,15 @@ export {
 export { parseAnthropicResponse } from './providers/anthropic-messages/anthropic-response.js';
 export { collectStream } from './providers/common/collect-stream.js';
 export {
+  type DegradeTarget,
+  type DegradeWish,
+  degradeKey,
+  type FileRef,
+  mediaSha256,
+  type RequestWishes,
+  type UploadWish,
+} from './providers/common/media-files.js';
+export {
   type MediaRef,
   type PartFilter,
   type PartRef,
@@ -169,6 +179,8 @@ export {
 export type { StreamEvent } from './providers/common/stream-event.js';
 export { THINKING_BUDGETS } from './providers/common/thinking.js';
 export { createStreamParser } from './providers/create-stream-parser.js';
+export type { FileUpload, ProviderFiles, UploadedFile } from './providers/files/file-types.js';
+export { createProviderFiles, type ProviderFilesOptions } from './providers/files/provider-files.js';
 export {
   type GeminiOptions,
   type GeminiRequestBody,
@@ -220,7 +232,7 @@ export type { RetryOptions } from './providers/transport/retry-policy.js';
 export { type SseEvent, SseParser } from './providers/transport/sse-parser.js';
 // Session log
 export { type LoadedSession, type LoadSessionOptions, loadSession } from './session/load-session.js';
-export type { CompactionInput } from './session/new-entries.js';
+export type { CompactionInput, UploadInput } from './session/new-entries.js';
 export {
   type CompactionEntry,
   type CustomEntry,
@@ -229,6 +241,8 @@ export {
   SESSION_FORMAT_VERSION,
   type SessionEntry,
   type SessionHeader,
+  type UploadEntry,
+  type UploadedFileRecord,
 } from './session/session-entry.js';
 export {
   openSessionIndex,
