@@ -25,14 +25,7 @@
  *   after it aborted (the race the MCP spec asks both sides to tolerate).
  */
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type {
-  CallToolRequest,
-  CallToolResult,
-  ServerNotification,
-  ServerRequest,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolRequest, CallToolResult, Server, ServerContext } from '@modelcontextprotocol/server';
 import { dispatchToolCalls } from '../agent/dispatch.js';
 import type { StoredPart, ToolCallBlock } from '../conversation.js';
 import type { ProcessOptions } from '../media/types.js';
@@ -91,15 +84,13 @@ let callCounter = 0;
 /** Progress notifications of one call waiting while an earlier one is written (see `sendProgress`). */
 const MAX_QUEUED_PROGRESS = 64;
 
-type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
-
 /**
  * An MCP `Server` (official SDK) offering `source`'s tools. Connect it to a transport (`server.connect(transport)`),
  * or use `serveMcpStdio` / `serveMcpHttp`. `source.list()` is read on every `tools/list`. The first call loads the
  * SDK's server half synchronously if nothing loaded it yet (see `mcp-sdk.ts`).
  */
 export function createMcpServer(source: ToolSource, options: McpServerOptions = {}): Server {
-  const { Server, CallToolRequestSchema, ListToolsRequestSchema, ErrorCode } = serverSdkSync();
+  const { Server, ProtocolErrorCode } = serverSdkSync();
   const maxPending = positiveInteger(
     options.maxPendingCalls,
     DEFAULT_MCP_MAX_PENDING_CALLS,
@@ -123,29 +114,27 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: source
-      .list()
-      .map((d) => ({ name: d.name, description: d.description, inputSchema: d.inputSchema })),
+  server.setRequestHandler('tools/list', () => ({
+    tools: source.list().map((d) => ({
+      name: d.name,
+      description: d.description,
+      inputSchema: d.inputSchema as { type: 'object'; [k: string]: unknown },
+    })),
   }));
 
-  // Registered with a schema that checks only the method: the SDK's `Server` checks the params of every `tools/call`
-  // itself and answers bad ones with -32602 and the failing field. With the full schema here, the generic request
-  // parse would run first and answer a client's bad params as -32603, an internal error of the server.
-  const toolsCallMethod = CallToolRequestSchema.pick({ method: true }).loose();
-  server.setRequestHandler(toolsCallMethod, async (raw, extra): Promise<CallToolResult> => {
-    // The SDK's `Server` validated the params against `CallToolRequestSchema` before calling this handler.
-    const request = raw as unknown as CallToolRequest;
+  // The SDK validated the params against the `tools/call` schema before calling this handler (bad ones: -32602).
+  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
     const { name } = request.params;
+    const requestId = ctx.mcpReq.id;
     if (!source.list().some((d) => d.name === name)) {
-      throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      throw rpcError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     }
-    const earlier = running.get(extra.requestId);
+    const earlier = running.get(requestId);
     if (earlier !== undefined) {
-      earlier.abort(new Error(`request id ${JSON.stringify(extra.requestId)} was reused while the call ran`));
+      earlier.abort(new Error(`request id ${JSON.stringify(requestId)} was reused while the call ran`));
       throw rpcError(
-        ErrorCode.InvalidRequest,
-        `request id ${JSON.stringify(extra.requestId)} is already used by a running call: both calls are refused (request ids must be unique)`,
+        ProtocolErrorCode.InvalidRequest,
+        `request id ${JSON.stringify(requestId)} is already used by a running call: both calls are refused (request ids must be unique)`,
       );
     }
     if (pending >= maxPending) {
@@ -161,31 +150,32 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     }
     pending++;
     // The call's own abort: the SDK's (cancellation, session close) forwarded, plus the duplicate-id rule's.
+    const signal = ctx.mcpReq.signal;
     const own = new AbortController();
-    const forward = () => own.abort(extra.signal.reason);
-    if (extra.signal.aborted) forward();
-    else extra.signal.addEventListener('abort', forward, { once: true });
-    running.set(extra.requestId, own);
+    const forward = () => own.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener('abort', forward, { once: true });
+    running.set(requestId, own);
     let release: (() => void) | undefined;
     try {
       if (options.admitCall) release = await options.admitCall(own.signal);
-      return await runCall(request, extra, own.signal);
+      return await runCall(request, ctx, own.signal);
     } finally {
       release?.();
       pending--;
-      extra.signal.removeEventListener('abort', forward);
-      if (running.get(extra.requestId) === own) running.delete(extra.requestId);
+      signal.removeEventListener('abort', forward);
+      if (running.get(requestId) === own) running.delete(requestId);
     }
   });
 
   const runCall = async (
     request: CallToolRequest,
-    extra: CallExtra,
+    ctx: ServerContext,
     signal: AbortSignal,
   ): Promise<CallToolResult> => {
     const { name } = request.params;
     const input = request.params.arguments ?? {};
-    const progressToken = request.params._meta?.progressToken;
+    const progressToken = request.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
     let last = -1;
     // Progress goes out one notification at a time, in order. While one is being written (on stdio: until a backed-up
     // stdout drains), later ones wait in a queue of at most MAX_QUEUED_PROGRESS; past that the newest replaces the
@@ -206,8 +196,8 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
         sending = undefined;
         return;
       }
-      sending = extra
-        .sendNotification({ method: 'notifications/progress', params: next })
+      sending = ctx.mcpReq
+        .notify({ method: 'notifications/progress', params: next })
         .catch(() => {})
         .then(pump);
     };
@@ -238,7 +228,7 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
         if (e.type === 'tool_call_update') sendProgress(e.update);
       },
     });
-    if (!block) throw rpcError(ErrorCode.InternalError, 'the tool produced no result');
+    if (!block) throw rpcError(ProtocolErrorCode.InternalError, 'the tool produced no result');
     // Progress sent before the result must reach the client before it: the client drops progress for a finished call.
     // The official SDK client handles a notification a microtask later than a response read in the same chunk, so a
     // progress written just before the result can be dropped by it when both arrive in one read. The wire order is

@@ -48,6 +48,12 @@ export interface McpToolSourceOptions {
   /** Hard limit per call even while progress arrives, ms. Default 600 000. */
   maxCallTimeMs?: number;
   /**
+   * How long a server may take to answer the `server/discover` probe (protocol 2026-07-28) before a stdio server is
+   * taken for a 2025 one and sent `initialize`, ms. (An HTTP server that does not answer it fails to start.) Default
+   * 5 000.
+   */
+  probeTimeoutMs?: number;
+  /**
    * Largest JSON-RPC message accepted from a stdio server, and largest HTTP response body / SSE event (after
    * decompression) from an HTTP server, bytes. Default 48 MiB (base64 of a 36 MB file).
    */
@@ -87,6 +93,7 @@ export const MCP_DEFAULTS = {
   initTimeoutMs: 30_000,
   callTimeoutMs: 60_000,
   maxCallTimeMs: 600_000,
+  probeTimeoutMs: 5_000,
   maxMessageBytes: 48 * 1024 * 1024,
   maxDeclarationBytesPerServer: 512 * 1024,
   maxDeclarationBytes: 2 * 1024 * 1024,
@@ -142,6 +149,7 @@ export class McpToolSource implements ToolSource {
       initTimeoutMs: num('initTimeoutMs'),
       callTimeoutMs: num('callTimeoutMs'),
       maxCallTimeMs: num('maxCallTimeMs'),
+      probeTimeoutMs: num('probeTimeoutMs'),
       maxMessageBytes: num('maxMessageBytes'),
       // Default: the call timeout (a JSON-mode call may take that long before its body's first byte).
       httpBodyIdleMs: num('httpBodyIdleMs', options.callTimeoutMs ?? MCP_DEFAULTS.callTimeoutMs),
@@ -167,6 +175,14 @@ export class McpToolSource implements ToolSource {
   /** Server names, in config order. */
   get servers(): string[] {
     return this.#conns.map((c) => c.name);
+  }
+
+  /**
+   * The protocol version spoken with `server` (`2026-07-28` with a server that offers it, else the 2025 version the
+   * handshake agreed), or undefined before it started.
+   */
+  protocolVersion(server: string): string | undefined {
+    return this.#conns.find((c) => c.name === server)?.protocolVersion;
   }
 
   /**
