@@ -577,8 +577,7 @@ export class McpConnection {
       const cutReason = [...sent].map((id) => this.#cutIds.get(id)).find((r) => r !== undefined);
       const sdk = loadedClientSdk();
       const madeUp =
-        sdk !== undefined &&
-        sdk.ProtocolError.isInstance(err) &&
+        sdk?.ProtocolError.isInstance(err) &&
         (err.data as { cutBy?: unknown } | undefined)?.cutBy === CUT_MARKER.cutBy;
       if (cutReason !== undefined || madeUp || (err instanceof PantoError && err.code === 'ERR_MCP_LIMIT')) {
         const reason = cutReason ?? errorMessage(err).replace(/^MCP error -?\d+: /, '');
@@ -669,7 +668,7 @@ function staleAt(ttlMs: unknown): number | undefined {
 /** `err` is the SDK's `SdkError` with that code (false while the SDK is not loaded: no SDK error can exist yet). */
 function isMcpError(err: unknown, code: 'ConnectionClosed' | 'RequestTimeout'): boolean {
   const sdk = loadedClientSdk();
-  return sdk !== undefined && sdk.SdkError.isInstance(err) && err.code === sdk.SdkErrorCode[code];
+  return sdk?.SdkError.isInstance(err) === true && err.code === sdk.SdkErrorCode[code];
 }
 
 /**
