@@ -26,12 +26,12 @@
  */
 
 import type { CallToolRequest, CallToolResult, Server, ServerContext } from '@modelcontextprotocol/server';
-import { dispatchToolCalls } from '../agent/dispatch.js';
 import type { StoredPart, ToolCallBlock } from '../conversation.js';
 import type { ProcessOptions } from '../media/types.js';
 import { packageVersion } from '../package-root.js';
 import type { ToolUpdate } from '../tool.js';
 import type { ToolSource } from '../tool-source.js';
+import { dispatchToolCalls } from '../tools/dispatch.js';
 import { serverSdkSync } from './mcp-sdk.js';
 import { positiveInteger } from './positive-integer.js';
 

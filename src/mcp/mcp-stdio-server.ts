@@ -12,7 +12,7 @@
  * - A line that is not JSON is answered with JSON-RPC error `-32700` (Parse error), a line that is JSON but not a
  *   JSON-RPC message (a batch array, a wrong type in a field, an object as id) with `-32600` (Invalid Request), with
  *   `id: null`, or the line's own id when it is an object with a string `method` and a string/number `id` (its sender
- *   waits for that id: found by scripts/fuzz-mcp.mjs). The session goes on with the next line; the answers go through
+ *   waits for that id: found by test/fuzz/fuzz-mcp.mjs). The session goes on with the next line; the answers go through
  *   the same backpressure as every response.
  */
 

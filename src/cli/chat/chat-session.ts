@@ -12,9 +12,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Agent, type AgentEvent, type AgentOptions, type UsageTotals } from '../../agent/index.js';
-
-import type { ModelInfo, ThinkingLevel } from '../../providers/index.js';
-import type { Provider } from '../../providers/transport/index.js';
+import type { ModelInfo, Provider, ThinkingLevel } from '../../providers/index.js';
 import { SessionLog } from '../../session/index.js';
 import type { ToolSource } from '../../tool-source.js';
 
