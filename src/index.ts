@@ -261,6 +261,7 @@ export {
   type ResultPart,
   type TextResultPart,
   type Tool,
+  type ToolAnnotations,
   type ToolContext,
   type ToolDecl,
   type ToolOutput,

@@ -14,6 +14,32 @@ export interface ToolDecl {
   name: string;
   description: string;
   inputSchema: JsonSchema;
+  /**
+   * JSON Schema (an object schema) of the tool's structured result, `meta.structuredContent` of its output: served
+   * over MCP as `outputSchema`, the result checked against it before it leaves. Never sent to a model.
+   */
+  outputSchema?: JsonSchema;
+  /** What calling the tool does (MCP tool annotations). Hints, never sent to a model. */
+  annotations?: ToolAnnotations;
+  /**
+   * The call needs the host's approval before it runs. (Set by `McpToolSource` for tools a server marks destructive;
+   * the approval itself is the dispatcher's.)
+   */
+  needsApproval?: boolean;
+}
+
+/** Hints about a tool's effects, as MCP's tool annotations (`readOnlyHint`, ...). */
+export interface ToolAnnotations {
+  /** A display name. */
+  title?: string;
+  /** It changes nothing. */
+  readOnly?: boolean;
+  /** It may delete or overwrite (meaningful when not read-only). */
+  destructive?: boolean;
+  /** Calling it again with the same arguments has no further effect. */
+  idempotent?: boolean;
+  /** It reaches outside the host (the network, other systems). */
+  openWorld?: boolean;
 }
 
 /** A text part of a tool result. */
