@@ -111,11 +111,15 @@ export async function loadToolsInThread(
       }
     }
   }
-  const decls = [...tools.values()].map((t) => ({
-    name: t.name,
-    description: t.description,
-    inputSchema: t.parameters,
-  }));
+  const decls = [...tools.values()].map(
+    (t): ToolDecl => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.parameters,
+      ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
+      ...(t.annotations ? { annotations: t.annotations } : {}),
+    }),
+  );
   const backend: ToolBackend = {
     call: (name, args, ctx) => {
       const tool = tools.get(name);
