@@ -97,6 +97,7 @@ export {
   loadMcpConfig,
   MCP_DEFAULTS,
   MCP_HTTP_DEFAULTS,
+  type McpApproval,
   type McpHttpServer,
   type McpHttpServerConfig,
   type McpHttpServerOptions,

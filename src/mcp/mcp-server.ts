@@ -8,6 +8,10 @@
  *
  * - text → `text`; image → `image` (base64 + mimeType); PDF → embedded `resource` (`blob`, `application/pdf`, a
  *   `panto://document/<name>` URI).
+ * - `tools/list` carries each declaration's `outputSchema` and its annotations as MCP hints (`readOnly` ->
+ *   `readOnlyHint`, ...). A result's `meta.structuredContent` (a record; a Lua tool's `structured`) goes out as
+ *   `structuredContent`; a tool that declares an `outputSchema` must return one that conforms, else the call is an
+ *   `isError` result naming what does not match (nothing non-conforming leaves).
  * - A failed call (tool error, invalid arguments, budget exceeded) → `isError: true` with the message as text.
  * - An unknown tool name, or `params` that are not a valid `tools/call` (a name that is not a string, `arguments`
  *   that are not an object) → JSON-RPC error `-32602` (the MCP convention) whose message names the bad field. A
@@ -25,13 +29,20 @@
  *   after it aborted (the race the MCP spec asks both sides to tolerate).
  */
 
-import type { CallToolRequest, CallToolResult, Server, ServerContext } from '@modelcontextprotocol/server';
+import type {
+  CallToolRequest,
+  CallToolResult,
+  Server,
+  ServerContext,
+  Tool,
+} from '@modelcontextprotocol/server';
 import type { StoredPart, ToolCallBlock } from '../conversation.js';
 import type { ProcessOptions } from '../media/types.js';
 import { packageVersion } from '../package-root.js';
-import type { ToolUpdate } from '../tool.js';
+import type { ToolDecl, ToolUpdate } from '../tool.js';
 import type { ToolSource } from '../tool-source.js';
 import { dispatchToolCalls } from '../tools/dispatch.js';
+import { valueProblems } from '../tools/validate-args.js';
 import { serverSdkSync } from './mcp-sdk.js';
 import { positiveInteger } from './positive-integer.js';
 
@@ -114,13 +125,7 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     },
   );
 
-  server.setRequestHandler('tools/list', () => ({
-    tools: source.list().map((d) => ({
-      name: d.name,
-      description: d.description,
-      inputSchema: d.inputSchema as { type: 'object'; [k: string]: unknown },
-    })),
-  }));
+  server.setRequestHandler('tools/list', () => ({ tools: source.list().map(toMcpTool) }));
 
   // The SDK validated the params against the `tools/call` schema before calling this handler (bad ones: -32602).
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
@@ -244,18 +249,36 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     }
     // An empty text part (a Lua tool that returned only attachments) says nothing; an empty result keeps one part.
     const parts = block.parts.filter((p, _i, all) => !(p.type === 'text' && p.text === '' && all.length > 1));
-    const result = { content: parts.map(toMcpContent), ...(block.isError ? { isError: true } : {}) };
+    const structured = block.isError ? undefined : block.meta?.structuredContent;
+    const decl = source.list().find((d) => d.name === name);
+    if (!block.isError && decl?.outputSchema !== undefined) {
+      // A tool that declares an output schema must give a structured result that conforms (MCP): checked here, so a
+      // client never gets one that does not.
+      const problems =
+        structured === undefined
+          ? ['no structured result was returned']
+          : valueProblems(decl.outputSchema, structured);
+      if (problems.length > 0) {
+        return errorResult(
+          `the result of ${name} was not sent: its structured result does not match the tool's outputSchema:\n${problems
+            .slice(0, 10)
+            .map((p) => `- ${p}`)
+            .join('\n')}`,
+        );
+      }
+    }
+    const result: CallToolResult = {
+      content: parts.map(toMcpContent),
+      // 2025 clients take an object only (any JSON value is a 2026-07-28 structured result; output schemas here are
+      // object schemas).
+      ...(isRecord(structured) ? { structuredContent: structured } : {}),
+      ...(block.isError ? { isError: true } : {}),
+    };
     const size = Buffer.byteLength(JSON.stringify(result), 'utf8') + RESPONSE_ENVELOPE_BYTES;
     if (size > maxResult) {
-      return {
-        content: [
-          {
-            type: 'text',
-            text: `the result of ${name} was not sent: it is ${size} bytes of JSON-RPC, over maxResultBytes (${maxResult})`,
-          },
-        ],
-        isError: true,
-      };
+      return errorResult(
+        `the result of ${name} was not sent: it is ${size} bytes of JSON-RPC, over maxResultBytes (${maxResult})`,
+      );
     }
     return result;
   };
@@ -269,6 +292,34 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
  */
 function rpcError(code: number, message: string): Error & { code: number } {
   return Object.assign(new Error(message), { code });
+}
+
+/** A text-only `isError` result. */
+function errorResult(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A declaration as an MCP tool: its output schema and its annotations (`readOnly` -> `readOnlyHint`, ...) too. */
+export function toMcpTool(d: ToolDecl): Tool {
+  const a = d.annotations;
+  const annotations = a && {
+    ...(a.title !== undefined ? { title: a.title } : {}),
+    ...(a.readOnly !== undefined ? { readOnlyHint: a.readOnly } : {}),
+    ...(a.destructive !== undefined ? { destructiveHint: a.destructive } : {}),
+    ...(a.idempotent !== undefined ? { idempotentHint: a.idempotent } : {}),
+    ...(a.openWorld !== undefined ? { openWorldHint: a.openWorld } : {}),
+  };
+  return {
+    name: d.name,
+    description: d.description,
+    inputSchema: d.inputSchema as Tool['inputSchema'],
+    ...(d.outputSchema ? { outputSchema: d.outputSchema as Tool['outputSchema'] } : {}),
+    ...(annotations && Object.keys(annotations).length > 0 ? { annotations } : {}),
+  };
 }
 
 /** One stored part as an MCP content block. */

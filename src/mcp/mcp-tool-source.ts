@@ -13,7 +13,11 @@
  * - Lazy: constructing (or `fromConfig`) spawns nothing. `start()` starts every server at once and lists their tools;
  *   `list()` before `start()` throws `ERR_MCP_UNAVAILABLE`. A server that fails to start is reported by `start()`
  *   (and the log) and offers no tools; the others work.
- * - Results go through `mcpResultToCallResult` (images/audio decoded to raw bytes for the agent's media pipeline).
+ * - A tool's annotations become `ToolDecl.annotations` (`readOnlyHint` -> `readOnly`, ...), its output schema (made
+ *   safe like an input schema) `ToolDecl.outputSchema`, and `approval` decides `ToolDecl.needsApproval` (by default a
+ *   tool that does not say it is read-only or non-destructive needs it).
+ * - Results go through `mcpResultToCallResult` (images/audio decoded to raw bytes for the agent's media pipeline;
+ *   `structuredContent` to the host as `meta.structuredContent`).
  *   A server's failure, timeout, crash or cancellation is an `{ok:false}` result the model can read; `call` rejects
  *   only for a name this source does not have.
  * - Declarations go through `mcp-tool-schema.ts`: regex keywords leave the input schema (ReDoS in the argument
@@ -27,7 +31,7 @@
 import { createRequire } from 'node:module';
 import { PantoError } from '../errors.js';
 import { packageVersion } from '../package-root.js';
-import type { ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
+import type { ToolAnnotations, ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
 import { errorMessage } from '../tool-source.js';
 import { loadMcpConfig, type McpServerConfig, parseMcpConfig } from './mcp-config.js';
@@ -74,7 +78,20 @@ export interface McpToolSourceOptions {
   maxDeclarationBytesPerServer?: number;
   /** The same for all servers of this source together (servers in config order). Default 2 MiB. */
   maxDeclarationBytes?: number;
+  /**
+   * Which tools need the host's approval before they run (`ToolDecl.needsApproval`). `'destructive'` (default): a
+   * tool that its annotations do not call read-only or non-destructive — MCP's defaults, so a tool without annotations
+   * counts as destructive. `'all'`, `'none'`, or a function deciding per tool. Annotations are the server's word.
+   */
+  approval?: McpApproval;
 }
+
+/** See `McpToolSourceOptions.approval`. */
+export type McpApproval =
+  | 'destructive'
+  | 'all'
+  | 'none'
+  | ((server: string, tool: string, annotations: ToolAnnotations | undefined) => boolean);
 
 /** A tool a server offers that this source leaves out, and why. */
 export interface McpLeftOutTool {
@@ -112,6 +129,7 @@ export class McpToolSource implements ToolSource {
   readonly #onToolsChanged: ((s: McpToolSource) => void) | undefined;
   readonly #maxDeclPerServer: number;
   readonly #maxDecl: number;
+  readonly #approval: McpApproval;
   #entries = new Map<string, Entry>();
   #leftOut: McpLeftOutTool[] = [];
   #started = false;
@@ -143,6 +161,16 @@ export class McpToolSource implements ToolSource {
       }
       return v;
     };
+    this.#approval = options.approval ?? 'destructive';
+    if (
+      typeof this.#approval !== 'function' &&
+      !['destructive', 'all', 'none'].includes(this.#approval as string)
+    ) {
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        `McpToolSource: approval must be 'destructive', 'all', 'none' or a function, got ${String(this.#approval)}`,
+      );
+    }
     this.#maxDeclPerServer = num('maxDeclarationBytesPerServer');
     this.#maxDecl = num('maxDeclarationBytes');
     const connOpts = {
@@ -262,6 +290,23 @@ export class McpToolSource implements ToolSource {
     return this.#leftOut;
   }
 
+  #needsApproval(server: string, tool: string, annotations: ToolAnnotations | undefined): boolean {
+    const policy = this.#approval;
+    if (policy === 'all') return true;
+    if (policy === 'none') return false;
+    if (policy === 'destructive') return annotations?.readOnly !== true && annotations?.destructive !== false;
+    try {
+      return policy(server, tool, annotations) === true;
+    } catch (err) {
+      this.#log({
+        level: 'error',
+        server,
+        message: `approval policy threw for '${tool}': ${errorMessage(err)}`,
+      });
+      return true;
+    }
+  }
+
   #rebuild(changed: boolean): void {
     const entries = new Map<string, Entry>();
     const leftOut: McpLeftOutTool[] = [];
@@ -294,6 +339,12 @@ export class McpToolSource implements ToolSource {
         }
         const description = safeDescription(t.description ?? t.title ?? '');
         const decl: ToolDecl = { name, description, inputSchema: schema.schema };
+        const annotations = toAnnotations(t);
+        if (annotations) decl.annotations = annotations;
+        if (this.#needsApproval(conn.name, t.name, annotations)) decl.needsApproval = true;
+        // The server's output schema, made safe like an input schema (a host may check results against it).
+        const output = t.outputSchema === undefined ? undefined : safeInputSchema(t.outputSchema);
+        if (output?.ok) decl.outputSchema = output.schema;
         const size = Buffer.byteLength(JSON.stringify(decl), 'utf8');
         if (used + size > this.#maxDeclPerServer || total + size > this.#maxDecl) {
           overBudget.push(t.name);
@@ -332,6 +383,19 @@ export class McpToolSource implements ToolSource {
       }
     }
   }
+}
+
+/** An MCP tool's annotations (`readOnlyHint`, ...) as ours; only well-typed values, the title cut to 200. */
+function toAnnotations(t: { annotations?: unknown }): ToolAnnotations | undefined {
+  const a = t.annotations as Record<string, unknown> | undefined;
+  if (typeof a !== 'object' || a === null) return undefined;
+  const out: ToolAnnotations = {};
+  if (typeof a.title === 'string') out.title = a.title.slice(0, 200);
+  if (typeof a.readOnlyHint === 'boolean') out.readOnly = a.readOnlyHint;
+  if (typeof a.destructiveHint === 'boolean') out.destructive = a.destructiveHint;
+  if (typeof a.idempotentHint === 'boolean') out.idempotent = a.idempotentHint;
+  if (typeof a.openWorldHint === 'boolean') out.openWorld = a.openWorldHint;
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** Longest tool name providers take. */
