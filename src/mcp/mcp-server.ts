@@ -92,6 +92,9 @@ export const DEFAULT_MCP_MAX_RESULT_BYTES = 48 * 1024 * 1024;
 
 let callCounter = 0;
 
+/** How long a 2026-07-28 client may cache `tools/list` and `server/discover` (`ttlMs`). */
+export const TOOLS_LIST_TTL_MS = 5 * 60_000;
+
 /** Progress notifications of one call waiting while an earlier one is written (see `sendProgress`). */
 const MAX_QUEUED_PROGRESS = 64;
 
@@ -122,6 +125,11 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     {
       capabilities: { tools: { listChanged: false } },
       ...(options.instructions ? { instructions: options.instructions } : {}),
+      // 2026-07-28 clients may cache what does not change while this server runs (the same for every caller).
+      cacheHints: {
+        'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
+        'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
+      },
     },
   );
 
