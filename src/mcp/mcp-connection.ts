@@ -589,6 +589,13 @@ export class McpConnection {
       if (isMcpError(err, 'ConnectionClosed')) {
         throw new Error(`MCP server '${this.name}' stopped during the call: ${this.#explain(undefined)}`);
       }
+      if (isMcpError(err, 'CapabilityNotSupported') || isMcpError(err, 'InputRequiredRoundsExceeded')) {
+        // A 2026-07-28 `input_required` answer: it wants an elicitation, a sampling or the roots.
+        const method = (err as { data?: { method?: unknown } }).data?.method;
+        throw new Error(
+          `MCP server '${this.name}' asked for input during the call${typeof method === 'string' ? ` (${clipServerText(method).slice(0, 100)})` : ''}, which this host does not give (no elicitation, sampling or roots); the call did not complete`,
+        );
+      }
       let message = codedMessage(err);
       // The SDK's own message can hide the cause ("Error POSTing to endpoint: null" for an error body cut short). A
       // cut during this call is named; with concurrent calls on one connection it may have been another call's.
@@ -666,7 +673,10 @@ function staleAt(ttlMs: unknown): number | undefined {
 }
 
 /** `err` is the SDK's `SdkError` with that code (false while the SDK is not loaded: no SDK error can exist yet). */
-function isMcpError(err: unknown, code: 'ConnectionClosed' | 'RequestTimeout'): boolean {
+function isMcpError(
+  err: unknown,
+  code: 'ConnectionClosed' | 'RequestTimeout' | 'CapabilityNotSupported' | 'InputRequiredRoundsExceeded',
+): boolean {
   const sdk = loadedClientSdk();
   return sdk?.SdkError.isInstance(err) === true && err.code === sdk.SdkErrorCode[code];
 }

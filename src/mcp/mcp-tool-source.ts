@@ -214,6 +214,14 @@ export class McpToolSource implements ToolSource {
   }
 
   /**
+   * When `server`'s tools are listed again (ms since the epoch): a 2026-07-28 list's `ttlMs`, held to between a minute
+   * and a day; undefined for a list without one (re-listed only on a change notification).
+   */
+  toolsStaleAt(server: string): number | undefined {
+    return this.#conns.find((c) => c.name === server)?.toolsStaleAt;
+  }
+
+  /**
    * Start every server at once (spawn or connect, initialize, list tools). Resolves when all have started or failed;
    * never rejects. Calling it again retries servers that failed.
    */
