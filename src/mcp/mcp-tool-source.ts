@@ -82,6 +82,7 @@ export interface McpToolSourceOptions {
    * Which tools need the host's approval before they run (`ToolDecl.needsApproval`). `'destructive'` (default): a
    * tool that its annotations do not call read-only or non-destructive — MCP's defaults, so a tool without annotations
    * counts as destructive. `'all'`, `'none'`, or a function deciding per tool. Annotations are the server's word.
+   * A server's own `needsApproval` in the config (true or false) overrides this for its tools.
    */
   approval?: McpApproval;
 }
@@ -143,7 +144,7 @@ export class McpToolSource implements ToolSource {
       Object.fromEntries(
         Object.entries(servers ?? {}).map(([k, v]) => [
           k,
-          v?.type === 'http' ? { url: v.url, headers: v.headers } : v,
+          v?.type === 'http' ? { url: v.url, headers: v.headers, needsApproval: v.needsApproval } : v,
         ]),
       ),
       'McpToolSource',
@@ -298,7 +299,9 @@ export class McpToolSource implements ToolSource {
     return this.#leftOut;
   }
 
-  #needsApproval(server: string, tool: string, annotations: ToolAnnotations | undefined): boolean {
+  #needsApproval(conn: McpConnection, tool: string, annotations: ToolAnnotations | undefined): boolean {
+    const server = conn.name;
+    if (conn.config.needsApproval !== undefined) return conn.config.needsApproval;
     const policy = this.#approval;
     if (policy === 'all') return true;
     if (policy === 'none') return false;
@@ -349,7 +352,7 @@ export class McpToolSource implements ToolSource {
         const decl: ToolDecl = { name, description, inputSchema: schema.schema };
         const annotations = toAnnotations(t);
         if (annotations) decl.annotations = annotations;
-        if (this.#needsApproval(conn.name, t.name, annotations)) decl.needsApproval = true;
+        if (this.#needsApproval(conn, t.name, annotations)) decl.needsApproval = true;
         // The server's output schema, made safe like an input schema (a host may check results against it).
         const output = t.outputSchema === undefined ? undefined : safeInputSchema(t.outputSchema);
         if (output?.ok) decl.outputSchema = output.schema;

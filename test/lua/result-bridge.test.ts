@@ -172,10 +172,7 @@ describe('bad results are exact tool errors', () => {
     ['bad-meta', "'meta' must be a table, got string"],
     ['meta-function', 'meta.f is a function, which has no JSON form'],
     ['meta-cycle', 'meta.self refers back to itself (a cycle)'],
-    [
-      'unknown-field',
-      "result table has unknown field 'txt' (expected text, attachments, meta, structured)",
-    ],
+    ['unknown-field', "result table has unknown field 'txt' (expected text, attachments, meta, structured)"],
     [
       'unknown-attachment-field',
       "attachments[1] has unknown field 'mediatype' (expected data, media_type, name)",

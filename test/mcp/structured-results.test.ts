@@ -107,9 +107,16 @@ describe('an MCP tool with structuredContent and annotations, as a tool source',
   });
   afterAll(() => server?.close());
 
-  const source = (options: ConstructorParameters<typeof McpToolSource>[1] = {}) =>
+  const source = (options: ConstructorParameters<typeof McpToolSource>[1] = {}, needsApproval?: boolean) =>
     new McpToolSource(
-      { s: { type: 'http', url: server.url, headers: { Authorization: `Bearer ${server.authToken}` } } },
+      {
+        s: {
+          type: 'http',
+          url: server.url,
+          headers: { Authorization: `Bearer ${server.authToken}` },
+          ...(needsApproval === undefined ? {} : { needsApproval }),
+        },
+      },
       options,
     );
 
@@ -139,17 +146,23 @@ describe('an MCP tool with structuredContent and annotations, as a tool source',
     const byDefault = source();
     const none = source({ approval: 'none' });
     const custom = source({ approval: (_server, tool) => tool === 'count_words' });
+    // The server's own config entry overrides the source's policy both ways.
+    const allByConfig = source({ approval: 'none' }, true);
+    const noneByConfig = source({}, false);
+    const all = [byDefault, none, custom, allByConfig, noneByConfig];
     try {
-      await Promise.all([byDefault.start(), none.start(), custom.start()]);
+      await Promise.all(all.map((s) => s.start()));
       const needs = (s: McpToolSource) =>
         Object.fromEntries(s.list().map((d) => [d.name, d.needsApproval === true]));
       // wrong_shape has no annotations: MCP's defaults make it destructive.
       expect(needs(byDefault)).toEqual({ s__count_words: false, s__wrong_shape: true, s__wipe: true });
       expect(needs(none)).toEqual({ s__count_words: false, s__wrong_shape: false, s__wipe: false });
       expect(needs(custom)).toEqual({ s__count_words: true, s__wrong_shape: false, s__wipe: false });
+      expect(needs(allByConfig)).toEqual({ s__count_words: true, s__wrong_shape: true, s__wipe: true });
+      expect(needs(noneByConfig)).toEqual({ s__count_words: false, s__wrong_shape: false, s__wipe: false });
       expect(() => source({ approval: 'sometimes' as never })).toThrow(/approval must be/);
     } finally {
-      await Promise.all([byDefault.close(), none.close(), custom.close()]);
+      await Promise.all(all.map((s) => s.close()));
     }
   });
 });
