@@ -156,6 +156,7 @@ export class McpConnection {
     this.name = name;
     this.config = config;
     this.#opts = options;
+    if (config.protocol === '2025-11-25') this.#prior = { kind: 'legacy' };
   }
 
   /** The server's tools as of the last successful list (empty before start). */

@@ -144,7 +144,9 @@ export class McpToolSource implements ToolSource {
       Object.fromEntries(
         Object.entries(servers ?? {}).map(([k, v]) => [
           k,
-          v?.type === 'http' ? { url: v.url, headers: v.headers, needsApproval: v.needsApproval } : v,
+          v?.type === 'http'
+            ? { url: v.url, headers: v.headers, needsApproval: v.needsApproval, protocol: v.protocol }
+            : v,
         ]),
       ),
       'McpToolSource',

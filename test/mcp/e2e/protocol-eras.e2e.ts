@@ -224,6 +224,30 @@ describe('McpToolSource', () => {
     }
   });
 
+  it('2025-11-25 when the config says so (no probe): panto mcp serve over stdio and serveMcpHttp', async () => {
+    const source = new McpToolSource({
+      stdio: { type: 'stdio', ...PANTO_STDIO, protocol: '2025-11-25' },
+      http: { type: 'http', url: http.url, headers: auth(), protocol: '2025-11-25' },
+    });
+    const sessionsBefore = http.sessions;
+    try {
+      expect(await source.start()).toEqual({ started: ['stdio', 'http'], failed: [] });
+      expect(source.protocolVersion('stdio')).toBe('2025-11-25');
+      expect(source.protocolVersion('http')).toBe('2025-11-25');
+      expect(http.sessions).toBe(sessionsBefore + 1);
+      const blocks = await dispatchToolCalls(
+        [
+          { type: 'tool_call', id: 'a', name: 'stdio__test_simple_text', input: {} },
+          { type: 'tool_call', id: 'b', name: 'http__test_simple_text', input: {} },
+        ],
+        { tools: source },
+      );
+      expect(blocks.map((b) => b.parts)).toEqual([SIMPLE, SIMPLE]);
+    } finally {
+      await source.close();
+    }
+  });
+
   it('HTTP, 2026-07-28: an SDK v2 server (createMcpHandler) and serveMcpHttp', async () => {
     const v2 = await v2Http();
     const source = new McpToolSource({
