@@ -267,6 +267,7 @@ export {
   type ToolAnnotations,
   type ToolContext,
   type ToolDecl,
+  type ToolIcon,
   type ToolOutput,
   type ToolUpdate,
 } from './tool.js';

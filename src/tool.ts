@@ -24,6 +24,8 @@ export interface ToolDecl {
   outputSchema?: JsonSchema;
   /** What calling the tool does (MCP tool annotations). Hints, never sent to a model. */
   annotations?: ToolAnnotations;
+  /** Pictures a host may show for the tool (MCP tool icons; see `tools/tool-icons.ts`). Never sent to a model. */
+  icons?: ToolIcon[];
   /**
    * Each call must be approved before it runs (`approveToolCall` of the Agent, `approve` of `dispatchToolCalls`);
    * without an approver such calls run as any other.
@@ -48,6 +50,16 @@ export interface ToolAnnotations {
   idempotent?: boolean;
   /** It reaches outside the host (the network, other systems). */
   openWorld?: boolean;
+}
+
+/** An icon of a tool, as MCP's `Icon`: `src` is an `https:` URL or a `data:image/...` URI. */
+export interface ToolIcon {
+  src: string;
+  mimeType?: string;
+  /** `WxH` sizes (`48x48`) or `any` (scalable). */
+  sizes?: string[];
+  /** The UI theme the icon is drawn for. */
+  theme?: 'light' | 'dark';
 }
 
 /** A text part of a tool result. */

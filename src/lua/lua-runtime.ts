@@ -15,7 +15,7 @@
 
 import type { LuaHook, LuaState } from 'fengari';
 import fengari from 'fengari';
-import type { ToolAnnotations, ToolUpdate } from '../tool.js';
+import type { ToolAnnotations, ToolIcon, ToolUpdate } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
 import { AbortFanout } from './abort-fanout.js';
 import type { ResolvedBudgets } from './budget.js';
@@ -70,6 +70,8 @@ export interface LoadedLuaTool {
   outputSchema?: Record<string, unknown>;
   /** `read_only`, `destructive`, `idempotent`, `open_world`, as the file declared them. */
   annotations?: ToolAnnotations;
+  /** `icons`, checked (`checkToolIcons`). */
+  icons?: ToolIcon[];
   file: string;
   handlerRef: number;
   /** The host capabilities the file declared (and the host granted), host functions included. */

@@ -327,6 +327,7 @@ export function toMcpTool(d: ToolDecl): Tool {
     inputSchema: d.inputSchema as Tool['inputSchema'],
     ...(d.outputSchema ? { outputSchema: d.outputSchema as Tool['outputSchema'] } : {}),
     ...(annotations && Object.keys(annotations).length > 0 ? { annotations } : {}),
+    ...(d.icons && d.icons.length > 0 ? { icons: d.icons.map((i) => ({ ...i })) } : {}),
   };
 }
 

@@ -34,6 +34,7 @@ import { packageVersion } from '../package-root.js';
 import type { ToolAnnotations, ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
 import { errorMessage } from '../tool-source.js';
+import { checkToolIcons } from '../tools/tool-icons.js';
 import { loadMcpConfig, type McpServerConfig, parseMcpConfig } from './mcp-config.js';
 import { McpConnection, type McpLogger } from './mcp-connection.js';
 import { mcpResultToCallResult } from './mcp-result.js';
@@ -370,6 +371,17 @@ export class McpToolSource implements ToolSource {
           continue;
         }
         used += size;
+        // Icons reach a host UI, never a model: kept out of the budget, made safe (https: or data: images, bounded).
+        if (t.icons !== undefined) {
+          const { icons, problems } = checkToolIcons(t.icons);
+          if (icons.length > 0) decl.icons = icons;
+          if (problems.length > 0)
+            this.#log({
+              level: 'debug',
+              server: conn.name,
+              message: `tool '${t.name}': icons left out: ${problems.slice(0, 3).join('; ')}`,
+            });
+        }
         total += size;
         entries.set(name, { decl, conn, tool: t.name });
       }

@@ -1,7 +1,7 @@
 /**
  * Structured results and tool annotations, both ways: a Lua tool's `output_schema`, `structured` result and
  * `read_only`/`destructive`/... served over MCP (checked against the schema before it leaves), and an MCP tool's
- * `structuredContent` and annotations reaching the model as text, the host as data, and the approval rule.
+ * `structuredContent`, annotations and icons reaching the model as text, the host as data, and the approval rule.
  */
 
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,11 @@ import { dispatchToolCalls } from '../../src/tools/dispatch.js';
 
 const LUA = fileURLToPath(new URL('../fixtures/mcp/lua-structured/', import.meta.url));
 const LUA_BAD = fileURLToPath(new URL('../fixtures/mcp/lua-structured-bad/', import.meta.url));
+
+const COUNT_ICONS = [
+  { src: 'https://example.com/count.svg', mimeType: 'image/svg+xml', sizes: ['any'] },
+  { src: 'data:image/png;base64,iVBORw0KGgo=', sizes: ['16x16'], theme: 'dark' },
+];
 
 let lua: LuaToolSource;
 beforeAll(async () => {
@@ -43,6 +48,7 @@ describe('a Lua tool with output_schema and annotations, served over MCP', () =>
         required: ['count'],
       });
       expect(count?.annotations).toEqual({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });
+      expect(count?.icons).toEqual(COUNT_ICONS);
       expect(tools.find((t) => t.name === 'wipe')?.annotations).toEqual({
         destructiveHint: true,
         openWorldHint: false,
@@ -93,6 +99,8 @@ describe('a Lua tool with output_schema and annotations, served over MCP', () =>
         expect.stringContaining("tool 'a': 'read_only' must be true or false, got string"),
         expect.stringContaining("tool 'b': 'output_schema' must describe an object"),
         expect.stringContaining("tool 'c': 'output_schema' must be a table, got string"),
+        expect.stringContaining("tool 'e': 'icons': icon 1: src must be https: or a data: image, got javascript:"),
+        expect.stringContaining("tool 'f': 'icons' must be a list of tables, got string"),
       ]);
     } finally {
       await bad.close();
@@ -126,6 +134,7 @@ describe('an MCP tool with structuredContent and annotations, as a tool source',
       await mcp.start();
       const decl = mcp.list().find((d) => d.name === 's__count_words');
       expect(decl?.annotations).toEqual({ readOnly: true, idempotent: true, openWorld: false });
+      expect(decl?.icons).toEqual(COUNT_ICONS);
       expect(decl?.outputSchema).toMatchObject({ type: 'object', required: ['count'] });
       const [block] = await dispatchToolCalls(
         [{ type: 'tool_call', id: 'c1', name: 's__count_words', input: { text: 'a bb ccc' } }],

@@ -204,6 +204,10 @@ describe('McpToolSource', () => {
       expect(await source.start()).toEqual({ started: ['v2', 'panto'], failed: [] });
       expect(source.protocolVersion('v2')).toBe('2026-07-28');
       expect(source.protocolVersion('panto')).toBe('2026-07-28');
+      // Icons reach the host made safe: the javascript: one is left out.
+      expect(source.list().find((d) => d.name === 'v2__echo')?.icons).toEqual([
+        { src: 'https://example.com/echo.png', mimeType: 'image/png' },
+      ]);
       const [measure, picture, simple] = await dispatchToolCalls(
         [
           { type: 'tool_call', id: 'm', name: 'v2__measure', input: { text: 'two words' } },
