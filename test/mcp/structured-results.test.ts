@@ -99,7 +99,9 @@ describe('a Lua tool with output_schema and annotations, served over MCP', () =>
         expect.stringContaining("tool 'a': 'read_only' must be true or false, got string"),
         expect.stringContaining("tool 'b': 'output_schema' must describe an object"),
         expect.stringContaining("tool 'c': 'output_schema' must be a table, got string"),
-        expect.stringContaining("tool 'e': 'icons': icon 1: src must be https: or a data: image, got javascript:"),
+        expect.stringContaining(
+          "tool 'e': 'icons': icon 1: src must be https: or a data: image, got javascript:",
+        ),
         expect.stringContaining("tool 'f': 'icons' must be a list of tables, got string"),
       ]);
     } finally {
