@@ -100,6 +100,7 @@ export {
   loadMcpConfig,
   MCP_DEFAULTS,
   MCP_HTTP_DEFAULTS,
+  type McpApproval,
   type McpHttpServer,
   type McpHttpServerConfig,
   type McpHttpServerOptions,
@@ -277,8 +278,10 @@ export {
   type ResultPart,
   type TextResultPart,
   type Tool,
+  type ToolAnnotations,
   type ToolContext,
   type ToolDecl,
+  type ToolIcon,
   type ToolOutput,
   type ToolUpdate,
 } from './tool.js';
