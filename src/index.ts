@@ -23,6 +23,7 @@ export type {
 } from './agent/agent-events.js';
 export type { AgentOptions, AgentRequestOptions } from './agent/agent-options.js';
 export { isContextOverflow, statedContextWindow } from './agent/context-overflow.js';
+export { type DeleteUploadsResult, deleteSessionUploads } from './agent/delete-uploads.js';
 export { STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from './agent/steering.js';
 export type { UsageTotals } from './agent/usage-totals.js';
 export {
@@ -99,6 +100,7 @@ export {
   loadMcpConfig,
   MCP_DEFAULTS,
   MCP_HTTP_DEFAULTS,
+  type McpApproval,
   type McpHttpServer,
   type McpHttpServerConfig,
   type McpHttpServerOptions,
@@ -156,6 +158,15 @@ export {
 export { parseAnthropicResponse } from './providers/anthropic-messages/anthropic-response.js';
 export { collectStream } from './providers/common/collect-stream.js';
 export {
+  type DegradeTarget,
+  type DegradeWish,
+  degradeKey,
+  type FileRef,
+  mediaSha256,
+  type RequestWishes,
+  type UploadWish,
+} from './providers/common/media-files.js';
+export {
   type MediaRef,
   type PartFilter,
   type PartRef,
@@ -169,6 +180,8 @@ export {
 export type { StreamEvent } from './providers/common/stream-event.js';
 export { THINKING_BUDGETS } from './providers/common/thinking.js';
 export { createStreamParser } from './providers/create-stream-parser.js';
+export type { FileUpload, ProviderFiles, UploadedFile } from './providers/files/file-types.js';
+export { createProviderFiles, type ProviderFilesOptions } from './providers/files/provider-files.js';
 export {
   type GeminiOptions,
   type GeminiRequestBody,
@@ -220,7 +233,7 @@ export type { RetryOptions } from './providers/transport/retry-policy.js';
 export { type SseEvent, SseParser } from './providers/transport/sse-parser.js';
 // Session log
 export { type LoadedSession, type LoadSessionOptions, loadSession } from './session/load-session.js';
-export type { CompactionInput } from './session/new-entries.js';
+export type { CompactionInput, UploadInput } from './session/new-entries.js';
 export {
   type CompactionEntry,
   type CustomEntry,
@@ -230,6 +243,8 @@ export {
   SESSION_FORMAT_VERSION,
   type SessionEntry,
   type SessionHeader,
+  type UploadEntry,
+  type UploadedFileRecord,
 } from './session/session-entry.js';
 export {
   openSessionIndex,
@@ -264,8 +279,10 @@ export {
   type ResultPart,
   type TextResultPart,
   type Tool,
+  type ToolAnnotations,
   type ToolContext,
   type ToolDecl,
+  type ToolIcon,
   type ToolOutput,
   type ToolUpdate,
 } from './tool.js';

@@ -18,6 +18,15 @@ export interface ToolDecl {
   description: string;
   inputSchema: JsonSchema;
   /**
+   * JSON Schema (an object schema) of the tool's structured result, `meta.structuredContent` of its output: served
+   * over MCP as `outputSchema`, the result checked against it before it leaves. Never sent to a model.
+   */
+  outputSchema?: JsonSchema;
+  /** What calling the tool does (MCP tool annotations). Hints, never sent to a model. */
+  annotations?: ToolAnnotations;
+  /** Pictures a host may show for the tool (MCP tool icons; see `tools/tool-icons.ts`). Never sent to a model. */
+  icons?: ToolIcon[];
+  /**
    * Each call must be approved before it runs (`approveToolCall` of the Agent, `approve` of `dispatchToolCalls`);
    * without an approver such calls run as any other.
    */
@@ -27,6 +36,30 @@ export interface ToolDecl {
    * `exec`, `fetch`), for a host deciding on approval (`panto chat --allow exec`).
    */
   capabilities?: readonly string[];
+}
+
+/** Hints about a tool's effects, as MCP's tool annotations (`readOnlyHint`, ...). */
+export interface ToolAnnotations {
+  /** A display name. */
+  title?: string;
+  /** It changes nothing. */
+  readOnly?: boolean;
+  /** It may delete or overwrite (meaningful when not read-only). */
+  destructive?: boolean;
+  /** Calling it again with the same arguments has no further effect. */
+  idempotent?: boolean;
+  /** It reaches outside the host (the network, other systems). */
+  openWorld?: boolean;
+}
+
+/** An icon of a tool, as MCP's `Icon`: `src` is an `https:` URL or a `data:image/...` URI. */
+export interface ToolIcon {
+  src: string;
+  mimeType?: string;
+  /** `WxH` sizes (`48x48`) or `any` (scalable). */
+  sizes?: string[];
+  /** The UI theme the icon is drawn for. */
+  theme?: 'light' | 'dark';
 }
 
 /** A text part of a tool result. */

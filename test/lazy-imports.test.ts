@@ -36,7 +36,18 @@ interface ChildReport {
 }
 
 /** Packages that only a feature needs, never the import. */
-const HEAVY = ['@modelcontextprotocol/sdk', 'zod', 'fengari', 'ajv', 'ajv-formats', 'hono', 'cross-spawn'];
+const HEAVY = [
+  '@modelcontextprotocol/client',
+  '@modelcontextprotocol/server',
+  '@modelcontextprotocol/core',
+  '@modelcontextprotocol/sdk',
+  'zod',
+  'fengari',
+  'ajv',
+  'ajv-formats',
+  'hono',
+  'cross-spawn',
+];
 
 let report: ChildReport;
 
@@ -55,7 +66,8 @@ describe('importing libpanto', () => {
 
   it('loads fengari and Ajv when a Lua tool is loaded and dispatched, and the tool runs', () => {
     expect(report.afterLua.packages).toEqual(expect.arrayContaining(['fengari', 'ajv']));
-    expect(report.afterLua.packages).not.toContain('@modelcontextprotocol/sdk');
+    expect(report.afterLua.packages).not.toContain('@modelcontextprotocol/client');
+    expect(report.afterLua.packages).not.toContain('@modelcontextprotocol/server');
     expect(report.luaText).toBe('This is a simple text response for testing.');
     // Argument validation still runs (Ajv loaded synchronously inside the dispatch).
     expect(report.invalid.isError).toBe(true);
@@ -63,7 +75,10 @@ describe('importing libpanto', () => {
   });
 
   it('loads the MCP SDK when MCP is used, and a server and client work over loopback HTTP', () => {
-    expect(report.afterMcp.packages).toContain('@modelcontextprotocol/sdk');
+    expect(report.afterMcp.packages).toEqual(
+      expect.arrayContaining(['@modelcontextprotocol/client', '@modelcontextprotocol/server']),
+    );
+    expect(report.afterMcp.packages).not.toContain('@modelcontextprotocol/sdk');
     expect(report.afterMcp.builtins).toContain('node:http');
     // createMcpServer (synchronous) returns the same SDK Server class an ESM import of the SDK gives.
     expect(report.sameSdkInstance).toBe(true);

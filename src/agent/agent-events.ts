@@ -2,7 +2,7 @@
  * Events an `Agent` reports while it runs, for a host to render (streaming text, spinners, warnings).
  *
  * Order per run: `agent_start` → per turn: (`compaction_start` → `compaction_end`)? → `turn_start` →
- * `message_start` (assistant) → `message_delta`* → `message_end` → tool events (see tool-events.ts) →
+ * (`upload_start` → `upload_end`)* → `message_start` (assistant) → `message_delta`* → `message_end` → tool events (see tool-events.ts) →
  * `message_end` (the tool results) → `turn_end` → ... → `agent_end`. A user or steering message appended to the
  * conversation gets one `message_end`. `warning` and `retry` may come at any point. `message_reset` comes when a
  * stream was cut after part of the answer arrived and the request is made again: drop what the current assistant
@@ -27,7 +27,10 @@ export type AgentStopReason = 'end' | 'max_turns' | 'max_tokens' | 'refusal' | '
  * (the model sent tool arguments that were not a JSON object), `compaction-failed`, `media-dropped` (an attachment of
  * a user message the media pipeline refused; the model got a note instead), `context-overflow` (the provider refused
  * the request as longer than the context window; the agent compacted and retried once), `stream-interrupted` (a
- * stream was cut after part of the answer and was not requested again: the reason is in the message).
+ * stream was cut after part of the answer and was not requested again: the reason is in the message),
+ * `upload-failed` (an upload to the provider's Files API failed; that part was sent inline), `file-refused` (the
+ * provider refused a request because a referenced file was unknown, deleted or expired; it was uploaded again, or the
+ * request sent inline, and retried once).
  */
 export type AgentWarningCode =
   | SerializeWarningCode
@@ -36,7 +39,9 @@ export type AgentWarningCode =
   | 'compaction-failed'
   | 'media-dropped'
   | 'context-overflow'
-  | 'stream-interrupted';
+  | 'stream-interrupted'
+  | 'upload-failed'
+  | 'file-refused';
 
 export interface AgentWarning {
   code: AgentWarningCode;
@@ -91,6 +96,18 @@ export type AgentEvent =
   /** `setModel` switched the model (recorded in the session log as a `model_change` entry). */
   | { type: 'model_change'; model: ModelInfo; previous: ModelInfo }
   | { type: 'warning'; warning: AgentWarning }
+  /** `uploads: 'auto'`: an image/PDF (by the sha256 of its bytes) is being uploaded to the provider's Files API. */
+  | { type: 'upload_start'; api: string; sha256: string; mediaType: string; bytes: number }
+  /** The upload ended: `file` is the provider's id, or `error` why it failed (the part then goes inline). */
+  | {
+      type: 'upload_end';
+      api: string;
+      sha256: string;
+      mediaType: string;
+      bytes: number;
+      file?: string;
+      error?: PantoError;
+    }
   | { type: 'compaction_start'; tokens: number; contextWindow: number }
   | { type: 'compaction_end'; tokensBefore: number; tokensAfter: number; summary: string }
   | ToolEvent;

@@ -65,6 +65,14 @@ export interface AgentOptions {
   maxStreamRetries?: number;
   /** Wait before such a re-request, times the attempt number, in ms (a provider's retry-after wins). Default 1000. */
   streamRetryDelayMs?: number;
+  /**
+   * `'auto'`: upload each image and PDF once to the provider's Files API (Anthropic, OpenAI Responses, Gemini) and
+   * send a reference instead of its bytes; ids are cached by the sha256 of the bytes per provider account, in the
+   * session log when there is one (a resume reuses them). A failed upload sends that part inline. Uploaded files stay
+   * in the provider account until deleted (`deleteUploads`; Gemini deletes them after 48 h): a person opts in.
+   * OpenAI Chat Completions has no image references: always inline. Default `'off'`.
+   */
+  uploads?: 'auto' | 'off';
   /** Compaction settings, or `false` to never compact. */
   compaction?: AgentCompactionOptions | false;
   /** Media policy for tool output and user attachments. Default `mediaPolicyFor(model)`. */
@@ -101,6 +109,7 @@ export interface CheckedAgentOptions {
   concurrency: number;
   maxToolResultShare: number;
   approveToolCall: ApproveToolCall | undefined;
+  uploads: boolean;
 }
 
 const DEFAULT_MAX_TURNS = 50;
@@ -142,6 +151,7 @@ export function checkAgentOptions(options: AgentOptions): CheckedAgentOptions {
     concurrency: options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY,
     maxToolResultShare: share(options.maxToolResultShare),
     approveToolCall: options.approveToolCall,
+    uploads: uploadsOption(options.uploads),
   };
 }
 
@@ -198,6 +208,15 @@ export function checkThinking(level: ThinkingLevel | undefined, where: string): 
       `${where}: expected off, low, medium or high, got ${JSON.stringify(level)}`,
     );
   }
+}
+
+function uploadsOption(value: unknown): boolean {
+  if (value === undefined || value === 'off') return false;
+  if (value === 'auto') return true;
+  throw new PantoError(
+    'ERR_INVALID_ARGUMENT',
+    `new Agent: uploads must be 'auto' or 'off', got ${JSON.stringify(value) ?? String(value)}`,
+  );
 }
 
 function count(value: number | undefined, fallback: number, name: string): number {

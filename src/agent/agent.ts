@@ -27,6 +27,10 @@
  *   is requested again up to `maxStreamRetries` times when no tool call of it was complete: a `message_reset` event
  *   tells the host to drop the partial output. Otherwise the run ends with the error and a `stream-interrupted`
  *   warning saying why it was not retried.
+ * - Uploads (`uploads: 'auto'`, request-media.ts): before a request, each image/PDF not yet a file of the provider
+ *   account is uploaded once (cached by the sha256 of its bytes, recorded in the session log) and referenced by id;
+ *   a failed upload goes inline, a refused reference is uploaded again and the request retried once. `deleteUploads`
+ *   deletes them. Old images the request guard must shed are re-encoded smaller before any is left out.
  * - Usage: each `turn_end` carries the answer's usage and cost; `usage` holds the session totals (answers of this
  *   agent and of the resumed session log, plus compaction summaries).
  *
@@ -35,16 +39,18 @@
  * the option checks (agent-options.ts).
  */
 
-import type { AssistantMessage, Message, UserMessage } from '../conversation.js';
+import type { AssistantMessage, ImagePart, Message, UserMessage } from '../conversation.js';
 import { toolCallsOf, toolErrorResult } from '../conversation.js';
 import { isPantoError, PantoError } from '../errors.js';
 import type { ProcessOptions } from '../media/types.js';
 import type { ThinkingLevel } from '../providers/common/serialize-options.js';
+import type { ProviderFiles } from '../providers/files/file-types.js';
 import type { Provider } from '../providers/http-provider.js';
 import { mediaPolicyFor } from '../providers/model/model-catalog.js';
 import type { ModelInfo } from '../providers/model/model-info.js';
 import { checkPrice, type ModelPrice } from '../providers/model/model-prices.js';
 import type { RequestOptions } from '../providers/serialize-request.js';
+import type { UploadedFileRecord } from '../session/session-entry.js';
 import type { SessionWriter } from '../session/session-writer.js';
 import type { ToolSource } from '../tool-source.js';
 import { errorMessage, StaticToolSource } from '../tool-source.js';
@@ -75,9 +81,12 @@ import {
   checkThinking,
   modelFor,
 } from './agent-options.js';
+import { type DeleteUploadsResult, deleteCachedUploads } from './delete-uploads.js';
 import { takeHandedInHistory } from './handed-in-history.js';
+import type { RequestMedia } from './request-media.js';
 import { abortError, requestTurn, type TurnContext } from './request-turn.js';
 import { runToolCalls, type ToolTurnContext } from './tool-turn.js';
+import { UploadCache } from './upload-cache.js';
 import { UsageMeter, withSaneUsage } from './usage-meter.js';
 import type { UsageTotals } from './usage-totals.js';
 import { buildUserMessage, type UserContent } from './user-content.js';
@@ -128,6 +137,14 @@ export class Agent {
   /** Base64 of parts a provider rejected: left out of every later request. */
   readonly #rejected = new Set<string>();
   readonly #warned = new Set<string>();
+  readonly #uploads: boolean;
+  /** Provider files by content hash and account (uploads: 'auto'); filled from the session on first use. */
+  readonly #files = new UploadCache();
+  #filesLoaded: Promise<void> | undefined;
+  /** Files API clients used, for `deleteUploads` (one per account). */
+  readonly #filesClients: ProviderFiles[] = [];
+  /** Re-encoded copies of old images by `degradeKey`. */
+  readonly #degraded = new Map<string, ImagePart | null>();
 
   constructor(options: AgentOptions) {
     const checked = checkAgentOptions(options);
@@ -158,6 +175,7 @@ export class Agent {
     this.#concurrency = checked.concurrency;
     this.#toolResultShare = checked.maxToolResultShare;
     this.#approve = checked.approveToolCall;
+    this.#uploads = checked.uploads;
     for (const warning of handedIn?.warnings ?? []) this.#warn(warning);
   }
 
@@ -416,6 +434,7 @@ export class Agent {
     return {
       provider: this.#provider,
       model: this.#model,
+      media: this.#requestMedia(),
       messages: () => this.#messages,
       requestOptions: () => {
         const request = this.#requestOptions();
@@ -429,6 +448,79 @@ export class Agent {
       emit: (event) => this.#emit(event),
       warn: (warning) => this.#warn(warning),
       recoverFromOverflow: (error, signal) => recoverFromOverflow(this.#compaction(), error, signal),
+    };
+  }
+
+  /**
+   * Delete the provider files this agent (and, with a session, the session: every branch) uploaded, through the
+   * Files API of each provider account this agent used; files of other accounts are `kept`. Each deletion is recorded
+   * in the session log. Resolves to what was deleted, what failed and what was kept; never throws for a provider
+   * failure.
+   * @throws PantoError `ERR_INVALID_ARGUMENT` while a run is in progress; `ERR_ABORTED` when `signal` fires.
+   */
+  async deleteUploads(options: RunOptions = {}): Promise<DeleteUploadsResult> {
+    if (this.#running) {
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        'deleteUploads: the agent is running; delete between runs',
+      );
+    }
+    await this.#loadFiles();
+    const clients = [...this.#filesClients];
+    const current = this.#provider.files;
+    if (current !== undefined && !clients.includes(current)) clients.push(current);
+    return deleteCachedUploads(
+      this.#files,
+      clients,
+      (c, removed) => this.#recordUpload(c, { removed }),
+      options.signal,
+    );
+  }
+
+  /** The session's upload entries into the cache, once; a log that cannot be read gives an empty cache. */
+  #loadFiles(): Promise<void> {
+    this.#filesLoaded ??= (async () => {
+      try {
+        const entries = await this.session?.uploadEntries?.();
+        if (entries !== undefined) this.#files.load(entries);
+      } catch (err) {
+        this.#warn({
+          code: 'upload-failed',
+          message: `the session's upload entries could not be read (${errorMessage(err)}); its files are uploaded again`,
+        });
+      }
+    })();
+    return this.#filesLoaded;
+  }
+
+  #recordUpload(files: ProviderFiles, entry: { files?: UploadedFileRecord[]; removed?: string[] }): void {
+    try {
+      this.session?.appendUpload?.({
+        api: files.api,
+        baseUrl: files.baseUrl,
+        account: files.account,
+        ...entry,
+      });
+    } catch (err) {
+      this.#warn({
+        code: 'upload-failed',
+        message: `recording uploaded files in the session failed (${errorMessage(err)}); a resume uploads them again`,
+      });
+    }
+  }
+
+  /** Uploads and re-encodes as request-media.ts sees them. */
+  #requestMedia(): RequestMedia {
+    const files = this.#uploads ? this.#provider.files : undefined;
+    if (files !== undefined && !this.#filesClients.includes(files)) this.#filesClients.push(files);
+    return {
+      files,
+      cache: this.#files,
+      degraded: this.#degraded,
+      ready: () => this.#loadFiles(),
+      record: (f, entry) => this.#recordUpload(f, entry),
+      emit: (event) => this.#emit(event),
+      warn: (warning) => this.#warn(warning),
     };
   }
 

@@ -4,26 +4,35 @@
  * - a rejected image/PDF (`media-rejection.ts`): once, with that part left out of this and every later request;
  * - a context overflow (`context-overflow.ts`): once, after the agent compacted (`recoverFromOverflow`);
  * - a stream cut after part of the answer: up to `maxStreamRetries` times, when no tool call of it was complete
- *   (a `message_reset` event first); otherwise a `stream-interrupted` warning says why not.
+ *   (a `message_reset` event first); otherwise a `stream-interrupted` warning says why not;
+ * - a refused file reference (a 4xx naming a file the request referenced: unknown, deleted or expired): once, with
+ *   those files forgotten (recorded as removed) and uploaded again; a 4xx about files that names none of them, or a
+ *   second refusal (a Files API whose ids never work): once more, with every part inline, and the refused hashes
+ *   stay inline for the agent's life.
+ * Before each request the uploads and re-encodes it wants are made (request-media.ts).
  * Anything else ends the turn with the provider's error. Never throws for a provider failure: the outcome carries it.
  */
 
 import type { AssistantMessage, Message } from '../conversation.js';
 import { isPantoError, PantoError } from '../errors.js';
-import type { MediaRef, PartFilter } from '../providers/common/serialize-options.js';
+import type { MediaRef, PartFilter, SerializeResult } from '../providers/common/serialize-options.js';
 import type { Provider } from '../providers/http-provider.js';
 import type { ModelInfo } from '../providers/model/model-info.js';
-import { type RequestOptions, serializeRequest } from '../providers/serialize-request.js';
+import type { RequestOptions } from '../providers/serialize-request.js';
 import { ProviderError } from '../providers/transport/provider-error.js';
 import { sleep } from '../providers/transport/retry-policy.js';
 import type { AgentEvent, AgentWarning } from './agent-events.js';
 import { isContextOverflow } from './context-overflow.js';
 import { findRejectedMedia, mediaDataAt } from './media-rejection.js';
+import { type RequestMedia, serializeWithMedia } from './request-media.js';
+import { scopeOf } from './upload-cache.js';
 
 /** What a turn reads from the agent and tells it. */
 export interface TurnContext {
   readonly provider: Provider;
   readonly model: ModelInfo;
+  /** Uploads, re-encoded copies and their cache. */
+  readonly media: RequestMedia;
   /** The conversation as it stands (a compaction during the turn replaces it). */
   messages(): readonly Message[];
   /** The request options of this model, with tools and system prompt; the omissions are added here. */
@@ -52,13 +61,27 @@ export async function requestTurn(ctx: TurnContext, signal: AbortSignal): Promis
   let mediaRetried = false;
   let overflowRetried = false;
   let streamRetries = 0;
+  let fileRefusals = 0;
+  let inline = false;
   for (;;) {
     const omit: PartFilter = (_ref, part) => ctx.rejected.has(part.data);
-    const serialized = serializeRequest(ctx.messages(), ctx.model, {
-      ...ctx.requestOptions(),
-      omitParts: omit,
-      omitReason: REJECTED_REASON,
-    });
+    let serialized: SerializeResult<Record<string, unknown>>;
+    try {
+      serialized = await serializeWithMedia(
+        ctx.media,
+        ctx.messages(),
+        ctx.model,
+        { ...ctx.requestOptions(), omitParts: omit, omitReason: REJECTED_REASON },
+        signal,
+        inline,
+      );
+    } catch (err) {
+      if (!signal.aborted) throw err;
+      return {
+        message: { role: 'assistant', content: [], stopReason: 'aborted' },
+        error: abortError(signal),
+      };
+    }
     for (const w of serialized.warnings) {
       ctx.warn(
         w.parts === undefined
@@ -66,10 +89,18 @@ export async function requestTurn(ctx: TurnContext, signal: AbortSignal): Promis
           : { code: w.code, message: w.message, parts: w.parts },
       );
     }
-    const attempt = await streamAnswer(ctx, serialized.body, signal);
+    const attempt = await streamAnswer(ctx, serialized.body, serialized.headers, signal);
     const { terminal } = attempt;
     const { error } = terminal;
     if (!(error instanceof ProviderError) || signal.aborted) return terminal;
+    if (fileRefusals < 2 && !inline) {
+      const refused = refusedFiles(ctx, error, serialized.media, fileRefusals > 0);
+      if (refused !== false) {
+        fileRefusals++;
+        inline = refused === 'inline';
+        continue;
+      }
+    }
     if (!mediaRetried && leaveOutRejectedMedia(ctx, error, serialized.media)) {
       mediaRetried = true;
       continue;
@@ -99,12 +130,15 @@ export async function requestTurn(ctx: TurnContext, signal: AbortSignal): Promis
 async function streamAnswer(
   ctx: TurnContext,
   body: Record<string, unknown>,
+  headers: Record<string, string> | undefined,
   signal: AbortSignal,
 ): Promise<{ terminal: TurnOutcome; sawContent: boolean; completeCall: boolean }> {
   let terminal: TurnOutcome | undefined;
   let sawContent = false;
   let completeCall = false;
-  for await (const event of ctx.provider.stream({ model: ctx.model.id, body }, { signal })) {
+  const request =
+    headers === undefined ? { model: ctx.model.id, body } : { model: ctx.model.id, body, headers };
+  for await (const event of ctx.provider.stream(request, { signal })) {
     switch (event.type) {
       case 'start':
         ctx.emit({ type: 'message_start', role: 'assistant' });
@@ -139,6 +173,53 @@ async function streamAnswer(
     terminal = { message: failedMessage(error), error };
   }
   return { terminal, sawContent, completeCall };
+}
+
+/**
+ * Policy 4: a 4xx refusal of a request that referenced files. When its message names some of them (Anthropic "File
+ * file_… not found.", OpenAI "No such File object: file-…", Gemini "…access the File <id> or it may not exist"), they
+ * are forgotten and recorded as removed, so the retry uploads them again (`'upload'`); when it names none but is about
+ * files (`/file/i`), the retry sends every part inline (`'inline'`). `false`: not a file refusal.
+ */
+function refusedFiles(
+  ctx: TurnContext,
+  error: ProviderError,
+  media: readonly MediaRef[],
+  again: boolean,
+): 'upload' | 'inline' | false {
+  const files = ctx.media.files;
+  const referenced = new Set(media.flatMap((m) => (m.file === undefined ? [] : [m.file])));
+  if (files === undefined || referenced.size === 0) return false;
+  if (error.status === undefined || error.status < 400 || error.status >= 500) return false;
+  const scope = scopeOf(files);
+  const named = ctx.media.cache.namedIn(scope, error.providerMessage).filter((f) => referenced.has(f.id));
+  if (named.length > 0) {
+    const ids = named.map((f) => f.id);
+    ctx.media.cache.remove(scope, ids);
+    ctx.media.record(files, { removed: ids });
+    if (again) {
+      // Uploaded again and refused again: its ids do not work here; inline from now on.
+      for (const f of named) ctx.media.cache.fail(scope, f.sha256);
+      ctx.warn({
+        code: 'file-refused',
+        message: `the provider refused a file reference again, after a fresh upload (${error.providerMessage}); those parts are sent inline from now on and the request retried`,
+      });
+      return 'inline';
+    }
+    ctx.warn({
+      code: 'file-refused',
+      message: `the provider refused ${ids.length === 1 ? 'a file' : `${ids.length} files`} the request referenced (${error.providerMessage}); uploaded again and the request retried`,
+    });
+    return 'upload';
+  }
+  if (!/\bfiles?\b|file_id|fileUri|fileData/i.test(error.providerMessage)) return false;
+  // File references as such are refused (not one file): inline for the agent's life, never a refusal per turn.
+  for (const f of ctx.media.cache.withIds(scope, referenced)) ctx.media.cache.fail(scope, f.sha256);
+  ctx.warn({
+    code: 'file-refused',
+    message: `the provider refused the request's file references (${error.providerMessage}); the request was retried with every image and PDF inline, and they stay inline`,
+  });
+  return 'inline';
 }
 
 /**

@@ -15,7 +15,7 @@
 
 import type { LuaHook, LuaState } from 'fengari';
 import fengari from 'fengari';
-import type { ToolUpdate } from '../tool.js';
+import type { ToolAnnotations, ToolIcon, ToolUpdate } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
 import { AbortFanout } from './abort-fanout.js';
 import type { ResolvedBudgets } from './budget.js';
@@ -54,6 +54,7 @@ import {
   vmBusy,
 } from './slice-scheduler.js';
 import { capString, capText } from './text-cap.js';
+import { readDeclExtras } from './tool-decl-extras.js';
 import type { Denylist } from './workspace-paths.js';
 
 const { lua, lauxlib, to_luastring } = fengari;
@@ -65,6 +66,12 @@ export interface LoadedLuaTool {
   name: string;
   description: string;
   parameters: Record<string, unknown>;
+  /** `output_schema`: the JSON Schema of its `structured` result (an object schema). */
+  outputSchema?: Record<string, unknown>;
+  /** `read_only`, `destructive`, `idempotent`, `open_world`, as the file declared them. */
+  annotations?: ToolAnnotations;
+  /** `icons`, checked (`checkToolIcons`). */
+  icons?: ToolIcon[];
   file: string;
   handlerRef: number;
   /** The host capabilities the file declared (and the host granted), host functions included. */
@@ -426,6 +433,8 @@ export class LuaRuntime {
     } finally {
       lua.lua_pop(T, 1);
     }
+    const extras = readDeclExtras(T, idx, `${where}: tool '${name}'`, max);
+    if (typeof extras === 'string') return extras;
     rawField(T, idx, 'handler');
     const handlerType = lua.lua_type(T, -1);
     if (handlerType !== lua.LUA_TFUNCTION) {
@@ -438,6 +447,7 @@ export class LuaRuntime {
       name,
       description,
       parameters,
+      ...extras,
       file,
       handlerRef,
       capabilities,

@@ -4,7 +4,9 @@
  * Accepted shapes (docs/lua-tools.md "Return shapes"):
  * - a string -> one text part;
  * - a table `{ text = string?, attachments = { {data = string, media_type = string?, name = string?}, ... }?,
- *   meta = table? }` -> a text part (when `text` is given) followed by one media part per attachment, in order;
+ *   meta = table?, structured = table? }` -> a text part (when `text` is given) followed by one media part per
+ *   attachment, in order; `structured` (a record: the tool's structured result, served over MCP as
+ *   `structuredContent`) goes to `meta.structuredContent`, and is the text, as JSON, when there is no `text`;
  * - `nil, "message"` (the Lua failure convention) -> a tool error with that message; `nil, {code = 1}` -> a tool
  *   error `error object: {"code":1}` (any JSON-able value; others are named by type).
  *
@@ -39,6 +41,7 @@ const K = {
   text: to_luastring('text'),
   attachments: to_luastring('attachments'),
   meta: to_luastring('meta'),
+  structured: to_luastring('structured'),
   data: to_luastring('data'),
   media_type: to_luastring('media_type'),
   name: to_luastring('name'),
@@ -57,7 +60,7 @@ export type HandlerResult =
   | { ok: false; error: string };
 
 const SHAPE_HINT = 'return a string or a table {text=..., attachments=...}';
-const RESULT_KEYS = new Set(['text', 'attachments', 'meta']);
+const RESULT_KEYS = new Set(['text', 'attachments', 'meta', 'structured']);
 const ATTACHMENT_KEYS = new Set(['data', 'media_type', 'name']);
 
 /**
@@ -97,7 +100,7 @@ function read(L: LuaState, base: number, nresults: number, caps: ResultCaps): Ha
   if (unknown) {
     return {
       ok: false,
-      error: `result table has unknown field '${unknown}' (expected text, attachments, meta)`,
+      error: `result table has unknown field '${unknown}' (expected text, attachments, meta, structured)`,
     };
   }
 
@@ -125,8 +128,29 @@ function read(L: LuaState, base: number, nresults: number, caps: ResultCaps): Ha
   }
   lua.lua_pop(L, 1);
 
-  if (textType === lua.LUA_TNIL && attType === lua.LUA_TNIL) {
-    return { ok: false, error: `result table has neither 'text' nor 'attachments'; ${SHAPE_HINT}` };
+  rawGetField(L, base, K.structured);
+  const structuredType = lua.lua_type(L, -1);
+  let structured: Record<string, unknown> | undefined;
+  if (structuredType === lua.LUA_TTABLE) {
+    const value = luaToJson(L, lua.lua_gettop(L), 'structured', { maxStringBytes: caps.maxTextBytes });
+    // An empty table reads as an empty list: as a record it is `{}`.
+    if (Array.isArray(value) && value.length > 0) {
+      return { ok: false, error: `'structured' must be a record (a table with named fields), got a list` };
+    }
+    structured = Array.isArray(value) ? {} : (value as Record<string, unknown>);
+    if (textType === lua.LUA_TNIL) {
+      parts.unshift(textPart(Buffer.from(JSON.stringify(structured), 'utf8'), caps));
+    }
+  } else if (structuredType !== lua.LUA_TNIL) {
+    return { ok: false, error: `'structured' must be a table, got ${typeName(L, structuredType)}` };
+  }
+  lua.lua_pop(L, 1);
+
+  if (textType === lua.LUA_TNIL && attType === lua.LUA_TNIL && structured === undefined) {
+    return {
+      ok: false,
+      error: `result table has neither 'text' nor 'attachments' nor 'structured'; ${SHAPE_HINT}`,
+    };
   }
 
   rawGetField(L, base, K.meta);
@@ -141,6 +165,7 @@ function read(L: LuaState, base: number, nresults: number, caps: ResultCaps): Ha
   }
   lua.lua_pop(L, 1);
 
+  if (structured !== undefined) meta = { ...meta, structuredContent: structured };
   return meta === undefined ? { ok: true, parts } : { ok: true, parts, meta };
 }
 

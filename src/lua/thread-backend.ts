@@ -113,6 +113,9 @@ export async function loadToolsInThread(
   }
   const decls = [...tools.values()].map((t) => {
     const decl: ToolDecl = { name: t.name, description: t.description, inputSchema: t.parameters };
+    if (t.outputSchema) decl.outputSchema = t.outputSchema;
+    if (t.annotations) decl.annotations = t.annotations;
+    if (t.icons) decl.icons = t.icons;
     const world = t.capabilities.filter((c) => WORLD_CAPABILITIES.has(c));
     if (world.length > 0) decl.capabilities = world;
     const needs =

@@ -12,7 +12,7 @@
  */
 
 import type { ServerResponse } from 'node:http';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { plainError } from './rpc-error-text.js';
 
 export type RequestId = string | number;

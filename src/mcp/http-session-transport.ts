@@ -16,8 +16,12 @@
  */
 
 import type { ServerResponse } from 'node:http';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  JSONRPCMessage,
+  MessageExtraInfo,
+  Transport,
+  TransportSendOptions,
+} from '@modelcontextprotocol/server';
 import { HttpExchange, idKey, type RequestId } from './http-exchange.js';
 
 export interface HttpSessionTransportOptions {

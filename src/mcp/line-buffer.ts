@@ -10,7 +10,10 @@
  * Used by our own stdio transports (`stdio-client-transport.ts`, `stdio-server-transport.ts`).
  */
 
-import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+
+/** The SDK's JSON-RPC message check (`parseJSONRPCMessage` of either SDK package): the message, or it throws. */
+export type ParseMessage = (value: unknown) => JSONRPCMessage;
 
 /** Longest part of a JSON or schema error quoted in an `InvalidLineError` message, in characters. */
 const MAX_DETAIL_CHARS = 100;
@@ -54,35 +57,37 @@ function detail(err: unknown): string {
   return text.length > MAX_DETAIL_CHARS ? `${text.slice(0, MAX_DETAIL_CHARS)}…` : text;
 }
 
-/** One line as a JSON-RPC message; throws `InvalidLineError` (the SDK's own parse, with a typed, bounded error). */
-export function parseLine(line: string): JSONRPCMessage {
+/** One line as a JSON-RPC message; throws `InvalidLineError` (the SDK's own check, with a typed, bounded error). */
+export function parseLine(line: string, parse: ParseMessage): JSONRPCMessage {
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch (err) {
     throw new InvalidLineError(-32700, `Parse error: the line is not JSON (${detail(err)})`);
   }
-  const parsed = JSONRPCMessageSchema.safeParse(value);
-  if (!parsed.success) {
+  try {
+    return parse(value);
+  } catch (err) {
     throw new InvalidLineError(
       -32600,
-      `Invalid Request: the line is JSON but not a JSON-RPC message (${detail(parsed.error)})`,
+      `Invalid Request: the line is JSON but not a JSON-RPC message (${detail(err)})`,
       requestId(value),
     );
   }
-  return parsed.data;
 }
 
 export class LineBuffer {
   readonly #max: number;
   readonly #sender: string;
+  readonly #parse: ParseMessage;
   #pending: Buffer[] = [];
   #pendingBytes = 0;
   #lines: Buffer[] = [];
 
-  /** `sender` names the peer in the overflow message (`the server`, `the client`). */
-  constructor(maxBytes: number, sender = 'the server') {
+  /** `parse` checks each line's JSON; `sender` names the peer in the overflow message (`the server`, `the client`). */
+  constructor(maxBytes: number, parse: ParseMessage, sender = 'the server') {
     this.#max = maxBytes;
+    this.#parse = parse;
     this.#sender = sender;
   }
 
@@ -114,7 +119,7 @@ export class LineBuffer {
     while (this.#lines.length > 0) {
       const line = (this.#lines.shift() as Buffer).toString('utf8').replace(/\r$/, '');
       if (line.trim() === '') continue;
-      return parseLine(line);
+      return parseLine(line, this.#parse);
     }
     return null;
   }

@@ -8,8 +8,9 @@
  * ```
  *
  * Entries with `"disabled": true` are skipped; `"needsApproval": true` makes every tool of the server need approval
- * before each call (`ToolDecl.needsApproval`); unknown keys (`type`, `autoApprove`, ...) are ignored so configs
- * written for other hosts load unchanged. Anything malformed is a `PantoError` `ERR_MCP_CONFIG` naming the entry.
+ * before each call (`ToolDecl.needsApproval`), `false` none of them (else `McpToolSourceOptions.approval` decides by the
+ * tools' annotations); `"protocol": "2025-11-25"` skips the 2026-07-28 probe; unknown keys (`type`, `autoApprove`,
+ * ...) are ignored so configs written for other hosts load unchanged. Anything malformed is a `PantoError` `ERR_MCP_CONFIG` naming the entry.
  */
 
 import { PantoError } from '../errors.js';
@@ -34,8 +35,17 @@ export interface McpHttpServerConfig {
 
 /** Settings of either kind of server. */
 interface McpServerCommon {
-  /** Every tool of this server needs approval before each call (`ToolDecl.needsApproval`). */
+  /**
+   * `true`: every tool of this server needs approval before each call (`ToolDecl.needsApproval`); `false`: none does.
+   * Unset: `McpToolSourceOptions.approval` decides by each tool's annotations.
+   */
   needsApproval?: boolean;
+  /**
+   * `'auto'` (default): ask with `server/discover` and speak 2026-07-28 to a server that offers it, the 2025 handshake
+   * otherwise. `'2025-11-25'`: the `initialize` handshake alone, no probe (a server known to be old, or one that
+   * misbehaves on the probe).
+   */
+  protocol?: 'auto' | '2025-11-25';
 }
 
 export type McpServerConfig = (McpStdioServerConfig | McpHttpServerConfig) & McpServerCommon;
@@ -69,7 +79,15 @@ export function parseMcpConfig(value: unknown, origin = 'MCP config'): Record<st
     if (entry.needsApproval !== undefined) {
       if (typeof entry.needsApproval !== 'boolean')
         throw configError(where, '"needsApproval" must be true or false');
-      if (entry.needsApproval) cfg.needsApproval = true;
+      cfg.needsApproval = entry.needsApproval;
+    }
+    if (entry.protocol !== undefined) {
+      if (entry.protocol !== 'auto' && entry.protocol !== '2025-11-25')
+        throw configError(
+          where,
+          `"protocol" must be "auto" or "2025-11-25", got ${JSON.stringify(entry.protocol)}`,
+        );
+      cfg.protocol = entry.protocol;
     }
     out[name] = cfg;
   }

@@ -22,14 +22,19 @@
  */
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type {
   CallToolResult,
+  Client,
   JSONRPCMessage,
+  JsonSchemaValidator,
+  jsonSchemaValidator,
+  ListToolsResult,
+  McpSubscription,
   Tool as McpTool,
+  PriorDiscovery,
   Progress,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+  StandardSchemaV1,
+} from '@modelcontextprotocol/client';
 import { PantoError } from '../errors.js';
 import { timerMs } from '../timer-ms.js';
 import { errorMessage } from '../tool-source.js';
@@ -37,7 +42,7 @@ import { boundedFetch } from './bounded-fetch.js';
 import type { McpServerConfig } from './mcp-config.js';
 import type { McpResourceContents } from './mcp-result.js';
 import { type ClientSdk, clientSdk, loadedClientSdk } from './mcp-sdk.js';
-import { OrderedTransport } from './ordered-transport.js';
+import { OrderedStdioTransport, OrderedTransport } from './ordered-transport.js';
 import { progressGate } from './progress-gate.js';
 import { onceCoded } from './rpc-error-text.js';
 import { clipServerText } from './server-text.js';
@@ -55,6 +60,11 @@ export interface McpConnectionOptions {
   initTimeoutMs: number;
   /** A call with no response and no progress for this long ends with a timeout error (ms). */
   callTimeoutMs: number;
+  /**
+   * How long the `server/discover` probe waits before a stdio server is taken for a 2025 one (ms; an HTTP server
+   * that does not answer in time fails to start).
+   */
+  probeTimeoutMs: number;
   /** A call ends after this long even while progress keeps arriving (ms). */
   maxCallTimeMs: number;
   /**
@@ -81,7 +91,7 @@ export interface McpConnectionOptions {
  * error with the same code is not taken for a cut.
  */
 const CUT_RESPONSE_CODE = -32099;
-const CUT_MARKER: unknown = Object.freeze({ cutBy: 'libpanto' });
+const CUT_MARKER = Object.freeze({ cutBy: 'libpanto' });
 /** Most cut request ids remembered per connection (each is one cut response; ids of finished calls are dropped). */
 const MAX_CUT_IDS = 256;
 
@@ -91,6 +101,14 @@ const sentBy = new AsyncLocalStorage<Set<string | number>>();
 type State = 'idle' | 'starting' | 'ready' | 'crashed' | 'closed';
 
 const STDERR_TAIL_LINES = 8;
+/** Rounds of `input_required` answers a call goes through before it fails (we can fulfil none of them). */
+const MAX_INPUT_ROUNDS = 2;
+/**
+ * A 2026-07-28 tool list's `ttlMs` is taken within these bounds: re-listed at most once a minute however short the
+ * server says (0 = always stale), and at least once a day however long.
+ */
+export const MIN_TOOLS_TTL_MS = 60_000;
+export const MAX_TOOLS_TTL_MS = 24 * 60 * 60_000;
 /** Most tools taken from one server. */
 export const MAX_TOOLS = 1000;
 
@@ -127,11 +145,18 @@ export class McpConnection {
   /** The client whose re-list (after `list_changed`) is running, and whether another was asked for meanwhile. */
   #relisting: Client | undefined;
   #relistAgain = false;
+  /** The era verdict of the last connect, reused by a restart. */
+  #prior: PriorDiscovery | undefined;
+  #protocolVersion: string | undefined;
+  #subscription: McpSubscription | undefined;
+  /** When the tool list is to be listed again (`ttlMs` of a 2026-07-28 list, bounded); undefined: never by time. */
+  #toolsStaleAt: number | undefined;
 
   constructor(name: string, config: McpServerConfig, options: McpConnectionOptions) {
     this.name = name;
     this.config = config;
     this.#opts = options;
+    if (config.protocol === '2025-11-25') this.#prior = { kind: 'legacy' };
   }
 
   /** The server's tools as of the last successful list (empty before start). */
@@ -141,6 +166,16 @@ export class McpConnection {
 
   get state(): State {
     return this.#state;
+  }
+
+  /** The protocol version in use (`2026-07-28`, `2025-11-25`, ...), once started. */
+  get protocolVersion(): string | undefined {
+    return this.#protocolVersion;
+  }
+
+  /** When the tools are re-listed on the next use (ms since the epoch), for a server that gave its list a `ttlMs`. */
+  get toolsStaleAt(): number | undefined {
+    return this.#toolsStaleAt;
   }
 
   /** Start (once) and list the tools. See the module contract. */
@@ -165,25 +200,76 @@ export class McpConnection {
         `MCP server '${this.name}' could not be started: closed while starting`,
       );
     }
-    const { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } = sdk;
+    const deadline = AbortSignal.timeout(timerMs(this.#opts.initTimeoutMs));
+    try {
+      await this.#attempt(sdk, this.#prior, deadline);
+    } catch (err) {
+      // A stdio server that exits on the `server/discover` probe (SDKs that end on any request before `initialize`)
+      // is a 2025 server: once more, with the handshake alone, in a fresh process.
+      const retry =
+        this.config.type === 'stdio' && this.#prior === undefined && !deadline.aborted && !isTimeout(err);
+      if (!retry || (this.#state as State) === 'closed') throw this.#startError(err, deadline);
+      this.#opts.log({
+        level: 'debug',
+        server: this.name,
+        message: `the version probe failed (${errorMessage(err)}); trying the 2025 handshake alone`,
+      });
+      try {
+        await this.#attempt(sdk, { kind: 'legacy' }, deadline);
+      } catch (again) {
+        throw this.#startError(again, deadline);
+      }
+    }
+  }
+
+  #startError(err: unknown, deadline: AbortSignal): PantoError {
+    const reason =
+      deadline.aborted || isTimeout(err)
+        ? `did not answer initialize/tools/list within ${this.#opts.initTimeoutMs} ms`
+        : this.#explain(err);
+    return new PantoError(
+      'ERR_MCP_UNAVAILABLE',
+      `MCP server '${this.name}' could not be started: ${reason}`,
+      {
+        cause: err,
+      },
+    );
+  }
+
+  /** One connect + first listing; on failure the client is closed and the state is `crashed`. */
+  async #attempt(sdk: ClientSdk, prior: PriorDiscovery | undefined, deadline: AbortSignal): Promise<void> {
     const client = new sdk.Client(this.#opts.clientInfo, {
       capabilities: {},
       jsonSchemaValidator: UNCHECKED_OUTPUT,
+      // 2026-07-28 with servers that offer it (`server/discover` first), the 2025 handshake with the others.
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: timerMs(this.#opts.probeTimeoutMs) } },
+      // No elicitation, sampling or roots are offered: an `input_required` answer fails the call, after at most this
+      // many rounds (a server asking again and again).
+      inputRequired: { maxRounds: MAX_INPUT_ROUNDS },
     });
     const transport = this.#makeTransport(sdk, client);
     this.#client = client;
     client.onclose = () => this.#onClosed(client);
-    client.onerror = (err) => {
+    // Set on the transport before connecting too, so errors of the version probe (before the client takes the
+    // transport over) are heard; each error is logged once.
+    const logged = new WeakSet<object>();
+    const onError = (err: Error) => {
+      if (typeof err === 'object' && err !== null) {
+        if (logged.has(err)) return;
+        logged.add(err);
+      }
       this.#lastTransportError = errorMessage(err);
       const message = errorMessage(err);
       // A progress notification racing the call's response is routine, not a problem worth a warning.
       const level = /progress notification for an unknown token/.test(message) ? 'debug' : 'warn';
-      this.#opts.log({ level, server: this.name, message: `protocol error: ${message}` });
+      this.#opts.log({ level, server: this.name, message: `protocol error: ${clipServerText(message)}` });
     };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    transport.onerror = onError;
+    client.onerror = onError;
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
       this.#refreshTools(client);
     });
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    client.setNotificationHandler('notifications/message', (n) => {
       const { level, data, logger } = n.params;
       const text = typeof data === 'string' ? data : safeJson(data);
       this.#opts.log({
@@ -199,31 +285,52 @@ export class McpConnection {
         message: clipServerText(logger ? `${logger}: ${text}` : text),
       });
     });
-
-    const deadline = AbortSignal.timeout(timerMs(this.#opts.initTimeoutMs));
     try {
-      await client.connect(transport, { timeout: timerMs(this.#opts.initTimeoutMs), signal: deadline });
+      await client.connect(transport, {
+        timeout: timerMs(this.#opts.initTimeoutMs),
+        signal: deadline,
+        ...(prior ? { prior } : {}),
+      });
+      const modern = client.getProtocolEra() === 'modern';
+      const discover = client.getDiscoverResult();
+      this.#prior = modern && discover ? { kind: 'modern', discover } : { kind: 'legacy' };
+      this.#protocolVersion = client.getNegotiatedProtocolVersion();
       this.#tools = await this.#listAll(client, deadline);
       if (this.#client !== client) throw new Error('closed while starting');
       this.#state = 'ready';
+      if (modern && client.getServerCapabilities()?.tools?.listChanged) this.#listen(client);
     } catch (err) {
-      const reason =
-        deadline.aborted || isTimeout(err)
-          ? `did not answer initialize/tools/list within ${this.#opts.initTimeoutMs} ms`
-          : this.#explain(err);
       if (this.#client === client) {
         this.#client = undefined;
         if ((this.#state as State) !== 'closed') this.#state = 'crashed';
       }
       await closeQuietly(client);
-      throw new PantoError(
-        'ERR_MCP_UNAVAILABLE',
-        `MCP server '${this.name}' could not be started: ${reason}`,
-        {
-          cause: err,
-        },
-      );
+      throw err;
     }
+  }
+
+  /**
+   * 2026-07-28: tool list changes come only to a `subscriptions/listen` stream. Opened in the background; its
+   * notifications reach the same handler as 2025's unsolicited ones. A server that refuses it just goes unheard.
+   */
+  #listen(client: Client): void {
+    client
+      .listen({ toolsListChanged: true }, { timeout: timerMs(this.#opts.initTimeoutMs) })
+      .then((subscription) => {
+        if (this.#client !== client) {
+          subscription.close().catch(() => {});
+          return;
+        }
+        this.#subscription = subscription;
+      })
+      .catch((err: unknown) => {
+        if (this.#client !== client) return;
+        this.#opts.log({
+          level: 'warn',
+          server: this.name,
+          message: `listening for tool list changes failed: ${clipServerText(errorMessage(err))}`,
+        });
+      });
   }
 
   #makeTransport(sdk: ClientSdk, client: Client): OrderedTransport {
@@ -274,9 +381,10 @@ export class McpConnection {
       const t = new OrderedTransport(inner, record);
       return t;
     }
-    return new OrderedTransport(
+    return new OrderedStdioTransport(
       new sdk.StdioClientTransport(cfg, {
         maxMessageBytes: this.#opts.maxMessageBytes,
+        parse: sdk.parseJSONRPCMessage,
         onStderrLine: (line) => this.#stderrLine(line),
       }),
       record,
@@ -300,11 +408,16 @@ export class McpConnection {
     const seen = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < 1000; page++) {
-      const res = await client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: timerMs(this.#opts.initTimeoutMs),
-        // One signal per page: the SDK adds an abort listener to the signal of every request and never removes it.
-        ...(signal ? { signal: AbortSignal.any([signal]) } : {}),
-      });
+      const res = await client.request(
+        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+        TOOLS_PAGE,
+        {
+          timeout: timerMs(this.#opts.initTimeoutMs),
+          // One signal per page: the SDK adds an abort listener to the signal of every request.
+          ...(signal ? { signal: AbortSignal.any([signal]) } : {}),
+        },
+      );
+      if (page === 0) this.#toolsStaleAt = staleAt(res.ttlMs);
       tools.push(...res.tools.slice(0, MAX_TOOLS + 1 - tools.length));
       if (tools.length > MAX_TOOLS) {
         this.#opts.log({
@@ -380,7 +493,7 @@ export class McpConnection {
   /** Why the connection ended, for messages: the transport's last error and the server's last stderr lines. */
   #explain(err: unknown): string {
     const parts: string[] = [];
-    if (err !== undefined) parts.push(onceCoded(errorMessage(err)));
+    if (err !== undefined) parts.push(codedMessage(err));
     else parts.push('the connection closed (the server exited or dropped it)');
     if (this.#lastTransportError && !parts.includes(this.#lastTransportError))
       parts.push(this.#lastTransportError);
@@ -428,19 +541,30 @@ export class McpConnection {
     onProgress: (p: Progress) => void,
   ): Promise<CallToolResult> {
     const client = await this.#ensure();
+    // A 2026-07-28 list past its `ttlMs` is listed again, in the background (this call goes on with what it knows).
+    if (this.#toolsStaleAt !== undefined && Date.now() >= this.#toolsStaleAt) {
+      this.#toolsStaleAt = Date.now() + MIN_TOOLS_TTL_MS;
+      this.#refreshTools(client);
+    }
+    const definition = this.#tools.find((t) => t.name === tool);
     const cutsBefore = this.#cuts;
     const progress = progressGate(onProgress);
     const sent = new Set<string | number>();
     let res: CallToolResult;
     try {
       res = (await sentBy.run(sent, () =>
-        client.callTool({ name: tool, arguments: args }, undefined, {
-          signal,
-          timeout: timerMs(this.#opts.callTimeoutMs),
-          resetTimeoutOnProgress: true,
-          maxTotalTimeout: this.#opts.maxCallTimeMs,
-          onprogress: progress.onprogress,
-        }),
+        client.callTool(
+          { name: tool, arguments: args },
+          {
+            signal,
+            timeout: timerMs(this.#opts.callTimeoutMs),
+            resetTimeoutOnProgress: true,
+            maxTotalTimeout: this.#opts.maxCallTimeMs,
+            onprogress: progress.onprogress,
+            // 2026-07-28 over HTTP: the declaration the SDK mirrors `x-mcp-header` arguments from.
+            ...(definition ? { toolDefinition: definition } : {}),
+          },
+        ),
       )) as CallToolResult;
     } catch (err) {
       progress.close();
@@ -453,7 +577,9 @@ export class McpConnection {
       // Our own response body cut (JSON or error body: the SDK rejects at once; SSE: the made-up response).
       const cutReason = [...sent].map((id) => this.#cutIds.get(id)).find((r) => r !== undefined);
       const sdk = loadedClientSdk();
-      const madeUp = sdk !== undefined && err instanceof sdk.McpError && err.data === CUT_MARKER;
+      const madeUp =
+        sdk?.ProtocolError.isInstance(err) &&
+        (err.data as { cutBy?: unknown } | undefined)?.cutBy === CUT_MARKER.cutBy;
       if (cutReason !== undefined || madeUp || (err instanceof PantoError && err.code === 'ERR_MCP_LIMIT')) {
         const reason = cutReason ?? errorMessage(err).replace(/^MCP error -?\d+: /, '');
         throw new PantoError(
@@ -464,7 +590,14 @@ export class McpConnection {
       if (isMcpError(err, 'ConnectionClosed')) {
         throw new Error(`MCP server '${this.name}' stopped during the call: ${this.#explain(undefined)}`);
       }
-      let message = onceCoded(errorMessage(err));
+      if (isMcpError(err, 'CapabilityNotSupported') || isMcpError(err, 'InputRequiredRoundsExceeded')) {
+        // A 2026-07-28 `input_required` answer: it wants an elicitation, a sampling or the roots.
+        const method = (err as { data?: { method?: unknown } }).data?.method;
+        throw new Error(
+          `MCP server '${this.name}' asked for input during the call${typeof method === 'string' ? ` (${clipServerText(method).slice(0, 100)})` : ''}, which this host does not give (no elicitation, sampling or roots); the call did not complete`,
+        );
+      }
+      let message = codedMessage(err);
       // The SDK's own message can hide the cause ("Error POSTing to endpoint: null" for an error body cut short). A
       // cut during this call is named; with concurrent calls on one connection it may have been another call's.
       const cause = this.#lastCut;
@@ -487,7 +620,10 @@ export class McpConnection {
     const client = this.#client;
     if (!client) throw new Error('server not connected');
     if (!client.getServerCapabilities()?.resources) throw new Error('the server offers no resources');
-    const res = await client.readResource({ uri }, { signal, timeout: timerMs(this.#opts.callTimeoutMs) });
+    const res = await client.readResource(
+      { uri },
+      { signal, timeout: timerMs(this.#opts.callTimeoutMs), cacheMode: 'bypass' },
+    );
     return res.contents as McpResourceContents[];
   }
 
@@ -496,15 +632,67 @@ export class McpConnection {
     this.#state = 'closed';
     const client = this.#client;
     this.#client = undefined;
+    const subscription = this.#subscription;
+    this.#subscription = undefined;
+    await subscription?.close().catch(() => {});
     if (client) await closeQuietly(client);
     if (this.#starting) await this.#starting.catch(() => {});
   }
 }
 
-/** `err` is the SDK's `McpError` with that code (false while the SDK is not loaded: no SDK error can exist yet). */
-function isMcpError(err: unknown, code: 'ConnectionClosed' | 'RequestTimeout'): boolean {
+/**
+ * A `tools/list` page checked only as deep as this client reads it: `tools` an array, each tool an object with a
+ * string `name` (others are dropped here), `nextCursor` a string if present. The SDK's own check walks every input
+ * schema recursively: one schema nested 10 000 levels overflowed the stack and cost the server all its tools. Schemas
+ * are made safe per tool later (`mcp-tool-schema.ts`).
+ */
+const TOOLS_PAGE: StandardSchemaV1<unknown, ListToolsResult> = {
+  '~standard': {
+    version: 1,
+    vendor: 'libpanto',
+    validate(value) {
+      const page = value as { tools?: unknown; nextCursor?: unknown } | null;
+      if (typeof page !== 'object' || page === null || !Array.isArray(page.tools)) {
+        return { issues: [{ message: 'a tools/list result must have a tools array' }] };
+      }
+      if (page.nextCursor !== undefined && typeof page.nextCursor !== 'string') {
+        return { issues: [{ message: 'a tools/list nextCursor must be a string' }] };
+      }
+      const tools = page.tools.filter(
+        (t): t is McpTool =>
+          typeof t === 'object' && t !== null && typeof (t as { name?: unknown }).name === 'string',
+      );
+      return { value: { ...page, tools } as ListToolsResult };
+    },
+  },
+};
+
+/** When a list with this `ttlMs` is stale (bounded by `MIN_TOOLS_TTL_MS`..`MAX_TOOLS_TTL_MS`); none without one. */
+function staleAt(ttlMs: unknown): number | undefined {
+  if (typeof ttlMs !== 'number' || !(ttlMs >= 0)) return undefined;
+  return Date.now() + Math.min(MAX_TOOLS_TTL_MS, Math.max(MIN_TOOLS_TTL_MS, ttlMs));
+}
+
+/** `err` is the SDK's `SdkError` with that code (false while the SDK is not loaded: no SDK error can exist yet). */
+function isMcpError(
+  err: unknown,
+  code: 'ConnectionClosed' | 'RequestTimeout' | 'CapabilityNotSupported' | 'InputRequiredRoundsExceeded',
+): boolean {
   const sdk = loadedClientSdk();
-  return sdk !== undefined && err instanceof sdk.McpError && err.code === sdk.ErrorCode[code];
+  return sdk?.SdkError.isInstance(err) === true && err.code === sdk.SdkErrorCode[code];
+}
+
+/**
+ * An error's text for the model: a server's JSON-RPC error as `MCP error <code>: <text>`, the code once (a server
+ * built on the SDK may have put it in its text already); anything else as it is.
+ */
+function codedMessage(err: unknown): string {
+  const sdk = loadedClientSdk();
+  const message = errorMessage(err);
+  if (sdk === undefined || !sdk.ProtocolError.isInstance(err)) return onceCoded(message);
+  return onceCoded(
+    message.startsWith(`MCP error ${err.code}: `) ? message : `MCP error ${err.code}: ${message}`,
+  );
 }
 
 function isTimeout(err: unknown): boolean {

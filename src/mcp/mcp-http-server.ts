@@ -30,8 +30,7 @@
 
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Server } from '@modelcontextprotocol/server';
 import { PantoError } from '../errors.js';
 import { timerMs } from '../timer-ms.js';
 import type { ToolSource } from '../tool-source.js';
@@ -101,6 +100,12 @@ export interface McpHttpServer {
   /** Open sessions. */
   readonly sessions: number;
   close(): Promise<void>;
+}
+
+/** The 2026-07-28 requests of one client address: their open answers (no session: the address is the owner). */
+interface ModernClient {
+  address: string;
+  responses: Set<ServerResponse>;
 }
 
 /** One open session. */
@@ -198,6 +203,17 @@ export async function serveMcpHttp(
     maxRunning: positive('maxRunningCallsPerSession'),
     maxRunningTotal: positive('maxRunningCalls'),
     onStalled: (owner) => {
+      if ('address' in owner) {
+        // A 2026-07-28 client that does not read: its answers in flight are dropped (their calls cancelled).
+        const c = owner as ModernClient;
+        log(
+          `the 2026-07-28 requests of ${c.address} were dropped: ${budget.inFlight(c)} bytes unread for ${options.drainTimeoutMs ?? MCP_HTTP_DEFAULTS.drainTimeoutMs} ms (drainTimeoutMs)`,
+        );
+        for (const res of [...c.responses]) res.destroy();
+        modernClients.delete(c.address);
+        budget.forget(c, new Error('the client did not read its answers'));
+        return;
+      }
       const s = owner as Session;
       endSession(
         s.transport.sessionId,
@@ -278,6 +294,28 @@ export async function serveMcpHttp(
     }
   };
 
+  /** The unsent-bytes owner of each 2026-07-28 request (requests of one client address share one). */
+  const owners = new WeakMap<Request, ModernClient>();
+  const modernClients = new Map<string, ModernClient>();
+  const modernClient = (address: string): ModernClient => {
+    let c = modernClients.get(address);
+    if (c === undefined) {
+      c = { address, responses: new Set() };
+      modernClients.set(address, c);
+    }
+    return c;
+  };
+  const modern = sdk.createMcpHandler(
+    (ctx) => {
+      const owner = ctx.requestInfo === undefined ? undefined : owners.get(ctx.requestInfo);
+      return createMcpServer(source, {
+        ...options,
+        ...(owner ? { admitCall: (signal: AbortSignal) => budget.admit(owner, signal) } : {}),
+      });
+    },
+    { legacy: 'reject', maxRequestBodySize: maxBody },
+  );
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/mcp') return reply(res, 404, 'not found: the MCP endpoint is /mcp');
@@ -333,15 +371,6 @@ export async function serveMcpHttp(
     if (!sse && !/application\/json/i.test(accept)) {
       return rpcError(res, 406, 'Not Acceptable: accept application/json or text/event-stream');
     }
-    const version = req.headers['mcp-protocol-version'];
-    if (typeof version === 'string' && !sdk.SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      return rpcError(
-        res,
-        400,
-        `Bad Request: unsupported protocol version ${JSON.stringify(version.slice(0, 40))} (supported: ${sdk.SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
-      );
-    }
-
     const read = await readBody(req, maxBody);
     if (read === 'too-large') {
       // Do not read (or wait for) the rest: answer and close the connection.
@@ -354,6 +383,23 @@ export async function serveMcpHttp(
       body = JSON.parse(read.toString('utf8'));
     } catch {
       return rpcError(res, 400, 'Parse error: the body is not JSON', -32700);
+    }
+    // The era from the body, as the SDK decides it: a request carrying the 2026-07-28 envelope is served statelessly,
+    // anything else (`initialize`, a session's requests) by the session it names.
+    const webRequest = new Request(`http://${hostHeader || 'localhost'}/mcp`, {
+      method: 'POST',
+      headers: webHeaders(req),
+    });
+    if (!(await sdk.isLegacyRequest(webRequest, body, { maxRequestBodySize: maxBody }))) {
+      return serveModern(req, res, body);
+    }
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && !sdk.SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return rpcError(
+        res,
+        400,
+        `Bad Request: unsupported protocol version ${JSON.stringify(version.slice(0, 40))} (supported: ${sdk.SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+      );
     }
     const batch = Array.isArray(body);
     const raw = batch ? (body as unknown[]) : [body];
@@ -368,8 +414,9 @@ export async function serveMcpHttp(
     }
     const messages: JSONRPCMessage[] = [];
     for (const m of raw) {
-      const parsed = sdk.JSONRPCMessageSchema.safeParse(m);
-      if (!parsed.success) {
+      try {
+        messages.push(sdk.parseJSONRPCMessage(m));
+      } catch {
         return rpcError(
           res,
           400,
@@ -377,7 +424,6 @@ export async function serveMcpHttp(
           -32600,
         );
       }
-      messages.push(parsed.data);
     }
     const initialize = messages.some((m) => sdk.isInitializeRequest(m));
 
@@ -396,11 +442,59 @@ export async function serveMcpHttp(
       session = opened;
     }
     touch(session);
-    session.transport.handle(res, messages, {
-      sse,
-      batch,
-      extra: { requestInfo: { headers: req.headers } },
+    session.transport.handle(res, messages, { sse, batch });
+  };
+
+  /**
+   * One 2026-07-28 request: a fresh server for it (the SDK's `createMcpHandler`: envelope, headers and version checked
+   * per request, nothing kept between requests), its answer piped out through the unsent-bytes budget of its client
+   * address. A client that closes the connection before the answer is complete cancels the request.
+   */
+  const serveModern = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
+    const client = modernClient(req.socket.remoteAddress ?? '');
+    const abort = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort(new Error('the client closed the connection'));
     });
+    const request = new Request(`http://${hostName(req.headers.host ?? '') || 'localhost'}/mcp`, {
+      method: 'POST',
+      headers: webHeaders(req),
+      signal: abort.signal,
+    });
+    owners.set(request, client);
+    const response = await modern.fetch(request, { parsedBody: body });
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, key) => {
+      headers[key] = value;
+    });
+    res.writeHead(response.status, headers);
+    if (response.body === null) {
+      res.end();
+      return;
+    }
+    client.responses.add(res);
+    res.once('close', () => client.responses.delete(res));
+    budget.track(client, res);
+    const reader = response.body.getReader();
+    res.once('close', () => {
+      reader.cancel().catch(() => {});
+    });
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done || res.destroyed) break;
+        const ok = res.write(value);
+        budget.wrote(client, res, value.byteLength);
+        if (!ok)
+          await new Promise<void>((resolve) => {
+            res.once('drain', resolve);
+            res.once('close', resolve);
+          });
+      }
+    } catch {
+      // the stream was cancelled (the client went away, or its budget ran out)
+    }
+    if (!res.destroyed) res.end();
   };
 
   const http: HttpServer = createServer(
@@ -444,10 +538,21 @@ export async function serveMcpHttp(
     },
     async close() {
       for (const id of [...sessions.keys()]) endSession(id, undefined);
+      await modern.close().catch(() => {});
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+/** The request's headers for a web `Request` (repeated ones joined as Node joins them). */
+function webHeaders(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return headers;
 }
 
 /** The host name of a `Host` header (without port; an IPv6 literal keeps its brackets). */

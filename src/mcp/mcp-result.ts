@@ -10,7 +10,8 @@
  * - `resource` (embedded): `text` → a text part headed by its URI; `blob` → a media part named after the URI.
  * - `resource_link` → read with `resources/read` (when a reader is given, up to `maxLinkedResources` per result) and
  *   mapped like an embedded resource; otherwise, or when reading fails, a text line naming the link.
- * - `structuredContent` → JSON text when the content carries no text and no media of its own.
+ * - `structuredContent` → JSON text for the model when the content carries no text and no media of its own, and
+ *   always, as the value, in `meta.structuredContent` for the host (never sent to a model).
  * - `isError: true` → `{ok: false}` with the result's text; its media is left out (and the error says so).
  * - At most `maxMediaParts` media parts per result; the rest become one note.
  */
@@ -123,10 +124,14 @@ export async function mcpResultToCallResult(
     };
   }
   if (parts.length === 0) parts.push({ type: 'text', text: '(the MCP tool returned no content)' });
+  const meta =
+    result.structuredContent === undefined
+      ? options.meta
+      : { ...options.meta, structuredContent: result.structuredContent };
   return {
     ok: true,
     parts: capMedia(parts, options.maxMediaParts ?? 20),
-    ...(options.meta ? { meta: options.meta } : {}),
+    ...(meta ? { meta } : {}),
   };
 }
 

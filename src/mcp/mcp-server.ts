@@ -8,6 +8,10 @@
  *
  * - text → `text`; image → `image` (base64 + mimeType); PDF → embedded `resource` (`blob`, `application/pdf`, a
  *   `panto://document/<name>` URI).
+ * - `tools/list` carries each declaration's `outputSchema` and its annotations as MCP hints (`readOnly` ->
+ *   `readOnlyHint`, ...). A result's `meta.structuredContent` (a record; a Lua tool's `structured`) goes out as
+ *   `structuredContent`; a tool that declares an `outputSchema` must return one that conforms, else the call is an
+ *   `isError` result naming what does not match (nothing non-conforming leaves).
  * - A failed call (tool error, invalid arguments, budget exceeded) → `isError: true` with the message as text.
  * - An unknown tool name, or `params` that are not a valid `tools/call` (a name that is not a string, `arguments`
  *   that are not an object) → JSON-RPC error `-32602` (the MCP convention) whose message names the bad field. A
@@ -25,20 +29,20 @@
  *   after it aborted (the race the MCP spec asks both sides to tolerate).
  */
 
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type {
   CallToolRequest,
   CallToolResult,
-  ServerNotification,
-  ServerRequest,
-} from '@modelcontextprotocol/sdk/types.js';
+  Server,
+  ServerContext,
+  Tool,
+} from '@modelcontextprotocol/server';
 import type { StoredPart, ToolCallBlock } from '../conversation.js';
 import type { ProcessOptions } from '../media/types.js';
 import { packageVersion } from '../package-root.js';
-import type { ToolUpdate } from '../tool.js';
+import type { ToolDecl, ToolUpdate } from '../tool.js';
 import type { ToolSource } from '../tool-source.js';
 import { dispatchToolCalls } from '../tools/dispatch.js';
+import { valueProblems } from '../tools/validate-args.js';
 import { serverSdkSync } from './mcp-sdk.js';
 import { positiveInteger } from './positive-integer.js';
 
@@ -88,10 +92,11 @@ export const DEFAULT_MCP_MAX_RESULT_BYTES = 48 * 1024 * 1024;
 
 let callCounter = 0;
 
+/** How long a 2026-07-28 client may cache `tools/list` and `server/discover` (`ttlMs`). */
+export const TOOLS_LIST_TTL_MS = 5 * 60_000;
+
 /** Progress notifications of one call waiting while an earlier one is written (see `sendProgress`). */
 const MAX_QUEUED_PROGRESS = 64;
-
-type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /**
  * An MCP `Server` (official SDK) offering `source`'s tools. Connect it to a transport (`server.connect(transport)`),
@@ -99,7 +104,7 @@ type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
  * SDK's server half synchronously if nothing loaded it yet (see `mcp-sdk.ts`).
  */
 export function createMcpServer(source: ToolSource, options: McpServerOptions = {}): Server {
-  const { Server, CallToolRequestSchema, ListToolsRequestSchema, ErrorCode } = serverSdkSync();
+  const { Server, ProtocolErrorCode } = serverSdkSync();
   const maxPending = positiveInteger(
     options.maxPendingCalls,
     DEFAULT_MCP_MAX_PENDING_CALLS,
@@ -120,32 +125,29 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     {
       capabilities: { tools: { listChanged: false } },
       ...(options.instructions ? { instructions: options.instructions } : {}),
+      // 2026-07-28 clients may cache what does not change while this server runs (the same for every caller).
+      cacheHints: {
+        'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
+        'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
+      },
     },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: source
-      .list()
-      .map((d) => ({ name: d.name, description: d.description, inputSchema: d.inputSchema })),
-  }));
+  server.setRequestHandler('tools/list', () => ({ tools: source.list().map(toMcpTool) }));
 
-  // Registered with a schema that checks only the method: the SDK's `Server` checks the params of every `tools/call`
-  // itself and answers bad ones with -32602 and the failing field. With the full schema here, the generic request
-  // parse would run first and answer a client's bad params as -32603, an internal error of the server.
-  const toolsCallMethod = CallToolRequestSchema.pick({ method: true }).loose();
-  server.setRequestHandler(toolsCallMethod, async (raw, extra): Promise<CallToolResult> => {
-    // The SDK's `Server` validated the params against `CallToolRequestSchema` before calling this handler.
-    const request = raw as unknown as CallToolRequest;
+  // The SDK validated the params against the `tools/call` schema before calling this handler (bad ones: -32602).
+  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
     const { name } = request.params;
+    const requestId = ctx.mcpReq.id;
     if (!source.list().some((d) => d.name === name)) {
-      throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      throw rpcError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     }
-    const earlier = running.get(extra.requestId);
+    const earlier = running.get(requestId);
     if (earlier !== undefined) {
-      earlier.abort(new Error(`request id ${JSON.stringify(extra.requestId)} was reused while the call ran`));
+      earlier.abort(new Error(`request id ${JSON.stringify(requestId)} was reused while the call ran`));
       throw rpcError(
-        ErrorCode.InvalidRequest,
-        `request id ${JSON.stringify(extra.requestId)} is already used by a running call: both calls are refused (request ids must be unique)`,
+        ProtocolErrorCode.InvalidRequest,
+        `request id ${JSON.stringify(requestId)} is already used by a running call: both calls are refused (request ids must be unique)`,
       );
     }
     if (pending >= maxPending) {
@@ -161,31 +163,32 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     }
     pending++;
     // The call's own abort: the SDK's (cancellation, session close) forwarded, plus the duplicate-id rule's.
+    const signal = ctx.mcpReq.signal;
     const own = new AbortController();
-    const forward = () => own.abort(extra.signal.reason);
-    if (extra.signal.aborted) forward();
-    else extra.signal.addEventListener('abort', forward, { once: true });
-    running.set(extra.requestId, own);
+    const forward = () => own.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener('abort', forward, { once: true });
+    running.set(requestId, own);
     let release: (() => void) | undefined;
     try {
       if (options.admitCall) release = await options.admitCall(own.signal);
-      return await runCall(request, extra, own.signal);
+      return await runCall(request, ctx, own.signal);
     } finally {
       release?.();
       pending--;
-      extra.signal.removeEventListener('abort', forward);
-      if (running.get(extra.requestId) === own) running.delete(extra.requestId);
+      signal.removeEventListener('abort', forward);
+      if (running.get(requestId) === own) running.delete(requestId);
     }
   });
 
   const runCall = async (
     request: CallToolRequest,
-    extra: CallExtra,
+    ctx: ServerContext,
     signal: AbortSignal,
   ): Promise<CallToolResult> => {
     const { name } = request.params;
     const input = request.params.arguments ?? {};
-    const progressToken = request.params._meta?.progressToken;
+    const progressToken = request.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
     let last = -1;
     // Progress goes out one notification at a time, in order. While one is being written (on stdio: until a backed-up
     // stdout drains), later ones wait in a queue of at most MAX_QUEUED_PROGRESS; past that the newest replaces the
@@ -206,8 +209,8 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
         sending = undefined;
         return;
       }
-      sending = extra
-        .sendNotification({ method: 'notifications/progress', params: next })
+      sending = ctx.mcpReq
+        .notify({ method: 'notifications/progress', params: next })
         .catch(() => {})
         .then(pump);
     };
@@ -238,7 +241,7 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
         if (e.type === 'tool_call_update') sendProgress(e.update);
       },
     });
-    if (!block) throw rpcError(ErrorCode.InternalError, 'the tool produced no result');
+    if (!block) throw rpcError(ProtocolErrorCode.InternalError, 'the tool produced no result');
     // Progress sent before the result must reach the client before it: the client drops progress for a finished call.
     // The official SDK client handles a notification a microtask later than a response read in the same chunk, so a
     // progress written just before the result can be dropped by it when both arrive in one read. The wire order is
@@ -254,18 +257,36 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     }
     // An empty text part (a Lua tool that returned only attachments) says nothing; an empty result keeps one part.
     const parts = block.parts.filter((p, _i, all) => !(p.type === 'text' && p.text === '' && all.length > 1));
-    const result = { content: parts.map(toMcpContent), ...(block.isError ? { isError: true } : {}) };
+    const structured = block.isError ? undefined : block.meta?.structuredContent;
+    const decl = source.list().find((d) => d.name === name);
+    if (!block.isError && decl?.outputSchema !== undefined) {
+      // A tool that declares an output schema must give a structured result that conforms (MCP): checked here, so a
+      // client never gets one that does not.
+      const problems =
+        structured === undefined
+          ? ['no structured result was returned']
+          : valueProblems(decl.outputSchema, structured);
+      if (problems.length > 0) {
+        return errorResult(
+          `the result of ${name} was not sent: its structured result does not match the tool's outputSchema:\n${problems
+            .slice(0, 10)
+            .map((p) => `- ${p}`)
+            .join('\n')}`,
+        );
+      }
+    }
+    const result: CallToolResult = {
+      content: parts.map(toMcpContent),
+      // 2025 clients take an object only (any JSON value is a 2026-07-28 structured result; output schemas here are
+      // object schemas).
+      ...(isRecord(structured) ? { structuredContent: structured } : {}),
+      ...(block.isError ? { isError: true } : {}),
+    };
     const size = Buffer.byteLength(JSON.stringify(result), 'utf8') + RESPONSE_ENVELOPE_BYTES;
     if (size > maxResult) {
-      return {
-        content: [
-          {
-            type: 'text',
-            text: `the result of ${name} was not sent: it is ${size} bytes of JSON-RPC, over maxResultBytes (${maxResult})`,
-          },
-        ],
-        isError: true,
-      };
+      return errorResult(
+        `the result of ${name} was not sent: it is ${size} bytes of JSON-RPC, over maxResultBytes (${maxResult})`,
+      );
     }
     return result;
   };
@@ -279,6 +300,35 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
  */
 function rpcError(code: number, message: string): Error & { code: number } {
   return Object.assign(new Error(message), { code });
+}
+
+/** A text-only `isError` result. */
+function errorResult(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A declaration as an MCP tool: its output schema and its annotations (`readOnly` -> `readOnlyHint`, ...) too. */
+export function toMcpTool(d: ToolDecl): Tool {
+  const a = d.annotations;
+  const annotations = a && {
+    ...(a.title !== undefined ? { title: a.title } : {}),
+    ...(a.readOnly !== undefined ? { readOnlyHint: a.readOnly } : {}),
+    ...(a.destructive !== undefined ? { destructiveHint: a.destructive } : {}),
+    ...(a.idempotent !== undefined ? { idempotentHint: a.idempotent } : {}),
+    ...(a.openWorld !== undefined ? { openWorldHint: a.openWorld } : {}),
+  };
+  return {
+    name: d.name,
+    description: d.description,
+    inputSchema: d.inputSchema as Tool['inputSchema'],
+    ...(d.outputSchema ? { outputSchema: d.outputSchema as Tool['outputSchema'] } : {}),
+    ...(annotations && Object.keys(annotations).length > 0 ? { annotations } : {}),
+    ...(d.icons && d.icons.length > 0 ? { icons: d.icons.map((i) => ({ ...i })) } : {}),
+  };
 }
 
 /** One stored part as an MCP content block. */

@@ -38,7 +38,7 @@ export interface McpStdioServer {
   close(): Promise<void>;
 }
 
-/** Start serving at once. */
+/** Start serving at once; answers 2025-era (`initialize`) and 2026-07-28 clients alike. */
 export async function serveMcpStdio(
   source: ToolSource,
   options: McpStdioServerOptions = {},
@@ -49,26 +49,24 @@ export async function serveMcpStdio(
     'serveMcpStdio',
     'maxMessageBytes',
   );
-  // The transport imports the SDK's message schema: loaded here, not when libpanto is imported.
-  const { StdioServerTransport } = await serveSdk();
+  const { StdioServerTransport, serveStdio, parseJSONRPCMessage } = await serveSdk();
   const transport = new StdioServerTransport(
     options.stdin ?? process.stdin,
     options.stdout ?? process.stdout,
     {
       maxMessageBytes,
+      parse: parseJSONRPCMessage,
     },
   );
-  const server = createMcpServer(source, options);
-  let done: () => void = () => {};
-  const closed = new Promise<void>((resolve) => {
-    done = resolve;
-  });
-  server.onclose = () => done();
-  await server.connect(transport);
+  // The SDK's entry picks the era from the first message: `initialize` pins a 2025 session, a request carrying the
+  // 2026-07-28 envelope (or `server/discover`) a modern one; either way one server instance serves the connection.
+  const handle = serveStdio(() => createMcpServer(source, options), { transport, legacy: 'serve' });
+  const closed = transport.closed;
   return {
     closed,
     async close() {
-      await server.close();
+      await handle.close();
+      await transport.close();
     },
   };
 }

@@ -13,7 +13,11 @@
  * - Lazy: constructing (or `fromConfig`) spawns nothing. `start()` starts every server at once and lists their tools;
  *   `list()` before `start()` throws `ERR_MCP_UNAVAILABLE`. A server that fails to start is reported by `start()`
  *   (and the log) and offers no tools; the others work.
- * - Results go through `mcpResultToCallResult` (images/audio decoded to raw bytes for the agent's media pipeline).
+ * - A tool's annotations become `ToolDecl.annotations` (`readOnlyHint` -> `readOnly`, ...), its output schema (made
+ *   safe like an input schema) `ToolDecl.outputSchema`, and `approval` decides `ToolDecl.needsApproval` (by default a
+ *   tool that does not say it is read-only or non-destructive needs it).
+ * - Results go through `mcpResultToCallResult` (images/audio decoded to raw bytes for the agent's media pipeline;
+ *   `structuredContent` to the host as `meta.structuredContent`).
  *   A server's failure, timeout, crash or cancellation is an `{ok:false}` result the model can read; `call` rejects
  *   only for a name this source does not have.
  * - Declarations go through `mcp-tool-schema.ts`: regex keywords leave the input schema (ReDoS in the argument
@@ -27,9 +31,10 @@
 import { createRequire } from 'node:module';
 import { PantoError } from '../errors.js';
 import { packageVersion } from '../package-root.js';
-import type { ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
+import type { ToolAnnotations, ToolContext, ToolDecl, ToolUpdate } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
 import { errorMessage } from '../tool-source.js';
+import { checkToolIcons } from '../tools/tool-icons.js';
 import { loadMcpConfig, type McpServerConfig, parseMcpConfig } from './mcp-config.js';
 import { McpConnection, type McpLogger } from './mcp-connection.js';
 import { mcpResultToCallResult } from './mcp-result.js';
@@ -47,6 +52,12 @@ export interface McpToolSourceOptions {
   callTimeoutMs?: number;
   /** Hard limit per call even while progress arrives, ms. Default 600 000. */
   maxCallTimeMs?: number;
+  /**
+   * How long a server may take to answer the `server/discover` probe (protocol 2026-07-28) before a stdio server is
+   * taken for a 2025 one and sent `initialize`, ms. (An HTTP server that does not answer it fails to start.) Default
+   * 5 000.
+   */
+  probeTimeoutMs?: number;
   /**
    * Largest JSON-RPC message accepted from a stdio server, and largest HTTP response body / SSE event (after
    * decompression) from an HTTP server, bytes. Default 48 MiB (base64 of a 36 MB file).
@@ -68,7 +79,21 @@ export interface McpToolSourceOptions {
   maxDeclarationBytesPerServer?: number;
   /** The same for all servers of this source together (servers in config order). Default 2 MiB. */
   maxDeclarationBytes?: number;
+  /**
+   * Which tools need the host's approval before they run (`ToolDecl.needsApproval`). `'destructive'` (default): a
+   * tool that its annotations do not call read-only or non-destructive — MCP's defaults, so a tool without annotations
+   * counts as destructive. `'all'`, `'none'`, or a function deciding per tool. Annotations are the server's word.
+   * A server's own `needsApproval` in the config (true or false) overrides this for its tools.
+   */
+  approval?: McpApproval;
 }
+
+/** See `McpToolSourceOptions.approval`. */
+export type McpApproval =
+  | 'destructive'
+  | 'all'
+  | 'none'
+  | ((server: string, tool: string, annotations: ToolAnnotations | undefined) => boolean);
 
 /** A tool a server offers that this source leaves out, and why. */
 export interface McpLeftOutTool {
@@ -87,6 +112,7 @@ export const MCP_DEFAULTS = {
   initTimeoutMs: 30_000,
   callTimeoutMs: 60_000,
   maxCallTimeMs: 600_000,
+  probeTimeoutMs: 5_000,
   maxMessageBytes: 48 * 1024 * 1024,
   maxDeclarationBytesPerServer: 512 * 1024,
   maxDeclarationBytes: 2 * 1024 * 1024,
@@ -105,6 +131,7 @@ export class McpToolSource implements ToolSource {
   readonly #onToolsChanged: ((s: McpToolSource) => void) | undefined;
   readonly #maxDeclPerServer: number;
   readonly #maxDecl: number;
+  readonly #approval: McpApproval;
   #entries = new Map<string, Entry>();
   #leftOut: McpLeftOutTool[] = [];
   #started = false;
@@ -118,7 +145,9 @@ export class McpToolSource implements ToolSource {
       Object.fromEntries(
         Object.entries(servers ?? {}).map(([k, v]) => [
           k,
-          v?.type === 'http' ? { url: v.url, headers: v.headers } : v,
+          v?.type === 'http'
+            ? { url: v.url, headers: v.headers, needsApproval: v.needsApproval, protocol: v.protocol }
+            : v,
         ]),
       ),
       'McpToolSource',
@@ -136,12 +165,23 @@ export class McpToolSource implements ToolSource {
       }
       return v;
     };
+    this.#approval = options.approval ?? 'destructive';
+    if (
+      typeof this.#approval !== 'function' &&
+      !['destructive', 'all', 'none'].includes(this.#approval as string)
+    ) {
+      throw new PantoError(
+        'ERR_INVALID_ARGUMENT',
+        `McpToolSource: approval must be 'destructive', 'all', 'none' or a function, got ${String(this.#approval)}`,
+      );
+    }
     this.#maxDeclPerServer = num('maxDeclarationBytesPerServer');
     this.#maxDecl = num('maxDeclarationBytes');
     const connOpts = {
       initTimeoutMs: num('initTimeoutMs'),
       callTimeoutMs: num('callTimeoutMs'),
       maxCallTimeMs: num('maxCallTimeMs'),
+      probeTimeoutMs: num('probeTimeoutMs'),
       maxMessageBytes: num('maxMessageBytes'),
       // Default: the call timeout (a JSON-mode call may take that long before its body's first byte).
       httpBodyIdleMs: num('httpBodyIdleMs', options.callTimeoutMs ?? MCP_DEFAULTS.callTimeoutMs),
@@ -167,6 +207,22 @@ export class McpToolSource implements ToolSource {
   /** Server names, in config order. */
   get servers(): string[] {
     return this.#conns.map((c) => c.name);
+  }
+
+  /**
+   * The protocol version spoken with `server` (`2026-07-28` with a server that offers it, else the 2025 version the
+   * handshake agreed), or undefined before it started.
+   */
+  protocolVersion(server: string): string | undefined {
+    return this.#conns.find((c) => c.name === server)?.protocolVersion;
+  }
+
+  /**
+   * When `server`'s tools are listed again (ms since the epoch): a 2026-07-28 list's `ttlMs`, held to between a minute
+   * and a day; undefined for a list without one (re-listed only on a change notification).
+   */
+  toolsStaleAt(server: string): number | undefined {
+    return this.#conns.find((c) => c.name === server)?.toolsStaleAt;
   }
 
   /**
@@ -246,6 +302,25 @@ export class McpToolSource implements ToolSource {
     return this.#leftOut;
   }
 
+  #needsApproval(conn: McpConnection, tool: string, annotations: ToolAnnotations | undefined): boolean {
+    const server = conn.name;
+    if (conn.config.needsApproval !== undefined) return conn.config.needsApproval;
+    const policy = this.#approval;
+    if (policy === 'all') return true;
+    if (policy === 'none') return false;
+    if (policy === 'destructive') return annotations?.readOnly !== true && annotations?.destructive !== false;
+    try {
+      return policy(server, tool, annotations) === true;
+    } catch (err) {
+      this.#log({
+        level: 'error',
+        server,
+        message: `approval policy threw for '${tool}': ${errorMessage(err)}`,
+      });
+      return true;
+    }
+  }
+
   #rebuild(changed: boolean): void {
     const entries = new Map<string, Entry>();
     const leftOut: McpLeftOutTool[] = [];
@@ -278,7 +353,12 @@ export class McpToolSource implements ToolSource {
         }
         const description = safeDescription(t.description ?? t.title ?? '');
         const decl: ToolDecl = { name, description, inputSchema: schema.schema };
-        if (conn.config.needsApproval) decl.needsApproval = true;
+        const annotations = toAnnotations(t);
+        if (annotations) decl.annotations = annotations;
+        if (this.#needsApproval(conn, t.name, annotations)) decl.needsApproval = true;
+        // The server's output schema, made safe like an input schema (a host may check results against it).
+        const output = t.outputSchema === undefined ? undefined : safeInputSchema(t.outputSchema);
+        if (output?.ok) decl.outputSchema = output.schema;
         const size = Buffer.byteLength(JSON.stringify(decl), 'utf8');
         if (used + size > this.#maxDeclPerServer || total + size > this.#maxDecl) {
           overBudget.push(t.name);
@@ -291,6 +371,17 @@ export class McpToolSource implements ToolSource {
           continue;
         }
         used += size;
+        // Icons reach a host UI, never a model: kept out of the budget, made safe (https: or data: images, bounded).
+        if (t.icons !== undefined) {
+          const { icons, problems } = checkToolIcons(t.icons);
+          if (icons.length > 0) decl.icons = icons;
+          if (problems.length > 0)
+            this.#log({
+              level: 'debug',
+              server: conn.name,
+              message: `tool '${t.name}': icons left out: ${problems.slice(0, 3).join('; ')}`,
+            });
+        }
         total += size;
         entries.set(name, { decl, conn, tool: t.name });
       }
@@ -317,6 +408,19 @@ export class McpToolSource implements ToolSource {
       }
     }
   }
+}
+
+/** An MCP tool's annotations (`readOnlyHint`, ...) as ours; only well-typed values, the title cut to 200. */
+function toAnnotations(t: { annotations?: unknown }): ToolAnnotations | undefined {
+  const a = t.annotations as Record<string, unknown> | undefined;
+  if (typeof a !== 'object' || a === null) return undefined;
+  const out: ToolAnnotations = {};
+  if (typeof a.title === 'string') out.title = a.title.slice(0, 200);
+  if (typeof a.readOnlyHint === 'boolean') out.readOnly = a.readOnlyHint;
+  if (typeof a.destructiveHint === 'boolean') out.destructive = a.destructiveHint;
+  if (typeof a.idempotentHint === 'boolean') out.idempotent = a.idempotentHint;
+  if (typeof a.openWorldHint === 'boolean') out.openWorld = a.openWorldHint;
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** Longest tool name providers take. */

@@ -13,8 +13,12 @@
  * messages still waiting are delivered first, then `onclose`.
  */
 
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  JSONRPCMessage,
+  MessageExtraInfo,
+  Transport,
+  TransportSendOptions,
+} from '@modelcontextprotocol/client';
 
 type Queued = { message: JSONRPCMessage; extra: MessageExtraInfo | undefined };
 
@@ -102,5 +106,20 @@ export class OrderedTransport implements Transport {
       this.#turnReset = undefined;
       this.#notifiedThisTurn = false;
     });
+  }
+}
+
+/**
+ * An `OrderedTransport` around our stdio transport. It has `pid` and `stderr` (always null: stderr goes to the
+ * connection's log) so the SDK client knows a stdio channel when it negotiates the version: a server silent to the
+ * `server/discover` probe is then a 2025 server, not an outage.
+ */
+export class OrderedStdioTransport extends OrderedTransport {
+  get pid(): number | undefined {
+    return (this.inner as { pid?: number }).pid;
+  }
+
+  get stderr(): null {
+    return null;
   }
 }

@@ -13,7 +13,7 @@
  *   listeners); neither `onprogress`, `flush()` nor the next-turn delivery throws.
  */
 
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { Progress } from '@modelcontextprotocol/client';
 import { notifyListener } from '../tools/tool-events.js';
 import { clipServerText } from './server-text.js';
 

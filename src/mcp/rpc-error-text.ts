@@ -5,7 +5,7 @@
  * (`onceCoded`).
  */
 
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 
 /** `message` with a repeated `MCP error <code>: ` prefix said once. */
 export function onceCoded(message: string): string {

@@ -17,9 +17,8 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { LineBuffer } from './line-buffer.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import { LineBuffer, type ParseMessage } from './line-buffer.js';
 
 export interface StdioServerParams {
   command: string;
@@ -32,6 +31,8 @@ export interface StdioServerParams {
 export interface StdioClientTransportOptions {
   /** Longest JSON-RPC line accepted from the server, bytes. */
   maxMessageBytes: number;
+  /** The SDK's message check (`parseJSONRPCMessage`). */
+  parse: ParseMessage;
   /** Each line the server writes to stderr (without its line break). */
   onStderrLine?: ((line: string) => void) | undefined;
 }
@@ -92,7 +93,7 @@ export class StdioClientTransport implements Transport {
   constructor(params: StdioServerParams, options: StdioClientTransportOptions) {
     this.#params = params;
     this.#onStderrLine = options.onStderrLine;
-    this.#buffer = new LineBuffer(options.maxMessageBytes);
+    this.#buffer = new LineBuffer(options.maxMessageBytes, options.parse);
   }
 
   /** The server's process id once started. */

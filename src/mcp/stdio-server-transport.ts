@@ -14,9 +14,8 @@
  */
 
 import type { Readable, Writable } from 'node:stream';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { InvalidLineError, LineBuffer } from './line-buffer.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import { InvalidLineError, LineBuffer, type ParseMessage } from './line-buffer.js';
 import { plainError } from './rpc-error-text.js';
 
 /** Per output stream, the sessions to end when it fails; one `error` listener per stream, however many sessions. */
@@ -46,6 +45,11 @@ export class StdioServerTransport implements Transport {
   readonly #buffer: LineBuffer;
   #started = false;
   #closed = false;
+  #ended: () => void = () => {};
+  /** Resolves when the session ends (EOF, EPIPE, an over-long line, or `close()`). */
+  readonly closed = new Promise<void>((resolve) => {
+    this.#ended = resolve;
+  });
   /** Ids (JSON keys) of requests read and not yet answered. */
   readonly #running = new Set<string>();
   /** While `stdout` is backed up: settles at its next drain (or when the session ends); reading is paused. */
@@ -57,10 +61,11 @@ export class StdioServerTransport implements Transport {
   };
   readonly #onReadError = (err: Error) => this.onerror?.(err);
 
-  constructor(stdin: Readable, stdout: Writable, options: { maxMessageBytes: number }) {
+  /** `parse` is the SDK's message check (`parseJSONRPCMessage`). */
+  constructor(stdin: Readable, stdout: Writable, options: { maxMessageBytes: number; parse: ParseMessage }) {
     this.#stdin = stdin;
     this.#stdout = stdout;
-    this.#buffer = new LineBuffer(options.maxMessageBytes, 'the client');
+    this.#buffer = new LineBuffer(options.maxMessageBytes, options.parse, 'the client');
   }
 
   async start(): Promise<void> {
@@ -109,6 +114,7 @@ export class StdioServerTransport implements Transport {
     if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
     this.#buffer.clear();
     this.#endWait?.();
+    this.#ended();
     this.onclose?.();
   }
 

@@ -27,6 +27,8 @@ import { timerMs } from '../timer-ms.js';
 import type { StreamEvent } from './common/stream-event.js';
 import { isKeepAliveEvent, mayBeKeepAlive, type SurfaceStreamParser } from './common/surface-parser.js';
 import { createStreamParser } from './create-stream-parser.js';
+import type { ProviderFiles } from './files/file-types.js';
+import { createProviderFiles } from './files/provider-files.js';
 import type { ModelApi } from './model/model-info.js';
 import { AttemptWatchdog } from './transport/attempt-watchdog.js';
 import { ENDPOINTS } from './transport/endpoints.js';
@@ -50,6 +52,11 @@ import { SseParser } from './transport/sse-parser.js';
 export interface ProviderRequest {
   model: string;
   body: Record<string, unknown>;
+  /**
+   * Headers this request needs besides the provider's (a serializer's `SerializeResult.headers`, e.g. the Anthropic
+   * Files API beta). An `anthropic-beta` value is joined to the provider's own, never replaces it.
+   */
+  headers?: Record<string, string>;
 }
 
 export interface StreamOptions {
@@ -62,6 +69,11 @@ export interface Provider {
   /** A short name for messages and logs (e.g. `anthropic-messages @ https://api.anthropic.com`). */
   readonly name: string;
   stream(request: ProviderRequest, options?: StreamOptions): AsyncIterable<StreamEvent>;
+  /**
+   * The provider's Files API (upload once, reference by id), with this provider's base URL and credentials:
+   * Anthropic, OpenAI Responses and Gemini. Absent for OpenAI Chat Completions, which cannot reference an image.
+   */
+  readonly files?: ProviderFiles;
 }
 
 export interface ProviderOptions {
@@ -106,6 +118,11 @@ export interface ProviderOptions {
    * maximum).
    */
   finishGraceMs?: number;
+  /**
+   * Deadline of each Files API exchange (`provider.files`: an upload with its bytes, a delete), in ms. An upload that
+   * misses it fails, and the agent sends that part inline. Default 120,000.
+   */
+  filesTimeoutMs?: number;
   /** OpenAI Chat: ask for a usage chunk (`stream_options.include_usage`). Default true. */
   includeUsage?: boolean;
   /** Where API keys are read from. Default `process.env`. */
@@ -149,6 +166,14 @@ export function createProvider(options: ProviderOptions): Provider {
   };
   const api = options.api;
   const name = `${api} @ ${shownUrl(baseUrl, apiKey)}`;
+  const files = createProviderFiles({
+    api,
+    baseUrl,
+    ...(apiKey === undefined ? {} : { apiKey }),
+    ...(options.headers === undefined ? {} : { headers: options.headers }),
+    ...(options.filesTimeoutMs === undefined ? {} : { timeoutMs: options.filesTimeoutMs }),
+    fetch: fetchImpl,
+  });
 
   async function* stream(
     request: ProviderRequest,
@@ -156,6 +181,8 @@ export function createProvider(options: ProviderOptions): Provider {
   ): AsyncGenerator<StreamEvent> {
     const signal = streamOptions?.signal;
     const url = endpoint.url(baseUrl, request.model);
+    const requestHeaders =
+      request.headers === undefined ? headers : withRequestHeaders(headers, request.headers);
     let payload: string;
     try {
       payload = JSON.stringify(endpoint.streamingBody(request.body, request.model, { includeUsage }));
@@ -185,7 +212,7 @@ export function createProvider(options: ProviderOptions): Provider {
       const watchdog = new AttemptWatchdog(attemptCtl, api, idleTimeoutMs, progressTimeoutMs);
       let completed = false;
       try {
-        const response = await send(url, payload, attemptCtl.signal);
+        const response = await send(url, payload, requestHeaders, attemptCtl.signal);
         if (!started) {
           started = true;
           yield { type: 'start' };
@@ -245,7 +272,12 @@ export function createProvider(options: ProviderOptions): Provider {
     }
   }
 
-  async function send(url: string, payload: string, signal: AbortSignal): Promise<Response> {
+  async function send(
+    url: string,
+    payload: string,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<Response> {
     let response: Response;
     try {
       // Redirects are not followed: fetch would re-send the body, and every auth header but `authorization`, to
@@ -319,7 +351,31 @@ export function createProvider(options: ProviderOptions): Provider {
     });
   }
 
-  return { api, name, stream };
+  return files === undefined ? { api, name, stream } : { api, name, stream, files };
+}
+
+/** The provider's headers with a request's added; `anthropic-beta` values are joined (a comma list), not replaced. */
+function withRequestHeaders(
+  base: Record<string, string>,
+  extra: Record<string, string>,
+): Record<string, string> {
+  const out = { ...base };
+  for (const [key, value] of Object.entries(extra)) {
+    const k = key.toLowerCase();
+    const existing = Object.keys(out).find((h) => h.toLowerCase() === k);
+    if (k === 'anthropic-beta' && existing !== undefined) {
+      const have = (out[existing] as string).split(',').map((v) => v.trim());
+      const add = value
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== '' && !have.includes(v));
+      out[existing] = [...have.filter((v) => v !== ''), ...add].join(',');
+    } else {
+      if (existing !== undefined) delete out[existing];
+      out[key] = value;
+    }
+  }
+  return out;
 }
 
 /** The most of a non-stream body (an error page, a JSON error) read to quote it; the rest is not downloaded. */

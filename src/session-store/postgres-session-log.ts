@@ -22,6 +22,8 @@ import {
   invalid,
   messageEntry,
   modelChangeEntry,
+  type UploadInput,
+  uploadEntry,
 } from '../session/new-entries.js';
 import type { ConversationView } from '../session/resolve-conversation.js';
 import type {
@@ -32,10 +34,11 @@ import type {
   ModelUsage,
   SessionEntry,
   SessionHeader,
+  UploadEntry,
 } from '../session/session-entry.js';
 import type { SessionWarning } from '../session/session-warning.js';
 import type { SessionWriter } from '../session/session-writer.js';
-import { nestingProblem } from '../session/validate-entry.js';
+import { entryProblem, nestingProblem } from '../session/validate-entry.js';
 
 /** The part of a `pg` client the log uses. */
 export interface PgClient {
@@ -193,6 +196,50 @@ export class PostgresSessionLog implements SessionWriter {
     this.#store(entry);
     this.#view = view;
     return entry;
+  }
+
+  appendUpload(record: UploadInput): UploadEntry {
+    const entry = uploadEntry(record, this.#base());
+    this.#store(entry);
+    return entry;
+  }
+
+  /** Every upload entry of the session in order: from the entries read at open, else queried (after the writes). */
+  async uploadEntries(): Promise<readonly UploadEntry[]> {
+    const isUpload = (e: SessionEntry): e is UploadEntry => e.type === 'upload';
+    if (this.#entries !== undefined) return this.#entries.filter(isUpload);
+    await this.flush();
+    let rows: Array<{ seq: string; body: string }>;
+    try {
+      rows = (
+        await this.#client.query<{ seq: string; body: string }>(
+          "SELECT seq, body FROM panto_session_entries WHERE session_key = $1 AND type = 'upload' ORDER BY seq",
+          [this.#key],
+        )
+      ).rows;
+    } catch (err) {
+      throw new PantoError(
+        'ERR_SESSION_STORE',
+        `session ${this.header.id}: reading its upload entries failed (${(err as Error)?.message ?? String(err)})`,
+        { cause: err },
+      );
+    }
+    return rows.map((r) => {
+      const line = Number(r.seq) + 2;
+      let value: unknown;
+      try {
+        value = JSON.parse(r.body);
+      } catch (err) {
+        throw new PantoError('ERR_SESSION_CORRUPT', `session ${this.header.id}:${line}: not valid JSON`, {
+          cause: err,
+        });
+      }
+      const problem =
+        entryProblem(value) ?? ((value as SessionEntry).type === 'upload' ? null : 'not an upload entry');
+      if (problem)
+        throw new PantoError('ERR_SESSION_FORMAT', `session ${this.header.id}:${line}: ${problem}`);
+      return value as UploadEntry;
+    });
   }
 
   async flush(): Promise<void> {

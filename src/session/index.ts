@@ -1,7 +1,7 @@
 export type { JsonlReadOptions } from './jsonl-reader.js';
 export type { LoadedSession, LoadSessionOptions } from './load-session.js';
 export { loadSession } from './load-session.js';
-export type { CompactionInput } from './new-entries.js';
+export type { CompactionInput, UploadInput } from './new-entries.js';
 export type {
   CompactionEntry,
   CustomEntry,
@@ -10,6 +10,8 @@ export type {
   ModelUsage,
   SessionEntry,
   SessionHeader,
+  UploadEntry,
+  UploadedFileRecord,
 } from './session-entry.js';
 export { SESSION_FORMAT_VERSION } from './session-entry.js';
 export type { ParsedRun, SessionIndex, SessionIndexOptions, SessionLineRef } from './session-index.js';

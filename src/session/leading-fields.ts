@@ -18,7 +18,7 @@ export interface LeadingFields {
   parentId: string | null;
 }
 
-const TYPES = new Set<string>(['message', 'compaction', 'custom', 'model_change']);
+const TYPES = new Set<string>(['message', 'compaction', 'custom', 'model_change', 'upload']);
 const TYPE_KEY = '{"type":"';
 const ID_KEY = '","id":"';
 const PARENT_KEY = '","parentId":';

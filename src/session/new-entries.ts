@@ -14,8 +14,10 @@ import type {
   MessageEntry,
   ModelChangeEntry,
   ModelUsage,
+  UploadEntry,
+  UploadedFileRecord,
 } from './session-entry.js';
-import { jsonProblem, messageJsonProblem, messageProblem } from './validate-entry.js';
+import { jsonProblem, messageJsonProblem, messageProblem, uploadProblem } from './validate-entry.js';
 
 /**
  * What `appendCompaction` records; `compact()` returns it as `compaction` (its `CompactionRecord`, the same shape —
@@ -69,6 +71,33 @@ export function modelChangeEntry(
     if (typeof v !== 'string') throw invalid(`model change: ${key} must be a string`);
     entry[key] = v;
   }
+  return entry;
+}
+
+/** What `appendUpload` records: files uploaded to one provider account, or ids of it no longer usable. */
+export interface UploadInput {
+  api: string;
+  baseUrl: string;
+  account: string;
+  files?: UploadedFileRecord[];
+  removed?: string[];
+}
+
+/** Throws `ERR_INVALID_ARGUMENT` naming the first bad field (see `UploadEntry`). */
+export function uploadEntry(record: UploadInput, base: EntryBase): UploadEntry {
+  if (record === null || typeof record !== 'object') throw invalid('upload must be an object');
+  const problem =
+    uploadProblem(record as unknown as Record<string, unknown>, 'upload') ?? jsonProblem(record, 'upload');
+  if (problem) throw invalid(`cannot append: ${problem}`);
+  const entry: UploadEntry = {
+    type: 'upload',
+    ...base,
+    api: record.api,
+    baseUrl: record.baseUrl,
+    account: record.account,
+  };
+  if (record.files !== undefined) entry.files = record.files.map((f) => ({ ...f }));
+  if (record.removed !== undefined) entry.removed = [...record.removed];
   return entry;
 }
 

@@ -92,4 +92,37 @@ export interface ModelChangeEntry extends EntryBase {
   provider?: string;
 }
 
-export type SessionEntry = MessageEntry | CompactionEntry | CustomEntry | ModelChangeEntry;
+/** One file uploaded to a provider's Files API: the stored bytes' hash and what the provider answered. */
+export interface UploadedFileRecord {
+  /** sha256 (64 lower-case hex digits) of the stored bytes the file holds. */
+  sha256: string;
+  /** The provider's file id (Anthropic `file_…`, OpenAI `file-…`, Gemini `files/…`). */
+  id: string;
+  /** Gemini: the `uri` requests reference. */
+  uri?: string;
+  /** ISO 8601 time the provider deletes the file (Gemini: 48 h after the upload). */
+  expiresAt?: string;
+  mediaType: string;
+  /** Bytes uploaded. */
+  bytes: number;
+}
+
+/**
+ * Provider files (Files API uploads) of this session, scoped to the provider account that minted them: `files`
+ * uploaded, `removed` ids no longer usable (deleted, or refused by the provider as unknown or expired). Never part of
+ * the conversation; read in file order over ALL branches (a file exists at the provider whatever the branch), so a
+ * resumed session reuses the ids and `--delete-uploads` finds every one.
+ */
+export interface UploadEntry extends EntryBase {
+  type: 'upload';
+  /** The wire API the files were uploaded for (`anthropic-messages`, `openai-responses`, `gemini`). */
+  api: string;
+  /** The provider's base URL, as its requests use it. */
+  baseUrl: string;
+  /** Fingerprint of the credential (16 hex digits of a sha256, or `none`); never the credential. */
+  account: string;
+  files?: UploadedFileRecord[];
+  removed?: string[];
+}
+
+export type SessionEntry = MessageEntry | CompactionEntry | CustomEntry | ModelChangeEntry | UploadEntry;

@@ -29,6 +29,8 @@ import {
   invalid,
   messageEntry,
   modelChangeEntry,
+  type UploadInput,
+  uploadEntry,
 } from './new-entries.js';
 import {
   type ConversationView,
@@ -45,6 +47,7 @@ import {
   SESSION_FORMAT_VERSION,
   type SessionEntry,
   type SessionHeader,
+  type UploadEntry,
 } from './session-entry.js';
 import { adoptFileIdentity, openSessionIndex, type ParsedRun, type SessionIndex } from './session-index.js';
 import type { SessionWarning } from './session-warning.js';
@@ -419,6 +422,31 @@ export class SessionLog implements SessionWriter {
     const entry = customEntry(customType, data, this.#base());
     this.#append(entry);
     return entry;
+  }
+
+  /**
+   * Record provider files uploaded (or ids no longer usable) for one provider account; not part of the conversation.
+   * Throws `ERR_INVALID_ARGUMENT` naming a bad field (see `UploadEntry`).
+   */
+  appendUpload(record: UploadInput): UploadEntry {
+    const entry = uploadEntry(record, this.#base());
+    this.#append(entry);
+    return entry;
+  }
+
+  /**
+   * Every upload entry of the file (all branches) in file order, appended ones included. After a lazy open only the
+   * upload lines are read (synchronously; errors as `entries`).
+   */
+  async uploadEntries(): Promise<readonly UploadEntry[]> {
+    const isUpload = (e: SessionEntry): e is UploadEntry => e.type === 'upload';
+    if (this.#all !== undefined) return this.#all.filter(isUpload);
+    const opened = this.#opened;
+    const positions: number[] = [];
+    for (let i = 0; i < (opened?.size ?? 0); i++) if (opened?.typeAt(i) === 'upload') positions.push(i);
+    const out = positions.length === 0 ? [] : (opened as OpenedEntries).read(positions).filter(isUpload);
+    for (const e of this.#appended) if (isUpload(e)) out.push(e);
+    return out;
   }
 
   /**

@@ -10,7 +10,7 @@
  */
 
 import type { Conversation, Message } from '../conversation.js';
-import type { CompactionInput } from './new-entries.js';
+import type { CompactionInput, UploadInput } from './new-entries.js';
 import type {
   CompactionEntry,
   CustomEntry,
@@ -19,6 +19,7 @@ import type {
   ModelUsage,
   SessionEntry,
   SessionHeader,
+  UploadEntry,
 } from './session-entry.js';
 import type { SessionWarning } from './session-warning.js';
 
@@ -49,6 +50,16 @@ export interface SessionWriter {
   appendModelChange(change: { model: string; api?: string; provider?: string }): ModelChangeEntry;
   appendCustom(customType: string, data: unknown): CustomEntry;
   appendCompaction(record: CompactionInput): CompactionEntry;
+  /**
+   * Record provider files uploaded (or ids no longer usable) for one provider account (see `UploadEntry`). Optional:
+   * an agent on a writer without it keeps its uploads in memory only.
+   */
+  appendUpload?(record: UploadInput): UploadEntry;
+  /**
+   * Every upload entry of the session, all branches, in order: what the session uploaded and removed, so a resume
+   * reuses the ids. Reads only those entries (a lazily opened file log reads their lines; a store log queries them).
+   */
+  uploadEntries?(): Promise<readonly UploadEntry[]>;
   /** Resolves when every append so far is stored; rejects with the first append that failed. */
   flush(): Promise<void>;
   /** Flush what can be, release the lock, close. Idempotent. */

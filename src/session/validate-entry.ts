@@ -257,8 +257,10 @@ function entryShapeProblem(e: unknown): string | null {
       if (e.provider !== undefined && typeof e.provider !== 'string')
         return 'entry.provider must be a string';
       return null;
+    case 'upload':
+      return uploadProblem(e, 'entry');
     default:
-      return `entry.type must be message, compaction, custom or model_change (got ${shown(e.type)})`;
+      return `entry.type must be message, compaction, custom, model_change or upload (got ${shown(e.type)})`;
   }
 }
 
@@ -276,6 +278,38 @@ function usageProblem(u: unknown): string | null {
       const n = t[key];
       if (!Number.isSafeInteger(n) || (n as number) < 0)
         return `${where}.${key} must be an integer >= 0 (got ${shown(n)})`;
+    }
+  }
+  return null;
+}
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/** Problem with the fields of an upload entry (or of what an append records), or null. */
+export function uploadProblem(e: Obj, where: string): string | null {
+  for (const key of ['api', 'baseUrl', 'account'] as const) {
+    if (typeof e[key] !== 'string' || e[key] === '') return `${where}.${key} must be a non-empty string`;
+  }
+  if (e.files === undefined && e.removed === undefined) return `${where} needs files or removed`;
+  if (e.files !== undefined) {
+    if (!Array.isArray(e.files)) return `${where}.files must be an array`;
+    for (let i = 0; i < e.files.length; i++) {
+      const f: unknown = e.files[i];
+      const at = `${where}.files[${i}]`;
+      if (!isObj(f)) return `${at} must be an object`;
+      if (typeof f.sha256 !== 'string' || !SHA256.test(f.sha256)) return `${at}.sha256 must be 64 hex digits`;
+      if (typeof f.id !== 'string' || f.id === '') return `${at}.id must be a non-empty string`;
+      if (typeof f.mediaType !== 'string') return `${at}.mediaType must be a string`;
+      if (typeof f.bytes !== 'number' || !Number.isInteger(f.bytes) || f.bytes < 0)
+        return `${at}.bytes must be an integer >= 0`;
+      const problem = optional(f, 'uri', 'string', at) ?? optional(f, 'expiresAt', 'string', at);
+      if (problem) return problem;
+    }
+  }
+  if (e.removed !== undefined) {
+    if (!Array.isArray(e.removed)) return `${where}.removed must be an array`;
+    for (let i = 0; i < e.removed.length; i++) {
+      if (typeof e.removed[i] !== 'string') return `${where}.removed[${i}] must be a string`;
     }
   }
   return null;

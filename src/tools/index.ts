@@ -16,4 +16,5 @@ export type {
   ToolMediaDroppedEvent,
   ToolMediaProcessedEvent,
 } from './tool-events.js';
+export { checkToolIcons, MAX_TOOL_ICON_SRC, MAX_TOOL_ICONS } from './tool-icons.js';
 export { type ArgsCheck, validateArgs } from './validate-args.js';

@@ -133,6 +133,23 @@ export function validateArgs(toolName: string, schema: unknown, args: unknown): 
   };
 }
 
+/**
+ * What is wrong with `value` against `schema` (compiled and cached as an input schema is), one line per problem in the
+ * `validateArgs` style; empty when it conforms. Never throws: a schema that does not compile, or a value too deep to
+ * check, is one problem saying so.
+ */
+export function valueProblems(schema: unknown, value: unknown): string[] {
+  const compiled = compile(schema);
+  if (typeof compiled !== 'function')
+    return [compiled.schemaError.replace(/^its input schema/, 'the schema')];
+  try {
+    if (compiled(value) as boolean) return [];
+  } catch (err) {
+    return [`it could not be checked (${(err as Error).message}); it is probably nested too deeply`];
+  }
+  return (compiled.errors ?? []).map((e) => describeError(e, value));
+}
+
 /** One Ajv error as `at <path>: <what> (rule: <keyword>), received <value>`. */
 function describeError(e: ErrorObject, args: unknown): string {
   const where = e.instancePath === '' ? 'the arguments object' : e.instancePath;

@@ -7,8 +7,9 @@
 
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Conversation } from '../../src/conversation.js';
+import type { Conversation, DocumentPart, ImagePart } from '../../src/conversation.js';
 import { toAnthropicMessages } from '../../src/providers/anthropic-messages/anthropic-messages.js';
+import { type FileRef, mediaSha256 } from '../../src/providers/common/media-files.js';
 import { toGemini } from '../../src/providers/gemini/gemini.js';
 import { defineModel, resolveModel } from '../../src/providers/model/model-catalog.js';
 import type { ModelApi, ModelInfo } from '../../src/providers/model/model-info.js';
@@ -31,6 +32,32 @@ interface Config {
 }
 
 const common = { tools, system: 'Be careful with files.', maxTokens: 1024, temperature: 0.2 };
+
+/** Every image/PDF of `c` as an uploaded file (`SerializeOptions.files`), ids shaped as each API mints them. */
+function uploaded(c: Conversation): Map<string, FileRef> {
+  const out = new Map<string, FileRef>();
+  const add = (p: { type: string }) => {
+    if (p.type !== 'image' && p.type !== 'document') return;
+    const sha = mediaSha256(p as ImagePart | DocumentPart);
+    const n = out.size;
+    out.set(sha, {
+      id: `file_011CNha8iCJcU1wXNR6q4V${n}`,
+      uri: `https://generativelanguage.googleapis.com/v1beta/files/abc${n}def`,
+    });
+  };
+  for (const m of c.messages) {
+    if (m.role === 'user' && Array.isArray(m.content)) for (const p of m.content) add(p);
+    if (m.role === 'tool') for (const r of m.results) for (const p of r.parts) add(p);
+  }
+  return out;
+}
+
+/** A body that sends media must reference a file: a serializer that ignored `files` fails here, not silently. */
+function referencing<B extends { body: unknown; media: Array<{ file?: string }> }>(out: B): B {
+  const inline = out.media.filter((m) => m.file === undefined);
+  if (inline.length > 0) throw new Error(`${inline.length} media parts sent inline despite uploaded files`);
+  return out;
+}
 
 const CONFIGS: Config[] = [
   {
@@ -74,6 +101,12 @@ const CONFIGS: Config[] = [
     label: 'text-only model (placeholders)',
     model: defineModel({ id: 'claude-text-only', api: 'anthropic-messages' }),
     serialize: (c, m) => toAnthropicMessages(c, m, { tools }),
+  },
+  {
+    api: 'anthropic-messages',
+    label: 'claude-sonnet-4-5, every image/PDF an uploaded file (source.type file)',
+    model: resolveModel('claude-sonnet-4-5'),
+    serialize: (c, m) => referencing(toAnthropicMessages(c, m, { ...common, files: uploaded(c) })),
   },
   {
     api: 'openai-chat',
@@ -127,9 +160,27 @@ const CONFIGS: Config[] = [
   },
   {
     api: 'openai-responses',
+    label: 'gpt-5, every image/PDF an uploaded file (file_id)',
+    model: resolveModel('gpt-5'),
+    serialize: (c, m) => referencing(toOpenAIResponses(c, m, { ...common, files: uploaded(c) })),
+  },
+  {
+    api: 'openai-responses',
     label: 'o3-mini (text only)',
     model: resolveModel('o3-mini'),
     serialize: (c, m) => toOpenAIResponses(c, m, { tools }),
+  },
+  {
+    api: 'gemini',
+    label: 'gemini-2.5-flash, every image/PDF an uploaded file (fileData)',
+    model: resolveModel('gemini-2.5-flash'),
+    serialize: (c, m) => referencing(toGemini(c, m, { ...common, files: uploaded(c) })),
+  },
+  {
+    api: 'gemini',
+    label: 'gemini-3-pro-preview, uploaded files (user turns; tool results inline)',
+    model: resolveModel('gemini-3-pro-preview'),
+    serialize: (c, m) => toGemini(c, m, { ...common, files: uploaded(c) }),
   },
   {
     api: 'gemini',

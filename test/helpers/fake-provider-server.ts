@@ -96,7 +96,17 @@ export interface FakeProviderServer {
   close(): Promise<void>;
 }
 
-export async function startFakeProviderServer(): Promise<FakeProviderServer> {
+export interface FakeProviderServerOptions {
+  /**
+   * Other routes (e.g. a Files API, test/helpers/fake-files-api.ts): called with every request's whole body before
+   * the surface routes; true when it answered.
+   */
+  routes?: (req: IncomingMessage, res: ServerResponse, body: Buffer) => boolean;
+}
+
+export async function startFakeProviderServer(
+  options: FakeProviderServerOptions = {},
+): Promise<FakeProviderServer> {
   const queue: TurnScript[] = [];
   const requests: RecordedRequest[] = [];
   const open = new Set<ServerResponse>();
@@ -107,7 +117,9 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
+      const bytes = Buffer.concat(chunks);
+      if (options.routes?.(req, res, bytes)) return;
+      const raw = bytes.toString('utf8');
       const path = req.url ?? '/';
       const surface = surfaceOf(path);
       if (surface === undefined) {

@@ -162,7 +162,7 @@ describe('bad results are exact tool errors', () => {
     ['function', 'handler returned a function; return a string or a table {text=..., attachments=...}'],
     [
       'empty',
-      "result table has neither 'text' nor 'attachments'; return a string or a table {text=..., attachments=...}",
+      "result table has neither 'text' nor 'attachments' nor 'structured'; return a string or a table {text=..., attachments=...}",
     ],
     ['no-data', "attachments[2] has no 'data' string"],
     ['data-number', "attachments[1] has no 'data' string"],
@@ -172,7 +172,7 @@ describe('bad results are exact tool errors', () => {
     ['bad-meta', "'meta' must be a table, got string"],
     ['meta-function', 'meta.f is a function, which has no JSON form'],
     ['meta-cycle', 'meta.self refers back to itself (a cycle)'],
-    ['unknown-field', "result table has unknown field 'txt' (expected text, attachments, meta)"],
+    ['unknown-field', "result table has unknown field 'txt' (expected text, attachments, meta, structured)"],
     [
       'unknown-attachment-field',
       "attachments[1] has unknown field 'mediatype' (expected data, media_type, name)",

@@ -1,3 +1,4 @@
+import { parseJSONRPCMessage } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { InvalidLineError, LineBuffer } from '../../src/mcp/line-buffer.js';
 
@@ -7,7 +8,7 @@ describe('stdio line framing', () => {
   it('splits messages at newlines across arbitrary chunk boundaries', () => {
     const text = msg(1) + msg(2) + msg(3);
     for (const size of [1, 2, 7, 64, text.length]) {
-      const buf = new LineBuffer(1024);
+      const buf = new LineBuffer(1024, parseJSONRPCMessage);
       const got: unknown[] = [];
       for (let i = 0; i < text.length; i += size) {
         buf.append(Buffer.from(text.slice(i, i + size)));
@@ -18,7 +19,7 @@ describe('stdio line framing', () => {
   });
 
   it('throws on a line that is not JSON-RPC, and keeps reading the next lines', () => {
-    const buf = new LineBuffer(1024);
+    const buf = new LineBuffer(1024, parseJSONRPCMessage);
     buf.append(Buffer.from(`garbage\n[]\n${msg(5)}`));
     expect(() => buf.readMessage()).toThrow(expect.objectContaining({ rpcCode: -32700 }));
     expect(() => buf.readMessage()).toThrow(InvalidLineError);
@@ -26,7 +27,7 @@ describe('stdio line framing', () => {
   });
 
   it('a message over the byte cap throws at once (without waiting for its end) and frees what it held', () => {
-    const buf = new LineBuffer(1000);
+    const buf = new LineBuffer(1000, parseJSONRPCMessage);
     buf.append(Buffer.alloc(600, 0x41));
     expect(() => buf.append(Buffer.alloc(600, 0x41))).toThrow(/over 1000 bytes/);
     buf.append(Buffer.from(msg(9)));
@@ -34,7 +35,7 @@ describe('stdio line framing', () => {
   });
 
   it('frames a multi-megabyte message arriving in 64 KiB chunks', () => {
-    const buf = new LineBuffer(128 * 1024 * 1024);
+    const buf = new LineBuffer(128 * 1024 * 1024, parseJSONRPCMessage);
     const chunk = Buffer.alloc(64 * 1024, 0x41);
     const head = Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"x":"');
     buf.append(head);

@@ -32,11 +32,29 @@ describe('mcpServers config', () => {
       }),
     ).toEqual({
       a: { type: 'stdio', command: 'x', needsApproval: true },
-      b: { type: 'http', url: 'http://h/' },
+      b: { type: 'http', url: 'http://h/', needsApproval: false },
+    });
+  });
+
+  it('reads the protocol per server: auto, or the 2025 handshake alone', () => {
+    expect(
+      parseMcpConfig({
+        mcpServers: {
+          a: { command: 'x', protocol: '2025-11-25' },
+          b: { url: 'http://h/', protocol: 'auto' },
+        },
+      }),
+    ).toEqual({
+      a: { type: 'stdio', command: 'x', protocol: '2025-11-25' },
+      b: { type: 'http', url: 'http://h/', protocol: 'auto' },
     });
   });
 
   it.each([
+    [
+      { mcpServers: { a: { command: 'x', protocol: '2026-07-28' } } },
+      '"protocol" must be "auto" or "2025-11-25"',
+    ],
     [{ mcpServers: { a: { command: 'x', needsApproval: 'yes' } } }, '"needsApproval" must be true or false'],
     [{ mcpServers: [] }, 'must be an object'],
     [

@@ -126,6 +126,7 @@ function connection(log: McpLogEntry[] = []): McpConnection {
       initTimeoutMs: 5_000,
       callTimeoutMs: 60_000,
       maxCallTimeMs: 60_000,
+      probeTimeoutMs: 5_000,
       maxMessageBytes: CAP,
       httpBodyIdleMs: 200,
       log: (e) => log.push(e),

@@ -7,7 +7,8 @@
 
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { ReadBuffer as ClientReadBuffer, parseJSONRPCMessage } from '@modelcontextprotocol/client';
+import { ReadBuffer as ServerReadBuffer } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LineBuffer } from '../../src/mcp/line-buffer.js';
 import { McpConnection } from '../../src/mcp/mcp-connection.js';
@@ -26,6 +27,7 @@ function connection(): McpConnection {
       initTimeoutMs: 20_000,
       callTimeoutMs: 20_000,
       maxCallTimeMs: 20_000,
+      probeTimeoutMs: 5_000,
       maxMessageBytes: 64 * 1024 * 1024,
       log: () => {},
       onToolsChanged: () => {},
@@ -41,7 +43,7 @@ afterEach(() => {
 describe('stdio framing is linear', () => {
   it('LineBuffer joins a message once, however many chunks it came in', () => {
     const concat = vi.spyOn(Buffer, 'concat');
-    const buf = new LineBuffer(64 * 1024 * 1024);
+    const buf = new LineBuffer(64 * 1024 * 1024, parseJSONRPCMessage);
     buf.append(Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"x":"'));
     for (let i = 0; i < 2000; i++) buf.append(Buffer.alloc(1024, 0x41));
     buf.append(Buffer.from('"}}\n'));
@@ -55,7 +57,7 @@ describe('stdio framing is linear', () => {
     const conn = connection();
     try {
       await conn.start();
-      const sdkAppend = vi.spyOn(ReadBuffer.prototype, 'append');
+      const sdkAppend = vi.spyOn(ClientReadBuffer.prototype, 'append');
       const concat = vi.spyOn(Buffer, 'concat');
       const res = await conn.callTool('big', { mb: 8 }, new AbortController().signal, () => {});
       const text = (res.content[0] as { text: string }).text;
@@ -95,7 +97,7 @@ describe('stdio framing is linear', () => {
     stdin.write(`${JSON.stringify(init)}\n`);
     stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
     await vi.waitFor(() => expect(lines.length).toBe(1));
-    const sdkAppend = vi.spyOn(ReadBuffer.prototype, 'append');
+    const sdkAppend = vi.spyOn(ServerReadBuffer.prototype, 'append');
     const concat = vi.spyOn(Buffer, 'concat');
     const s = 'y'.repeat(4 * 1024 * 1024);
     const bytes = Buffer.from(

@@ -322,5 +322,60 @@ export function describeSessionStore(name: string, make: () => Promise<SessionSt
         expect(loaded.entries).toHaveLength(1);
       }),
     );
+
+    it(
+      'upload entries: stored like any entry, read back over all branches without reading the conversation',
+      withStore(async (store) => {
+        const id = freshId();
+        const log = await store.create({ id });
+        const sha = 'ab'.repeat(32);
+        const scope = {
+          api: 'anthropic-messages',
+          baseUrl: 'https://api.anthropic.com',
+          account: '0123456789abcdef',
+        };
+        log.appendMessage(tool);
+        log.appendUpload?.({
+          ...scope,
+          files: [{ sha256: sha, id: 'file_1', mediaType: 'image/png', bytes: 69 }],
+        });
+        for (let i = 0; i < 5; i++) log.appendMessage(say(`q${i}`));
+        log.appendCompaction({
+          summary: 'sum',
+          replacement: [say('summary')],
+          firstKeptIndex: 5,
+          messageCountBefore: 6,
+          tokensBefore: 100,
+          tokensAfter: 10,
+        });
+        log.appendUpload?.({ ...scope, removed: ['file_1'] });
+        expect((await log.uploadEntries?.())?.map((e) => [e.files?.length ?? 0, e.removed ?? []])).toEqual([
+          [1, []],
+          [0, ['file_1']],
+        ]);
+        await log.close();
+        // A lazy open (from the compaction on) still finds both; the conversation is unchanged by them.
+        const again = await store.open(id);
+        expect(again.conversation.messages).toHaveLength(2);
+        const uploads = (await again.uploadEntries?.()) ?? [];
+        expect(uploads.map((e) => e.type)).toEqual(['upload', 'upload']);
+        expect(uploads[0]?.files?.[0]).toEqual({
+          sha256: sha,
+          id: 'file_1',
+          mediaType: 'image/png',
+          bytes: 69,
+        });
+        expect(uploads[0]).toMatchObject(scope);
+        expect(
+          await code(() =>
+            again.appendUpload?.({
+              ...scope,
+              files: [{ sha256: 'no', id: 'x', mediaType: 'image/png', bytes: 1 }],
+            }),
+          ),
+        ).toBe('ERR_INVALID_ARGUMENT');
+        await again.close();
+      }),
+    );
   });
 }

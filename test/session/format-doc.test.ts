@@ -29,6 +29,7 @@ describe('documented format', () => {
       'message',
       'message',
       'message',
+      'upload',
       'model_change',
       'message',
       'message',

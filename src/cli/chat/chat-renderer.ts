@@ -4,9 +4,11 @@
  * streams and folded to one line when the answer starts (`collapse`, the default), kept (`show`) or never streamed
  * (`hide`); `/thinking` prints the last turn's thinking in full.
  */
+
 import type { AgentEvent } from '../../agent/index.js';
 import type { AssistantMessage } from '../../conversation.js';
 import type { ToolMediaProcessedEvent } from '../../tools/index.js';
+import { formatBytes } from '../cli-io.js';
 import { describeProcessed } from '../media-summary.js';
 import { formatCall } from '../transcript.js';
 import type { RowMark, Terminal } from './terminal.js';
@@ -107,6 +109,11 @@ export class ChatRenderer {
         break;
       case 'compaction_end':
         t.line(`[compacted the conversation: ~${e.tokensBefore} -> ~${e.tokensAfter} tokens]`);
+        break;
+      case 'upload_end':
+        // A failure comes as an upload-failed warning too; a success is one dim line.
+        if (e.file !== undefined)
+          t.line(`[uploaded ${e.mediaType}, ${formatBytes(e.bytes)}: ${e.file}]`, 'dim');
         break;
       default:
         break;

@@ -30,6 +30,8 @@ export interface ChatSessionOptions {
   thinking?: ThinkingLevel | undefined;
   /** Prompt caching (Anthropic cache breakpoints). */
   promptCache?: boolean | undefined;
+  /** `--uploads`: images and PDFs go to the provider's Files API once and are referenced (AgentOptions.uploads). */
+  uploads?: boolean | undefined;
   /** An opened log to continue (`--resume`). */
   resumed?: SessionWriter;
   /** Where a new session is written (created on the first message). */
@@ -171,6 +173,7 @@ export class ChatSession {
     if (o.maxTurns !== undefined) options.maxTurns = o.maxTurns;
     if (this.thinking !== undefined) options.thinking = this.thinking;
     if (o.promptCache !== undefined) options.promptCache = o.promptCache;
+    if (o.uploads === true) options.uploads = 'auto';
     if (o.approveToolCall !== undefined) options.approveToolCall = o.approveToolCall;
     return new Agent(options);
   }

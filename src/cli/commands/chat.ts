@@ -76,6 +76,9 @@ Options:
   --thinking LEVEL      reasoning effort: off | low | medium | high (Anthropic extended thinking, OpenAI
                         reasoning effort, Gemini thinking budget); thinking text is shown dimmed and folded
   --no-prompt-cache     no Anthropic cache breakpoints (prompt caching is on by default)
+  --uploads             upload each image and PDF once to the provider's Files API (Anthropic, OpenAI
+                        Responses, Gemini) and send a reference instead of its bytes each turn; the files
+                        stay in your provider account until deleted (panto session FILE --delete-uploads)
   --system TEXT         system prompt (the context files follow it)
   --no-context-files    do not add AGENTS.md / CLAUDE.md to the system prompt
   --max-turns N         model requests per prompt (default 50)
@@ -107,6 +110,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
       system: { type: 'string' },
       thinking: { type: 'string' },
       'prompt-cache': { type: 'boolean', default: true },
+      uploads: { type: 'boolean' },
       'context-files': { type: 'boolean', default: true },
       'max-turns': { type: 'string' },
       'image-input': { type: 'boolean' },
@@ -246,6 +250,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
       maxTurns,
       thinking,
       promptCache: values['prompt-cache'],
+      uploads: values.uploads === true,
       ...(resumed ? { resumed } : { newPath }),
       ...(store && values.store !== undefined
         ? { createInStore: (header) => store.create(header), storeName: shownStore(values.store) }

@@ -1,9 +1,15 @@
 /** `panto session FILE`: the transcript of a saved session log (images described, never dumped as base64). */
 import { open } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { deleteSessionUploads } from '../../agent/delete-uploads.js';
 import { estimateTokens } from '../../compaction/index.js';
-import { loadSession, type SessionEntry } from '../../session/index.js';
+import type { ProviderFiles } from '../../providers/files/file-types.js';
+import { createProviderFiles } from '../../providers/files/provider-files.js';
+import type { ModelApi } from '../../providers/model/model-info.js';
+import { ENDPOINTS } from '../../providers/transport/endpoints.js';
+import { loadSession, type SessionEntry, SessionLog } from '../../session/index.js';
 import { readJsonl } from '../../session/jsonl-reader.js';
+import { cliApiKey } from '../api-key.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
 import { openStore, shownStore } from '../session-store-option.js';
@@ -35,6 +41,13 @@ Options:
   --full      with --json: base64 in full
   --store S   the session store (list, export, import)
   --out FILE  export: write to FILE instead of standard output
+  --delete-uploads
+              delete the files the session uploaded to providers' Files
+              APIs (chat --uploads), with the API keys of the environment
+              (the key that uploaded them: files of another key are kept and
+              listed); records the deletions in the session file
+  --api-key-env VAR
+              with --delete-uploads: the key for a --base-url host
   -h, --help  show this help
 `;
 
@@ -48,6 +61,8 @@ export async function runSession(argv: string[], io: CliIo): Promise<number> {
       full: { type: 'boolean' },
       store: { type: 'string' },
       out: { type: 'string' },
+      'delete-uploads': { type: 'boolean' },
+      'api-key-env': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -63,6 +78,7 @@ export async function runSession(argv: string[], io: CliIo): Promise<number> {
   }
   const file = positionals[0];
   if (!file || positionals.length > 1) throw new CliError(`expected one FILE\n\n${sessionHelp}`, EXIT_USAGE);
+  if (values['delete-uploads']) return deleteUploadsOf(file, values['api-key-env'], io);
   let session: Awaited<ReturnType<typeof loadSession>>;
   try {
     // Lazy: the transcript needs the current conversation only. With --entries every line is read and checked now,
@@ -110,6 +126,44 @@ export async function runSession(argv: string[], io: CliIo): Promise<number> {
   io.out('');
   io.out(renderCliTranscript(conversation.messages));
   return 0;
+}
+
+/**
+ * `--delete-uploads`: delete the live files of the session through a Files API client per (api, base URL) it names,
+ * with the environment's key for that host (cliApiKey's rule); exit 1 when a delete failed.
+ */
+async function deleteUploadsOf(file: string, keyVar: string | undefined, io: CliIo): Promise<number> {
+  let log: SessionLog;
+  try {
+    log = await SessionLog.open(file);
+  } catch (err) {
+    if (isSystemError(err)) throw new CliError(describeSystemError(err, file));
+    throw err;
+  }
+  try {
+    const clients: ProviderFiles[] = [];
+    const seen = new Set<string>();
+    for (const e of await log.uploadEntries()) {
+      const key = `${e.api} ${e.baseUrl}`;
+      if (seen.has(key) || !(e.api in ENDPOINTS)) continue;
+      seen.add(key);
+      const api = e.api as ModelApi;
+      const { apiKey, notice } = cliApiKey(api, e.baseUrl, keyVar, process.env);
+      if (notice !== undefined) io.err(notice);
+      const client = createProviderFiles({ api, baseUrl: e.baseUrl, env: {}, ...(apiKey ? { apiKey } : {}) });
+      if (client !== undefined) clients.push(client);
+    }
+    const out = await deleteSessionUploads(log, clients);
+    await log.flush();
+    io.out(`deleted ${out.deleted.length} file${out.deleted.length === 1 ? '' : 's'}`);
+    for (const f of out.failed) io.out(`failed: ${f.id} (${f.api}): ${f.error.message}`);
+    for (const k of out.kept) {
+      io.out(`kept: ${k.id} (${k.api} @ ${k.baseUrl}): uploaded with another API key than the environment's`);
+    }
+    return out.failed.length > 0 ? 1 : 0;
+  } finally {
+    log.close();
+  }
 }
 
 async function runStoreVerb(
@@ -180,5 +234,7 @@ function describeEntry(e: SessionEntry): string {
       return `custom (${e.customType})`;
     case 'model_change':
       return `model_change (${e.model})`;
+    case 'upload':
+      return `upload (${e.api} @ ${e.baseUrl}: ${e.files?.length ?? 0} uploaded, ${e.removed?.length ?? 0} removed)`;
   }
 }

@@ -6,7 +6,8 @@
  * Placement: a tool result is a `tool_result` block whose `content` holds `text`, `image` (base64 source) and
  * `document` (base64 PDF) blocks in part order, with `is_error`; all results of one assistant turn go into ONE user
  * message (a user message that follows them is merged into it, after the results). User images/PDFs are `image` /
- * `document` blocks. Thinking blocks are echoed with their signature when they came from this API; others are
+ * `document` blocks. A part uploaded through the Files API (`SerializeOptions.files`) is the same block with
+ * `source: {type: 'file', file_id}`, and the result's `headers` then carry the Files API beta the request needs. Thinking blocks are echoed with their signature when they came from this API; others are
  * dropped (Anthropic rejects a thinking block without a valid signature).
  */
 
@@ -37,15 +38,21 @@ export interface AnthropicTextBlock {
   cache_control?: AnthropicCacheControl;
 }
 
+/** A file uploaded through the Files API (`POST /v1/files`), referenced by id. */
+export interface AnthropicFileSource {
+  type: 'file';
+  file_id: string;
+}
+
 export interface AnthropicImageBlock {
   type: 'image';
-  source: { type: 'base64'; media_type: ImageMediaType; data: string };
+  source: { type: 'base64'; media_type: ImageMediaType; data: string } | AnthropicFileSource;
   cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicDocumentBlock {
   type: 'document';
-  source: { type: 'base64'; media_type: 'application/pdf'; data: string };
+  source: { type: 'base64'; media_type: 'application/pdf'; data: string } | AnthropicFileSource;
   title?: string;
   cache_control?: AnthropicCacheControl;
 }
@@ -133,6 +140,12 @@ const ANTHROPIC_NAME_MAX = 200;
 /** Document titles must be 1–500 characters: an empty name is left out, a longer one shortened. */
 const ANTHROPIC_TITLE_MAX = 500;
 
+/**
+ * The beta a Messages request referencing an uploaded file needs (and the upload itself): `anthropic-beta:
+ * files-api-2025-04-14` (https://docs.anthropic.com/en/docs/build-with-claude/files).
+ */
+export const ANTHROPIC_FILES_BETA = 'files-api-2025-04-14';
+
 /** Tool declarations in the Messages API `tools` format. */
 export function anthropicTools(tools: readonly ToolDecl[]): AnthropicTool[] {
   return tools.map((t) => ({ name: t.name, description: t.description, input_schema: objectSchema(t) }));
@@ -148,10 +161,12 @@ export function toAnthropicMessages(
   options: AnthropicOptions = {},
 ): SerializeResult<AnthropicRequestBody> {
   const info = modelOf(model);
-  const prepared = prepareConversation(conversation, info, options);
+  // Files are referenced in user turns and inside tool results alike.
+  const prepared = prepareConversation(conversation, info, options, () => true);
   const warnings = prepared.warnings;
   const media: MediaRef[] = [];
   const messages: AnthropicMessage[] = [];
+  let referencesFiles = false;
 
   /** The user message to append to: the last one if it is a user message, else a new one. */
   const userMessage = (): AnthropicUserMessage => {
@@ -174,16 +189,23 @@ export function toAnthropicMessages(
         if (hasVisibleText(p.text)) out.push({ type: 'text', text: p.text });
         continue;
       }
-      media.push({ key: p.key, type: p.kind, path: `${path}[${offset + out.length}]` });
+      const ref: MediaRef = { key: p.key, type: p.kind, path: `${path}[${offset + out.length}]` };
+      const file: AnthropicFileSource | undefined =
+        p.file === undefined ? undefined : { type: 'file', file_id: p.file.id };
+      if (file !== undefined) {
+        ref.file = file.file_id;
+        referencesFiles = true;
+      }
+      media.push(ref);
       if (p.kind === 'image') {
         out.push({
           type: 'image',
-          source: { type: 'base64', media_type: p.part.mediaType, data: p.part.data },
+          source: file ?? { type: 'base64', media_type: p.part.mediaType, data: p.part.data },
         });
       } else {
         const doc: AnthropicDocumentBlock = {
           type: 'document',
-          source: { type: 'base64', media_type: 'application/pdf', data: p.part.data },
+          source: file ?? { type: 'base64', media_type: 'application/pdf', data: p.part.data },
         };
         const title = documentName(p.part.name, ANTHROPIC_TITLE_MAX);
         if (title !== undefined) doc.title = title;
@@ -261,7 +283,10 @@ export function toAnthropicMessages(
     if (t.thinking) body.thinking = t.thinking;
   }
   if (options.promptCache) addPromptCache(body, options.promptCache);
-  return { body, warnings, media };
+  const result: SerializeResult<AnthropicRequestBody> = { body, warnings, media };
+  if (referencesFiles) result.headers = { 'anthropic-beta': ANTHROPIC_FILES_BETA };
+  if (prepared.wanted !== undefined) result.wanted = prepared.wanted;
+  return result;
 }
 
 /**

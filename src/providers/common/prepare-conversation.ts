@@ -16,6 +16,7 @@ import { resolveModel } from '../model/model-catalog.js';
 import type { ModelInfo } from '../model/model-info.js';
 import { type MediaItem, planMedia } from './media-plan.js';
 import type {
+  FilePlacement,
   PreparedConversation,
   PreparedDocument,
   PreparedImage,
@@ -33,10 +34,15 @@ export function messagesOf(conversation: Conversation | readonly Message[]): rea
   return Array.isArray(conversation) ? conversation : (conversation as Conversation).messages;
 }
 
+/**
+ * `referable` says where the surface can reference an uploaded file instead of sending bytes (default: nowhere); it
+ * matters only when `options.files` is given.
+ */
 export function prepareConversation(
   conversation: Conversation | readonly Message[],
   model: ModelInfo,
   options: SerializeOptions,
+  referable: (where: FilePlacement) => boolean = () => false,
 ): PreparedConversation {
   const messages = messagesOf(conversation);
   const warnings: SerializeWarning[] = [];
@@ -82,10 +88,13 @@ export function prepareConversation(
   /** Keys of the text parts cut to `cap`. */
   const cut: string[] = [];
 
+  const referUser = options.files !== undefined && referable('user');
+  const referTool = options.files !== undefined && referable('tool');
   const prepareParts = (
     parts: readonly StoredPart[],
     messageIndex: number,
     blockIndex: number,
+    where: FilePlacement,
   ): PreparedPart[] => {
     const out: PreparedPart[] = new Array(parts.length);
     /** Text characters this message / result may still carry (see `textCap`). */
@@ -117,7 +126,13 @@ export function prepareConversation(
       const prepared: PreparedImage | PreparedDocument =
         part.type === 'image' ? { kind: 'image', part, key } : { kind: 'document', part, key };
       out[partIndex] = prepared;
-      media.push({ prepared, list: out, index: partIndex, ref });
+      media.push({
+        prepared,
+        list: out,
+        index: partIndex,
+        ref,
+        referable: where === 'user' ? referUser : referTool,
+      });
     }
     return out;
   };
@@ -131,7 +146,7 @@ export function prepareConversation(
         break;
       case 'user':
         flush();
-        turns.push({ role: 'user', parts: prepareParts(message.content, i, 0) });
+        turns.push({ role: 'user', parts: prepareParts(message.content, i, 0, 'user') });
         break;
       case 'assistant': {
         flush();
@@ -176,7 +191,7 @@ export function prepareConversation(
               toolUseId: target.id,
               toolName: target.name,
               isError: result.isError,
-              parts: prepareParts(result.parts, i, j),
+              parts: prepareParts(result.parts, i, j, 'tool'),
               synthetic: false,
             };
           } else if (!skippedCalls.has(result.toolUseId)) {
@@ -215,8 +230,15 @@ export function prepareConversation(
       parts: keys,
     });
   }
-  warnings.push(...planMedia(media, model, options, textBytes));
-  return { system: systems.length > 0 ? systems.join('\n\n') : undefined, turns, warnings };
+  const plan = planMedia(media, model, options, textBytes);
+  warnings.push(...plan.warnings);
+  const prepared: PreparedConversation = {
+    system: systems.length > 0 ? systems.join('\n\n') : undefined,
+    turns,
+    warnings,
+  };
+  if (plan.wanted !== undefined) prepared.wanted = plan.wanted;
+  return prepared;
 }
 
 /** Whether an assistant message came from the wire API `model` is spoken to through. */

@@ -4,6 +4,7 @@
  */
 
 import type { AssistantMessage, DocumentPart, ImagePart } from '../../conversation.js';
+import type { FileRef, RequestWishes } from './media-files.js';
 import type { SerializeWarning } from './serialize-options.js';
 
 export interface PreparedText {
@@ -13,14 +14,18 @@ export interface PreparedText {
 
 export interface PreparedImage {
   kind: 'image';
+  /** The stored image, or the smaller copy the request guard sends in its place (`SerializeOptions.degraded`). */
   part: ImagePart;
   key: string;
+  /** The provider file to reference instead of the bytes (`SerializeOptions.files`). */
+  file?: FileRef;
 }
 
 export interface PreparedDocument {
   kind: 'document';
   part: DocumentPart;
   key: string;
+  file?: FileRef;
 }
 
 /** A stored part as it goes into this request: itself, or a text placeholder that replaced an image/PDF. */
@@ -51,4 +56,9 @@ export interface PreparedConversation {
   system: string | undefined;
   turns: PreparedTurn[];
   warnings: SerializeWarning[];
+  /** Uploads and re-encodes that would give a better request; absent when there are none. */
+  wanted?: RequestWishes;
 }
+
+/** Where a surface can reference an uploaded file instead of sending bytes: in a user turn, in a tool result. */
+export type FilePlacement = 'user' | 'tool';

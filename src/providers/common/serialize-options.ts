@@ -5,6 +5,7 @@
 
 import type { DocumentPart, ImagePart } from '../../conversation.js';
 import type { ToolDecl } from '../../tool.js';
+import type { FileRef, RequestWishes } from './media-files.js';
 
 /**
  * Where a stored image or document sits in the conversation. `blockIndex` is the index in a tool message's `results`;
@@ -59,6 +60,28 @@ export interface SerializeOptions {
    * long prompts on their own; there the option changes nothing.
    */
   promptCache?: boolean | { ttl: '5m' | '1h' };
+  /**
+   * Provider files (Files API uploads) for THIS request's provider account, by the sha256 of the stored bytes
+   * (`mediaSha256`): Anthropic and OpenAI Responses reference a part found here by its `id` instead of sending its
+   * bytes (user turns and tool results), Gemini by its `uri` (user turns, and tool results of models before Gemini 3;
+   * a Gemini 3 function response holds inline data only). OpenAI Chat cannot reference an image and ignores it.
+   * `null` for a hash means its upload failed: sent inline. With the map given, a part it holds no entry for is sent
+   * inline and listed in `SerializeResult.wanted.uploads`. Ids belong to the account that minted them: never pass
+   * another provider's or another key's map.
+   */
+  files?: ReadonlyMap<string, FileRef | null>;
+  /**
+   * Plan as if every part listed in `wanted.uploads` were already uploaded (byte budgets then leave it out). The body
+   * still sends such a part inline, so it is only for a caller that uploads the wanted parts and serializes again
+   * (the agent does); default false.
+   */
+  assumeUploaded?: boolean;
+  /**
+   * Smaller copies of stored images, by `degradeKey` (see `SerializeResult.wanted.degrade`), re-encoded by the caller
+   * through `processMedia`: when the request guard must shed bytes or pixels it sends the OLDEST images as these
+   * copies before it leaves any out. `null` for a key: the re-encode failed (that image is left out as before).
+   */
+  degraded?: ReadonlyMap<string, ImagePart | null>;
 }
 
 /** Reasoning effort, mapped per surface. */
@@ -70,6 +93,8 @@ export type SerializeWarningCode =
   | 'unsupported-input'
   /** Older images/PDFs were replaced by placeholders to keep the request within the model's limits. */
   | 'request-limit'
+  /** Older images were sent as smaller copies (`SerializeOptions.degraded`) to keep the request within its limits. */
+  | 'media-degraded'
   /** Parts named by `omitParts` were replaced by placeholders. */
   | 'omitted-by-host'
   /** An option the surface has no field for was ignored. */
@@ -95,6 +120,8 @@ export interface MediaRef {
   type: 'image' | 'document';
   /** Where it sits in the body, e.g. `messages[3].content[0].content[1]`. */
   path: string;
+  /** The provider file id it is sent as (`SerializeOptions.files`); absent when its bytes are inline. */
+  file?: string;
 }
 
 export interface SerializeResult<Body> {
@@ -103,4 +130,8 @@ export interface SerializeResult<Body> {
   warnings: SerializeWarning[];
   /** Every image/document in the body, oldest first. */
   media: MediaRef[];
+  /** HTTP headers the request needs besides the transport's own (Anthropic: the Files API beta, when a file is referenced). */
+  headers?: Record<string, string>;
+  /** Uploads and re-encodes that would give a better request (see `RequestWishes`); absent when there are none. */
+  wanted?: RequestWishes;
 }

@@ -13,7 +13,10 @@
  * (`multimodalToolResults`) get a result's images/PDFs inside `functionResponse.parts[].inlineData`; older models get
  * them as `inlineData` parts in a user content right after the one holding the function responses (or, with
  * `legacyToolMedia: 'same-content'`, after the function responses in their own content), each group introduced by a
- * text part naming its tool call. User images/PDFs are `inlineData` parts. A function call's `thoughtSignature`
+ * text part naming its tool call. User images/PDFs are `inlineData` parts. A part uploaded through the File API
+ * (`SerializeOptions.files`) is a `fileData {mimeType, fileUri}` part instead, in user contents and among the parts
+ * after the function responses (models before Gemini 3); inside `functionResponse.parts` (Gemini 3+) the API takes
+ * inline data only, so there it stays inline. A function call's `thoughtSignature`
  * (`ToolCallBlock.providerData.thoughtSignature`) is echoed; thinking text is not sent back.
  */
 
@@ -49,6 +52,11 @@ export interface GeminiInlineDataPart {
   inlineData: GeminiBlob;
 }
 
+/** A file uploaded through the File API, referenced by its `uri`. */
+export interface GeminiFileDataPart {
+  fileData: { mimeType: string; fileUri: string };
+}
+
 export interface GeminiFunctionCallPart {
   functionCall: { name: string; args: Record<string, unknown>; id?: string };
   thoughtSignature?: string;
@@ -66,6 +74,7 @@ export interface GeminiFunctionResponsePart {
 export type GeminiPart =
   | GeminiTextPart
   | GeminiInlineDataPart
+  | GeminiFileDataPart
   | GeminiFunctionCallPart
   | GeminiFunctionResponsePart;
 
@@ -142,7 +151,14 @@ export function toGemini(
   options: GeminiOptions = {},
 ): SerializeResult<GeminiRequestBody> {
   const info = modelOf(model);
-  const prepared = prepareConversation(conversation, info, options);
+  // A Gemini 3 function response holds inline data only; parts after the function responses (older models) are plain
+  // parts of a user content, where a file reference is allowed.
+  const prepared = prepareConversation(
+    conversation,
+    info,
+    options,
+    (where) => where === 'user' || !info.multimodalToolResults,
+  );
   const media: MediaRef[] = [];
   const contents: GeminiContent[] = [];
   /** Call ids Gemini itself assigned (echoed on calls and responses); synthesised or foreign ids are not sent. */
@@ -151,6 +167,13 @@ export function toGemini(
   const inline = (p: PreparedPart & { kind: 'image' | 'document' }): { inlineData: GeminiBlob } => ({
     inlineData: { mimeType: p.part.mediaType, data: p.part.data },
   });
+  /** A user-content part: the uploaded file's reference, else the bytes inline. */
+  const dataPart = (p: PreparedPart & { kind: 'image' | 'document' }): GeminiPart =>
+    p.file === undefined
+      ? inline(p)
+      : { fileData: { mimeType: p.part.mediaType, fileUri: p.file.uri ?? p.file.id } };
+  const refOf = (p: PreparedPart & { kind: 'image' | 'document' }): Omit<MediaRef, 'path'> =>
+    p.file === undefined ? { key: p.key, type: p.kind } : { key: p.key, type: p.kind, file: p.file.id };
 
   for (const turn of prepared.turns) {
     if (turn.role === 'user') {
@@ -160,8 +183,8 @@ export function toGemini(
           if (p.text.length > 0) parts.push({ text: p.text });
           continue;
         }
-        media.push({ key: p.key, type: p.kind, path: `contents[${contents.length}].parts[${parts.length}]` });
-        parts.push(inline(p));
+        media.push({ ...refOf(p), path: `contents[${contents.length}].parts[${parts.length}]` });
+        parts.push(dataPart(p));
       }
       if (parts.length > 0) contents.push({ role: 'user', parts });
     } else if (turn.role === 'tool') {
@@ -241,7 +264,7 @@ export function toGemini(
     } else {
       siblings.push({ part: { text: attachmentsLabel(result) } });
       for (const p of result.parts) {
-        if (p.kind !== 'text') siblings.push({ part: inline(p), ref: { key: p.key, type: p.kind } });
+        if (p.kind !== 'text') siblings.push({ part: dataPart(p), ref: refOf(p) });
       }
     }
     return response;
@@ -259,7 +282,9 @@ export function toGemini(
   if (level !== undefined) {
     body.generationConfig = { ...body.generationConfig, thinkingConfig: geminiThinkingConfig(info, level) };
   }
-  return { body, warnings: prepared.warnings, media };
+  const result: SerializeResult<GeminiRequestBody> = { body, warnings: prepared.warnings, media };
+  if (prepared.wanted !== undefined) result.wanted = prepared.wanted;
+  return result;
 }
 
 /** History call/response names must match `^[a-zA-Z0-9_-]{1,64}$` (`FunctionCall.name`, `FunctionResponse.name`). */

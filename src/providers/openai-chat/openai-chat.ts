@@ -219,7 +219,11 @@ export function toOpenAIChat(
   if (options.temperature !== undefined) body.temperature = options.temperature;
   const effort = thinkingFor(info, options.thinking, prepared.warnings);
   if (effort !== undefined) body.reasoning_effort = effort;
-  return { body, warnings: prepared.warnings, media };
+  const result: SerializeResult<OpenAIChatRequestBody> = { body, warnings: prepared.warnings, media };
+  // Re-encoded copies only: Chat Completions cannot reference an uploaded image (its `image_url` takes no file id).
+  if (prepared.wanted !== undefined && prepared.wanted.degrade.length > 0)
+    result.wanted = { uploads: [], degrade: prepared.wanted.degrade };
+  return result;
 }
 
 /** OpenAI rejects tool-call ids longer than 40 characters (other providers' ids can be longer). */

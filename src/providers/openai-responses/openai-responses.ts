@@ -6,7 +6,9 @@
  * Placement: a tool result is a `function_call_output` item; a text-only result's `output` is its text, a result with
  * images/PDFs has an `output` array of `input_text` / `input_image` (data URL) / `input_file` (`file_data` data URL +
  * `filename`) in part order. User images/PDFs are `input_image` / `input_file` parts of a user message (whose
- * `input_image.detail` the API requires: the `imageDetail` option, default `auto`).
+ * `input_image.detail` the API requires: the `imageDetail` option, default `auto`). A part uploaded through the Files
+ * API (`SerializeOptions.files`) is sent as `input_image.file_id` / `input_file.file_id` instead of its bytes, in
+ * user messages and tool outputs alike.
  *
  * Reasoning: a `reasoning` output item is kept as a thinking block whose `signature` is the JSON text
  * `{"id": <item id>, "encrypted_content"?: <opaque>}`; such blocks are echoed as `reasoning` items before the calls
@@ -40,25 +42,23 @@ export interface ResponsesInputText {
   text: string;
 }
 
-/** An image in a user message (`detail` is required there). */
-export interface ResponsesInputImage {
+/** An image in a user message (`detail` is required there): a data URL, or an uploaded file's id. */
+export type ResponsesInputImage = {
   type: 'input_image';
-  image_url: string;
   detail: OpenAIResponsesImageDetail;
-}
+} & ({ image_url: string } | { file_id: string });
 
 /** An image in a `function_call_output` (`detail` optional). */
-export interface ResponsesOutputImage {
+export type ResponsesOutputImage = {
   type: 'input_image';
-  image_url: string;
   detail?: OpenAIResponsesImageDetail;
-}
+} & ({ image_url: string } | { file_id: string });
 
-export interface ResponsesInputFile {
-  type: 'input_file';
-  file_data: string;
-  filename: string;
-}
+/** A PDF: inline (`file_data` data URL + `filename`) or an uploaded file's id. */
+export type ResponsesInputFile = { type: 'input_file' } & (
+  | { file_data: string; filename: string }
+  | { file_id: string }
+);
 
 export interface ResponsesUserMessage {
   type: 'message';
@@ -151,15 +151,22 @@ export function toOpenAIResponses(
   options: OpenAIResponsesOptions = {},
 ): SerializeResult<OpenAIResponsesRequestBody> {
   const info = modelOf(model);
-  const prepared = prepareConversation(conversation, info, options);
+  // Files are referenced in user messages and in tool outputs alike.
+  const prepared = prepareConversation(conversation, info, options, () => true);
   const media: MediaRef[] = [];
   const input: ResponsesInputItem[] = [];
 
-  const file = (p: PreparedPart & { kind: 'document' }): ResponsesInputFile => ({
-    type: 'input_file',
-    file_data: partDataUrl(p.part),
-    filename: pdfFilename(p.part.name),
-  });
+  const file = (p: PreparedPart & { kind: 'document' }): ResponsesInputFile =>
+    p.file !== undefined
+      ? { type: 'input_file', file_id: p.file.id }
+      : { type: 'input_file', file_data: partDataUrl(p.part), filename: pdfFilename(p.part.name) };
+  /** The image's source: its uploaded file, else its data URL. */
+  const imageSource = (p: PreparedPart & { kind: 'image' }): { image_url: string } | { file_id: string } =>
+    p.file !== undefined ? { file_id: p.file.id } : { image_url: partDataUrl(p.part) };
+  const mediaRef = (p: PreparedPart & { kind: 'image' | 'document' }, path: string): MediaRef =>
+    p.file === undefined
+      ? { key: p.key, type: p.kind, path }
+      : { key: p.key, type: p.kind, path, file: p.file.id };
 
   for (const turn of prepared.turns) {
     if (turn.role === 'user') {
@@ -169,14 +176,10 @@ export function toOpenAIResponses(
           if (p.text.length > 0) content.push({ type: 'input_text', text: p.text });
           continue;
         }
-        media.push({ key: p.key, type: p.kind, path: `input[${input.length}].content[${content.length}]` });
+        media.push(mediaRef(p, `input[${input.length}].content[${content.length}]`));
         content.push(
           p.kind === 'image'
-            ? {
-                type: 'input_image',
-                image_url: partDataUrl(p.part),
-                detail: options.imageDetail ?? 'auto',
-              }
+            ? { type: 'input_image', ...imageSource(p), detail: options.imageDetail ?? 'auto' }
             : file(p),
         );
       }
@@ -231,12 +234,9 @@ export function toOpenAIResponses(
         }
         continue;
       }
-      media.push({ key: p.key, type: p.kind, path: `input[${itemIndex}].output[${out.length}]` });
+      media.push(mediaRef(p, `input[${itemIndex}].output[${out.length}]`));
       if (p.kind === 'image') {
-        const image: ResponsesOutputImage = {
-          type: 'input_image',
-          image_url: partDataUrl(p.part),
-        };
+        const image: ResponsesOutputImage = { type: 'input_image', ...imageSource(p) };
         if (options.imageDetail !== undefined) image.detail = options.imageDetail;
         out.push(image);
       } else {
@@ -257,7 +257,9 @@ export function toOpenAIResponses(
   }
   const effort = thinkingFor(info, options.thinking, prepared.warnings);
   if (effort !== undefined) body.reasoning = { effort };
-  return { body, warnings: prepared.warnings, media };
+  const result: SerializeResult<OpenAIResponsesRequestBody> = { body, warnings: prepared.warnings, media };
+  if (prepared.wanted !== undefined) result.wanted = prepared.wanted;
+  return result;
 }
 
 /**

@@ -51,6 +51,16 @@ function versioned(base: string, version: string): string {
   return trimmed;
 }
 
+/**
+ * The API root of `base` as the surface's paths continue it: Anthropic's without a final `/v1` (its paths carry it),
+ * the OpenAI surfaces' with `/v1` and Gemini's with `/v1beta` when `base` is a bare origin. The Files API clients
+ * build their URLs on it, so they accept the same base URLs as the requests.
+ */
+export function apiBase(api: ModelApi, base: string): string {
+  if (api === 'anthropic-messages') return withoutV1(base);
+  return versioned(base, api === 'gemini' ? 'v1beta' : 'v1');
+}
+
 export const ENDPOINTS: Record<ModelApi, Endpoint> = {
   'anthropic-messages': {
     defaultBaseUrl: 'https://api.anthropic.com',

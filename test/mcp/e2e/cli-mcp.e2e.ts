@@ -289,6 +289,9 @@ describe('panto chat --mcp FILE', () => {
         join(root, 's.jsonl'),
         '--mcp',
         config,
+        // echo has no annotations: MCP's defaults make it destructive, so it needs approval (see below).
+        '--allow',
+        'b__echo',
       ],
       {
         cwd: root,
@@ -306,6 +309,46 @@ describe('panto chat --mcp FILE', () => {
     );
     expect(tools).toEqual(expect.arrayContaining(['read', 'b__echo', 'b__hang']));
     expect(JSON.stringify(second?.body.messages)).toContain('echo ok');
+  });
+
+  it('an MCP tool whose annotations do not call it safe needs approval: with no terminal and no --allow, declined', async () => {
+    const config = join(root, 'mcp-ask.json');
+    await writeFile(
+      config,
+      JSON.stringify({ mcpServers: { b: { command: process.execPath, args: [BROKEN] } } }),
+    );
+    provider.enqueue(
+      { type: 'reply', toolCalls: [{ id: 'call_1', name: 'b__echo', args: {} }] },
+      { type: 'reply', text: 'It was declined.' },
+    );
+    const r = await runPanto(
+      [
+        'chat',
+        '--provider',
+        'openai-chat',
+        '--base-url',
+        provider.baseUrl('openai-chat'),
+        '--model',
+        'gpt-4o',
+        '--workspace',
+        root,
+        '--no-context-files',
+        '--session',
+        join(root, 's-ask.jsonl'),
+        '--mcp',
+        config,
+      ],
+      {
+        cwd: root,
+        stdin: 'ask the server\n/exit\n',
+        env: { OPENAI_API_KEY: undefined, ANTHROPIC_API_KEY: undefined },
+      },
+    );
+    expect(r.code).toBe(0);
+    const second = provider.requests.at(-1);
+    const sent = JSON.stringify(second?.body.messages);
+    expect(sent).toContain("declined by the user: 'b__echo' needs approval");
+    expect(sent).not.toContain('echo ok');
   });
 
   it('a bad config file is a clear error', async () => {

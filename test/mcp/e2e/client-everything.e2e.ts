@@ -18,6 +18,8 @@ beforeAll(async () => {
     { log: (e) => log.push(e) },
   );
   expect(await source.start()).toEqual({ started: ['everything'], failed: [] });
+  // A 2025 server (SDK v1): the server/discover probe falls back to the 2025 handshake.
+  expect(source.protocolVersion('everything')).toBe('2025-11-25');
 });
 afterAll(() => source?.close());
 
@@ -173,6 +175,7 @@ describe('server-everything over Streamable HTTP as a tool source', () => {
       });
       const http = new McpToolSource({ remote: { type: 'http', url: `http://127.0.0.1:${port}/mcp` } });
       expect(await http.start()).toEqual({ started: ['remote'], failed: [] });
+      expect(http.protocolVersion('remote')).toBe('2025-11-25');
       const call: ToolCallBlock = {
         type: 'tool_call',
         id: 'h1',

@@ -23,6 +23,7 @@ beforeAll(async () => {
     mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir], needsApproval: true } },
   });
   expect(await source.start()).toEqual({ started: ['fs'], failed: [] });
+  expect(source.protocolVersion('fs')).toBe('2025-11-25');
 });
 afterAll(async () => {
   await source?.close();

@@ -223,7 +223,7 @@ describe('a hostile Streamable HTTP server', () => {
     const why = Object.fromEntries(report.failed.map((f) => [f.server, f.error]));
     expect(why.r).toMatch(/Redirect to .* not followed/);
     expect(otherSaw).toEqual([]);
-    expect(why.u).toMatch(/could not be started: .*Error POSTing to endpoint: no$/);
+    expect(why.u).toMatch(/could not be started: .*requires authorization \(HTTP 401\)/);
     expect(unauthorizedHits).toBeLessThanOrEqual(2);
   });
 });

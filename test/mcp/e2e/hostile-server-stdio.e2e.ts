@@ -130,8 +130,9 @@ describe('hostile tool declarations', () => {
       const decl = source.list().find((d) => d.name === 'h__proto');
       const props = (decl?.inputSchema.properties ?? {}) as object;
       expect(Object.getPrototypeOf(props)).toBe(Object.prototype);
-      // The SDK's schema parse drops a `__proto__` key rather than setting a prototype with it.
-      expect(Object.keys(props)).toEqual(['constructor']);
+      // A `__proto__` key stays a plain own property (copied with defineProperty), never a prototype.
+      expect(Object.keys(props)).toEqual(['__proto__', 'constructor']);
+      expect(Object.getOwnPropertyDescriptor(props, '__proto__')?.value).toEqual({ type: 'string' });
       expect(decl?.inputSchema.required).toEqual(['__proto__']);
       const args = JSON.parse('{"__proto__":"p","constructor":1}') as Record<string, unknown>;
       expect(text(await run(source, 'h__proto', args))).toBe('proto {"__proto__":"p","constructor":1}');

@@ -13,4 +13,8 @@ export const BROKEN = fileURLToPath(new URL('../../fixtures/mcp/broken-server.mj
 export const LUA_TOOLS = fileURLToPath(new URL('../../fixtures/mcp/lua/', import.meta.url));
 export const LUA_BIG = fileURLToPath(new URL('../../fixtures/mcp/lua-big/', import.meta.url));
 export const PANTO_CLI = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
+export const V2_SERVER = fileURLToPath(new URL('../../fixtures/mcp/v2-server.mjs', import.meta.url));
+export const HOSTILE_MODERN = fileURLToPath(
+  new URL('../../fixtures/mcp/hostile-modern-server.mjs', import.meta.url),
+);
 export const HOSTILE = fileURLToPath(new URL('../../fixtures/mcp/hostile-server.mjs', import.meta.url));
