@@ -239,6 +239,7 @@ export {
   type CustomEntry,
   type MessageEntry,
   type ModelChangeEntry,
+  type ModelUsage,
   SESSION_FORMAT_VERSION,
   type SessionEntry,
   type SessionHeader,

@@ -32,9 +32,8 @@ export interface AgentOptions {
   model: ModelInfo | string;
   tools?: ToolSource;
   /**
-   * Session log to resume from and append to. Its conversation is the agent's starting history. The usage of the
-   * log's earlier answers (all branches, also those a compaction replaced) is counted when `usage` is first read,
-   * so constructing the agent parses nothing the conversation did not need (see `Agent.usage` for the errors). A
+   * Session log to resume from and append to. Its conversation is the agent's starting history; its `usage` (the
+   * earlier answers of all branches, also those a compaction replaced) starts `Agent.usage`. A
    * `SessionLog` (a file) or a session store's log (`PostgresSessionStore.open`; `await session.flush()` after a run
    * to know every entry is stored).
    */

@@ -198,10 +198,8 @@ export class Agent {
    * Token and cost totals of the session: every answer of the resumed session log (all branches) or of the handed-in
    * messages, every answer of this agent, and the summary requests of its compactions. A copy.
    *
-   * With a resumed `session`, the first read parses the log's entries (`SessionLog.entries`, synchronous reads) and
-   * throws what that throws — `ERR_SESSION_CORRUPT` / `ERR_SESSION_FORMAT` for a damaged line the lazy open did not
-   * parse, `ERR_SESSION_CHANGED` for a file changed behind the log — and a later read tries again. The totals are
-   * the same, to the last bit, as counting the log first and this agent's usage after it.
+   * A resumed log's answers are counted at construction from its `usage` (per-model sums the log read at open, each
+   * model's tokens priced at once), so reading this does no I/O and never throws.
    */
   get usage(): UsageTotals {
     return this.#usage.totals;

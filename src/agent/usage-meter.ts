@@ -1,7 +1,7 @@
 /**
- * The agent's usage meter: token and cost totals of a session — the answers of a resumed log (counted on the first
- * read of `totals`), the answers of this agent and its compactions' summary requests — each priced by the agent's
- * `price` option or the price table.
+ * The agent's usage meter: token and cost totals of a session — the answers of a resumed log (its per-model sums),
+ * the answers of this agent and its compactions' summary requests — each priced by the agent's `price` option or the
+ * price table.
  */
 
 import type { AssistantMessage, Message, Usage } from '../conversation.js';
@@ -11,9 +11,6 @@ import { addUsage, emptyTotals, saneUsage, type UsageTotals } from './usage-tota
 
 export class UsageMeter {
   readonly #totals: UsageTotals = emptyTotals();
-  /** Counts the resumed log's answers (first read of `totals`); until then `#later` keeps what was added since. */
-  #resumed: (() => UsageTotals) | undefined;
-  #later: Array<[Usage, ModelPrice | undefined]> = [];
   #price: ModelPrice | null | undefined;
   #modelId: string;
   /** Cost of the assistant message counted last (for its `turn_end`). */
@@ -26,27 +23,11 @@ export class UsageMeter {
   }
 
   /**
-   * Count the entries `session` holds now when `totals` is first read (the agent's own appends come after them and
-   * are counted as they happen), priced as they would be now: with this price option and model, whatever a later
-   * `pricing` call says.
+   * Count the answers `session` holds (its `usage`, summed per model: no I/O), each model's tokens priced at once
+   * with this price option and model.
    */
   resume(session: SessionWriter): void {
-    const held = session.size;
-    if (held === 0) return;
-    const price = this.#price;
-    const modelId = this.#modelId;
-    this.#resumed = () => {
-      const totals = emptyTotals();
-      const entries = session.entries;
-      for (let i = 0; i < held; i++) {
-        const e = entries[i] as (typeof entries)[number];
-        if (e.type !== 'message' || e.message.role !== 'assistant' || e.message.usage === undefined) continue;
-        const id = e.message.model;
-        const p = price === null ? undefined : (price ?? priceOf(id ?? modelId) ?? priceOf(modelId));
-        addUsage(totals, e.message.usage, p);
-      }
-      return totals;
-    };
+    for (const u of session.usage) addUsage(this.#totals, u, this.priceOf(u.model), u.requests);
   }
 
   /** The price option and model of later answers (after `setModel`). */
@@ -70,7 +51,6 @@ export class UsageMeter {
 
   /** Count one request's usage; returns its cost, or undefined without a price. */
   add(usage: Usage, price: ModelPrice | undefined): UsageCost | undefined {
-    if (this.#resumed !== undefined) this.#later.push([usage, price]);
     return addUsage(this.#totals, usage, price);
   }
 
@@ -81,20 +61,8 @@ export class UsageMeter {
     return cost === undefined ? { usage: message.usage } : { usage: message.usage, cost };
   }
 
-  /**
-   * The totals (a copy). The first read after `resume` parses the log's entries and throws what that throws (see
-   * `Agent.usage`); a later read tries again. The totals are the same, to the last bit, as counting the log first
-   * and the later usage after it.
-   */
+  /** The totals (a copy). */
   get totals(): UsageTotals {
-    const resumed = this.#resumed;
-    if (resumed !== undefined) {
-      const totals = resumed();
-      for (const [usage, price] of this.#later) addUsage(totals, usage, price);
-      Object.assign(this.#totals, totals);
-      this.#resumed = undefined;
-      this.#later = [];
-    }
     return { ...this.#totals };
   }
 }

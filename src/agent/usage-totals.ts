@@ -48,23 +48,24 @@ export function saneUsage(usage: Usage): Usage {
 }
 
 /**
- * Add one request's usage to `totals` (in place); returns its cost, or `undefined` without a price. The counts are
- * taken through `saneUsage` (a resumed log may hold what an older version stored); token totals stop at
- * `Number.MAX_SAFE_INTEGER`.
+ * Add the usage of `requests` requests (one answer, or a model's sum over a resumed log's answers) to `totals` (in
+ * place); returns its cost, or `undefined` without a price. The counts are taken through `saneUsage`; token totals
+ * stop at `Number.MAX_SAFE_INTEGER`.
  */
 export function addUsage(
   totals: UsageTotals,
   reported: Usage,
   price: ModelPrice | undefined,
+  requests = 1,
 ): UsageCost | undefined {
   const usage = saneUsage(reported);
-  totals.requests++;
+  totals.requests = plus(totals.requests, requests);
   totals.inputTokens = plus(totals.inputTokens, usage.inputTokens);
   totals.outputTokens = plus(totals.outputTokens, usage.outputTokens);
   totals.cacheReadTokens = plus(totals.cacheReadTokens, usage.cacheReadTokens ?? 0);
   totals.cacheWriteTokens = plus(totals.cacheWriteTokens, usage.cacheWriteTokens ?? 0);
   if (price === undefined) {
-    totals.unpricedRequests++;
+    totals.unpricedRequests = plus(totals.unpricedRequests, requests);
     return undefined;
   }
   const cost = usageCost(usage, price);

@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { addAnswer } from '../session/answer-usage.js';
 import {
   type CompactionInput,
   compactionEntry,
@@ -30,6 +31,7 @@ import type {
   CustomEntry,
   MessageEntry,
   ModelChangeEntry,
+  ModelUsage,
   SessionEntry,
   SessionHeader,
   UploadEntry,
@@ -71,6 +73,7 @@ export class PostgresSessionLog implements SessionWriter {
   #leafId: string | null;
   #model: string | undefined;
   #size: number;
+  readonly #usage: ModelUsage[];
   /** Every entry, when the open read them all (`eager`, or a session with no compaction); else undefined. */
   #entries: SessionEntry[] | undefined;
   /** Ids appended by this log (ids in the store are unique per session: a collision fails the store). */
@@ -87,6 +90,7 @@ export class PostgresSessionLog implements SessionWriter {
     leafId: string | null;
     model: string | undefined;
     size: number;
+    usage: ModelUsage[];
     entries: SessionEntry[] | undefined;
   }) {
     this.#client = init.client;
@@ -97,6 +101,7 @@ export class PostgresSessionLog implements SessionWriter {
     this.#leafId = init.leafId;
     this.#model = init.model;
     this.#size = init.size;
+    this.#usage = init.usage;
     this.#entries = init.entries;
     // The connection died (the server restarted, an administrator ended it, the network went): the lock went with it.
     this.#client.on('error', (err) => {
@@ -148,6 +153,11 @@ export class PostgresSessionLog implements SessionWriter {
     return this.#closed;
   }
 
+  /** The usage of every answer in the session, per model (see `SessionWriter.usage`): no I/O, never throws. */
+  get usage(): readonly ModelUsage[] {
+    return this.#usage;
+  }
+
   /** Every entry; `ERR_INVALID_ARGUMENT` when the open read only the conversation (open with `{ eager: true }`). */
   get entries(): readonly SessionEntry[] {
     if (this.#entries === undefined) {
@@ -164,6 +174,7 @@ export class PostgresSessionLog implements SessionWriter {
     this.#store(entry);
     this.#view.messages.push(message);
     this.#view.entryIds.push(entry.id);
+    addAnswer(this.#usage, message);
     return entry;
   }
 
@@ -181,7 +192,7 @@ export class PostgresSessionLog implements SessionWriter {
   }
 
   appendCompaction(record: CompactionInput): CompactionEntry {
-    const { entry, view } = compactionEntry(record, this.#view, this.#base());
+    const { entry, view } = compactionEntry(record, this.#view, this.#base(), this.#usage);
     this.#store(entry);
     this.#view = view;
     return entry;

@@ -18,10 +18,16 @@
  */
 
 import { PantoError } from '../errors.js';
+import { addAnswer, copyUsage, sessionUsage } from '../session/answer-usage.js';
 import { corruptLine } from '../session/jsonl-reader.js';
 import { EntryCollector, type LoadedSession } from '../session/load-session.js';
 import { type ConversationView, resolveConversation } from '../session/resolve-conversation.js';
-import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from '../session/session-entry.js';
+import {
+  type ModelUsage,
+  SESSION_FORMAT_VERSION,
+  type SessionEntry,
+  type SessionHeader,
+} from '../session/session-entry.js';
 import { entryProblem, readableHeaderProblem } from '../session/validate-entry.js';
 import { importChecked } from './import-lines.js';
 import { LOCK_CLASS, lockKey, type PgClient, PostgresSessionLog } from './postgres-session-log.js';
@@ -200,6 +206,7 @@ export class PostgresSessionStore implements SessionStore {
       leafId: null,
       model: header.model,
       size: 0,
+      usage: [],
       entries: [],
     });
   }
@@ -427,6 +434,7 @@ export class PostgresSessionStore implements SessionStore {
     leafId: string | null;
     model: string | undefined;
     size: number;
+    usage: ModelUsage[];
     entries: SessionEntry[] | undefined;
   }> {
     const where = `session ${id}`;
@@ -451,8 +459,7 @@ export class PostgresSessionStore implements SessionStore {
       const c = latest[0];
       if (c !== undefined) {
         const partial = await this.#fromCompaction(id, row.key, c, client);
-        if (partial !== undefined)
-          return { header, view: partial.view, leafId: partial.leafId, model, size, entries: undefined };
+        if (partial !== undefined) return { header, ...partial, model, size, entries: undefined };
       }
     }
     // Every row, checked as an eager load checks a file's lines (line numbers: seq + 2, the header being line 1).
@@ -477,6 +484,7 @@ export class PostgresSessionStore implements SessionStore {
       leafId: session.leafId,
       model: session.model,
       size: session.entries.length,
+      usage: sessionUsage(session.entries),
       entries: session.entries,
     };
   }
@@ -503,17 +511,20 @@ export class PostgresSessionStore implements SessionStore {
 
   /**
    * The conversation read from the latest compaction `c` on: the rows from its `firstKeptEntryId` (or itself) to the
-   * end. Undefined when the leaf's branch does not run through `c` and its kept entry (the caller then reads all).
+   * end, and the usage (`c`'s `usageBefore` and the answers after it). Undefined when the leaf's branch does not run
+   * through `c` and its kept entry, or `c` records no usage (written before it did): the caller then reads all.
    */
   async #fromCompaction(
     id: string,
     key: string,
     c: EntryRow,
     client: PgClient,
-  ): Promise<{ view: ConversationView; leafId: string | null } | undefined> {
+  ): Promise<{ view: ConversationView; leafId: string | null; usage: ModelUsage[] } | undefined> {
     const where = `session ${id}`;
     const compaction = JSON.parse(this.#body(id, c)) as SessionEntry;
     if (compaction.type !== 'compaction' || entryProblem(compaction) !== null) return undefined;
+    if (compaction.usageBefore === undefined) return undefined;
+    const usage = copyUsage(compaction.usageBefore);
     let from = Number(c.seq);
     if (compaction.firstKeptEntryId !== null) {
       const kept = await this.#rows(id, key, 'id = $2', [compaction.firstKeptEntryId], client);
@@ -540,6 +551,7 @@ export class PostgresSessionStore implements SessionStore {
           `${where}:${line}: the row's columns do not match its JSON`,
         );
       byId.set(e.id, e);
+      if (e.type === 'message' && Number(r.seq) > Number(c.seq)) addAnswer(usage, e.message);
     }
     const leaf = rows[rows.length - 1];
     if (leaf === undefined) return undefined;
@@ -554,7 +566,7 @@ export class PostgresSessionStore implements SessionStore {
     }
     path.reverse();
     if (!path.some((e) => e.id === compaction.id)) return undefined;
-    return { view: resolveConversation(path), leafId: leaf.id };
+    return { view: resolveConversation(path), leafId: leaf.id, usage };
   }
 }
 

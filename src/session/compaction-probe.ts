@@ -1,18 +1,10 @@
 /**
- * The cheap look a lazy load takes before choosing its path: whether a session file mentions a compaction. A lazy
- * load gains only when the current branch holds a compaction (it then never parses the history the compaction
- * replaced); without one, the conversation is every message on the branch and one pass that parses every line is
- * the fastest load. A session's latest compaction sits near its end (what follows it fits in one
- * context window), so the file is searched from its end backwards for the bytes `"compaction"`, stopping at the first
- * match: a compacted session answers within its tail, and a never-compacted one costs one search of its bytes (a
- * 270 MB file in ~45 ms, ~1% of parsing it) — cheaper than a false "no", which would parse the history a compaction
- * replaced (for an image-heavy session, every image's base64 before it).
- *
- * The answer only chooses a path, it never decides a result: both paths load the same session. A false "yes" (the
- * bytes as a JSON string value of a message, e.g. a tool input `{"mode":"compaction"}`) costs the index pass; text
- * that merely contains the word is escaped in JSON (`\"compaction\"`) and does not match. A false "no" (only a type
- * spelled with `\u` escapes, which SessionLog never writes) costs parsing the history that compaction replaced: the
- * one-pass reader resolves the compaction like any other (load-session.ts).
+ * Whether a session file mentions a compaction: the look a lazy load takes to choose its path once (load-session.ts).
+ * Only a compacted branch gains from the index; without one, one pass parsing every line is fastest. The latest
+ * compaction sits near the end, so the file is searched from its end for the bytes `"compaction"` (a never-compacted
+ * 270 MB file costs ~45 ms, ~1% of parsing it). The answer only chooses a path; both load the same session. A false
+ * "yes" (the JSON string `"compaction"` in a tool input) costs the index pass; a false "no" (a type spelled with `\u`
+ * escapes, which SessionLog never writes) costs parsing the replaced history.
  */
 
 import { openRegularFile } from './regular-file.js';
@@ -21,11 +13,7 @@ const MARKER = Buffer.from('"compaction"', 'latin1');
 /** Bytes read per call (one buffer, reused). */
 const STEP = 1024 * 1024;
 
-/**
- * Whether `path` contains `"compaction"`. One open, one stat, reads of at most 1 MiB from the end backwards
- * (stopping at the first match). `ERR_INVALID_ARGUMENT` when `path` is not a regular file
- * (regular-file.ts); file-system errors (e.g. `ENOENT`) propagate.
- */
+/** Whether `path` contains `"compaction"` (1 MiB reads from the end). `ERR_INVALID_ARGUMENT`: not a regular file. */
 export async function mentionsCompaction(path: string): Promise<boolean> {
   const fh = await openRegularFile(path);
   try {

@@ -1,18 +1,11 @@
 /**
- * Single-writer lock for a session file: `FILE.lock` (FILE with symlinks resolved), created with O_CREAT|O_EXCL, holding
- * `{"pid","hostname","token","acquired","start"?}`.
+ * Single-writer lock for a session file: `FILE.lock` (symlinks resolved), created with O_CREAT|O_EXCL, holding
+ * `{"pid","hostname","token","acquired","start"?}`. Advisory: it stops every `SessionLog`, not other programs.
  *
- * - A lock whose pid is not running on this host is stale and is taken over. A lock from another host is never
- *   taken over (its pid cannot be checked); the error says which file to delete.
- * - PID reuse: `start` records the holder's process start (Linux: boot id + start time in clock ticks from
- *   `/proc/<pid>/stat`). A lock whose pid is alive but whose process started at another time belongs to a process that
- *   is gone: stale. A lock naming THIS process's pid that no `FileLock` of this process holds is stale too, on every
- *   platform — the normal case of a container restarted as PID 1 after a kill.
- * - A lock file that is empty or unreadable (its owner died between create and write) is stale once it is older
- *   than 10 s.
- * - Released by `release()` and, for locks still held, on process `exit`. A process killed by a signal leaves the file
- *   behind; the next writer on this host finds its pid dead and takes it over.
- * - The lock is advisory: it stops writers that use it (every `SessionLog`), not other programs.
+ * Stale (taken over): a lock of this host whose pid is not running, or runs a process started at another time than
+ * `start` (Linux: boot id + start ticks from `/proc`), or is this process's pid with no `FileLock` here holding it (a
+ * container restarted as PID 1); an empty or unreadable lock older than 10 s. Another host's lock is never taken
+ * over (the error names the file to delete). Released by `release()` and, while held, on process `exit`.
  */
 
 import { randomBytes } from 'node:crypto';

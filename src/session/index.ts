@@ -7,6 +7,7 @@ export type {
   CustomEntry,
   MessageEntry,
   ModelChangeEntry,
+  ModelUsage,
   SessionEntry,
   SessionHeader,
   UploadEntry,

@@ -1,57 +1,24 @@
 /**
- * Reading every line of a JSONL file as JSON, for files far larger than one JS string can hold (V8 caps a string at
- * ~512 MB). Lines come from the shared splitter (line-reader.ts). The complete lines of a chunk are decoded in batches
- * of about `BATCH_BYTES` (one `toString` per batch, cut at a newline), and each line is a slice of its batch's string,
- * `JSON.parse`d on its own (so an error names its line, and a bad line can never merge with its neighbours); a line
- * longer than a batch is decoded alone. Decoding a batch gives the same text as decoding its lines one by one: UTF-8
- * decoding resynchronises at every ASCII byte, so the newline byte never takes part in a replacement character. A
- * batch string is small enough to stay in V8's young generation. Peak extra memory: two chunks, the longest line's
- * bytes, one decoded batch (or one decoded line, when it is longer than a batch).
- *
- * Bytes that are not valid UTF-8 decode to U+FFFD (one per bad sequence) and the line is reported in `invalidUtf8`;
- * each batch is checked with `isUtf8` (simdutf, a few percent of the decode's cost).
+ * Reading every line of a JSONL file as JSON, for files far larger than one JS string can hold. Lines come from the
+ * shared splitter (line-reader.ts); a chunk's complete lines are decoded in batches of about `BATCH_BYTES` (one
+ * `toString`, cut at a newline; UTF-8 resynchronises at the newline, so the text equals decoding line by line) and
+ * each line is parsed on its own (an error names its line). Peak extra memory: two chunks, the longest line, one
+ * batch. Bytes that are not valid UTF-8 decode to U+FFFD with an `invalid_utf8` warning (`isUtf8` per batch).
  */
 
 import { isUtf8 } from 'node:buffer';
 import { PantoError } from '../errors.js';
 import { CR, DEFAULT_CHUNK, DEFAULT_MAX_LINE, type LineBlock, NEWLINE, readLines } from './line-reader.js';
 import { openRegularFile } from './regular-file.js';
+import { LineWarnings, type SessionWarning, type TornLine } from './session-warning.js';
+
+export type { TornLine } from './session-warning.js';
 
 export interface JsonlReadOptions {
   /** Bytes read per call (default 4 MiB). */
   chunkBytes?: number;
   /** Longest line accepted, in bytes (default 256 MiB). A longer line fails with `ERR_SESSION_CORRUPT`. */
   maxLineBytes?: number;
-}
-
-/** Consecutive empty lines: the first one's 1-based number and how many there are. */
-export interface EmptyRun {
-  line: number;
-  count: number;
-}
-
-/** Add empty line `line` to `runs` (extending the last run when it ends just before `line`). */
-export function addEmptyLine(runs: EmptyRun[], line: number): void {
-  const last = runs[runs.length - 1];
-  if (last !== undefined && last.line + last.count === line) last.count++;
-  else runs.push({ line, count: 1 });
-}
-
-/** The `empty_line` warning message for `run` (one warning per run of consecutive empty lines). */
-export function emptyRunMessage(path: string, run: EmptyRun): string {
-  return run.count === 1
-    ? `${path}:${run.line}: empty line skipped`
-    : `${path}:${run.line}: ${run.count} empty lines skipped (lines ${run.line}-${run.line + run.count - 1})`;
-}
-
-/** A final line that ended without a newline and did not parse (a write cut short by a crash). */
-export interface TornLine {
-  /** 1-based line number. */
-  line: number;
-  /** Byte offset where the torn line starts (the file is intact up to here). */
-  offset: number;
-  /** Length in bytes of the torn fragment. */
-  bytes: number;
 }
 
 export interface JsonlReadResult {
@@ -63,18 +30,8 @@ export interface JsonlReadResult {
   torn?: TornLine;
   /** True when the last line parsed but has no trailing newline (an appender must write one first). */
   unterminated: boolean;
-  /**
-   * The empty lines that were skipped, as runs of consecutive lines (ascending): a run is its first 1-based line
-   * number and how many lines it holds, so a file of a million newlines costs one run, not a million numbers.
-   */
-  emptyLines: EmptyRun[];
-  /** Number of lines in the file (parsed, empty and torn). */
-  lineCount: number;
-  /**
-   * The lines handed to the callback whose bytes are not valid UTF-8 (ascending). They were decoded with U+FFFD for
-   * each bad sequence, as `Buffer.toString('utf8')` does; the caller reports them.
-   */
-  invalidUtf8: number[];
+  /** Empty, invalid UTF-8, torn and unterminated lines, in line order. */
+  warnings: SessionWarning[];
 }
 
 /**
@@ -92,13 +49,10 @@ export const BATCH_BYTES = 48 * 1024;
 const HEADER_START = Buffer.from('{"type":"session"', 'latin1');
 
 /**
- * Why a final line without a newline that does not parse is not a torn line a crash could leave (a prefix of one
- * line as `SessionLog` writes it), or null. A crash never leaves a CR inside a line (`SessionLog` writes none; a
- * CRLF file's torn line can only end with one), so a CR before the fragment's last byte means the file's lines end
- * with CR alone. A fragment that is the file's first line (`first`: nothing parsed before it) must be the start of
- * a header, a run of NUL bytes (a file system's unwritten tail after a power loss), or empty after a UTF-8 byte order
- * mark: anything else is not a session file, and treating it as torn would let `SessionLog.open` cut it away.
- * `bytes` is the fragment without a trailing CR.
+ * Why a final line without a newline that does not parse cannot be a torn line a crash left, or null: it holds a CR
+ * (lines ending in CR alone), or it is the file's first line (`first`) and neither the start of a header nor NUL
+ * bytes (a power loss's unwritten tail) — not a session file, which `SessionLog.open` must not cut away. `bytes` is
+ * the fragment without a trailing CR.
  */
 export function tornLineProblem(bytes: Buffer, first: boolean): string | null {
   if (bytes.indexOf(CR) !== -1) {
@@ -111,12 +65,8 @@ export function tornLineProblem(bytes: Buffer, first: boolean): string | null {
   return 'the file has no newline and its only line is neither JSON nor the start of a session header; not a session file';
 }
 
-/** The `torn_line` warning text for `torn`. */
-export function tornLineMessage(path: string, torn: TornLine): string {
-  return (
-    `${path}:${torn.line}: last line is incomplete (${torn.bytes} bytes, likely a crash mid-write); ` +
-    'skipped, everything before it loaded'
-  );
+export function formatError(path: string, line: number, problem: string): PantoError {
+  return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
 }
 
 export function corruptLine(path: string, line: number, err: unknown): PantoError {
@@ -160,14 +110,13 @@ export async function readJsonl(
   const { chunkBytes, maxLineBytes } = readLimits(options);
   let lineNo = 0;
   let lines = 0;
-  const emptyLines: EmptyRun[] = [];
-  const invalidUtf8: number[] = [];
+  const warnings = new LineWarnings(path);
 
   /** One line's text (no newline, no CR): parsed and handed over, or counted as empty. */
   const take = (text: string): void => {
     lineNo++;
     if (text === '') {
-      addEmptyLine(emptyLines, lineNo);
+      warnings.empty(lineNo);
       return;
     }
     let value: unknown;
@@ -189,13 +138,14 @@ export async function readJsonl(
         e = buf.lastIndexOf(NEWLINE, s + BATCH_BYTES - 1) + 1;
         if (e <= s) e = buf.indexOf(NEWLINE, s) + 1;
       }
+      const bad: number[] = [];
       if (!isUtf8(buf.subarray(s, e))) {
         // Rare: find the lines with bad bytes (a line that is not JSON either fails below, before it is reported).
         let line = lineNo;
         for (let from = s; from < e; ) {
           const nl = buf.indexOf(NEWLINE, from);
           line++;
-          if (!isUtf8(buf.subarray(from, nl))) invalidUtf8.push(line);
+          if (!isUtf8(buf.subarray(from, nl))) bad.push(line);
           from = nl + 1;
         }
       }
@@ -205,6 +155,7 @@ export async function readJsonl(
         take(text.slice(p, nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl));
         p = nl + 1;
       }
+      for (const line of bad) warnings.invalidUtf8(line);
       s = e;
     }
   };
@@ -217,9 +168,7 @@ export async function readJsonl(
       lines,
       fileBytes: read.fileBytes,
       unterminated: false,
-      emptyLines,
-      lineCount: lineNo,
-      invalidUtf8,
+      warnings: warnings.list,
     };
     const last = read.last;
     if (last !== undefined) {
@@ -228,8 +177,8 @@ export async function readJsonl(
       const text = bytes.toString('utf8');
       if (text === '') {
         // A lone CR at the end: nothing to load, but the line still needs its newline.
-        result.lineCount = lineNo + 1;
         result.unterminated = true;
+        warnings.unterminated(lineNo + 1);
         return result;
       }
       try {
@@ -238,15 +187,15 @@ export async function readJsonl(
         const problem = tornLineProblem(bytes, lines === 0);
         if (problem)
           throw new PantoError('ERR_SESSION_CORRUPT', `${path}:${lineNo + 1}: ${problem}`, { cause: err });
-        result.lineCount = lineNo + 1;
         result.torn = { line: lineNo + 1, offset: last.offset, bytes: last.length };
+        warnings.torn(result.torn);
         return result;
       }
-      if (!isUtf8(bytes)) invalidUtf8.push(lineNo + 1);
       take(text);
+      if (!isUtf8(bytes)) warnings.invalidUtf8(lineNo);
       result.lines = lines;
-      result.lineCount = lineNo;
       result.unterminated = true;
+      warnings.unterminated(lineNo);
     }
     return result;
   } finally {

@@ -6,12 +6,14 @@
 
 import type { Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { copyUsage } from './answer-usage.js';
 import type { ConversationView } from './resolve-conversation.js';
 import type {
   CompactionEntry,
   CustomEntry,
   MessageEntry,
   ModelChangeEntry,
+  ModelUsage,
   UploadEntry,
   UploadedFileRecord,
 } from './session-entry.js';
@@ -110,13 +112,15 @@ export function customEntry(customType: string, data: unknown, base: EntryBase):
 }
 
 /**
- * The compaction entry for `record` over the conversation `view`, and the view after it. Throws
+ * The compaction entry for `record` over the conversation `view` (recording `usageBefore`, the log's answers so
+ * far), and the view after it. Throws
  * `ERR_INVALID_ARGUMENT` if the record does not fit the conversation.
  */
 export function compactionEntry(
   record: CompactionInput,
   view: ConversationView,
   base: EntryBase,
+  usageBefore: readonly ModelUsage[],
 ): { entry: CompactionEntry; view: ConversationView } {
   const { messages, entryIds } = view;
   if (record === null || typeof record !== 'object') throw invalid('compaction must be an object');
@@ -153,6 +157,7 @@ export function compactionEntry(
     firstKeptEntryId: k < messages.length ? (entryIds[k] as string) : null,
     tokensBefore: record.tokensBefore,
     tokensAfter: record.tokensAfter,
+    usageBefore: copyUsage(usageBefore),
   };
   return {
     entry,

@@ -1,9 +1,7 @@
 /**
- * Opening a session file for reading. A session is a regular file: a directory, a FIFO, a socket or a device
- * (`/dev/zero`, a terminal) is refused with `ERR_INVALID_ARGUMENT` before anything is read, so a load never blocks
- * on a FIFO that has no writer and never reads an endless device. The file is opened with `O_NONBLOCK` where the
- * platform has it (an open of a FIFO without a writer then returns at once; the flag changes nothing for a regular
- * file) and checked with `fstat` on the descriptor it will read, so there is no window between check and open.
+ * Opening a session file for reading: anything but a regular file (a directory, a FIFO, a device) is refused with
+ * `ERR_INVALID_ARGUMENT` before anything is read. Opened with `O_NONBLOCK` where the platform has it (a FIFO without
+ * a writer never blocks) and checked with `fstat` on that descriptor (no window between check and open).
  */
 
 import { constants, type Stats } from 'node:fs';

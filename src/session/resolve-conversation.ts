@@ -103,10 +103,8 @@ export function resolveBranch(branch: readonly number[], tree: LazyEntries): Con
   }
   const messages: Message[] = [];
   const entryIds: Array<string | null> = [];
-  // Every entry on the branch from where the conversation starts is read, not only those indexed as messages: an
-  // entry is checked against its index record when read, so a line indexed as `custom` that parses as a message (a
-  // repeated `type` key, see leading-fields.ts) is refused instead of silently missing from the conversation.
-  // Entries other than messages after a compaction are few (model changes, host events).
+  // Every entry on the branch from the start is read, not only those indexed as messages: a line indexed as `custom`
+  // that parses as a message (a repeated `type` key, leading-fields.ts) is then refused, never silently dropped.
   const addMessages = (from: number, to: number, skip = -1) => {
     const wanted: number[] = [];
     for (let k = from; k < to; k++) {

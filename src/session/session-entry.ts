@@ -50,6 +50,23 @@ export interface CompactionEntry extends EntryBase {
   firstKeptEntryId: string | null;
   tokensBefore: number;
   tokensAfter: number;
+  /**
+   * The usage of every answer in the session before this entry (all branches), per model in order of first answer.
+   * Absent in files written before it was recorded: the answers are then counted when a log opens.
+   */
+  usageBefore?: ModelUsage[];
+}
+
+/** Token counts summed over the answers (assistant messages with `usage`) of one model. */
+export interface ModelUsage {
+  /** The answers' `model`; absent for answers that name none. */
+  model?: string;
+  /** Number of answers. */
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
 }
 
 /** A host event (model switch, label, UI state, ...): never part of the conversation sent to a model. */

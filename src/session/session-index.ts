@@ -1,32 +1,16 @@
 /**
- * A lazily parsed session file: `openSessionIndex` makes one pass over the file's bytes and keeps, per entry, only
- * its id, parent, type and where its line is (byte offset and length). Entries are parsed when asked for: `entry(id)`
- * one line, `conversation()` only the lines on the current branch after its latest compaction. Memory: the index
- * (a few dozen bytes per entry) plus what the caller asks for; the file's text is never all held.
+ * A lazily parsed session file: `openSessionIndex` makes one pass over the file's bytes and keeps, per entry, its id,
+ * parent, type and line position (a few dozen bytes per entry), taken from the line's first bytes when the line is in
+ * `SessionLog`'s form (leading-fields.ts) and by parsing it otherwise. Entries are parsed when asked for; the file's
+ * text is never all held.
  *
- * How the index is read without parsing: `SessionLog` writes every entry as `{"type":…,"id":…,"parentId":…,` (that
- * key order, ids in ASCII), so those fields are taken from the line's first bytes (leading-fields.ts). A line in any
- * other form (another writer, non-ASCII or escaped ids) is parsed in full while indexing and checked as `loadSession`
- * checks it. The header, the model change the current model comes from, and an unterminated last line (torn or not,
- * decided as `loadSession` decides it) are parsed while opening too.
+ * Opening checks the header, the tree and line lengths; a line the index did not parse is checked when it is read
+ * (JSON, entry shape, and the same type/id/parentId as indexed). `verify()` checks every line, as `loadSession` does.
  *
- * What is checked when: opening checks the header, the tree (unique ids, parents earlier in the file) and line
- * lengths; a line the index did not parse is checked when it is read (valid JSON, a valid entry, and the same
- * type/id/parentId as its leading fields), so a damaged line in an old branch costs nothing until it is read.
- * `verify()` reads every line and checks all of it, as `loadSession` does. Bytes that are not valid UTF-8 are read as
- * U+FFFD and the line gets an `invalid_utf8` warning in `warnings` when it is first parsed.
- *
- * The indexed bytes must not change while the index is used, but the file may grow: an index is of the file as it
- * was when opening began (bytes appended later are not indexed, and a line a write in progress cut off there reads as
- * a torn last line), and its reads return the entries as of then. Every read checks the file still holds those bytes
- * — the same inode, not shorter than them (a torn last line may be cut off), not rewritten in place (same size,
- * another mtime), the last indexed line still ending where it did — and re-checks each line's id, parent and type, so
- * a file changed on disk fails with `ERR_SESSION_CHANGED` instead of returning wrong data (a line that still begins
- * as indexed but says otherwise in a repeated key later is the line's own lie: `ERR_SESSION_FORMAT`). `SessionLog`,
- * the file's locked writer, tells its index about its own appends and repairs.
- *
- * Reads are synchronous underneath (`readAt`, `readAll`, `conversationView` return directly; `entry`, `entries`,
- * `conversation`, `verify` wrap them in a promise): `loadSession` and `SessionLog` parse lazily behind getters.
+ * The indexed bytes must not change while the index is used, but the file may grow (an agent appending): every read
+ * checks the file still holds them (same inode, not shorter, not rewritten in place, the last line ending where it
+ * did) and fails with `ERR_SESSION_CHANGED` otherwise. `SessionLog`, the file's locked writer, tells its index about
+ * its own appends and repairs. Reads are synchronous underneath (`readAt`, `readAll`, `conversationView`).
  */
 
 import { isUtf8 } from 'node:buffer';
@@ -34,16 +18,14 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { addAnswer, copyUsage } from './answer-usage.js';
 import {
   BATCH_BYTES,
   corruptLine,
-  type EmptyRun,
-  emptyRunMessage,
+  formatError,
   type JsonlReadOptions,
   lineTooLong,
   readLimits,
-  type TornLine,
-  tornLineMessage,
   tornLineProblem,
 } from './jsonl-reader.js';
 import { LEADING_BYTES, type LeadingFields, leadingFields } from './leading-fields.js';
@@ -55,8 +37,8 @@ import {
   modelOnBranch,
   resolveBranch,
 } from './resolve-conversation.js';
-import type { SessionEntry, SessionHeader } from './session-entry.js';
-import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './session-warning.js';
+import type { CompactionEntry, ModelUsage, SessionEntry, SessionHeader } from './session-entry.js';
+import { headerlessSession, LineWarnings, type SessionWarning, type TornLine } from './session-warning.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export type SessionIndexOptions = JsonlReadOptions;
@@ -110,13 +92,11 @@ function prefixChange(now: FileIdentity, was: FileIdentity, covered: number): st
 export let adoptFileIdentity: (index: SessionIndex, stat: FileIdentity) => void;
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+/** Bytes of lines `usage()` parses before it counts and drops them. */
+const USAGE_BATCH_BYTES = 8 * 1024 * 1024;
 
 const latin1 = (b: Buffer, end: number): string =>
   (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(0, end);
-
-function formatError(path: string, line: number, problem: string): PantoError {
-  return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
-}
 
 function changed(path: string, problem: string): PantoError {
   return new PantoError('ERR_SESSION_CHANGED', `${path}: ${problem}`);
@@ -137,27 +117,7 @@ function parseBytes(
   }
 }
 
-/**
- * Record an `invalid_utf8` warning for `line` in `warnings` (kept in line order, a line at most once; before a
- * torn/unterminated report of the same line, as `loadSession` orders them).
- */
-function noteInvalidUtf8(path: string, warnings: SessionWarning[], line: number): void {
-  let at = warnings.length;
-  for (let k = 0; k < warnings.length; k++) {
-    const w = warnings[k] as SessionWarning;
-    if (w.line === line && w.kind === 'invalid_utf8') return;
-    if (w.line > line || (w.line === line && (w.kind === 'unterminated_line' || w.kind === 'torn_line'))) {
-      at = k;
-      break;
-    }
-  }
-  warnings.splice(at, 0, invalidUtf8Warning(path, line));
-}
-
-/**
- * @internal The first phase of opening: every line of the file, as the splitter hands it over, turned into the index's arrays
- * (header parsed, entries by their leading fields, other lines parsed).
- */
+/** @internal The first phase of opening: every line, as the splitter hands it over, into the index's arrays. */
 export class IndexScan {
   readonly ids: string[] = [];
   readonly parents: (string | null)[] = [];
@@ -166,18 +126,19 @@ export class IndexScan {
   readonly byId = new Map<string, number>();
   /** Entries parsed while opening (lines not in the leading-field form). */
   readonly parsed = new Map<number, SessionEntry>();
-  readonly warnings: SessionWarning[] = [];
+  readonly warnings: LineWarnings;
   header: SessionHeader | undefined;
   lineNo = 0;
   torn: TornLine | undefined;
   unterminated = false;
-  #emptyRun: { run: EmptyRun; warning: SessionWarning } | undefined;
-  readonly onInvalidUtf8 = (line: number) => noteInvalidUtf8(this.path, this.warnings, line);
+  readonly onInvalidUtf8 = (line: number) => this.warnings.invalidUtf8(line);
 
   constructor(
     readonly path: string,
     readonly fh: FileHandle,
-  ) {}
+  ) {
+    this.warnings = new LineWarnings(path);
+  }
 
   /** The complete lines of a block (each parsed from the block when it must be). */
   block({ buf, start, end, offset }: LineBlock): void {
@@ -196,7 +157,6 @@ export class IndexScan {
       return;
     }
     const line = ++this.lineNo;
-    this.#endEmptyRun();
     const lead = this.#lead(head);
     if (lead !== undefined) {
       try {
@@ -216,10 +176,9 @@ export class IndexScan {
   #whole(bytes: Buffer, offset: number): void {
     const line = ++this.lineNo;
     if (bytes.length === 0) {
-      this.#empty(line);
+      this.warnings.empty(line);
       return;
     }
-    this.#endEmptyRun();
     const lead = this.#lead(bytes);
     if (lead !== undefined) {
       try {
@@ -233,10 +192,7 @@ export class IndexScan {
     this.#addParsed(line, offset, bytes.length, parseBytes(this.path, line, bytes, this.onInvalidUtf8));
   }
 
-  /**
-   * The leading fields a line (after the header) begins with, from its first bytes; else undefined. The first 128
-   * bytes hold them for ids of up to ~40 characters; the index looks at up to LEADING_BYTES when they do not.
-   */
+  /** The leading fields a line (after the header) begins with, else undefined (the first 128 bytes, then more). */
   #lead(bytes: Buffer): LeadingFields | undefined {
     if (this.header === undefined) return undefined;
     const previous = this.ids[this.ids.length - 1];
@@ -249,7 +205,6 @@ export class IndexScan {
   async last({ head, offset, length, cr }: LineHead): Promise<void> {
     const line = ++this.lineNo;
     const bytes = cr ? length - 1 : length;
-    this.#endEmptyRun();
     if (bytes === 0) {
       this.unterminated = true;
       return;
@@ -263,40 +218,13 @@ export class IndexScan {
       if (problem)
         throw new PantoError('ERR_SESSION_CORRUPT', `${this.path}:${line}: ${problem}`, { cause: err });
       this.torn = { line, offset, bytes: length };
-      this.warnings.push({ kind: 'torn_line', line, message: tornLineMessage(this.path, this.torn) });
+      this.warnings.torn(this.torn);
       return;
     }
     if (!isUtf8(whole)) this.onInvalidUtf8(line);
     this.#addParsed(line, offset, bytes, value);
     this.unterminated = true;
-    this.warnings.push({
-      kind: 'unterminated_line',
-      line,
-      message: `${this.path}: last line has no trailing newline; loaded`,
-    });
-  }
-
-  /** Closes the current run of empty lines (its warning's message is written then). */
-  #endEmptyRun(): void {
-    if (this.#emptyRun) this.#emptyRun.warning.message = emptyRunMessage(this.path, this.#emptyRun.run);
-    this.#emptyRun = undefined;
-  }
-
-  finish(): void {
-    this.#endEmptyRun();
-  }
-
-  /** One warning per run of consecutive empty lines. */
-  #empty(line: number): void {
-    const run = this.#emptyRun;
-    if (run !== undefined && run.run.line + run.run.count === line) {
-      run.run.count++;
-      return;
-    }
-    this.#endEmptyRun();
-    const warning: SessionWarning = { kind: 'empty_line', line, message: '' };
-    this.warnings.push(warning);
-    this.#emptyRun = { run: { line, count: 1 }, warning };
+    this.warnings.unterminated(line);
   }
 
   async #readWhole(offset: number, bytes: number): Promise<Buffer> {
@@ -349,11 +277,9 @@ export class SessionIndex {
   readonly leafId: string | null;
   /** The current model: the latest `model_change` on the path to the leaf, else the header's `model`. */
   readonly model: string | undefined;
-  /**
-   * What opening reported, in line order; lines read later that hold bytes that are not valid UTF-8 add their
-   * `invalid_utf8` warning here when they are first read (the array is the index's, live; do not mutate it).
-   */
+  /** What opening reported, in line order; live: a line first read later may add `invalid_utf8` (do not mutate). */
   readonly warnings: readonly SessionWarning[];
+  readonly #warnings: LineWarnings;
   readonly ids: readonly string[];
   readonly parents: readonly (string | null)[];
   /** Entry types as the lines' leading fields give them (checked against the entry when it is read). */
@@ -382,8 +308,9 @@ export class SessionIndex {
   constructor(scan: IndexScan, identity: FileIdentity, chunkBytes: number) {
     this.path = scan.path;
     this.headerMissing = scan.header === undefined;
-    this.header = scan.header ?? headerlessSession(scan.path, scan.warnings);
-    this.warnings = scan.warnings;
+    this.header = scan.header ?? headerlessSession(scan.path, scan.warnings.list);
+    this.#warnings = scan.warnings;
+    this.warnings = scan.warnings.list;
     this.ids = scan.ids;
     this.parents = scan.parents;
     this.types = scan.types;
@@ -452,9 +379,8 @@ export class SessionIndex {
   }
 
   /**
-   * The entries with these ids, in the order asked (an id may repeat), parsed and checked now. One open and stat of
-   * the file for all of them; their lines are read in file order, nearby lines in one read.
-   * @throws as `entry` (an unknown id fails before anything is read).
+   * The entries with these ids, in the order asked (an id may repeat), parsed and checked now; nearby lines in one
+   * read. @throws as `entry` (an unknown id fails before anything is read).
    */
   async entries(ids: readonly string[]): Promise<SessionEntry[]> {
     return this.readAt(
@@ -467,11 +393,7 @@ export class SessionIndex {
     );
   }
 
-  /**
-   * The entries at these positions (indices into `ids`), in the order asked, parsed and checked now, with synchronous
-   * reads (for callers that cannot await, such as `SessionLog`'s getters). Same reading and errors as `entries`; a
-   * position out of range fails with `ERR_INVALID_ARGUMENT`.
-   */
+  /** `entries` by position (indices into `ids`), with synchronous reads; out of range: `ERR_INVALID_ARGUMENT`. */
   readAt(positions: readonly number[]): SessionEntry[] {
     for (const i of positions) {
       if (!Number.isInteger(i) || i < 0 || i >= this.ids.length)
@@ -484,10 +406,7 @@ export class SessionIndex {
     return positions.map((i) => at.get(i) as SessionEntry);
   }
 
-  /**
-   * Every entry in file order, parsed and checked now (synchronous reads, as `readAt`). Entries in `known` (runs an
-   * earlier read of this index returned, e.g. those `conversationView` recorded) are taken as they are.
-   */
+  /** Every entry in file order, read as `readAt`; those in `known` (runs read earlier) are taken as they are. */
   readAll(known: readonly ParsedRun[] = []): SessionEntry[] {
     const all: SessionEntry[] = new Array(this.ids.length);
     for (const run of known) {
@@ -501,10 +420,7 @@ export class SessionIndex {
     return all;
   }
 
-  /**
-   * The current conversation with, for each message, the id of the entry that holds it (`null` for a compaction's
-   * replacement), read synchronously. The entries it parses are appended to `record`, when given (for `readAll`).
-   */
+  /** The current conversation with each message's entry id, read synchronously; parsed runs pushed to `record`. */
   conversationView(record?: ParsedRun[]): ConversationView {
     return resolveBranch(this.branch(), this.#lazy(record));
   }
@@ -527,20 +443,12 @@ export class SessionIndex {
     };
   }
 
-  /**
-   * The current conversation, as `loadSession` resolves it (see resolve-conversation.ts): reads and parses only the
-   * compaction that applies and the entries that follow from it on the current branch.
-   * @throws as `entry`, for any line it reads.
-   */
+  /** The current conversation (resolve-conversation.ts), from the compaction that applies on. @throws as `entry`. */
   async conversation(): Promise<Conversation> {
     return { messages: this.conversationView().messages };
   }
 
-  /**
-   * Read and check every line, as `loadSession` does (it also resolves the conversation). Entries are parsed and
-   * dropped, a few thousand at a time.
-   * @throws as `entry`, for the first damaged line.
-   */
+  /** Read and check every line and the conversation, as an eager `loadSession` does. @throws as `entry`. */
   async verify(): Promise<void> {
     const chunk = 4096;
     for (let s = 0; s < this.ids.length; s += chunk) {
@@ -549,6 +457,51 @@ export class SessionIndex {
       this.#read(run);
     }
     this.conversationView();
+  }
+
+  /**
+   * The usage of the session's answers (answer-usage.ts), read now: the compactions from the last back to the latest
+   * that records `usageBefore`, then the messages after it (a few MiB at a time; those in `known` are not read
+   * again). Throws as `entry`, for any line it reads.
+   */
+  usage(known: readonly ParsedRun[] = []): ModelUsage[] {
+    const parsed = new Map<number, SessionEntry>();
+    for (const run of known)
+      for (let k = 0; k < run.positions.length; k++)
+        parsed.set(run.positions[k] as number, run.entries[k] as SessionEntry);
+    let totals: ModelUsage[] = [];
+    let from = 0;
+    for (let i = this.ids.length - 1; i >= 0; i--) {
+      if (this.types[i] !== 'compaction') continue;
+      const c = (parsed.get(i) ?? this.#read([i])[0]) as CompactionEntry;
+      if (c.usageBefore !== undefined) {
+        totals = copyUsage(c.usageBefore);
+        from = i + 1;
+        break;
+      }
+    }
+    let batch: number[] = [];
+    let bytes = 0;
+    const count = () => {
+      const unread = batch.filter((i) => !parsed.has(i));
+      const read = this.#read(unread);
+      for (let k = 0; k < unread.length; k++) parsed.set(unread[k] as number, read[k] as SessionEntry);
+      for (const i of batch) {
+        const e = parsed.get(i) as SessionEntry;
+        if (e.type === 'message') addAnswer(totals, e.message);
+        parsed.delete(i);
+      }
+      batch = [];
+      bytes = 0;
+    };
+    for (let i = from; i < this.ids.length; i++) {
+      if (this.types[i] !== 'message') continue;
+      batch.push(i);
+      if (!parsed.has(i)) bytes += this.#ref(i).bytes;
+      if (bytes >= USAGE_BATCH_BYTES) count();
+    }
+    count();
+    return totals;
   }
 
   /** 1-based line number of entry `i` (an index into `ids`). */
@@ -660,7 +613,7 @@ export class SessionIndex {
       if (n === k) {
         const at = ref.offset - start;
         value = parseBytes(this.path, ref.line, buf.subarray(at, at + ref.bytes), (line) =>
-          noteInvalidUtf8(this.path, this.warnings as SessionWarning[], line),
+          this.#warnings.invalidUtf8(line),
         );
       } else {
         const nl = text.indexOf('\n', p);
@@ -743,17 +696,10 @@ export class SessionIndex {
 }
 
 /**
- * Index a session file written by `SessionLog` (see the module comment for what is parsed and checked when). Phases:
- * the scan (every line through the splitter, only each line's head kept when it spans reads), the last line without
- * a newline (torn or loaded), the check that the file did not change meanwhile, the index (header, current model).
- *
- * Errors (`PantoError`), as `loadSession` for what opening reads: `ERR_SESSION_CORRUPT` for a line longer than
- * `maxLineBytes` or a line it parses that is not valid JSON; `ERR_SESSION_FORMAT` for a bad or newer header, a
- * duplicate id, a parent that is not an earlier entry, or a parsed line that is not a valid entry;
- * `ERR_SESSION_CHANGED` when the file changed while it was being indexed (other than by growing: the bytes appended
- * meanwhile are not indexed). A torn last line is skipped with a warning, and a file with no header opens as an empty
- * session, as with `loadSession`. `ERR_INVALID_ARGUMENT` when `path` is not a regular file. File-system errors
- * propagate.
+ * Index a session file written by `SessionLog` (see the module comment). Phases: the scan, the last line without a
+ * newline (torn or loaded), the check that the file did not change meanwhile, the index. Errors as `loadSession`'s
+ * for what opening reads (a torn last line and a missing header as there too); `ERR_SESSION_CHANGED` when the file
+ * changed while indexed, other than by growing (bytes appended meanwhile are not indexed).
  */
 export async function openSessionIndex(
   path: string,
@@ -777,7 +723,6 @@ export async function openSessionIndex(
       (head) => scan.long(head),
     );
     if (read.last) await scan.last(read.last);
-    scan.finish();
     const problem =
       read.fileBytes !== identity.size
         ? 'it shrank'

@@ -1,32 +1,23 @@
 /**
  * The writer side of a session file (format: docs/session-format.md).
  *
- * Contracts:
- * - One writer per file: `create`/`open` take `FILE.lock` (see file-lock.ts) and fail with `ERR_SESSION_LOCKED` while
- *   another live process, or another `SessionLog` in this process, has it. `close()` releases it.
- * - Each append is one `write(2)` of one whole line (JSON + `\n`) on a file descriptor opened with O_APPEND, so a
- *   crash leaves at most a torn LAST line, which `loadSession` skips with a warning and `open` cuts off before
- *   appending. If a write fails (e.g. ENOSPC) the file is truncated back to its previous end and the error rethrown.
- * - `fsync: true` makes every append durable before it returns (slower; default off).
- * - Appended values are checked first (`ERR_INVALID_ARGUMENT` for a malformed message or for data JSON would not
- *   round-trip, such as `undefined`, `Date`, `Uint8Array` or `NaN`), so a log never holds a line it cannot load.
- * - The log keeps the current conversation (`conversation`), equal to what `loadSession` returns for the file. It
- *   holds references to the appended messages: do not mutate a message after appending it.
- * - Opening is lazy, as `loadSession` is, on the same two paths: a file that mentions no compaction is parsed in
- *   one pass, as with `eager: true`; otherwise the file is indexed (session-index.ts) and only the current
- *   conversation is parsed. On the index path the entries the file held when it was opened are parsed when something
- *   needs them: `entries` (all, on its first read), `branch()` (the new branch's conversation and model), with
- *   synchronous reads. Such a read checks the file still holds what this log opened and wrote (the same inode, not
- *   shorter than after its last write nor rewritten in place, and each line's id/parent/type; lines appended by a
- *   writer that ignored the lock are not a change, and are not read) and fails with `ERR_SESSION_CHANGED` otherwise; a damaged line
- *   fails it as `loadSession` would (`ERR_SESSION_CORRUPT` / `ERR_SESSION_FORMAT`, with the line number).
- *   `eager: true` parses every line at open.
+ * - One writer per file: `create`/`open` take `FILE.lock` (file-lock.ts), else `ERR_SESSION_LOCKED`; `close()`
+ *   releases it.
+ * - Each append is one `write(2)` of one whole line on an O_APPEND descriptor, so a crash leaves at most a torn last
+ *   line (skipped by a load, cut off by `open`). A failed write is truncated back and rethrown. `fsync: true` makes
+ *   every append durable before it returns.
+ * - Appended values are checked first (`ERR_INVALID_ARGUMENT`): a log never holds a line it cannot load.
+ * - `conversation` equals what `loadSession` returns for the file; it shares the appended messages (do not mutate).
+ * - Opening is lazy on `loadSession`'s two paths. On the index path `entries` and `branch()` parse the lines they
+ *   need then, synchronously, and fail as a lazy `LoadedSession.entries` does (`ERR_SESSION_CHANGED` when the file
+ *   changed other than by growing). `usage` is counted at open and never reads.
  */
 
 import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, truncateSync, writeSync } from 'node:fs';
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { addAnswer, sessionUsage } from './answer-usage.js';
 import { mentionsCompaction } from './compaction-probe.js';
 import { FileLock } from './file-lock.js';
 import type { TornLine } from './jsonl-reader.js';
@@ -52,6 +43,7 @@ import {
   type CustomEntry,
   type MessageEntry,
   type ModelChangeEntry,
+  type ModelUsage,
   SESSION_FORMAT_VERSION,
   type SessionEntry,
   type SessionHeader,
@@ -76,7 +68,7 @@ export interface CreateSessionOptions extends SessionLogOptions {
   id?: string;
 }
 
-/** The entries a file held when a log opened it, by position in file order: parsed on demand, or all in memory. */
+/** The entries a file held when a log opened it lazily, by position in file order, parsed on demand. */
 interface OpenedEntries {
   readonly size: number;
   idAt(i: number): string;
@@ -99,28 +91,6 @@ function indexed(index: SessionIndex): OpenedEntries {
     positionOf: (id) => index.positionOf(id),
     read: (positions) => index.readAt(positions),
     all: (known) => index.readAll(known),
-  };
-}
-
-/** An eager open's entries, all parsed. Positions by id are built on the first `positionOf`. */
-function inMemory(entries: readonly SessionEntry[], byId: ReadonlyMap<string, SessionEntry>): OpenedEntries {
-  const size = entries.length;
-  let positions: Map<string, number> | undefined;
-  return {
-    size,
-    idAt: (i) => (entries[i] as SessionEntry).id,
-    parentAt: (i) => (entries[i] as SessionEntry).parentId,
-    typeAt: (i) => (entries[i] as SessionEntry).type,
-    positionOf: (id) => {
-      if (!byId.has(id)) return undefined;
-      if (positions === undefined) {
-        positions = new Map();
-        for (let i = 0; i < size; i++) positions.set((entries[i] as SessionEntry).id, i);
-      }
-      return positions.get(id);
-    },
-    read: (wanted) => wanted.map((i) => entries[i] as SessionEntry),
-    all: () => entries.slice(0, size),
   };
 }
 
@@ -203,14 +173,14 @@ export class SessionLog implements SessionWriter {
   readonly #repairs: readonly SessionWarning[];
   readonly #fsync: boolean;
   readonly #lock: FileLock;
-  /** The entries the file held at open (positions 0 .. size - 1); null for a new file. */
+  /** The entries the file held at a lazy open (positions 0 .. size - 1); null otherwise. */
   readonly #opened: OpenedEntries | null;
   /** The index behind `#opened` after a lazy open (told about this log's own writes); null otherwise. */
   readonly #index: SessionIndex | null;
-  /** Entries this log appended (positions index.size ..), and their positions by id. */
-  readonly #appended: SessionEntry[] = [];
+  /** Entries this log appended (positions index.size ..; from 0 with every entry read at open), by id too. */
+  readonly #appended: SessionEntry[];
   readonly #appendedAt = new Map<string, number>();
-  /** Every entry, once `entries` was read (kept up to date by appends). */
+  /** Every entry, once `entries` was read after a lazy open (kept up to date by appends). */
   #all: SessionEntry[] | undefined;
   /** Entries parsed for the conversation at open, until `entries` takes them over. */
   #known: ParsedRun[] = [];
@@ -219,15 +189,17 @@ export class SessionLog implements SessionWriter {
   #leafId: string | null;
   #view: ConversationView;
   #model: string | undefined;
+  readonly #usage: ModelUsage[];
 
   private constructor(
     init: OpenedForAppend & {
       loadWarnings: readonly SessionWarning[];
       index: SessionIndex | null;
-      opened?: OpenedEntries;
+      entries?: SessionEntry[];
       leafId?: string | null;
       view: ConversationView;
       model: string | undefined;
+      usage: ModelUsage[];
     },
   ) {
     this.path = init.path;
@@ -239,10 +211,14 @@ export class SessionLog implements SessionWriter {
     this.#fd = init.fd;
     this.#size = init.size;
     this.#index = init.index;
-    this.#opened = init.opened ?? (init.index ? indexed(init.index) : null);
+    this.#opened = init.index ? indexed(init.index) : null;
+    this.#appended = init.entries ?? [];
+    for (let i = 0; i < this.#appended.length; i++)
+      this.#appendedAt.set((this.#appended[i] as SessionEntry).id, i);
     this.#leafId = init.leafId !== undefined ? init.leafId : (init.index?.leafId ?? null);
     this.#view = init.view;
     this.#model = init.model;
+    this.#usage = init.usage;
   }
 
   /**
@@ -284,6 +260,7 @@ export class SessionLog implements SessionWriter {
       index: null,
       view: { messages: [], entryIds: [] },
       model: header.model,
+      usage: [],
     });
     try {
       log.#writeLine(header);
@@ -295,11 +272,9 @@ export class SessionLog implements SessionWriter {
   }
 
   /**
-   * Open an existing session file for appending: take its lock, load it (same checks and errors as `loadSession`,
-   * lazily unless `eager`: see the module comment), and repair its end — a torn last line is cut off (reported in
-   * `warnings` as `repaired`), a missing final newline is written — so the next append starts a clean line. A file
-   * without a header (empty, or a first line torn by a crash before anything was recorded) gets a new header
-   * (warnings `no_header` and `repaired`). Nothing is written before every load-time check passed.
+   * Open an existing session file for appending: take its lock, load it (as `loadSession`; also counting `usage`),
+   * then repair its end (a torn last line cut off, a missing newline written, a missing header written: `repaired`
+   * warnings). Nothing is written before every load-time check passed.
    */
   static async open(path: string, options: SessionLogOptions = {}): Promise<SessionLog> {
     const lock = FileLock.acquire(path);
@@ -311,6 +286,7 @@ export class SessionLog implements SessionWriter {
       const index = await openSessionIndex(path, options);
       const known: ParsedRun[] = [];
       const view = index.conversationView(known);
+      const usage = index.usage(known);
       const opened = openForAppend(path, index.header, index, [], options.fsync ?? false, lock);
       fd = opened.fd;
       const loadWarnings = index.warnings;
@@ -321,10 +297,11 @@ export class SessionLog implements SessionWriter {
           index: null,
           view: { messages: [], entryIds: [] },
           model: index.header.model,
+          usage,
         });
       }
       adoptFileIdentity(index, fstatSync(fd));
-      const log = new SessionLog({ ...opened, loadWarnings, index, view, model: index.model });
+      const log = new SessionLog({ ...opened, loadWarnings, index, view, model: index.model, usage });
       log.#known = known;
       return log;
     } catch (err) {
@@ -342,17 +319,16 @@ export class SessionLog implements SessionWriter {
     const { header, entries, leafId, model } = state.session;
     const end = { ...state.read, headerMissing: state.headerMissing };
     const opened = openForAppend(path, header, end, [], options.fsync ?? false, lock);
-    const log = new SessionLog({
+    return new SessionLog({
       ...opened,
       loadWarnings: state.session.warnings,
       index: null,
-      opened: inMemory(entries, state.byId),
+      entries,
       leafId,
       view: state.view,
       model,
+      usage: sessionUsage(entries),
     });
-    log.#all = entries;
-    return log;
   }
 
   /**
@@ -374,11 +350,7 @@ export class SessionLog implements SessionWriter {
     }
   }
 
-  /**
-   * What loading the file reported when it was opened (torn/unterminated/empty lines, lines not valid UTF-8, no
-   * header; in line order), then the repairs `open` made. A new array each call. After a lazy open, a line first read
-   * later (by `entries` or `branch()`) that is not valid UTF-8 adds its `invalid_utf8` warning then.
-   */
+  /** What loading reported (live after a lazy open, as `LoadedSession.warnings`), then the repairs; a new array. */
   get warnings(): readonly SessionWarning[] {
     return [...this.#loadWarnings, ...this.#repairs];
   }
@@ -398,15 +370,11 @@ export class SessionLog implements SessionWriter {
     return this.#model;
   }
 
-  /**
-   * Every entry of the file in file order (read-only view, owned by the log; appends extend it). The first read
-   * parses the entries the file held at open that were not parsed yet (synchronous reads); it throws as described in
-   * the module comment (`ERR_SESSION_CORRUPT`, `ERR_SESSION_FORMAT`, `ERR_SESSION_CHANGED`), and a later read tries
-   * again. After that it costs nothing.
-   */
+  /** Every entry in file order (owned by the log; appends extend it). The first read may throw: module comment. */
   get entries(): readonly SessionEntry[] {
+    if (this.#opened === null) return this.#appended;
     if (this.#all === undefined) {
-      const all = this.#opened?.all(this.#known) ?? [];
+      const all = this.#opened.all(this.#known);
       for (const e of this.#appended) all.push(e);
       this.#all = all;
       this.#known = [];
@@ -423,12 +391,18 @@ export class SessionLog implements SessionWriter {
     return this.#fd === null;
   }
 
+  /** The usage of every answer in the file, per model (see `SessionWriter.usage`): no I/O, never throws. */
+  get usage(): readonly ModelUsage[] {
+    return this.#usage;
+  }
+
   /** Append one message. Returns the entry written. */
   appendMessage(message: Message): MessageEntry {
     const entry = messageEntry(message, this.#base());
     this.#append(entry);
     this.#view.messages.push(message);
     this.#view.entryIds.push(entry.id);
+    addAnswer(this.#usage, message);
     return entry;
   }
 
@@ -481,7 +455,7 @@ export class SessionLog implements SessionWriter {
    * record does not fit the current conversation.
    */
   appendCompaction(record: CompactionInput): CompactionEntry {
-    const { entry, view } = compactionEntry(record, this.#view, this.#base());
+    const { entry, view } = compactionEntry(record, this.#view, this.#base(), this.#usage);
     this.#append(entry);
     this.#view = view;
     return entry;

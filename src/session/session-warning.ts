@@ -32,11 +32,70 @@ export function headerlessSession(path: string, warnings: SessionWarning[]): Ses
   };
 }
 
-/** The `invalid_utf8` warning for `line` (the same text on every path). */
-export function invalidUtf8Warning(path: string, line: number): SessionWarning {
-  return {
-    kind: 'invalid_utf8',
-    line,
-    message: `${path}:${line}: not valid UTF-8; each bad byte sequence was read as U+FFFD and the line loaded`,
-  };
+/** A final line that ended without a newline and did not parse (a write cut short by a crash). */
+export interface TornLine {
+  /** 1-based line number. */
+  line: number;
+  /** Byte offset where the torn line starts (the file is intact up to here). */
+  offset: number;
+  /** Length in bytes of the torn fragment. */
+  bytes: number;
+}
+
+/** The warnings of reading one file, in line order, with the same text on every path. */
+export class LineWarnings {
+  readonly list: SessionWarning[] = [];
+  #run: { line: number; count: number; warning: SessionWarning } | undefined;
+
+  constructor(readonly path: string) {}
+
+  /** Empty line `line`: one warning per run of consecutive empty lines. */
+  empty(line: number): void {
+    const run = this.#run;
+    if (run !== undefined && run.line + run.count === line) run.count++;
+    else {
+      this.#run = { line, count: 1, warning: { kind: 'empty_line', line, message: '' } };
+      this.list.push(this.#run.warning);
+    }
+    const { count, warning } = this.#run as NonNullable<typeof run>;
+    warning.message =
+      count === 1
+        ? `${this.path}:${line}: empty line skipped`
+        : `${this.path}:${warning.line}: ${count} empty lines skipped (lines ${warning.line}-${line})`;
+  }
+
+  /** Line `line` is not valid UTF-8: inserted in line order (once; before a torn/unterminated report of it). */
+  invalidUtf8(line: number): void {
+    const list = this.list;
+    let at = list.length;
+    for (let k = 0; k < list.length; k++) {
+      const w = list[k] as SessionWarning;
+      if (w.line === line && w.kind === 'invalid_utf8') return;
+      if (w.line > line || (w.line === line && (w.kind === 'unterminated_line' || w.kind === 'torn_line'))) {
+        at = k;
+        break;
+      }
+    }
+    list.splice(at, 0, {
+      kind: 'invalid_utf8',
+      line,
+      message: `${this.path}:${line}: not valid UTF-8; each bad byte sequence was read as U+FFFD and the line loaded`,
+    });
+  }
+
+  torn(torn: TornLine): void {
+    this.list.push({
+      kind: 'torn_line',
+      line: torn.line,
+      message: `${this.path}:${torn.line}: last line is incomplete (${torn.bytes} bytes, likely a crash mid-write); skipped, everything before it loaded`,
+    });
+  }
+
+  unterminated(line: number): void {
+    this.list.push({
+      kind: 'unterminated_line',
+      line,
+      message: `${this.path}: last line has no trailing newline; loaded`,
+    });
+  }
 }

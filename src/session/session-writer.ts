@@ -16,6 +16,7 @@ import type {
   CustomEntry,
   MessageEntry,
   ModelChangeEntry,
+  ModelUsage,
   SessionEntry,
   SessionHeader,
   UploadEntry,
@@ -34,6 +35,11 @@ export interface SessionWriter {
   readonly warnings: readonly SessionWarning[];
   /** Number of entries (those stored at open and those appended since). */
   readonly size: number;
+  /**
+   * The usage of every answer the session holds (all branches), per model: counted at open (from the latest
+   * compaction's `usageBefore` on), kept up to date by appends. Reading it does no I/O and never throws.
+   */
+  readonly usage: readonly ModelUsage[];
   /**
    * Every entry in order (all branches). A file log parses what its lazy open did not on first read (see
    * `SessionLog.entries`); a store log opened without `eager` throws `ERR_INVALID_ARGUMENT` until `loadEntries()`.

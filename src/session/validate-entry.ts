@@ -245,7 +245,7 @@ function entryShapeProblem(e: unknown): string | null {
         const problem = messageProblem(e.replacement[i], `entry.replacement[${i}]`);
         if (problem) return problem;
       }
-      return null;
+      return e.usageBefore === undefined ? null : usageProblem(e.usageBefore);
     }
     case 'custom':
       if (typeof e.customType !== 'string' || e.customType === '')
@@ -262,6 +262,25 @@ function entryShapeProblem(e: unknown): string | null {
     default:
       return `entry.type must be message, compaction, custom, model_change or upload (got ${shown(e.type)})`;
   }
+}
+
+const USAGE_COUNTS = ['requests', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens'];
+
+/** Problem with a compaction's `usageBefore` (an array of per-model counts, each a safe integer >= 0), or null. */
+function usageProblem(u: unknown): string | null {
+  if (!Array.isArray(u)) return 'entry.usageBefore must be an array';
+  for (let i = 0; i < u.length; i++) {
+    const t: unknown = u[i];
+    const where = `entry.usageBefore[${i}]`;
+    if (!isObj(t)) return `${where} must be an object`;
+    if (t.model !== undefined && typeof t.model !== 'string') return `${where}.model must be a string`;
+    for (const key of USAGE_COUNTS) {
+      const n = t[key];
+      if (!Number.isSafeInteger(n) || (n as number) < 0)
+        return `${where}.${key} must be an integer >= 0 (got ${shown(n)})`;
+    }
+  }
+  return null;
 }
 
 const SHA256 = /^[0-9a-f]{64}$/;

@@ -209,6 +209,51 @@ run('locks', () => {
   });
 });
 
+run('usage of a lazily opened session', () => {
+  it('rows changed after the open: agent.usage still reads, without a query, and never throws', async () => {
+    const { server } = await fixture;
+    const id = freshId();
+    const store = await connectStore();
+    const log = await store.create({ id });
+    const answer = (i: number): Message => ({
+      role: 'assistant',
+      content: [{ type: 'text', text: `a${i}` }],
+      stopReason: 'end',
+      usage: { inputTokens: 100 + i, outputTokens: 1 },
+      model: 'claude-sonnet-4-5',
+    });
+    for (let i = 0; i < 6; i++) {
+      log.appendMessage(say(`q${i}`));
+      log.appendMessage(answer(i));
+    }
+    log.appendCompaction({
+      summary: 's',
+      replacement: [say('summary')],
+      firstKeptIndex: 10,
+      messageCountBefore: 12,
+      tokensBefore: 100,
+      tokensAfter: 10,
+    });
+    await log.close();
+    const lazy = await store.open(id);
+    const agent = new Agent({
+      provider: providerFor(server, 'anthropic-messages'),
+      model: 'claude-sonnet-4-5',
+      session: lazy,
+    });
+    // The replaced history is damaged, then gone; the log's connection is dropped.
+    await sql(
+      `UPDATE panto_session_entries SET body = 'garbage' WHERE session_key = (SELECT key FROM panto_sessions WHERE id = $1) AND seq < 4`,
+      [id],
+    );
+    await sql('SELECT pg_terminate_backend($1)', [await lockHolder(id)]);
+    expect(agent.usage).toMatchObject({ requests: 6, inputTokens: 6 * 100 + 15, outputTokens: 6 });
+    expect(() => lazy.entries).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+    await code(lazy.close());
+    await store.close();
+  });
+});
+
 const fixture =
   PG_URL === undefined ? Promise.resolve({} as Awaited<ReturnType<typeof agentFixture>>) : agentFixture();
 

@@ -132,6 +132,62 @@ export function describeSessionStore(name: string, make: () => Promise<SessionSt
     );
 
     it(
+      'usage: a compaction records the answers before it; an open knows every answer without reading the history',
+      withStore(async (store) => {
+        const id = freshId();
+        const log = await store.create({ id });
+        for (let i = 0; i < 10; i++) {
+          log.appendMessage(say(`q${i}`));
+          log.appendMessage(answer(`a${i}`, i));
+        }
+        log.appendMessage({ ...answer('other model', 100), model: 'm2' } as Message);
+        log.appendCompaction({
+          summary: 'sum',
+          replacement: [say('summary')],
+          firstKeptIndex: 18,
+          messageCountBefore: 21,
+          tokensBefore: 1000,
+          tokensAfter: 100,
+        });
+        log.appendMessage(answer('after', 1000));
+        const m1 = (requests: number, inputTokens: number) => ({
+          model: 'm1',
+          requests,
+          inputTokens,
+          outputTokens: 2 * requests,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+        });
+        const m2 = { ...m1(1, 100), model: 'm2' };
+        const expected = [m1(11, 45 + 1000), m2];
+        expect(log.usage).toStrictEqual(expected);
+        await log.close();
+        const compaction = (await store.load(id, { eager: true })).entries.find(
+          (e) => e.type === 'compaction',
+        );
+        expect(compaction?.type === 'compaction' && compaction.usageBefore).toStrictEqual([m1(10, 45), m2]);
+        for (const eager of [false, true]) {
+          const again = await store.open(id, { eager });
+          expect(again.usage).toStrictEqual(expected);
+          await again.close();
+        }
+        // A session stored before compactions recorded usage: every answer is counted at open.
+        const old = (await lines(store.exportLines(id))).map((l, i) => {
+          const v = JSON.parse(l);
+          if (i === 0) v.id = `${id}-old`;
+          delete v.usageBefore;
+          return JSON.stringify(v);
+        });
+        await store.importLines(old);
+        for (const eager of [false, true]) {
+          const again = await store.open(`${id}-old`, { eager });
+          expect(again.usage).toStrictEqual(expected);
+          await again.close();
+        }
+      }),
+    );
+
+    it(
       'one writer: a second open is ERR_SESSION_LOCKED until the first closes',
       withStore(async (store) => {
         const id = freshId();

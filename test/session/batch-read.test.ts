@@ -83,9 +83,14 @@ async function read(path: string, options: JsonlReadOptions = {}): Promise<Outco
     const r = await readJsonl(path, (value, line) => values.push([line, value]), options);
     return {
       values,
-      // Runs of consecutive empty lines, as the oracle's list of line numbers.
-      emptyLines: r.emptyLines.flatMap((run) => Array.from({ length: run.count }, (_, k) => run.line + k)),
-      invalidUtf8: r.invalidUtf8,
+      // Runs of consecutive empty lines (one warning each), as the oracle's list of line numbers.
+      emptyLines: r.warnings
+        .filter((w) => w.kind === 'empty_line')
+        .flatMap((w) => {
+          const count = Number(/ (\d+) empty lines/.exec(w.message)?.[1] ?? 1);
+          return Array.from({ length: count }, (_, k) => w.line + k);
+        }),
+      invalidUtf8: r.warnings.filter((w) => w.kind === 'invalid_utf8').map((w) => w.line),
       ...(r.torn ? { torn: r.torn } : {}),
       unterminated: r.unterminated,
     };

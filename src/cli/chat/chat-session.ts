@@ -66,10 +66,9 @@ export class ChatSession {
     this.thinking = options.thinking;
     this.#session = options.resumed;
     if (options.resumed) {
-      // Every entry of the log, now: the chat prints whole-session usage after each answer, which needs every earlier
-      // answer anyway (the agent then counts from these same parsed entries). After a lazy `SessionLog.open` this
-      // parses what the open did not, and a damaged line in an old branch fails `--resume` here, before anything is
-      // sent; a log opened with `eager: true` (one pass, the cheaper open when everything is read) has them ready.
+      // Every entry of the log, now (the notes already shown are custom entries anywhere in it). After a lazy
+      // `SessionLog.open` this parses what the open did not, and a damaged line in an old branch fails `--resume` here,
+      // before anything is sent; a log opened with `eager: true` has them ready.
       for (const e of options.resumed.entries) {
         if (e.type === 'custom' && e.customType === SHOWN_ENTRY && typeof e.data === 'string')
           this.#shown.add(e.data);

@@ -139,7 +139,7 @@ export const compactionLine = (
   firstKept: string | null,
   replacement = `[${userJson('summary')}]`,
 ): string =>
-  `{"type":"compaction","id":${JSON.stringify(id)},"parentId":${JSON.stringify(parentId)},"timestamp":"t","summary":"s","replacement":${replacement},"firstKeptEntryId":${JSON.stringify(firstKept)},"tokensBefore":1,"tokensAfter":1}`;
+  `{"type":"compaction","id":${JSON.stringify(id)},"parentId":${JSON.stringify(parentId)},"timestamp":"t","summary":"s","replacement":${replacement},"firstKeptEntryId":${JSON.stringify(firstKept)},"tokensBefore":1,"tokensAfter":1,"usageBefore":[]}`;
 
 /** A custom entry line; `data` is JSON text. */
 export const customLine = (id: string, parentId: string | null, customType: string, data: string): string =>
