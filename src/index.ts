@@ -6,6 +6,7 @@
 // Agent loop, tool dispatch, user content
 export {
   Agent,
+  type AgentCompactOptions,
   type AgentOptions,
   type AgentRequestOptions,
   type CompactOutcome,

@@ -142,7 +142,11 @@ export function providerSummarizer(
         content: [
           {
             type: 'text',
-            text: `Summarize this conversation:\n\n<conversation>\n${request.text}\n</conversation>`,
+            text:
+              `Summarize this conversation:\n\n<conversation>\n${request.text}\n</conversation>` +
+              (request.focus === undefined
+                ? ''
+                : `\n\nThe user asks the summary to focus on: ${request.focus}`),
           },
         ],
       },

@@ -91,7 +91,16 @@ export type AgentEvent =
   /** `setModel` switched the model (recorded in the session log as a `model_change` entry). */
   | { type: 'model_change'; model: ModelInfo; previous: ModelInfo }
   | { type: 'warning'; warning: AgentWarning }
-  | { type: 'compaction_start'; tokens: number; contextWindow: number }
+  /**
+   * `reason`: `threshold` (the context neared the window), `overflow` (the provider refused a request as too long),
+   * `manual` (`agent.compact()`).
+   */
+  | {
+      type: 'compaction_start';
+      tokens: number;
+      contextWindow: number;
+      reason: 'threshold' | 'overflow' | 'manual';
+    }
   | { type: 'compaction_end'; tokensBefore: number; tokensAfter: number; summary: string }
   | ToolEvent;
 

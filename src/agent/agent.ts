@@ -32,6 +32,7 @@
  */
 
 import { compact, type Summarizer } from '../compaction/compact.js';
+import { findCutPoint } from '../compaction/find-cut-point.js';
 import type {
   AssistantMessage,
   Message,
@@ -140,6 +141,17 @@ export interface SetModelOptions {
   provider?: Provider;
   /** Price for the new model (see `AgentOptions.price`). Default: the table's. */
   price?: ModelPrice | null;
+}
+
+/** What `agent.compact()` takes. */
+export interface AgentCompactOptions extends RunOptions {
+  /**
+   * Estimated tokens kept verbatim. Default: the compaction setting (20,000 at most), but at most a quarter of the
+   * conversation, so a compaction asked for summarizes something at any size.
+   */
+  keepRecentTokens?: number;
+  /** What the summary should keep in particular (passed to the summarizer as `SummaryRequest.focus`). */
+  focus?: string;
 }
 
 /** What `agent.compact()` did. */
@@ -345,14 +357,14 @@ export class Agent {
 
   /**
    * Compact now, whatever the context size (e.g. a `/compact` command): summarize all but the recent messages with
-   * the agent's summarizer, record it in the session log, and report `compaction_start` / `compaction_end`. Resolves to
-   * `null` when there is nothing older than the recent messages to summarize. Works with `compaction: false` too
-   * (that only turns off the automatic trigger).
+   * the agent's summarizer, record it in the session log, and report `compaction_start` (reason `manual`) /
+   * `compaction_end`. Resolves to `null` when there is nothing older than the recent messages to summarize (e.g. a
+   * single exchange). Works with `compaction: false` too (that only turns off the automatic trigger).
    *
    * @throws PantoError `ERR_INVALID_ARGUMENT` while a run is in progress; the summarizer's error when it fails;
    *   `ERR_ABORTED` when `signal` fires.
    */
-  async compact(options: RunOptions = {}): Promise<CompactOutcome | null> {
+  async compact(options: AgentCompactOptions = {}): Promise<CompactOutcome | null> {
     this.#claim();
     const ctl = this.#runCtl ?? new AbortController();
     const external = options.signal;
@@ -360,7 +372,22 @@ export class Agent {
     if (external?.aborted) onExternal();
     else external?.addEventListener('abort', onExternal, { once: true });
     try {
-      return await this.#compactNow(ctl.signal, false);
+      const settings = this.#settings();
+      const tokens = contextTokens(
+        this.#messages,
+        this.#usageFloor,
+        this.#model,
+        this.#system,
+        this.tools.list(),
+      );
+      const keep = options.keepRecentTokens ?? Math.min(settings.keepRecentTokens, Math.floor(tokens / 4));
+      return await this.#compactNow(
+        ctl.signal,
+        'manual',
+        { ...settings, keepRecentTokens: keep },
+        tokens,
+        options.focus,
+      );
     } finally {
       external?.removeEventListener('abort', onExternal);
       this.#runCtl = undefined;
@@ -418,6 +445,14 @@ export class Agent {
     }
     this.#steering.push(content);
     this.#toolsCtl?.abort(new PantoError('ERR_ABORTED', 'the user sent a new message'));
+  }
+
+  /**
+   * Take back the queued user messages not delivered yet (oldest first), e.g. after an abort, so that a host can
+   * offer them for editing instead of sending them at the start of the next run.
+   */
+  takeSteering(): UserContent[] {
+    return this.#steering.splice(0);
   }
 
   /** Abort the current run, if any. */
@@ -651,21 +686,40 @@ export class Agent {
       stated !== undefined && stated < before
         ? ` The provider states a context window of ${stated} tokens (the model was set to ${before}); compaction now uses ${stated}.`
         : '';
+    const refused = `the provider refused the request as longer than the context window (${error.providerMessage})`;
     if (this.#compactionOptions === false) {
       this.#warn({
         code: 'context-overflow',
-        message: `the provider refused the request as longer than the context window (${error.providerMessage}); compaction is off, so it was not retried.${learned}`,
+        message: `${refused}; compaction is off, so it was not retried.${learned}`,
       });
       return false;
     }
-    this.#warn({
-      code: 'context-overflow',
-      message: `the provider refused the request as longer than the context window (${error.providerMessage}); compacting and retrying once.${learned}`,
-    });
     try {
-      return (await this.#compactNow(signal, true)) !== null;
+      // Keep at most a quarter of the window verbatim; when even that leaves nothing older to summarize (the estimate
+      // was far below what the provider counts), keep only what a valid cut needs.
+      const settings = this.#settings();
+      const keep = Math.min(settings.keepRecentTokens, Math.floor(this.contextWindow / 4));
+      const out =
+        (await this.#compactNow(signal, 'overflow', { ...settings, keepRecentTokens: keep })) ??
+        (await this.#compactNow(signal, 'overflow', { ...settings, keepRecentTokens: 0 }));
+      if (out === null) {
+        this.#warn({
+          code: 'context-overflow',
+          message: `${refused}; there is nothing older than the last message to compact, so it was not retried (the last message alone is too long for the model).${learned}`,
+        });
+        return false;
+      }
+      this.#warn({
+        code: 'context-overflow',
+        message: `${refused}; compacted the conversation and retried once.${learned}`,
+      });
+      return true;
     } catch (err) {
       if (!signal.aborted) {
+        this.#warn({
+          code: 'context-overflow',
+          message: `${refused}; compaction failed, so it was not retried.${learned}`,
+        });
         this.#warn({ code: 'compaction-failed', message: `compaction failed: ${errorMessage(err)}` });
       }
       return false;
@@ -749,7 +803,7 @@ export class Agent {
     const window = this.contextWindow;
     if (tokens <= window - settings.reserveTokens) return;
     try {
-      const out = await this.#compactNow(signal, false, settings, tokens);
+      const out = await this.#compactNow(signal, 'threshold', settings, tokens);
       if (out === null) {
         this.#warn({
           code: 'compaction-failed',
@@ -763,28 +817,30 @@ export class Agent {
   }
 
   /**
-   * Compact the conversation now. `force` (after a context-overflow refusal) keeps at most a quarter of the window
-   * verbatim. Resolves to `null` when there is nothing to compact; rejects with the summarizer's error.
+   * Compact the conversation now, keeping `settings.keepRecentTokens` verbatim. Resolves to `null` (and reports
+   * nothing) when there is nothing to compact; rejects with the summarizer's error.
    */
   async #compactNow(
     signal: AbortSignal,
-    force: boolean,
+    reason: 'threshold' | 'overflow' | 'manual',
     settings: ResolvedCompaction = this.#settings(),
     tokens?: number,
+    focus?: string,
   ): Promise<CompactOutcome | null> {
     const window = this.contextWindow;
+    const keepRecentTokens = settings.keepRecentTokens;
+    const estimate = { imageTokenRule: this.#model.imageTokenRule };
+    if (findCutPoint(this.#messages, keepRecentTokens, estimate) === 0) return null;
     const size =
       tokens ?? contextTokens(this.#messages, this.#usageFloor, this.#model, this.#system, this.tools.list());
-    const keepRecentTokens = force
-      ? Math.min(settings.keepRecentTokens, Math.floor(window / 4))
-      : settings.keepRecentTokens;
-    this.#emit({ type: 'compaction_start', tokens: size, contextWindow: window });
+    this.#emit({ type: 'compaction_start', tokens: size, contextWindow: window, reason });
     const out = await compact({ messages: this.#messages }, settings.summarizer, {
       keepRecentTokens,
       maxSummaryInputTokens: settings.maxSummaryInputTokens,
       imageTokenRule: this.#model.imageTokenRule,
       isOverflow: isContextOverflow,
       signal,
+      ...(focus === undefined ? {} : { focus }),
     });
     if (out === null) return null;
     this.session?.appendCompaction(out.compaction);

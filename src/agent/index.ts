@@ -1,5 +1,6 @@
 export {
   Agent,
+  type AgentCompactOptions,
   type AgentOptions,
   type AgentRequestOptions,
   type CompactOutcome,
