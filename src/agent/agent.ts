@@ -32,6 +32,7 @@
  */
 
 import { compact, type Summarizer } from '../compaction/compact.js';
+import { estimateTokens } from '../compaction/estimate-tokens.js';
 import { findCutPoint } from '../compaction/find-cut-point.js';
 import type {
   AssistantMessage,
@@ -146,8 +147,9 @@ export interface SetModelOptions {
 /** What `agent.compact()` takes. */
 export interface AgentCompactOptions extends RunOptions {
   /**
-   * Estimated tokens kept verbatim. Default: the compaction setting (20,000 at most), but at most a quarter of the
-   * conversation, so a compaction asked for summarizes something at any size.
+   * Estimated tokens kept verbatim. Default: the compaction setting (20,000 at most) but at most a quarter of the
+   * conversation, so a compaction asked for summarizes something at any size; the last turn (from the last user
+   * message on) is always kept whole.
    */
   keepRecentTokens?: number;
   /** What the summary should keep in particular (passed to the summarizer as `SummaryRequest.focus`). */
@@ -380,7 +382,11 @@ export class Agent {
         this.#system,
         this.tools.list(),
       );
-      const keep = options.keepRecentTokens ?? Math.min(settings.keepRecentTokens, Math.floor(tokens / 4));
+      // A quarter of the conversation at most, but the last turn (from the last user message on) stays whole.
+      const estimate = estimateTokens(this.#messages, { imageTokenRule: this.#model.imageTokenRule });
+      const keep =
+        options.keepRecentTokens ??
+        Math.max(this.#lastTurnTokens(), Math.min(settings.keepRecentTokens, Math.floor(estimate / 4)));
       return await this.#compactNow(
         ctl.signal,
         'manual',
@@ -696,12 +702,15 @@ export class Agent {
     }
     try {
       // Keep at most a quarter of the window verbatim; when even that leaves nothing older to summarize (the estimate
-      // was far below what the provider counts), keep only what a valid cut needs.
+      // was far below what the provider counts), keep only the last turn (from the last user message on).
       const settings = this.#settings();
       const keep = Math.min(settings.keepRecentTokens, Math.floor(this.contextWindow / 4));
       const out =
         (await this.#compactNow(signal, 'overflow', { ...settings, keepRecentTokens: keep })) ??
-        (await this.#compactNow(signal, 'overflow', { ...settings, keepRecentTokens: 0 }));
+        (await this.#compactNow(signal, 'overflow', {
+          ...settings,
+          keepRecentTokens: this.#lastTurnTokens(),
+        }));
       if (out === null) {
         this.#warn({
           code: 'context-overflow',
@@ -814,6 +823,14 @@ export class Agent {
       if (signal.aborted) return;
       this.#warn({ code: 'compaction-failed', message: `compaction failed: ${errorMessage(err)}` });
     }
+  }
+
+  /** Estimated tokens from the last user message to the end: keeping that much keeps the last turn whole. */
+  #lastTurnTokens(): number {
+    const messages = this.#messages;
+    let i = messages.length - 1;
+    while (i > 0 && messages[i]?.role !== 'user') i--;
+    return Math.max(1, estimateTokens(messages.slice(i), { imageTokenRule: this.#model.imageTokenRule }));
   }
 
   /**

@@ -31,7 +31,7 @@ export interface OneShotOptions {
   out: (text: string) => void;
   /** Writes a line to stderr. */
   err: (text: string) => void;
-  /** `--verbose`: the chat's own view, on stderr. */
+  /** `--verbose`: the renderer of the chat's own view (on stderr), to stop its spinner at the end. */
   renderer?: ChatRenderer;
 }
 
@@ -42,8 +42,6 @@ export async function runOneShot(o: OneShotOptions): Promise<number> {
   if (output === 'stream-json')
     line({ type: 'start', session: chat.path, model: chat.model.id, api: chat.model.api });
   const unsubscribe = chat.agent.subscribe((e) => {
-    o.renderer?.handle(e);
-    if (e.type === 'warning' && o.renderer === undefined) o.err(`warning: ${e.warning.message}`);
     if (output === 'stream-json') {
       const json = eventJson(e);
       if (json !== undefined) line(json);

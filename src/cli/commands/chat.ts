@@ -330,7 +330,8 @@ async function chatCommand(argv: string[], io: CliIo, mode: 'chat' | 'run'): Pro
         : { newPath: values.session ? path.resolve(values.session) : newSessionPath(workspaceRoot) }),
       baseUrl: where.baseUrl,
       priceOf: (id) => config.models.get(id)?.price,
-      onEvent: (e) => renderer.handle(e),
+      // One prompt shows the chat's own view only with --verbose (warnings always: see notify).
+      onEvent: oneShot && !values.verbose ? () => {} : (e) => renderer.handle(e),
       notify: (text) => terminal.line(cliAdvice(text)),
     });
     chat = session;

@@ -10,7 +10,8 @@
  * Contract: `feed` never throws and holds back only an incomplete sequence at the end of its input; `flush` (called
  * by the owner when no byte followed for a moment) turns a held lone ESC into an Escape key. A paste longer than
  * `maxPasteChars` is cut (the event says how much was dropped) so a hostile paste cannot exhaust memory. Sequences
- * that are not understood are dropped, never inserted as text.
+ * that are not understood are dropped, never inserted as text; a runaway one is dropped after 64 bytes (what follows
+ * is read as input again).
  */
 
 export type KeyName =

@@ -99,6 +99,8 @@ export function wrapRuns(
     rowHasText = false;
     rowStart = -1;
   };
+  /** Spaces seen after the row's last word: written only if a word follows on the same row. */
+  let spaces: { text: string; style: Style; src: number } | undefined;
   for (const run of runs) {
     const parts = run.text.split(/( +)/);
     let offset = 0;
@@ -107,23 +109,19 @@ export function wrapRuns(
       offset += part.length;
       if (part === '') continue;
       if (part.startsWith(' ')) {
-        // Spaces: kept inside a row, dropped at a break.
-        if (!rowHasText) continue;
-        if (runWidth(part) >= room()) {
-          breakRow();
-          continue;
-        }
-        push(part, run.style, src);
+        // Kept inside a row, dropped at a break (and at the start of a row).
+        if (rowHasText) spaces = { text: part, style: run.style, src };
         continue;
       }
       let word = part;
       let wsrc = src;
       let w = runWidth(word);
-      if (w > room() && rowHasText) {
-        // Drop trailing spaces of the full row, then start a new one.
-        trimTrailingSpaces(row);
-        breakRow();
-      }
+      const gap = spaces;
+      spaces = undefined;
+      if (gap !== undefined && rowHasText) {
+        if (runWidth(gap.text) + w <= room()) push(gap.text, gap.style, gap.src);
+        else breakRow();
+      } else if (w > room() && rowHasText) breakRow();
       while (w > room()) {
         // Longer than a whole row: break it where the row ends.
         const [head, tail] = splitAtWidth(word, Math.max(1, room()));
@@ -140,11 +138,6 @@ export function wrapRuns(
   rows.push(row);
   starts.push(rowStart);
   return { rows, starts };
-}
-
-function trimTrailingSpaces(row: Run[]): void {
-  const last = row[row.length - 1];
-  if (last !== undefined) last.text = last.text.replace(/ +$/, '');
 }
 
 /** `text` split after at most `width` columns (at least one character in the head). */
