@@ -35,6 +35,7 @@ import { LuaConversionError, luaToJson, pushJson, pushString, typeName } from '.
 import { readHandlerResult } from './result-bridge.js';
 import { Sandbox } from './sandbox.js';
 import { normalizeSchema } from './schema-arrays.js';
+import { schemaProblem } from './schema-check.js';
 import { beginSlice, currentBurstStart, mayRunNow, nextTurn } from './slice-scheduler.js';
 import { capString, capText } from './text-cap.js';
 import type { Denylist } from './workspace-paths.js';
@@ -227,8 +228,9 @@ export class LuaRuntime {
       lua.lua_xmove(L, call.thread, 1);
       const outcome = await this.#drive(call, 0);
       if (!outcome.ok) {
-        const m = /\((?:[^():]+):(\d+)\)$/.exec(outcome.error);
-        return fail(`${chunkname}: error while loading: ${outcome.error}`, m ? Number(m[1]) : undefined);
+        const m = /(?:\((?:[^():]+):(\d+)\)| at [^ :]+:(\d+))$/.exec(outcome.error);
+        const line = m ? Number(m[1] ?? m[2]) : undefined;
+        return fail(`${chunkname}: error while loading: ${outcome.error}`, line);
       }
       const T = call.thread;
       if (outcome.nresults < 1 || lua.lua_type(T, 1) !== lua.LUA_TTABLE) {
@@ -258,6 +260,13 @@ export class LuaRuntime {
         if (parameters.type === undefined) parameters = { type: 'object', ...parameters };
         if (parameters.type !== 'object') {
           return fail(`${chunkname}: tool '${name}': 'parameters' must describe an object (type = "object")`);
+        }
+        const problem = schemaProblem(parameters);
+        if (problem !== undefined) {
+          return fail(
+            `${chunkname}: tool '${name}': 'parameters' is not a valid JSON Schema: ${problem}`,
+            lineOfQuoted(source, /\(got "([^"]*)"\)/.exec(problem)?.[1]),
+          );
         }
       } else if (paramsType !== lua.LUA_TNIL) {
         return fail(
@@ -457,7 +466,7 @@ export class LuaRuntime {
   }
 
   #exceed(call: CallState, T: LuaState, reason: string): never {
-    call.exceeded = reason;
+    call.exceeded = withPosition(reason, T);
     // From now on the hook fires on every instruction of every thread of this call, until it has unwound.
     lua.lua_sethook(T, call.hook, lua.LUA_MASKCOUNT, 1);
     lua.lua_sethook(call.thread, call.hook, lua.LUA_MASKCOUNT, 1);
@@ -667,7 +676,32 @@ function mib(bytes: number): string {
  * `while true do end` in it would never stop. Re-enable hooks first, so the handler is budgeted too (a handler that
  * keeps failing ends in Lua's "error in error handling").
  */
+/** `reason` with the file and line the thread was running (`… at loop.lua:7`), when Lua code is on its stack. */
+function withPosition(reason: string, T: LuaState): string {
+  for (const level of [0, 1]) {
+    lauxlib.luaL_where(T, level);
+    const raw = lua.lua_tolstring(T, -1);
+    const where = raw === null ? '' : fengari.to_jsstring(raw);
+    lua.lua_pop(T, 1);
+    if (where !== '') return `${reason} at ${where.replace(/: $/, '')}`;
+  }
+  return reason;
+}
+
 function raiseFromHook(T: LuaState, message: string): never {
   T.allowhook = 1;
   return lauxlib.luaL_error(T, message);
+}
+
+/** The line of the only place `value` appears quoted in `source` (where a bad schema value was written), if any. */
+function lineOfQuoted(source: Uint8Array, value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const text = Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('latin1');
+  const hits = [`"${value}"`, `'${value}'`].flatMap((q) => {
+    const at: number[] = [];
+    for (let i = text.indexOf(q); i >= 0; i = text.indexOf(q, i + 1)) at.push(i);
+    return at;
+  });
+  if (hits.length !== 1) return undefined;
+  return text.slice(0, hits[0]).split('\n').length;
 }

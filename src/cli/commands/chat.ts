@@ -30,6 +30,7 @@ import { cliAdvice } from '../cli-advice.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
 import { loadConfig, type PantoConfig } from '../config.js';
+import { formatLoadError, isLoadErrorLog } from '../load-errors.js';
 import { parseIntOption } from '../parse-options.js';
 import { describeSystemError, isSystemError, systemErrorReason } from '../system-error.js';
 import { recentTranscript } from '../transcript.js';
@@ -287,11 +288,11 @@ async function chatCommand(argv: string[], io: CliIo, mode: 'chat' | 'run'): Pro
       includeBuiltins: true,
       workspaceRoot,
       log: (e) => {
-        if (e.level === 'error' || e.level === 'warn') io.err(`[lua ${e.level}] ${e.message}`);
+        if ((e.level === 'error' || e.level === 'warn') && !isLoadErrorLog(e))
+          io.err(`[lua ${e.level}] ${e.message}`);
       },
     });
-    for (const e of luaTools.loadErrors)
-      io.err(`warning: ${e.file}${e.line === undefined ? '' : `:${e.line}`}: ${e.message}`);
+    for (const e of luaTools.loadErrors) io.err(`warning: ${formatLoadError(e)}`);
     for (const source of mcpConfigs) {
       mcp.push(source);
       const report = await source.start();
