@@ -4,17 +4,12 @@
  */
 
 // Agent loop, tool dispatch, user content
-export {
-  Agent,
-  type AgentCompactOptions,
-  type AgentOptions,
-  type AgentRequestOptions,
-  type CompactOutcome,
-  type RunOptions,
-  type SetModelOptions,
-} from './agent/agent.js';
+export { Agent, type RunOptions, type SetModelOptions } from './agent/agent.js';
 export {
   type AgentCompactionOptions,
+  type CompactionReason,
+  type CompactOutcome,
+  type ManualCompaction,
   type ProviderSummarizerOptions,
   providerSummarizer,
   SUMMARY_SYSTEM,
@@ -28,24 +23,9 @@ export type {
   AgentWarning,
   AgentWarningCode,
 } from './agent/agent-events.js';
+export type { AgentOptions, AgentRequestOptions } from './agent/agent-options.js';
 export { isContextOverflow, statedContextWindow } from './agent/context-overflow.js';
-export {
-  ABORTED_RESULT_TEXT,
-  DEFAULT_TOOL_CONCURRENCY,
-  type DispatchOptions,
-  dispatchToolCalls,
-} from './agent/dispatch.js';
 export { STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from './agent/steering.js';
-export { type MediaOutcome, type StorePartsOptions, toStoredParts } from './agent/store-parts.js';
-export type {
-  ToolCallEndEvent,
-  ToolCallStartEvent,
-  ToolCallUpdateEvent,
-  ToolEvent,
-  ToolEventListener,
-  ToolMediaDroppedEvent,
-  ToolMediaProcessedEvent,
-} from './agent/tool-events.js';
 export type { UsageTotals } from './agent/usage-totals.js';
 export {
   type BuildUserMessageOptions,
@@ -119,6 +99,7 @@ export {
   type McpHttpServer,
   type McpHttpServerConfig,
   type McpHttpServerOptions,
+  type McpLeftOutTool,
   type McpLogEntry,
   type McpLogger,
   type McpServerConfig,
@@ -167,46 +148,10 @@ export {
   type AnthropicOptions,
   type AnthropicRequestBody,
   anthropicTools,
-  parseAnthropicResponse,
   toAnthropicMessages,
-} from './providers/anthropic-messages.js';
-export {
-  type GeminiOptions,
-  type GeminiRequestBody,
-  geminiTools,
-  parseGeminiResponse,
-  toGemini,
-} from './providers/gemini.js';
-export { defineModel, getModel, mediaPolicyFor, resolveModel } from './providers/model-catalog.js';
-export type {
-  ModelApi,
-  ModelInfo,
-  ModelInput,
-  ModelLimits,
-  ModelOverrides,
-  ModelSpec,
-} from './providers/model-info.js';
-export {
-  checkPrice,
-  type ModelPrice,
-  priceOf,
-  type UsageCost,
-  usageCost,
-} from './providers/model-prices.js';
-export {
-  type OpenAIChatOptions,
-  type OpenAIChatRequestBody,
-  openAIChatTools,
-  parseOpenAIChatResponse,
-  toOpenAIChat,
-} from './providers/openai-chat.js';
-export {
-  type OpenAIResponsesOptions,
-  type OpenAIResponsesRequestBody,
-  openAIResponsesTools,
-  parseOpenAIResponsesResponse,
-  toOpenAIResponses,
-} from './providers/openai-responses.js';
+} from './providers/anthropic-messages/anthropic-messages.js';
+export { parseAnthropicResponse } from './providers/anthropic-messages/anthropic-response.js';
+export { collectStream } from './providers/common/collect-stream.js';
 export {
   type MediaRef,
   type PartFilter,
@@ -217,11 +162,17 @@ export {
   type SerializeWarning,
   type SerializeWarningCode,
   type ThinkingLevel,
-} from './providers/serialize-options.js';
-export { collectStream } from './providers/stream/collect-stream.js';
-export { createStreamParser } from './providers/stream/create-stream-parser.js';
-export type { StreamEvent } from './providers/stream/stream-event.js';
-export { THINKING_BUDGETS } from './providers/thinking.js';
+} from './providers/common/serialize-options.js';
+export type { StreamEvent } from './providers/common/stream-event.js';
+export { THINKING_BUDGETS } from './providers/common/thinking.js';
+export { createStreamParser } from './providers/create-stream-parser.js';
+export {
+  type GeminiOptions,
+  type GeminiRequestBody,
+  geminiTools,
+  toGemini,
+} from './providers/gemini/gemini.js';
+export { parseGeminiResponse } from './providers/gemini/gemini-response.js';
 export {
   createProvider,
   FINISH_GRACE_MS,
@@ -230,7 +181,37 @@ export {
   type ProviderOptions,
   type ProviderRequest,
   type StreamOptions,
-} from './providers/transport/http-provider.js';
+} from './providers/http-provider.js';
+export { defineModel, getModel, mediaPolicyFor, resolveModel } from './providers/model/model-catalog.js';
+export type {
+  ModelApi,
+  ModelInfo,
+  ModelInput,
+  ModelLimits,
+  ModelOverrides,
+  ModelSpec,
+} from './providers/model/model-info.js';
+export {
+  checkPrice,
+  type ModelPrice,
+  priceOf,
+  type UsageCost,
+  usageCost,
+} from './providers/model/model-prices.js';
+export {
+  type OpenAIChatOptions,
+  type OpenAIChatRequestBody,
+  openAIChatTools,
+  toOpenAIChat,
+} from './providers/openai-chat/openai-chat.js';
+export { parseOpenAIChatResponse } from './providers/openai-chat/openai-chat-response.js';
+export {
+  type OpenAIResponsesOptions,
+  type OpenAIResponsesRequestBody,
+  openAIResponsesTools,
+  toOpenAIResponses,
+} from './providers/openai-responses/openai-responses.js';
+export { parseOpenAIResponsesResponse } from './providers/openai-responses/openai-responses-response.js';
 export { ProviderError, type ProviderStall } from './providers/transport/provider-error.js';
 export type { RetryOptions } from './providers/transport/retry-policy.js';
 export { type SseEvent, SseParser } from './providers/transport/sse-parser.js';
@@ -274,3 +255,19 @@ export {
   type ToolUpdate,
 } from './tool.js';
 export { type CallResult, StaticToolSource, ToolRegistry, type ToolSource } from './tool-source.js';
+export {
+  ABORTED_RESULT_TEXT,
+  DEFAULT_TOOL_CONCURRENCY,
+  type DispatchOptions,
+  dispatchToolCalls,
+} from './tools/dispatch.js';
+export { type MediaOutcome, type StorePartsOptions, toStoredParts } from './tools/store-parts.js';
+export type {
+  ToolCallEndEvent,
+  ToolCallStartEvent,
+  ToolCallUpdateEvent,
+  ToolEvent,
+  ToolEventListener,
+  ToolMediaDroppedEvent,
+  ToolMediaProcessedEvent,
+} from './tools/tool-events.js';

@@ -17,10 +17,11 @@ import { PantoError } from '../errors.js';
 import { packagePath } from '../package-root.js';
 import type { ToolContext, ToolDecl } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
-import { type LuaBudgets, type ResolvedBudgets, resolveBudgets } from './budget.js';
+import { type LuaBudgets, resolveBudgets } from './budget.js';
 import { CAPABILITIES, type Capability } from './capabilities.js';
 import type { LuaLogger } from './lua-log.js';
 import type { LuaLoadError } from './lua-runtime.js';
+import type { ResolvedSourceOptions } from './resolved-source-options.js';
 import type { ToolBackend } from './thread-backend.js';
 import type { WorkerOptions } from './worker-backend.js';
 import { DEFAULT_DENYLIST, realRoot } from './workspace-paths.js';
@@ -65,19 +66,6 @@ export interface LuaRunOptions {
   toolCallId?: string;
   /** Progress callback (`panto.progress`). */
   update?: ToolContext['update'];
-}
-
-/** Options that cross to a worker (plain data). */
-export interface ResolvedSourceOptions {
-  dirs: string[];
-  budgets: ResolvedBudgets;
-  denylist: readonly string[];
-  capabilities: readonly Capability[];
-  maxConcurrentCalls: number;
-  fixedRoot: string | undefined;
-  loadRoot: string;
-  /** A directory that does not exist gives no tools (`LuaToolSourceOptions.ignoreMissing`). */
-  ignoreMissing: boolean;
 }
 
 let runCounter = 0;

@@ -7,7 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { ResultPart } from '../tool.js';
 import type { LuaLogEntry } from './lua-log.js';
-import type { ResolvedSourceOptions } from './lua-tool-source.js';
+import type { ResolvedSourceOptions } from './resolved-source-options.js';
 import { loadToolsInThread } from './thread-backend.js';
 import type { ParentMessage, WorkerMessage } from './worker-protocol.js';
 

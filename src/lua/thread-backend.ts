@@ -12,7 +12,7 @@ import type { CallResult } from '../tool-source.js';
 import { accountingAvailable } from './fengari-fixes.js';
 import type { LuaLogger } from './lua-log.js';
 import { type LoadedLuaTool, type LuaLoadError, LuaRuntime, type RunContext } from './lua-runtime.js';
-import type { ResolvedSourceOptions } from './lua-tool-source.js';
+import type { ResolvedSourceOptions } from './resolved-source-options.js';
 import { Denylist } from './workspace-paths.js';
 
 /** What `LuaToolSource` calls: one implementation per isolation mode. */

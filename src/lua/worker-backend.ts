@@ -19,7 +19,7 @@ import type { ToolDecl } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
 import type { LuaLogger } from './lua-log.js';
 import type { LuaLoadError, RunContext } from './lua-runtime.js';
-import type { ResolvedSourceOptions } from './lua-tool-source.js';
+import type { ResolvedSourceOptions } from './resolved-source-options.js';
 import type { ToolBackend } from './thread-backend.js';
 import type { ParentMessage, WorkerMessage } from './worker-protocol.js';
 

@@ -10,7 +10,6 @@
  * every path.
  */
 
-import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
@@ -26,14 +25,17 @@ import {
 import { repeatedKeyProblem } from './leading-fields.js';
 import { LineTexts } from './line-texts.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
-import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
+import type { SessionEntry, SessionHeader } from './session-entry.js';
 import {
   openSessionIndex,
   type ParsedRun,
   type SessionIndex,
   type SessionIndexOptions,
 } from './session-index.js';
+import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './session-warning.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
+
+export type { SessionWarning } from './session-warning.js';
 
 export interface LoadSessionOptions extends JsonlReadOptions {
   /**
@@ -57,20 +59,6 @@ export interface LoadSessionOptions extends JsonlReadOptions {
    * 1.1x the file's size in peak RSS instead of 2.4x, and faster (`npm run bench:session`; docs/session-format.md).
    */
   textInFile?: false | TextInFileOptions;
-}
-
-/** Something the loader recovered from; the data it names was not loaded or was repaired. */
-export interface SessionWarning {
-  /** `torn_line`: a final line cut short by a crash was skipped; `unterminated_line`: the final line lacks a newline
-   * (kept); `empty_line`: an empty line, or a run of consecutive ones (one warning per run, `line` is its first), was skipped; `repaired`: an appender fixed the file's end before writing;
-   * `no_header`: the file is empty or holds only a torn first line (a crash before the header was written) — it
-   * loads as an empty session with a new header, and `SessionLog.open` writes that header; `invalid_utf8`: the line
-   * holds bytes that are not valid UTF-8 (`SessionLog` never writes them) — each bad sequence was read as U+FFFD and
-   * the line loaded (its other checks apply as usual). */
-  kind: 'torn_line' | 'unterminated_line' | 'empty_line' | 'repaired' | 'no_header' | 'invalid_utf8';
-  /** 1-based line number. */
-  line: number;
-  message: string;
 }
 
 export interface LoadedSession {
@@ -116,32 +104,8 @@ export function currentModel(
   return fallback;
 }
 
-/** A fresh header for a session file that has none (empty, or its first line torn), with the `no_header` warning. */
-export function headerlessSession(path: string, warnings: SessionWarning[]): SessionHeader {
-  warnings.push({
-    kind: 'no_header',
-    line: 1,
-    message: `${path}: no session header (the file is empty or its first line was cut short, likely a crash before anything was recorded); loaded as an empty session`,
-  });
-  return {
-    type: 'session',
-    version: SESSION_FORMAT_VERSION,
-    id: randomBytes(8).toString('hex'),
-    created: new Date().toISOString(),
-  };
-}
-
 function formatError(path: string, line: number, problem: string): PantoError {
   return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
-}
-
-/** The `invalid_utf8` warning for `line` (the same text on every path). */
-export function invalidUtf8Warning(path: string, line: number): SessionWarning {
-  return {
-    kind: 'invalid_utf8',
-    line,
-    message: `${path}:${line}: not valid UTF-8; each bad byte sequence was read as U+FFFD and the line loaded`,
-  };
 }
 
 /** What an eager read gives `SessionLog.open` besides the loaded session. */

@@ -47,10 +47,10 @@ import {
 } from './jsonl-reader.js';
 import { LEADING_BYTES } from './leading-fields.js';
 import { LineTexts } from './line-texts.js';
-import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './load-session.js';
 import { openRegularFile, READ_FLAGS } from './regular-file.js';
 import { type ConversationView, type LazyEntries, resolveBranch } from './resolve-conversation.js';
 import type { SessionEntry, SessionHeader } from './session-entry.js';
+import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './session-warning.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export interface SessionIndexOptions {

@@ -1,10 +1,12 @@
 /**
  * Shape checks for session lines and for values handed to the log. Each check returns a problem description (naming
  * the offending field) or `null`; callers turn it into `ERR_SESSION_FORMAT` (loading) or `ERR_INVALID_ARGUMENT`
- * (appending). Checks are structural and O(number of fields): base64 payloads are checked to be strings, never scanned.
+ * (appending). Checks are structural and O(number of fields), plus each image/PDF's claims against the head of its
+ * data (media/stored-media.ts: at most 64 KiB read, never the whole payload).
  */
 
-import type { Message } from '../conversation.js';
+import type { DocumentPart, ImagePart, Message } from '../conversation.js';
+import { checkStoredMedia } from '../media/stored-media.js';
 import { SESSION_FORMAT_VERSION, type SessionHeader } from './session-entry.js';
 
 type Obj = Record<string, unknown>;
@@ -59,15 +61,22 @@ export function partProblem(p: unknown, where: string): string | null {
       if (typeof p.data !== 'string') return `${where}.data must be a base64 string`;
       if (!isDimension(p.width) || !isDimension(p.height))
         return `${where} needs positive integer width and height`;
-      return null;
+      return mediaProblem(p as unknown as ImagePart, where);
     case 'document':
       if (p.mediaType !== 'application/pdf') return `${where}.mediaType must be application/pdf`;
       if (typeof p.data !== 'string') return `${where}.data must be a base64 string`;
       if (p.pages !== undefined && !isDimension(p.pages)) return `${where}.pages must be a positive integer`;
-      return optional(p, 'name', 'string', where);
+      return optional(p, 'name', 'string', where) ?? mediaProblem(p as unknown as DocumentPart, where);
     default:
       return `${where}.type must be text, image or document (got ${shown(p.type)})`;
   }
+}
+
+/** A stored image/PDF whose bytes say otherwise than its fields (or are no image/PDF at all), or null. */
+function mediaProblem(part: ImagePart | DocumentPart, where: string): string | null {
+  const verdict = checkStoredMedia(part);
+  if (verdict.kind === 'ok') return null;
+  return `${where}: ${verdict.kind === 'rejected' ? verdict.rejected : verdict.lie}`;
 }
 
 function partsProblem(parts: unknown, where: string): string | null {

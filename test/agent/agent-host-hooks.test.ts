@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, type AgentEvent } from '../../src/agent/index.js';
-import { createProvider } from '../../src/providers/transport/index.js';
+import { createProvider } from '../../src/providers/index.js';
 import { type FakeProviderServer, startFakeProviderServer } from '../helpers/fake-provider-server.js';
 
 let server: FakeProviderServer;

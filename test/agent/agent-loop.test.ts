@@ -3,15 +3,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import type { AgentEvent } from '../../src/agent/agent-events.js';
-import { ABORTED_RESULT_TEXT } from '../../src/agent/dispatch.js';
 import { STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from '../../src/agent/steering.js';
 import type { Message, ToolResultsMessage } from '../../src/conversation.js';
-import { resolveModel } from '../../src/providers/model-catalog.js';
+import { resolveModel } from '../../src/providers/model/model-catalog.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 import { loadSession } from '../../src/session/load-session.js';
 import { SessionLog } from '../../src/session/session-log.js';
 import { defineTool } from '../../src/tool.js';
 import { ToolRegistry } from '../../src/tool-source.js';
+import { ABORTED_RESULT_TEXT } from '../../src/tools/dispatch.js';
 import type { RecordedRequest } from '../helpers/fake-provider-server.js';
 import {
   agentFixture,

@@ -10,7 +10,7 @@ import type { AgentEvent } from '../../src/agent/agent-events.js';
 import { isContextOverflow, statedContextWindow } from '../../src/agent/context-overflow.js';
 import { SUMMARY_PREFIX } from '../../src/compaction/compact.js';
 import type { Message } from '../../src/conversation.js';
-import { resolveModel } from '../../src/providers/model-catalog.js';
+import { resolveModel } from '../../src/providers/model/model-catalog.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 import { loadSession } from '../../src/session/load-session.js';
 import { SessionLog } from '../../src/session/session-log.js';

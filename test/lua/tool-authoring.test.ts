@@ -1,7 +1,7 @@
 // Tool-author ergonomics (issue 13): calling a tool directly, empty schema arrays, the JSON mapping, strict globals,
 // error messages, library faults, capabilities.
 import { describe, expect, it } from 'vitest';
-import { dispatchToolCalls } from '../../src/agent/index.js';
+import { dispatchToolCalls } from '../../src/tools/index.js';
 import { ALL_CAPABILITIES, ctx, type Loaded, loadTools, tool } from './lua-test-helpers.js';
 
 const run = (e: Loaded, name: string, args: Record<string, unknown> = {}) =>

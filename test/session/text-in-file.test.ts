@@ -22,7 +22,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { estimateTokens } from '../../src/compaction/estimate-tokens.js';
 import type { Message, TextPart } from '../../src/conversation.js';
 import { PantoError } from '../../src/errors.js';
-import { toAnthropicMessages } from '../../src/providers/anthropic-messages.js';
+import { toAnthropicMessages } from '../../src/providers/anthropic-messages/anthropic-messages.js';
 import { isFileTextPart } from '../../src/session/file-text.js';
 import { type LoadedSession, loadSession, SessionLog } from '../../src/session/index.js';
 import { literalLength } from '../../src/session/text-literals.js';

@@ -15,9 +15,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Agent, type AgentEvent, type AgentOptions, type UsageTotals } from '../../agent/index.js';
-
-import type { ModelApi, ModelInfo, ModelPrice, ThinkingLevel } from '../../providers/index.js';
-import type { Provider } from '../../providers/transport/index.js';
+import type { ModelApi, ModelInfo, ModelPrice, Provider, ThinkingLevel } from '../../providers/index.js';
 import { SessionLog } from '../../session/index.js';
 import type { ToolSource } from '../../tool-source.js';
 

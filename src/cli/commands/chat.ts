@@ -12,7 +12,7 @@ import { isPantoError } from '../../errors.js';
 import { LuaToolSource } from '../../lua/index.js';
 import { McpToolSource } from '../../mcp/index.js';
 import type { ModelApi, ModelInfo, ThinkingLevel } from '../../providers/index.js';
-import { createProvider, ENDPOINTS, type Provider } from '../../providers/transport/index.js';
+import { createProvider, ENDPOINTS, type Provider } from '../../providers/index.js';
 import { notRegular } from '../../regular-file.js';
 import { SessionLog } from '../../session/index.js';
 import { ToolRegistry } from '../../tool-source.js';

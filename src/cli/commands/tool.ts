@@ -8,7 +8,6 @@
 import { watch } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { dispatchToolCalls, type ToolEvent } from '../../agent/index.js';
 import type { Conversation, StoredPart, ToolCallBlock, ToolResultBlock } from '../../conversation.js';
 import { type LuaLoadError, type LuaLogEntry, LuaToolSource } from '../../lua/index.js';
 import {
@@ -22,6 +21,7 @@ import {
 import { openRegular, readUpTo } from '../../regular-file.js';
 import type { ToolDecl } from '../../tool.js';
 import { ToolRegistry } from '../../tool-source.js';
+import { dispatchToolCalls, type ToolEvent } from '../../tools/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from '../cli-error.js';
 import { type CliIo, formatBytes, withProgress } from '../cli-io.js';
 import { formatLoadError, isLoadErrorLog } from '../load-errors.js';

@@ -12,7 +12,7 @@
  *   (https://ai.google.dev/api/generate-content). The model travels in the path, never in the body.
  */
 
-import type { ModelApi } from '../model-info.js';
+import type { ModelApi } from '../model/model-info.js';
 
 export interface Endpoint {
   defaultBaseUrl: string;
