@@ -7,7 +7,7 @@
  * -p with --output json; a hostile answer.
  */
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -335,6 +335,56 @@ describe('panto chat in a terminal', () => {
       'base64',
     );
     expect(png.subarray(1, 4).toString()).toBe('PNG');
+
+    // panto image draws its result the same way (a JPEG converted to PNG for kitty); in tmux it prints the summary only.
+    for (const [name, env, drawn] of [
+      ['image-kitty', { TMUX: undefined, TERM: 'xterm-kitty', KITTY_WINDOW_ID: '1' }, true],
+      ['image-tmux', {}, false],
+    ] as const) {
+      const file = path.join(tmp, `raw-${name}`);
+      const code = path.join(tmp, `code-${name}`);
+      const entries = Object.entries(env) as Array<[string, string | undefined]>;
+      const envArgs = [
+        ...entries.filter(([, v]) => v === undefined).map(([k]) => `-u ${k}`),
+        ...entries.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${q(String(v))}`),
+      ].join(' ');
+      // It starts once the raw output is being recorded (the test creates the go file after pipe-pane).
+      const go = path.join(tmp, `go-${name}`);
+      const command = `while [ ! -e ${q(go)} ]; do sleep 0.05; done; cd ${q(ws)} && env ${envArgs} ${q(process.execPath)} ${q(pantoBin)} image photo.jpg --max-dimension 400; echo $? > ${q(code)}`;
+      const img = TmuxPane.start(name, `sh -c ${q(command)}`, { TERM: 'xterm-256color' });
+      img.recordRaw(file);
+      await writeFile(go, '');
+      try {
+        expect(await exitCode(code)).toBe(0);
+        await img.waitFor('changes: ');
+        expect((await readFile(file, 'latin1')).includes('\x1b_Ga=T,f=100')).toBe(drawn);
+      } finally {
+        img.kill();
+      }
+    }
+  });
+
+  it('--resume without a file: a picker of the workspace sessions, newest first', async () => {
+    const codeFile = path.join(tmp, 'code-picker');
+    server.enqueue({ type: 'reply', text: 'picked and answered' });
+    const pane = startChat('picker', ['--resume'], codeFile, { noBaseUrl: true });
+    try {
+      await pane.waitFor('Resume which session? (newest first)');
+      // The newest is the kitty chat (its first message), then earlier ones.
+      await pane.waitFor(/> +1\. .*show me @chart\.png/);
+      pane.keys('Down', 'Up', 'Enter');
+      await pane.waitFor(/\(resumed, \d+ messages\)/);
+      await pane.waitFor(/^> $/m);
+      pane.type('and now?');
+      pane.keys('Enter');
+      await pane.waitFor('picked and answered');
+      const sent = server.requests.at(-1)?.body.messages as ChatMessage[];
+      expect(sent.some((m) => text(m).includes('show me @chart.png'))).toBe(true);
+      pane.keys('C-d');
+      expect(await exitCode(codeFile)).toBe(0);
+    } finally {
+      pane.kill();
+    }
   });
 
   it('Ctrl-D and /exit while an answer streams: the turn stops, the chat exits, nothing is printed after', async () => {
