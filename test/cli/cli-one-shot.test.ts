@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -150,6 +150,46 @@ describe('one prompt: panto chat -p / panto run', () => {
         .map((e) => e.text)
         .join(''),
     ).toBe('Reading.Done reading.');
+  });
+
+  it('stream-json carries tool progress and a cut stream asked again; --verbose shows the chat on stderr', async () => {
+    const tools = path.join(tmp, 'tools');
+    await mkdir(tools, { recursive: true });
+    await writeFile(
+      path.join(tools, 'steps.lua'),
+      'return { name = "steps", description = "steps", handler = function() panto.progress("half way", 0.5) return "stepped" end }\n',
+    );
+    server.reset();
+    server.enqueue(
+      { type: 'reply', text: 'Half an answ', cut: 2 },
+      { type: 'reply', toolCalls: [{ id: 'c1', name: 'steps', args: {} }] },
+      { type: 'reply', text: 'all done' },
+    );
+    const r = await oneShot([
+      '-p',
+      'go',
+      '--output',
+      'stream-json',
+      '--tools',
+      tools,
+      '--verbose',
+      '--session',
+      path.join(tmp, 'sp.jsonl'),
+    ]);
+    expect(r.code).toBe(0);
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
+    expect(events.find((e) => e.type === 'message_reset')).toMatchObject({ attempt: 1 });
+    expect(events.find((e) => e.type === 'tool_progress')).toMatchObject({
+      name: 'steps',
+      update: { message: 'half way', progress: 0.5 },
+    });
+    expect(events.at(-1)).toMatchObject({ type: 'result', ok: true, text: 'all done' });
+    // --verbose: the chat's own view on stderr; stdout stays JSON lines only.
+    expect(r.stderr).toContain('[tool] steps()');
+    expect(r.stderr).toMatch(/\[the stream was cut .*; the answer restarts\]/);
   });
 
   it('a failed run: nothing on stdout in text mode, the error on stderr, exit 1; json says ok: false', async () => {

@@ -118,6 +118,17 @@ describe('sessions: --continue, --resume, /new, and the endpoint a session remem
     expect(none.stderr).toContain('no saved session in');
   });
 
+  it('--session with --resume or --continue, or both of those, is a usage error', async () => {
+    for (const args of [
+      ['--session', path.join(tmp, 'n.jsonl'), '--continue'],
+      ['--session', path.join(tmp, 'n.jsonl'), '--resume', path.join(tmp, 'x.jsonl')],
+      ['--continue', '--resume', path.join(tmp, 'x.jsonl')],
+    ]) {
+      const r = await runPanto(['chat', ...args], { cwd: tmp, stdin: '', env: env() });
+      expect(r.code).toBe(2);
+    }
+  });
+
   it('/new starts a new session file; the old one stays as it was', async () => {
     const ws = path.join(tmp, 'ws3');
     await mkdir(ws);

@@ -298,6 +298,35 @@ describe('panto chat in a terminal', () => {
     }
   });
 
+  it('/model without a name: a picker of the config file models; the choice is the next model', async () => {
+    const config = path.join(tmp, 'config.json');
+    await writeFile(
+      config,
+      JSON.stringify({ models: { 'local-a': { contextWindow: 8192 }, 'local-b': { contextWindow: 32768 } } }),
+    );
+    server.enqueue({ type: 'reply', text: 'answered by b' });
+    const codeFile = path.join(tmp, 'code-model');
+    const pane = startChat('model', ['--model', 'local-a'], codeFile, { env: { PANTO_CONFIG: config } });
+    try {
+      await pane.waitFor(/^> $/m);
+      pane.type('/model');
+      pane.keys('Enter');
+      await pane.waitFor('model: local-a via openai-chat; switch to:');
+      await pane.waitFor(/> +1\. local-a \(current\)/);
+      pane.keys('Down', 'Enter');
+      await pane.waitFor('model: local-b via openai-chat (was local-a); recorded in the session');
+      pane.type('hi');
+      pane.keys('Enter');
+      await pane.waitFor('answered by b');
+      expect(server.requests.at(-1)?.model).toBe('local-b');
+      await pane.waitFor(/local-b · context ~\d+\/32,768/);
+      pane.keys('C-d');
+      expect(await exitCode(codeFile)).toBe(0);
+    } finally {
+      pane.kill();
+    }
+  });
+
   it('inline images: kitty graphics escapes on a terminal that says it is kitty (the raw output holds the PNG)', async () => {
     const codeFile = path.join(tmp, 'code-kitty');
     const raw = path.join(tmp, 'raw-kitty');

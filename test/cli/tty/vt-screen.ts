@@ -66,6 +66,8 @@ export class VtScreen extends Writable {
         this.#x = 0;
         this.#pendingWrap = false;
       } else if (ch === '\n') {
+        // A tty's output processing (ONLCR, which stays on in raw mode) makes it CR LF.
+        this.#x = 0;
         this.#lineFeed();
         this.#pendingWrap = false;
       } else {
