@@ -128,7 +128,7 @@ describe('the chat renderer on a terminal', () => {
     r.handle({ type: 'turn_start', turn: 1 });
     expect(screen.lines().join('\n')).toMatch(/ waiting for the model…/);
     r.handle({ type: 'message_start', role: 'assistant' });
-    r.handle({ type: 'message_delta', delta: { type: 'text_delta', text: 'Working on it.\n' } });
+    r.handle({ type: 'message_delta', delta: { type: 'text_delta', blockIndex: 0, text: 'Working on it.\n' } });
     expect(screen.lines().join('\n')).not.toMatch(/waiting for the model/);
     r.handle({ type: 'tool_call_start', toolCallId: 'c1', toolName: 'steps', index: 0, input: {} });
     r.handle({
