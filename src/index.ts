@@ -82,6 +82,9 @@ export { isPantoError, PantoError, type PantoErrorCode } from './errors.js';
 // Lua tool host
 export { DEFAULT_BUDGETS, type LuaBudgets } from './lua/budget.js';
 export { CAPABILITIES, type Capability } from './lua/capabilities.js';
+export type { ExecOptions as LuaExecOptions } from './lua/exec-command.js';
+export type { FetchOptions as LuaFetchOptions } from './lua/fetch-url.js';
+export type { HostFunction, HostFunctionContext, HostValue } from './lua/host-functions.js';
 export type { LuaLogEntry, LuaLogger, LuaLogLevel } from './lua/lua-log.js';
 export type { LuaLoadError } from './lua/lua-runtime.js';
 export { type LuaRunOptions, LuaToolSource, type LuaToolSourceOptions } from './lua/lua-tool-source.js';
@@ -216,13 +219,8 @@ export { ProviderError, type ProviderStall } from './providers/transport/provide
 export type { RetryOptions } from './providers/transport/retry-policy.js';
 export { type SseEvent, SseParser } from './providers/transport/sse-parser.js';
 // Session log
-export { isFileTextPart, type TextInFileOptions } from './session/file-text.js';
-export {
-  type LoadedSession,
-  type LoadSessionOptions,
-  loadSession,
-  type SessionWarning,
-} from './session/load-session.js';
+export { type LoadedSession, type LoadSessionOptions, loadSession } from './session/load-session.js';
+export type { CompactionInput } from './session/new-entries.js';
 export {
   type CompactionEntry,
   type CustomEntry,
@@ -239,6 +237,22 @@ export {
   type SessionLineRef,
 } from './session/session-index.js';
 export { type CreateSessionOptions, SessionLog, type SessionLogOptions } from './session/session-log.js';
+export type { SessionWarning } from './session/session-warning.js';
+export type { SessionWriter } from './session/session-writer.js';
+// Session stores
+export { JsonlSessionStore } from './session-store/jsonl-session-store.js';
+export { PostgresSessionLog } from './session-store/postgres-session-log.js';
+export {
+  PostgresSessionStore,
+  type PostgresSessionStoreOptions,
+} from './session-store/postgres-session-store.js';
+export {
+  type CreateStoredSessionOptions,
+  checkSessionId,
+  type OpenStoredSessionOptions,
+  type SessionStore,
+  type StoredSessionInfo,
+} from './session-store/session-store.js';
 // Tools
 export {
   defineTool,

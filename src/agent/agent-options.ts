@@ -13,7 +13,7 @@ import { getModel, resolveModel } from '../providers/model/model-catalog.js';
 import type { ModelInfo } from '../providers/model/model-info.js';
 import { checkPrice, type ModelPrice } from '../providers/model/model-prices.js';
 import type { RequestOptions } from '../providers/serialize-request.js';
-import type { SessionLog } from '../session/session-log.js';
+import type { SessionWriter } from '../session/session-writer.js';
 import type { ToolSource } from '../tool-source.js';
 import { DEFAULT_TOOL_CONCURRENCY } from '../tools/dispatch.js';
 import type { AgentCompactionOptions } from './agent-compaction.js';
@@ -33,9 +33,11 @@ export interface AgentOptions {
   /**
    * Session log to resume from and append to. Its conversation is the agent's starting history. The usage of the
    * log's earlier answers (all branches, also those a compaction replaced) is counted when `usage` is first read,
-   * so constructing the agent parses nothing the conversation did not need (see `Agent.usage` for the errors).
+   * so constructing the agent parses nothing the conversation did not need (see `Agent.usage` for the errors). A
+   * `SessionLog` (a file) or a session store's log (`PostgresSessionStore.open`; `await session.flush()` after a run
+   * to know every entry is stored).
    */
-  session?: SessionLog;
+  session?: SessionWriter;
   /**
    * Starting history when there is no session. Copied; its images/PDFs are checked against their bytes once (a wrong
    * `mediaType` or size is corrected, unusable data becomes a placeholder with an `unsupported-input` warning to

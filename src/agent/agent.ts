@@ -45,7 +45,7 @@ import { mediaPolicyFor } from '../providers/model/model-catalog.js';
 import type { ModelInfo } from '../providers/model/model-info.js';
 import { checkPrice, type ModelPrice } from '../providers/model/model-prices.js';
 import type { RequestOptions } from '../providers/serialize-request.js';
-import type { SessionLog } from '../session/session-log.js';
+import type { SessionWriter } from '../session/session-writer.js';
 import type { ToolSource } from '../tool-source.js';
 import { errorMessage, StaticToolSource } from '../tool-source.js';
 import { ABORTED_RESULT_TEXT } from '../tools/dispatch.js';
@@ -96,7 +96,7 @@ export interface SetModelOptions {
 
 export class Agent {
   readonly tools: ToolSource;
-  readonly session: SessionLog | undefined;
+  readonly session: SessionWriter | undefined;
   #provider: Provider;
   #model: ModelInfo;
   readonly #system: string | undefined;

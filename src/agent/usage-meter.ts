@@ -6,7 +6,7 @@
 
 import type { AssistantMessage, Message, Usage } from '../conversation.js';
 import { type ModelPrice, priceOf, type UsageCost } from '../providers/model/model-prices.js';
-import type { SessionLog } from '../session/session-log.js';
+import type { SessionWriter } from '../session/session-writer.js';
 import { addUsage, emptyTotals, saneUsage, type UsageTotals } from './usage-totals.js';
 
 export class UsageMeter {
@@ -30,7 +30,7 @@ export class UsageMeter {
    * are counted as they happen), priced as they would be now: with this price option and model, whatever a later
    * `pricing` call says.
    */
-  resume(session: SessionLog): void {
+  resume(session: SessionWriter): void {
     const held = session.size;
     if (held === 0) return;
     const price = this.#price;

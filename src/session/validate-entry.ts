@@ -162,7 +162,7 @@ export function headerProblem(h: unknown): string | null {
 
 /** Problem with a header line, a format version newer than this library reads included, or null. */
 export function readableHeaderProblem(h: unknown): string | null {
-  const problem = headerProblem(h);
+  const problem = headerProblem(h) ?? nestingProblem(h, 'header');
   if (problem) return problem;
   const version = (h as SessionHeader).version;
   return version > SESSION_FORMAT_VERSION
@@ -170,8 +170,49 @@ export function readableHeaderProblem(h: unknown): string | null {
     : null;
 }
 
+/**
+ * Deepest nesting of arrays and objects a session line may hold (the line's own object is level 1). `JSON.parse`
+ * reads any depth, but `JSON.stringify`, `structuredClone` and every recursive walk overflow the stack a few thousand
+ * levels down, so a deeper entry would load and then break every request, print and save of the session.
+ */
+export const MAX_JSON_DEPTH = 512;
+
+/** Problem with a value nested deeper than `MAX_JSON_DEPTH`, or null. Iterative: any depth is safe to check. */
+export function nestingProblem(value: unknown, where: string): string | null {
+  const stack: unknown[] = [value];
+  const depths: number[] = [1];
+  while (stack.length > 0) {
+    const v = stack.pop() as object;
+    const depth = depths.pop() as number;
+    if (depth > MAX_JSON_DEPTH)
+      return `${where} is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const c: unknown = v[i];
+        if (typeof c === 'object' && c !== null) {
+          stack.push(c);
+          depths.push(depth + 1);
+        }
+      }
+    } else {
+      for (const k in v) {
+        const c: unknown = (v as Obj)[k];
+        if (typeof c === 'object' && c !== null) {
+          stack.push(c);
+          depths.push(depth + 1);
+        }
+      }
+    }
+  }
+  return null;
+}
+
 /** Problem with an entry line (not the header), or null. */
 export function entryProblem(e: unknown): string | null {
+  return entryShapeProblem(e) ?? nestingProblem(e, 'entry');
+}
+
+function entryShapeProblem(e: unknown): string | null {
   if (!isObj(e)) return 'entry must be a JSON object';
   if (typeof e.id !== 'string' || e.id === '') return 'entry.id must be a non-empty string';
   if (e.parentId !== null && typeof e.parentId !== 'string') return 'entry.parentId must be a string or null';

@@ -14,7 +14,8 @@
 //
 // A case is 1-3 Lua programs run AT ONCE on one source. Each program is a list of statements drawn from a grammar of
 // snippets: calls to every host function a tool can reach (panto.sniff, json_encode, json_decode, log, progress,
-// json.encode/decode/array/null, read_file, stat, list_dir; print, load, the coroutine wrappers (also resuming a
+// json.encode/decode/array/null, read_file (and ranges), stat, list_dir, write_file, make_dir, host functions that
+// answer at once, later, throw or return bytes, require of lib modules; print, load, the coroutine wrappers (also resuming a
 // coroutine another call left in the shared `panto` table), the guarded string
 // functions, os.date) with hostile arguments (nil, booleans, integers near 2^31/2^53/2^63, NaN, inf, -0, huge strings,
 // NULs, invalid UTF-8, cyclic/deep/sparse/mixed tables, tables whose metamethods raise, yield, loop or recurse,
@@ -321,7 +322,7 @@ class Gen {
 
   /** A call of a host function or a risky library function. */
   call() {
-    switch (this.int(26)) {
+    switch (this.int(32)) {
       case 0:
         return `panto.sniff(${this.args(this.int(3))})`;
       case 1:
@@ -446,6 +447,16 @@ class Gen {
         return `(${this.value(0)}) .. (${this.value(0)})`;
       case 24:
         return `(${this.value(0)}) == (${this.value(0)})`;
+      case 26:
+        return `panto.write_file(${this.path()}, ${this.args(1)}${this.chance(0.3) ? `, ${this.pick(['{ append = true }', '{ append = 1 }', '{ bad = true }', this.value(1)])}` : ''})`;
+      case 27:
+        return `panto.make_dir(${this.path()})`;
+      case 28:
+        return `panto.${this.pick(['echo', 'later', 'boom', 'bytes'])}(${this.args(this.chance(0.9) ? 1 : this.int(3))})`;
+      case 29:
+        return `require(${this.pick(['"m"', '"missing"', '"../x"', '"m.sub"', '1', 'nil', '("m"):rep(300)', this.value(1)])})`;
+      case 30:
+        return `panto.read_file(${this.path()}, ${this.pick(['{ offset = 2 }', '{ length = 3 }', '{ offset = -1 }', '{ offset = 1e300 }', '{ length = 0 }', this.value(1)])})`;
       default:
         return `(function() for k, v in pairs(${this.value(0)}) do end end)()`;
     }
@@ -584,7 +595,22 @@ export function generateCase(seed, index, isolationMode) {
 // ---------------------------------------------------------------------------------------------------------------
 // Child side: runs cases sent as JSON lines on stdin, answers one line each.
 // ---------------------------------------------------------------------------------------------------------------
-const EVAL_TOOL = `return { name = "eval", description = "runs a fuzz program", capabilities = { "read_file", "stat", "list_dir" },
+/** What the fuzz tools declare: reading, writing in the workspace and the host functions below (no exec/fetch). */
+const CAPS =
+  '{ "read_file", "stat", "list_dir", "write_file", "make_dir", "echo", "later", "boom", "bytes" }';
+const GRANT = ['read_file', 'stat', 'list_dir', 'write_file', 'make_dir'];
+/** Host functions: echo (answers at once), later (a promise), boom (throws), bytes (a Uint8Array of n bytes). */
+const HOST_FUNCTIONS = {
+  echo: (a) => a,
+  later: (a) => new Promise((r) => setImmediate(() => r(a))),
+  boom: () => {
+    throw new Error('boom');
+  },
+  bytes: (a) => new Uint8Array(Math.max(0, Math.min(1e6, Number(a?.n ?? a) || 0))).fill(0xff),
+};
+const MODULE = 'local M = { loads = 0 }; function M.read() return panto.read_file("a.txt") end; return M';
+
+const EVAL_TOOL = `return { name = "eval", description = "runs a fuzz program", capabilities = ${CAPS},
   parameters = { type = "object", properties = { src = { type = "string" } } },
   handler = function(args, ctx)
     local f, e = load(args.src, "=case")
@@ -595,7 +621,7 @@ const HONEST_TOOL =
   'return { name = "honest", description = "d", handler = function() return "still serving" end }';
 
 function fileTool(body) {
-  return `return { name = "case", description = "fuzz case", capabilities = { "read_file", "stat", "list_dir" },
+  return `return { name = "case", description = "fuzz case", capabilities = ${CAPS},
   handler = function(args, ctx)
 ${body}
 end }`;
@@ -626,6 +652,9 @@ async function child(tempRoot) {
   await symlink('/etc/passwd', path.join(workspace, 'link')).catch(() => {});
   const toolDir = await mkdtemp(path.join(tempRoot, 'tools-'));
   await writeFile(path.join(toolDir, 'eval.lua'), EVAL_TOOL);
+  await mkdir(path.join(toolDir, 'lib', 'm'), { recursive: true });
+  await writeFile(path.join(toolDir, 'lib', 'm.lua'), MODULE);
+  await writeFile(path.join(toolDir, 'lib', 'm', 'sub.lua'), 'return require("m")');
   await writeFile(path.join(toolDir, 'honest.lua'), HONEST_TOOL);
   const faults = [];
   process.on('uncaughtException', (err) => faults.push(`uncaught exception: ${err?.stack ?? err}`));
@@ -642,6 +671,8 @@ async function child(tempRoot) {
       s = await LuaToolSource.fromDir(toolDir, {
         budgets: BUDGETS,
         isolation,
+        capabilities: GRANT,
+        hostFunctions: HOST_FUNCTIONS,
         workspaceRoot: workspace,
         log: hostLog,
         worker: { watchdogMs: BUDGETS.maxBlockingMs + 3000 },
@@ -670,6 +701,8 @@ async function child(tempRoot) {
         source = await LuaToolSource.fromDir(dir, {
           budgets: BUDGETS,
           isolation: c.isolation,
+          capabilities: GRANT,
+          hostFunctions: HOST_FUNCTIONS,
           workspaceRoot: workspace,
           log: hostLog,
           worker: { watchdogMs: BUDGETS.maxBlockingMs + 3000 },

@@ -84,9 +84,9 @@ export function chatCommands(info: ChatCommandInfo): SlashCommands<ChatLoop> {
     {
       name: 'new',
       summary: 'start a new session (the current one stays saved)',
-      run: (_args, loop) => {
+      run: async (_args, loop) => {
         const before = loop.chat.log ? loop.chat.path : undefined;
-        loop.chat.startNew(info.newSessionPath());
+        await loop.chat.startNew(info.newSessionPath());
         loop.say(
           `new session: ${loop.chat.path} (written when the first message is sent)` +
             (before ? `; the previous one is saved in ${before}` : ''),

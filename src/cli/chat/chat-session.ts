@@ -16,7 +16,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Agent, type AgentEvent, type AgentOptions, type UsageTotals } from '../../agent/index.js';
 import type { ModelApi, ModelInfo, ModelPrice, Provider, ThinkingLevel } from '../../providers/index.js';
-import { SessionLog } from '../../session/index.js';
+import { SessionLog, type SessionWriter } from '../../session/index.js';
 import type { ToolSource } from '../../tool-source.js';
 
 export const SHOWN_ENTRY = 'panto.cli/shown';
@@ -31,7 +31,7 @@ export interface SessionEndpoint {
 }
 
 /** The endpoint a session log last recorded, if any (a log written by another host has none). */
-export function endpointOf(log: SessionLog): SessionEndpoint | undefined {
+export function endpointOf(log: SessionWriter): SessionEndpoint | undefined {
   let found: SessionEndpoint | undefined;
   for (const e of log.entries) {
     if (e.type !== 'custom' || e.customType !== ENDPOINT_ENTRY) continue;
@@ -59,13 +59,17 @@ export interface ChatSessionOptions {
   /** Prompt caching (Anthropic cache breakpoints). */
   promptCache?: boolean | undefined;
   /** An opened log to continue (`--resume`). */
-  resumed?: SessionLog;
+  resumed?: SessionWriter;
   /** Where a new session is written (created on the first message). */
   newPath?: string;
   /** The server's base URL when not the API's default (recorded with the endpoint). */
   baseUrl?: string | undefined;
   /** Prices of models the price table does not know (the config file's); default: the table's. */
   priceOf?: (modelId: string) => ModelPrice | undefined;
+  /** With `--store`: creates the new session in the store (instead of a file at `newPath`). */
+  createInStore?: (header: { model: string; workspace: string }) => Promise<SessionWriter>;
+  /** With `--store`: how the session is named to the user (`<store> session <id>`). */
+  storeName?: string;
   /** Every agent event, after the chat's own bookkeeping. */
   onEvent: (e: AgentEvent) => void;
   /** Show a note or warning (already filtered: never one the session has shown before). */
@@ -76,7 +80,7 @@ export class ChatSession {
   model: ModelInfo;
   readonly provider: Provider;
   #agent: Agent;
-  #session: SessionLog | undefined;
+  #session: SessionWriter | undefined;
   #o: ChatSessionOptions;
   readonly #shown = new Set<string>();
   /** Notes raised before the file existed, recorded once it does. */
@@ -109,13 +113,15 @@ export class ChatSession {
   }
 
   /** The session log, once it exists. */
-  get log(): SessionLog | undefined {
+  get log(): SessionWriter | undefined {
     return this.#session;
   }
 
-  /** The session file (existing or to be created). */
+  /** The session file (existing or to be created), or the store session's name. */
   get path(): string {
-    return this.#session?.path ?? this.#o.newPath ?? '(none)';
+    if (this.#o.storeName !== undefined)
+      return `${this.#o.storeName} session ${this.#session?.header.id ?? '(created on the first message)'}`;
+    return (this.#session as SessionLog | undefined)?.path ?? this.#o.newPath ?? '(none)';
   }
 
   /** Token and cost totals of the whole session (see the module contract). */
@@ -152,9 +158,10 @@ export class ChatSession {
    * Leave this session (its log is closed) and start a new, empty one written to `newPath` when its first message is
    * sent (`/new`). The model, thinking level and endpoint stay.
    */
-  startNew(newPath: string): void {
-    this.#session?.close();
+  async startNew(newPath: string): Promise<void> {
+    await this.#session?.close();
     this.#session = undefined;
+    this.#lastEndpoint = undefined;
     this.#o = { ...this.#o, newPath };
     delete this.#o.resumed;
     this.#shown.clear();
@@ -172,16 +179,21 @@ export class ChatSession {
   }
 
   /** Create the session file if this is a new chat (call before sending anything). */
-  async ensureSession(): Promise<SessionLog> {
+  async ensureSession(): Promise<SessionWriter> {
     if (this.#session) {
       // A resumed session (from before endpoints were recorded, or resumed against another server): say where it
       // goes on, once something is sent.
       this.#recordEndpoint();
       return this.#session;
     }
-    const file = this.#o.newPath as string;
-    await mkdir(path.dirname(file), { recursive: true });
-    const log = await SessionLog.create(file, { model: this.model.id, workspace: this.#o.workspaceRoot });
+    let log: SessionWriter;
+    if (this.#o.createInStore) {
+      log = await this.#o.createInStore({ model: this.model.id, workspace: this.#o.workspaceRoot });
+    } else {
+      const file = this.#o.newPath as string;
+      await mkdir(path.dirname(file), { recursive: true });
+      log = await SessionLog.create(file, { model: this.model.id, workspace: this.#o.workspaceRoot });
+    }
     this.#session = log;
     for (const key of this.#pendingShown.splice(0)) log.appendCustom(SHOWN_ENTRY, key);
     this.#recordEndpoint();
@@ -218,8 +230,9 @@ export class ChatSession {
     this.#lastEndpoint = endpoint;
   }
 
-  close(): void {
-    this.#session?.close();
+  /** Close the log (a store's log first stores what is still on its way). */
+  async close(): Promise<void> {
+    await this.#session?.close();
   }
 
   #makeAgent(): Agent {

@@ -14,7 +14,7 @@ import { McpToolSource } from '../../mcp/index.js';
 import type { ModelApi, ModelInfo, ThinkingLevel } from '../../providers/index.js';
 import { createProvider, ENDPOINTS, type Provider } from '../../providers/index.js';
 import { notRegular } from '../../regular-file.js';
-import { SessionLog } from '../../session/index.js';
+import { SessionLog, type SessionWriter } from '../../session/index.js';
 import { ToolRegistry } from '../../tool-source.js';
 import { chatCommands } from '../chat/chat-commands.js';
 import { ChatLoop } from '../chat/chat-loop.js';
@@ -32,6 +32,7 @@ import type { CliIo } from '../cli-io.js';
 import { loadConfig, type PantoConfig } from '../config.js';
 import { formatLoadError, isLoadErrorLog } from '../load-errors.js';
 import { parseIntOption } from '../parse-options.js';
+import { openStore, shownStore } from '../session-store-option.js';
 import { describeSystemError, isSystemError, systemErrorReason } from '../system-error.js';
 import { recentTranscript } from '../transcript.js';
 import { detectImageProtocol } from '../tty/image-protocol.js';
@@ -55,9 +56,12 @@ const OPTIONS_HELP = `Options:
   --mcp FILE            also use the tools of the MCP servers in FILE ({"mcpServers": {...}}; repeatable)
   --workspace DIR       workspace root the tools may read (default: current directory)
   -c, --continue        continue the latest session of this workspace
-  --resume [FILE]       continue a saved session (without FILE: choose one of this workspace's)
+  --resume [FILE]       continue a saved session (without FILE: choose one of this workspace's; with
+                        --store: the session's id)
   --session FILE        where to save a new session, a path that does not exist yet (default:
                         .panto/sessions/<time>.jsonl in the workspace)
+  --store STORE         keep the session in a session store: a PostgreSQL URL (postgres://user@host/db)
+                        or a folder of JSONL files; a new session gets an id, --resume ID continues one
   --thinking LEVEL      reasoning effort: off | low | medium | high (Anthropic extended thinking, OpenAI
                         reasoning effort, Gemini thinking budget); thinking text is shown dimmed and folded
   --no-prompt-cache     no Anthropic cache breakpoints (prompt caching is on by default)
@@ -117,6 +121,7 @@ const OPTIONS = {
   continue: { type: 'boolean', short: 'c' },
   resume: { type: 'string' },
   session: { type: 'string' },
+  store: { type: 'string' },
   system: { type: 'string' },
   thinking: { type: 'string' },
   'prompt-cache': { type: 'boolean', default: true },
@@ -195,6 +200,16 @@ async function chatCommand(argv: string[], io: CliIo, mode: 'chat' | 'run'): Pro
       '--session names a new session; --resume / --continue continue a saved one',
       EXIT_USAGE,
     );
+  if (values.store !== undefined && values.session !== undefined)
+    throw new CliError(
+      '--store and --session: a session is either in a store or in a file of its own',
+      EXIT_USAGE,
+    );
+  if (values.store !== undefined && (values.continue || values.resume === ''))
+    throw new CliError(
+      'with --store, name the session to continue: --resume ID (panto session list --store STORE lists them)',
+      EXIT_USAGE,
+    );
   if (values.session !== undefined) await checkNewSession(values.session);
   const mcpFiles = values.mcp ?? [];
   const mcpConfigs: McpToolSource[] = [];
@@ -214,26 +229,26 @@ async function chatCommand(argv: string[], io: CliIo, mode: 'chat' | 'run'): Pro
 
   // From here on, what was opened or started is closed again when a later step throws.
   const mcp: McpToolSource[] = [];
-  let resumed: SessionLog | undefined;
+  let resumed: SessionWriter | undefined;
   let chat: ChatSession | undefined;
   let setupDone = false;
+  const store = values.store === undefined ? undefined : await openStore(values.store);
   try {
-    const resumeFile = await resolveResume(
-      values.resume,
-      values.continue === true,
-      workspaceRoot,
-      interactive,
-      () => {
-        input = new TerminalInput({
-          input: process.stdin,
-          output: process.stdout,
-          terminal,
-          editor: new LineEditor(history),
-        });
-        return input;
-      },
-    );
-    if (resumeFile !== undefined) {
+    const resumeFile =
+      store === undefined
+        ? await resolveResume(values.resume, values.continue === true, workspaceRoot, interactive, () => {
+            input = new TerminalInput({
+              input: process.stdin,
+              output: process.stdout,
+              terminal,
+              editor: new LineEditor(history),
+            });
+            return input;
+          })
+        : undefined;
+    if (store !== undefined && values.resume) {
+      resumed = await store.open(values.resume, { eager: true });
+    } else if (resumeFile !== undefined) {
       try {
         resumed = await SessionLog.open(path.resolve(resumeFile), { eager: true });
       } catch (err) {
@@ -329,6 +344,9 @@ async function chatCommand(argv: string[], io: CliIo, mode: 'chat' | 'run'): Pro
       ...(resumed
         ? { resumed }
         : { newPath: values.session ? path.resolve(values.session) : newSessionPath(workspaceRoot) }),
+      ...(store && values.store !== undefined
+        ? { createInStore: (header) => store.create(header), storeName: shownStore(values.store) }
+        : {}),
       baseUrl: where.baseUrl,
       priceOf: (id) => config.models.get(id)?.price,
       // One prompt shows the chat's own view only with --verbose (warnings always: see notify).
@@ -410,17 +428,18 @@ async function chatCommand(argv: string[], io: CliIo, mode: 'chat' | 'run'): Pro
       return await loop.run();
     } finally {
       terminal.dispose();
-      loop.chat.close();
+      await loop.chat.close();
       if (loop.chat.log) io.err(`session saved: ${loop.chat.path}${usageSummary(loop.chat)}`);
     }
   } finally {
     (input as TerminalInput | undefined)?.stop();
     if (!setupDone) {
       terminal.dispose();
-      if (chat) chat.close();
-      else resumed?.close();
+      if (chat) await chat.close();
+      else await resumed?.close();
     }
     await Promise.all(mcp.map((m) => m.close()));
+    await store?.close();
   }
 }
 
