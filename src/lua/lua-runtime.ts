@@ -57,6 +57,9 @@ import {
 import { capString, capText } from './text-cap.js';
 import type { Denylist } from './workspace-paths.js';
 
+/** The words of the load error of a tool declaring a capability the host does not grant. */
+export const NOT_GRANTED = 'the host does not grant';
+
 const { lua, lauxlib, to_luastring } = fengari;
 const K_TOOL_CALL_ID = to_luastring('tool_call_id');
 const K_TOOL_NAME = to_luastring('tool_name');
@@ -462,7 +465,7 @@ export class LuaRuntime {
           return `${where}: unknown capability '${c}' (known: ${this.#known.join(', ')})`;
         }
         if (!this.#grant.has(c)) {
-          return `${where}: the host does not grant '${c}' (granted: ${[...this.#grant].join(', ') || 'none'})`;
+          return `${where}: ${NOT_GRANTED} '${c}' (granted: ${[...this.#grant].join(', ') || 'none'})`;
         }
         if (!out.includes(c)) out.push(c);
       }

@@ -350,10 +350,12 @@ describe('panto chat in a terminal', () => {
       pane.kill();
     }
     const out = await readFile(raw, 'latin1');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: parsing terminal escapes is the point
     const images = [...out.matchAll(/\x1b_Ga=T,f=100,q=2,c=(\d+),m=[01];/g)];
     // The attached picture (the user's) and the tool's: each drawn once.
     expect(images.length).toBe(2);
     const first = out.slice(out.indexOf('\x1b_Ga=T'));
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: parsing terminal escapes is the point
     const payload = [...first.matchAll(/\x1b_G[^;]*;([A-Za-z0-9+/=]*)\x1b\\/g)];
     const ends = payload.findIndex((m) => m[0].includes('m=0'));
     const png = Buffer.from(
