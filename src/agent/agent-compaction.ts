@@ -325,6 +325,38 @@ function lastTurnTokens(ctx: CompactionContext): number {
 }
 
 /**
+ * Before a request, after `maybeCompact`: a context larger than the window is compacted once more, keeping at most a
+ * quarter of it (as after an overflow refusal). Resolves to the error that ends the run when it still does not fit —
+ * a request is never sent knowing it cannot fit — else undefined.
+ */
+export async function ensureFits(
+  ctx: CompactionContext,
+  signal: AbortSignal,
+): Promise<PantoError | undefined> {
+  // The estimate alone: usage a provider reported past the window is nonsense (it cannot have read that much).
+  const estimate = () => estimateRequestTokens(ctx.messages(), ctx.model, ctx.system, ctx.tools);
+  const window = ctx.contextWindow();
+  let tokens = estimate();
+  if (tokens <= window) return undefined;
+  if (ctx.options !== false) {
+    try {
+      const settings = settingsOf(ctx);
+      const keep = Math.min(settings.keepRecentTokens, Math.floor(window / 4));
+      await compactNow(ctx, signal, 'threshold', { ...settings, keepRecentTokens: keep });
+    } catch (err) {
+      if (signal.aborted) return undefined;
+      ctx.warn({ code: 'compaction-failed', message: `compaction failed: ${errorMessage(err)}` });
+    }
+    tokens = estimate();
+    if (tokens <= window) return undefined;
+  }
+  return new PantoError(
+    'ERR_MODEL_CAPABILITY',
+    `the conversation (~${tokens} tokens with the system prompt and tool declarations) does not fit the context window (${window} tokens) of model '${ctx.model.id}' ${ctx.options === false ? 'and compaction is off' : 'even after compaction'}; it was not sent`,
+  );
+}
+
+/**
  * After a context-overflow refusal: learn a stated window, compact whatever the estimate. True when a retry may help.
  * The warning says what was done: compacted and retried, or why not (compaction off, nothing older than the last
  * message, the summary failed).

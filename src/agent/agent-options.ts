@@ -15,6 +15,7 @@ import { checkPrice, type ModelPrice } from '../providers/model/model-prices.js'
 import type { RequestOptions } from '../providers/serialize-request.js';
 import type { SessionWriter } from '../session/session-writer.js';
 import type { ToolSource } from '../tool-source.js';
+import { type ApproveToolCall, checkApprover } from '../tools/approval.js';
 import { DEFAULT_TOOL_CONCURRENCY } from '../tools/dispatch.js';
 import type { AgentCompactionOptions } from './agent-compaction.js';
 import type { AgentEventListener } from './agent-events.js';
@@ -73,6 +74,19 @@ export interface AgentOptions {
   workspaceRoot?: string;
   /** Most tools running at once. Default 8. */
   toolConcurrency?: number;
+  /**
+   * The most of the context window one turn's tool results may take, a fraction from 0 (exclusive) to 1. Each call of
+   * the turn gets an equal part of it, at ~4 characters per token; a longer result is cut from the middle where it is
+   * stored — head and tail kept, with a note saying how much was cut and how to get the rest — whatever tool or source
+   * (Lua, TypeScript, MCP) it came from. Default 0.25.
+   */
+  maxToolResultShare?: number;
+  /**
+   * Asked before each call of a tool that `needsApproval` (one at a time, in call order): `true` runs it, `false` or
+   * `{approved: false, reason}` declines it (the model reads `declined by the user: <reason>`; the decision is kept on
+   * the result, in the session log). Without it such calls run as any other. See tools/approval.ts.
+   */
+  approveToolCall?: ApproveToolCall;
   onEvent?: AgentEventListener;
 }
 
@@ -86,9 +100,12 @@ export interface CheckedAgentOptions {
   maxStreamRetries: number;
   streamRetryDelayMs: number;
   concurrency: number;
+  maxToolResultShare: number;
+  approveToolCall: ApproveToolCall | undefined;
 }
 
 const DEFAULT_MAX_TURNS = 50;
+const DEFAULT_TOOL_RESULT_SHARE = 0.25;
 
 /**
  * Check `options` (the model against the provider's API included).
@@ -114,6 +131,7 @@ export function checkAgentOptions(options: AgentOptions): CheckedAgentOptions {
   const thinking = options.thinking ?? options.request?.thinking;
   checkThinking(thinking, 'new Agent: thinking');
   if (options.price !== undefined && options.price !== null) checkPrice(options.price);
+  checkApprover(options.approveToolCall, 'new Agent: approveToolCall');
   return {
     provider: options.provider,
     model,
@@ -123,7 +141,20 @@ export function checkAgentOptions(options: AgentOptions): CheckedAgentOptions {
     maxStreamRetries: count(options.maxStreamRetries, 2, 'maxStreamRetries'),
     streamRetryDelayMs: count(options.streamRetryDelayMs, 1000, 'streamRetryDelayMs'),
     concurrency: options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY,
+    maxToolResultShare: share(options.maxToolResultShare),
+    approveToolCall: options.approveToolCall,
   };
+}
+
+function share(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_TOOL_RESULT_SHARE;
+  if (typeof value !== 'number' || !(value > 0 && value <= 1)) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `new Agent: maxToolResultShare must be a number above 0 and at most 1, got ${String(value)}`,
+    );
+  }
+  return value;
 }
 
 /** @throws PantoError `ERR_INVALID_ARGUMENT` with `message` when `provider` is not a `Provider`. */

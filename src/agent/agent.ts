@@ -48,6 +48,7 @@ import type { RequestOptions } from '../providers/serialize-request.js';
 import type { SessionWriter } from '../session/session-writer.js';
 import type { ToolSource } from '../tool-source.js';
 import { errorMessage, StaticToolSource } from '../tool-source.js';
+import type { ApproveToolCall } from '../tools/approval.js';
 import { ABORTED_RESULT_TEXT } from '../tools/dispatch.js';
 import { notifyListener } from '../tools/tool-events.js';
 import {
@@ -55,6 +56,7 @@ import {
   type CompactionContext,
   type CompactOutcome,
   compactOnRequest,
+  ensureFits,
   type ManualCompaction,
   maybeCompact,
   recoverFromOverflow,
@@ -114,6 +116,8 @@ export class Agent {
   readonly #usage: UsageMeter;
   readonly #workspaceRoot: string | undefined;
   readonly #concurrency: number;
+  readonly #toolResultShare: number;
+  readonly #approve: ApproveToolCall | undefined;
   readonly #listeners = new Set<AgentEventListener>();
   #messages: Message[];
   /** Assistant messages at this index or later carry usage that measured the current context. */
@@ -153,6 +157,8 @@ export class Agent {
     else for (const m of this.#messages) this.#usage.count(m);
     this.#workspaceRoot = options.workspaceRoot;
     this.#concurrency = checked.concurrency;
+    this.#toolResultShare = checked.maxToolResultShare;
+    this.#approve = checked.approveToolCall;
     for (const warning of handedIn?.warnings ?? []) this.#warn(warning);
   }
 
@@ -375,6 +381,9 @@ export class Agent {
       if (last.role === 'assistant' && !failed && toolCallsOf(last).length === 0) return done(stopOf(last));
       if (turns >= this.#maxTurns) return done('max_turns');
       await maybeCompact(this.#compaction(), signal);
+      const unfit = await ensureFits(this.#compaction(), signal);
+      if (signal.aborted) return done('aborted', abortError(signal));
+      if (unfit !== undefined) return done('error', unfit);
       turns = nextTurn();
       this.#emit({ type: 'turn_start', turn: turns });
       const turn = await requestTurn(this.#turn(), signal);
@@ -468,6 +477,9 @@ export class Agent {
       media: this.#media,
       concurrency: this.#concurrency,
       workspaceRoot: this.#workspaceRoot,
+      // ~4 characters per token, as the estimates count.
+      resultChars: Math.floor(this.contextWindow * this.#toolResultShare * 4),
+      approve: this.#approve,
       steered: this.#steering.length > 0,
       setToolsController: (ctl) => {
         this.#toolsCtl = ctl;

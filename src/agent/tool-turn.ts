@@ -2,12 +2,14 @@
  * The tool calls of one turn, run through `dispatchToolCalls` with the agent's media policy. Steering (a user message
  * queued while they run) ends the unfinished ones with a `skipped`/`cancelled` result (steering.ts); an abort ends
  * them with an aborted error result. A call whose arguments were not a JSON object gets an `invalid-arguments`
- * warning (and an error result from the dispatcher, without running).
+ * warning (and an error result from the dispatcher, without running). The results together keep at most
+ * `resultChars` text characters, an equal part per call (see `DispatchOptions.maxResultChars`).
  */
 
 import type { ToolCallBlock, ToolResultBlock } from '../conversation.js';
 import type { ProcessOptions } from '../media/types.js';
 import type { ToolSource } from '../tool-source.js';
+import type { ApproveToolCall } from '../tools/approval.js';
 import { dispatchToolCalls } from '../tools/dispatch.js';
 import type { ToolEvent } from '../tools/tool-events.js';
 import { unparsedArguments } from '../tools/validate-args.js';
@@ -19,6 +21,10 @@ export interface ToolTurnContext {
   readonly media: ProcessOptions;
   readonly concurrency: number;
   readonly workspaceRoot: string | undefined;
+  /** Text characters the turn's results may keep together (the agent's share of the context window). */
+  readonly resultChars: number;
+  /** Asked before each call of a tool that needs approval (`AgentOptions.approveToolCall`). */
+  readonly approve: ApproveToolCall | undefined;
   /** True when steering is queued already: the calls are ended before they start. */
   readonly steered: boolean;
   /** The controller `steer()` aborts while the calls run (`undefined` once they are done). */
@@ -52,7 +58,9 @@ export async function runToolCalls(
     signal: AbortSignal.any([signal, toolsCtl.signal]),
     media: ctx.media,
     concurrency: ctx.concurrency,
+    maxResultChars: Math.floor(ctx.resultChars / Math.max(1, calls.length)),
     ...(ctx.workspaceRoot === undefined ? {} : { workspaceRoot: ctx.workspaceRoot }),
+    ...(ctx.approve === undefined ? {} : { approve: ctx.approve }),
     onEvent: (event: ToolEvent) => {
       if (event.type === 'tool_call_end' && event.aborted && steered()) {
         const result = steeringResult(event.toolCallId, event.toolName, event.started);

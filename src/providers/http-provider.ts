@@ -30,7 +30,12 @@ import { createStreamParser } from './create-stream-parser.js';
 import type { ModelApi } from './model/model-info.js';
 import { AttemptWatchdog } from './transport/attempt-watchdog.js';
 import { ENDPOINTS } from './transport/endpoints.js';
-import { extractProviderMessage, isRetryableStatus, ProviderError } from './transport/provider-error.js';
+import {
+  errorAt,
+  extractProviderMessage,
+  isRetryableStatus,
+  ProviderError,
+} from './transport/provider-error.js';
 import {
   backoffDelay,
   parseRetryAfter,
@@ -38,6 +43,7 @@ import {
   resolveRetryOptions,
   sleep,
 } from './transport/retry-policy.js';
+import { shownUrl } from './transport/shown-url.js';
 import { SseParser } from './transport/sse-parser.js';
 
 /** One request to a model: the id and the serializer's body (without streaming flags). */
@@ -60,11 +66,15 @@ export interface Provider {
 
 export interface ProviderOptions {
   api: ModelApi;
-  /** Base URL; the surface's public endpoint by default. For OpenAI-compatible servers include the `/v1`. */
+  /**
+   * Base URL; the surface's public endpoint by default. With or without the API version (`…/v1`, Gemini `…/v1beta`):
+   * see endpoints.ts.
+   */
   baseUrl?: string;
   /**
    * API key. Default: the surface's environment variable (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY` /
-   * `GOOGLE_API_KEY`). Required for the default base URL; optional for a custom one (local servers need none).
+   * `GOOGLE_API_KEY`) from `env` — sent to a custom `baseUrl` too, as the official SDKs do; pass `env: {}` to keep it
+   * home. Required for the default base URL; optional for a custom one (local servers need none).
    */
   apiKey?: string;
   /** Extra headers on every request (e.g. `anthropic-beta`, OpenRouter's `HTTP-Referer`). */
@@ -138,7 +148,7 @@ export function createProvider(options: ProviderOptions): Provider {
     ...options.headers,
   };
   const api = options.api;
-  const name = `${api} @ ${baseUrl}`;
+  const name = `${api} @ ${shownUrl(baseUrl, apiKey)}`;
 
   async function* stream(
     request: ProviderRequest,
@@ -212,7 +222,7 @@ export function createProvider(options: ProviderOptions): Provider {
         yield abortedEvent(parser, signal);
         return;
       }
-      const error = toProviderError(api, failure);
+      const error = errorAt(toProviderError(api, failure), shownUrl(url, apiKey));
       const retryAfter = error.retryAfterMs;
       const canRetry =
         error.retryable &&
@@ -245,7 +255,11 @@ export function createProvider(options: ProviderOptions): Provider {
       if (signal.aborted) throw signal.reason ?? err;
       throw new ProviderError({
         api,
-        providerMessage: `request to ${url} failed: ${networkMessage(err)}`,
+        // fetch's own message may quote the URL as given (a password in it) or the key: both shown masked.
+        providerMessage: shownUrl(
+          `request failed: ${networkMessage(err).split(url).join(shownUrl(url))}`,
+          apiKey,
+        ),
         retryable: true,
         cause: err,
       });
@@ -352,9 +366,9 @@ function redirectError(api: string, url: string, response: Response): ProviderEr
   let target = '(no location)';
   if (location !== null) {
     try {
-      target = new URL(location, url).href;
+      target = shownUrl(new URL(location, url).href);
     } catch {
-      target = location.slice(0, 500);
+      target = shownUrl(location.slice(0, 500));
     }
   }
   return new ProviderError({
@@ -525,16 +539,10 @@ function tooLongToWait(
   }
   const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
   return new ProviderError({
-    api: error.api,
-    ...(error.status === undefined ? {} : { status: error.status }),
-    providerMessage: error.providerMessage,
-    ...(error.providerType === undefined ? {} : { providerType: error.providerType }),
-    ...(error.param === undefined ? {} : { param: error.param }),
+    ...error.details(),
     retryable: true,
     retryAfterMs: retryAfter,
-    ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
     note: `the provider asked to retry after ${seconds(retryAfter)}, longer than the longest wait allowed (retry.maxRetryAfterMs = ${seconds(maxRetryAfterMs)}); not retried`,
-    ...(error.cause === undefined ? {} : { cause: error.cause }),
   });
 }
 

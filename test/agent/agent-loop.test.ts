@@ -640,34 +640,52 @@ describe('model ids', () => {
 });
 
 describe('compaction that fails', () => {
-  it('warns and still sends the request', async () => {
-    const model = resolveModel('claude-sonnet-4-5', { limits: { contextWindow: 3000 } });
-    const history: Message[] = [];
+  const model = resolveModel('claude-sonnet-4-5', { limits: { contextWindow: 3000 } });
+  const history = (chars: number): Message[] => {
+    const out: Message[] = [];
     for (let i = 0; i < 4; i++) {
-      history.push({ role: 'user', content: [{ type: 'text', text: `q${i} ${'y'.repeat(4000)}` }] });
-      history.push({ role: 'assistant', content: [{ type: 'text', text: `a${i}` }], stopReason: 'end' });
+      out.push({ role: 'user', content: [{ type: 'text', text: `q${i} ${'y'.repeat(chars)}` }] });
+      out.push({ role: 'assistant', content: [{ type: 'text', text: `a${i}` }], stopReason: 'end' });
     }
+    return out;
+  };
+  const failingCompaction = {
+    reserveTokens: 500,
+    keepRecentTokens: 1200,
+    summarizer: async (): Promise<string> => {
+      throw new Error('summarizer down');
+    },
+  };
+
+  it('warns and still sends the request while the conversation fits the window', async () => {
+    // ~2,600 estimated tokens: past the trigger (3,000 - 500), within the window (no tool declarations counted).
+    const handed = history(2500);
     server.enqueue({ type: 'reply', text: 'answered anyway' });
     const events: AgentEvent[] = [];
     const agent = anthropicAgent(
-      {
-        messages: history,
-        model,
-        compaction: {
-          reserveTokens: 500,
-          keepRecentTokens: 1200,
-          summarizer: async () => {
-            throw new Error('summarizer down');
-          },
-        },
-      },
+      { messages: handed, model, compaction: failingCompaction, tools: new ToolRegistry([]) },
       events,
     );
     const result = await agent.prompt('next');
     expect(result.stopReason).toBe('end');
     const warning = eventsOf(events, 'warning').find((e) => e.warning.code === 'compaction-failed');
     expect(warning?.warning.message).toContain('summarizer down');
-    expect(agent.messages).toHaveLength(history.length + 2);
+    expect(agent.messages).toHaveLength(handed.length + 2);
+  });
+
+  it('does not send a request it knows cannot fit: the run ends with ERR_MODEL_CAPABILITY', async () => {
+    // ~4,000 estimated tokens in a 3,000-token window, and no summary to be had.
+    const handed = history(4000);
+    server.reset();
+    const n = server.requests.length;
+    const events: AgentEvent[] = [];
+    const agent = anthropicAgent({ messages: handed, model, compaction: failingCompaction }, events);
+    const result = await agent.prompt('next');
+    expect(result.stopReason).toBe('error');
+    expect(result.error?.code).toBe('ERR_MODEL_CAPABILITY');
+    expect(server.requests.length).toBe(n);
+    expect(eventsOf(events, 'warning').some((e) => e.warning.code === 'compaction-failed')).toBe(true);
+    expect(agent.messages).toHaveLength(handed.length + 1);
   });
 });
 

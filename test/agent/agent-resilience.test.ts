@@ -401,7 +401,7 @@ describe('retry-after', () => {
     expect((result.error as ProviderError).retryAfterMs).toBe(120_000);
     // Word for word as docs/agent.md shows it.
     expect(result.error?.message).toBe(
-      'anthropic-messages HTTP 429 (rate_limit_error): rate limited (the provider asked to retry after 120 s, longer than the longest wait allowed (retry.maxRetryAfterMs = 60 s); not retried)',
+      `anthropic-messages HTTP 429 (rate_limit_error): rate limited (the provider asked to retry after 120 s, longer than the longest wait allowed (retry.maxRetryAfterMs = 60 s); not retried) [POST ${server.url}/v1/messages]`,
     );
     expect((result.error as ProviderError).providerMessage).toBe('rate limited');
   });

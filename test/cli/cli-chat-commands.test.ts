@@ -398,16 +398,17 @@ describe('panto chat: model choice', () => {
         '--model',
         'local-8k',
         '--context-window',
-        '2048',
+        '4096',
         '--no-context-files',
         '--session',
         file,
         '--max-turns',
         '1',
       ],
-      { cwd: tmp, stdin: `${'alpha '.repeat(300)}\n${'word '.repeat(1000)}\n/session\n`, env: noKeys },
+      // The seven standard tools' declarations take ~1,350 tokens of the window.
+      { cwd: tmp, stdin: `${'alpha '.repeat(600)}\n${'word '.repeat(1200)}\n/session\n`, env: noKeys },
     );
-    expect(r.stderr).toContain('2048-token window');
+    expect(r.stderr).toContain('4096-token window');
     const sent = server.requests.slice(before);
     expect(sent).toHaveLength(3);
     expect(JSON.stringify(sent[1]?.body)).toContain('Summarize this conversation');
@@ -487,7 +488,9 @@ describe('panto chat: context files', () => {
     // Without context files: the --system text, then where the agent runs and its tools, nothing else.
     const plain = textOf(messagesOf(before + 1)[0]);
     expect(plain.startsWith('Be brief.\n\n# Environment\n\nWorking directory: ')).toBe(true);
-    expect(plain).toContain('\n# Tools\n\n- read: ');
+    // One line per tool: the first sentence of its description.
+    expect(plain).toContain('\n# Tools\n\n- bash: ');
+    expect(plain).toContain('\n- read: Read a file in the workspace.\n');
     expect(plain).not.toContain('RULE');
   });
 });

@@ -6,6 +6,7 @@
  * images as kitty escapes on a terminal that says it is kitty (read from the raw output) and a summary line in tmux;
  * -p with --output json; a hostile answer.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -468,6 +469,121 @@ describe('panto chat in a terminal', () => {
         model: 'gpt-4o',
       });
       expect(lastUser()).toBe('just once');
+    } finally {
+      pane.kill();
+    }
+  });
+
+  it('a call that needs approval: asked on the terminal; n with a reason declines, a runs it and later calls', async () => {
+    const tools = path.join(tmp, 'approval-tools');
+    await mkdir(tools, { recursive: true });
+    await writeFile(
+      path.join(tools, 'run.lua'),
+      `return { name = "run", description = "run a node script", capabilities = { "exec" },
+        parameters = { type = "object", properties = { code = { type = "string" } }, required = { "code" } },
+        handler = function(args)
+          local r, err = panto.exec({ ${JSON.stringify(process.execPath)}, "-e", args.code })
+          if not r then return nil, err end
+          return "ran: " .. r.stdout
+        end }`,
+    );
+    const script = (id: string) => ({
+      type: 'reply' as const,
+      toolCalls: [{ id, name: 'run', args: { code: `process.stdout.write("${id}")` } }],
+    });
+    server.enqueue(
+      script('c1'),
+      { type: 'reply', text: 'Fine, I left it.' },
+      script('c2'),
+      { type: 'reply', text: 'It ran.' },
+      script('c3'),
+      { type: 'reply', text: 'Ran again without asking.' },
+    );
+    const codeFile = path.join(tmp, 'code-approval');
+    const before = server.requests.length;
+    const pane = startChat(
+      'approval',
+      ['--model', 'gpt-4o', '--tools', tools, '--session', path.join(tmp, 'approval.jsonl')],
+      codeFile,
+    );
+    try {
+      await pane.waitFor(/^> $/m);
+      pane.type('run c1');
+      pane.keys('Enter');
+      await pane.waitFor("allow? [y]es / [n]o (a reason may follow) / [a]lways for 'run':");
+      expect(pane.screen()).toContain('approval needed: run (may exec)');
+      pane.type('n: not on a Friday');
+      pane.keys('Enter');
+      await pane.waitFor('Fine, I left it.');
+      const declined = server.requests[before + 1]?.body.messages as ChatMessage[];
+      expect(JSON.stringify(declined)).toContain('declined by the user: not on a Friday');
+
+      pane.type('run c2');
+      pane.keys('Enter');
+      await pane.waitFor('approval needed: run (may exec)', { count: 2 });
+      pane.type('a');
+      pane.keys('Enter');
+      await pane.waitFor('It ran.');
+      expect(JSON.stringify(server.requests[before + 3]?.body.messages)).toContain('ran: c2');
+
+      pane.type('run c3');
+      pane.keys('Enter');
+      await pane.waitFor('Ran again without asking.');
+      expect(JSON.stringify(server.requests[before + 5]?.body.messages)).toContain('ran: c3');
+      pane.keys('C-d');
+      expect(await exitCode(codeFile)).toBe(0);
+    } finally {
+      pane.kill();
+    }
+  });
+
+  it('an edit then a bash on a scratch repo: each asked with what it does (the change, the command line)', async () => {
+    const repo = path.join(tmp, 'scratch-repo');
+    await mkdir(repo, { recursive: true });
+    await writeFile(path.join(repo, 'app.txt'), 'line one\nsay hello\nline three\n');
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: repo });
+    git('init', '-q');
+    git('add', '.');
+    git('commit', '-qm', 'start');
+    server.enqueue(
+      {
+        type: 'reply',
+        toolCalls: [
+          {
+            id: 'e1',
+            name: 'edit',
+            args: { path: 'app.txt', old_text: 'say hello', new_text: 'say goodbye' },
+          },
+        ],
+      },
+      { type: 'reply', toolCalls: [{ id: 'b1', name: 'bash', args: { command: 'git diff --stat' } }] },
+      { type: 'reply', text: 'Edited and checked.' },
+    );
+    const codeFile = path.join(tmp, 'code-scratch');
+    const before = server.requests.length;
+    const pane = startChat('scratch', ['--model', 'gpt-4o', '--workspace', repo], codeFile);
+    try {
+      await pane.waitFor(/^> $/m);
+      pane.type('change the greeting');
+      pane.keys('Enter');
+      const asked = await pane.waitFor("[a]lways for 'edit':");
+      expect(asked).toContain('approval needed: edit (may write_file)');
+      expect(asked).toContain('  edit app.txt: 1 replacement(s), +1 -1 line(s)');
+      expect(asked).toMatch(/ {2}@@ line 2 @@\n {2}-say hello\n {2}\+say goodbye/);
+      pane.type('y');
+      pane.keys('Enter');
+      const bash = await pane.waitFor("[a]lways for 'bash':");
+      expect(bash).toContain('approval needed: bash (may exec)');
+      expect(bash).toContain('  $ git diff --stat');
+      expect(await readFile(path.join(repo, 'app.txt'), 'utf8')).toBe('line one\nsay goodbye\nline three\n');
+      pane.type('y');
+      pane.keys('Enter');
+      await pane.waitFor('Edited and checked.');
+      const last = JSON.stringify(server.requests[before + 2]?.body.messages);
+      expect(last).toContain('1 file changed, 1 insertion(+), 1 deletion(-)');
+      pane.keys('C-d');
+      expect(await exitCode(codeFile)).toBe(0);
     } finally {
       pane.kill();
     }

@@ -139,6 +139,19 @@ export class ChatLoop {
     });
   }
 
+  /**
+   * Ask the user a question while a turn runs (a tool call that needs approval): the question is shown above the
+   * editor and the next text sent answers it (instead of steering); the half-typed text is put aside meanwhile.
+   * Resolves to that text, or null when `signal` aborts (Esc or Ctrl-C stops the turn), the chat exits, or there is
+   * no terminal.
+   */
+  async ask(question: string, signal: AbortSignal): Promise<string | null> {
+    const input = this.#input;
+    if (input === undefined || this.#exitCode !== undefined || signal.aborted) return null;
+    const answer = await input.askLine([question], signal);
+    return answer ?? null;
+  }
+
   /** A signal for a slash command's own long work, aborted by Ctrl-C or Esc. */
   commandSignal(): AbortSignal {
     this.#commandCtl = new AbortController();

@@ -18,6 +18,7 @@ import { Agent, type AgentEvent, type AgentOptions, type UsageTotals } from '../
 import type { ModelApi, ModelInfo, ModelPrice, Provider, ThinkingLevel } from '../../providers/index.js';
 import { SessionLog, type SessionWriter } from '../../session/index.js';
 import type { ToolSource } from '../../tool-source.js';
+import type { ApproveToolCall } from '../../tools/approval.js';
 
 export const SHOWN_ENTRY = 'panto.cli/shown';
 export const ENDPOINT_ENTRY = 'panto.cli/endpoint';
@@ -74,6 +75,8 @@ export interface ChatSessionOptions {
   onEvent: (e: AgentEvent) => void;
   /** Show a note or warning (already filtered: never one the session has shown before). */
   notify: (text: string) => void;
+  /** Decides on calls of tools that need approval (approval-prompt.ts). */
+  approveToolCall?: ApproveToolCall | undefined;
 }
 
 export class ChatSession {
@@ -259,6 +262,7 @@ export class ChatSession {
     if (o.promptCache !== undefined) options.promptCache = o.promptCache;
     const price = o.priceOf?.(this.model.id);
     if (price !== undefined) options.price = price;
+    if (o.approveToolCall !== undefined) options.approveToolCall = o.approveToolCall;
     return new Agent(options);
   }
 }

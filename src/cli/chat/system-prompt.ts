@@ -38,7 +38,15 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   const tools =
     input.tools.length === 0
       ? 'No tools are available in this session.'
-      : input.tools.map((t) => `- ${t.name}: ${(t.description.split('\n')[0] ?? '').trim()}`).join('\n');
+      : input.tools.map((t) => `- ${t.name}: ${summaryOf(t.description)}`).join('\n');
   const base = `${input.custom ?? INSTRUCTIONS}\n\n# Environment\n\n${env.join('\n')}\n\n# Tools\n\n${tools}`;
   return systemWithContext(base, input.contextFiles) ?? base;
+}
+
+/** The first sentence of a tool's description (its declaration, sent with every request, has the rest). */
+function summaryOf(description: string): string {
+  const line = (description.split('\n')[0] ?? '').trim();
+  const end = /[.!?](\s|$)/.exec(line);
+  const sentence = end ? line.slice(0, end.index + 1) : line;
+  return sentence.length > 200 ? `${sentence.slice(0, 199)}…` : sentence;
 }

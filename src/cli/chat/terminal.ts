@@ -32,8 +32,8 @@ export interface RowMark {
 }
 
 /** The sections of the live area, drawn in this order. */
-export type LiveSection = 'pending' | 'status' | 'editor' | 'menu' | 'footer';
-const SECTIONS: readonly LiveSection[] = ['pending', 'status', 'editor', 'menu', 'footer'];
+export type LiveSection = 'pending' | 'status' | 'question' | 'editor' | 'menu' | 'footer';
+const SECTIONS: readonly LiveSection[] = ['pending', 'status', 'question', 'editor', 'menu', 'footer'];
 
 interface LiveContent {
   rows: string[];

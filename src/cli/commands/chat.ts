@@ -9,13 +9,15 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AssistantMessage } from '../../conversation.js';
 import { isPantoError } from '../../errors.js';
-import { LuaToolSource } from '../../lua/index.js';
+import { CAPABILITIES, LuaToolSource } from '../../lua/index.js';
 import { McpToolSource } from '../../mcp/index.js';
 import type { ModelApi, ModelInfo, ThinkingLevel } from '../../providers/index.js';
 import { createProvider, ENDPOINTS, type Provider } from '../../providers/index.js';
 import { notRegular } from '../../regular-file.js';
 import { SessionLog, type SessionWriter } from '../../session/index.js';
 import { ToolRegistry } from '../../tool-source.js';
+import { cliApiKey } from '../api-key.js';
+import { ChatApprover } from '../chat/approval-prompt.js';
 import { chatCommands } from '../chat/chat-commands.js';
 import { ChatLoop } from '../chat/chat-loop.js';
 import { ChatRenderer } from '../chat/chat-renderer.js';
@@ -48,8 +50,9 @@ const OPTIONS_HELP = `Options:
   --model M             model id (default: the config file's, else a current model of the provider); a
                         catalog model of another vendor is refused unless --base-url names a gateway
   --base-url URL        another server speaking the provider's protocol (llama.cpp, vLLM, Ollama,
-                        OpenRouter...; include its /v1 for openai-chat)
-  --api-key-env VAR     read the API key from VAR instead of the provider's usual variable
+                        OpenRouter...; with or without its /v1). The provider's key variable is not
+                        sent to another host than the provider's own unless --api-key-env names it
+  --api-key-env VAR     send the API key in VAR (to --base-url's host too)
   --context-window N    the model's context window in tokens (for models the catalog does not know, e.g. an
                         8192-token llama.cpp server; default 128000 for those); compaction keeps within it
   --tools DIR           also load Lua tools from DIR (repeatable)
@@ -69,6 +72,9 @@ const OPTIONS_HELP = `Options:
   --no-context-files    do not add AGENTS.md / CLAUDE.md to the system prompt
   --max-turns N         model requests per prompt (default 50)
   --max-retry-wait S    longest wait a provider may ask for before a retry, in seconds (default 60)
+  --allow LIST          run calls that need approval without asking when the tool, or every capability it
+                        declares, is in LIST (comma-separated; e.g. exec,write_file or a tool name; repeatable)
+  --yes                 run every call that needs approval without asking
   --image-input         declare that the model accepts images (for models the catalog does not know)
   --pdf-input           declare that the model accepts PDFs
   -h, --help            show this help
@@ -86,8 +92,8 @@ thinking, and "models" with contextWindow, maxOutputTokens, input, price, reason
 export const chatHelp = `Usage: panto chat [options]
        panto chat -p PROMPT [options]
 
-An interactive coding agent with the Lua tools (the built-in ones, plus --tools
-DIR). Enter sends; Alt+Enter, Shift+Enter or \\ before Enter start a new line;
+An interactive coding agent with the standard tools (read, ls, find, grep, edit,
+write, bash; written in Lua) plus --tools DIR and --mcp FILE. Enter sends; Alt+Enter, Shift+Enter or \\ before Enter start a new line;
 a paste is one message. '@path' attaches a file (images and PDFs as
 attachments, other files as text; Tab completes paths and /commands). Text sent
 while an answer streams is queued and delivered before the next model request.
@@ -96,6 +102,13 @@ prompt, exits); Ctrl-D exits; Up/Down recall earlier messages. The session is
 saved as you go (the file is created when the first message is sent).
 AGENTS.md / CLAUDE.md files from the repository root down to the workspace are
 added to the system prompt.
+
+Approval: tools that write files, run commands or fetch URLs (edit, write, bash,
+and MCP servers configured with "needsApproval": true) ask before each call,
+showing it (the command line, or the path and the change): y runs it, n
+declines (a reason may follow; the model reads it), a runs it and every later
+call of that tool in this chat. Without a terminal (and with -p) such calls are
+declined unless --allow or --yes allows them.
 
 Commands: /help, /exit, /new, /model, /retry, /compact, /session, /thinking (see /help).
 
@@ -130,6 +143,8 @@ const OPTIONS = {
   'max-retry-wait': { type: 'string' },
   'image-input': { type: 'boolean' },
   'pdf-input': { type: 'boolean' },
+  allow: { type: 'string', multiple: true },
+  yes: { type: 'boolean' },
   print: { type: 'string', short: 'p' },
   output: { type: 'string' },
   verbose: { type: 'boolean', short: 'v' },
@@ -278,16 +293,17 @@ async function chatCommand(argv: string[], io: CliIo, mode: 'chat' | 'run'): Pro
     let provider: Provider;
     try {
       const keyVar = values['api-key-env'] ?? config.apiKeyEnv;
-      const apiKey = keyVar ? env[keyVar] : undefined;
-      if (keyVar && !apiKey)
-        throw new CliError(
-          `${values['api-key-env'] ? '--api-key-env' : `config ${config.file}: apiKeyEnv`} ${keyVar}: that variable is not set`,
-        );
+      if (values['api-key-env'] === undefined && keyVar && !env[keyVar])
+        throw new CliError(`config ${config.file}: apiKeyEnv ${keyVar}: that variable is not set`);
+      const key = cliApiKey(where.api, where.baseUrl, keyVar, env);
+      if (key.notice !== undefined) io.err(key.notice);
       provider = createProvider({
         api: where.api,
         ...(where.baseUrl ? { baseUrl: where.baseUrl } : {}),
-        ...(apiKey ? { apiKey } : {}),
+        ...(key.apiKey ? { apiKey: key.apiKey } : {}),
         ...(maxRetryWait !== undefined ? { retry: { maxRetryAfterMs: maxRetryWait * 1000 } } : {}),
+        // The key is chosen above (api-key.ts), never taken from the environment by the library.
+        env: {},
       });
     } catch (err) {
       if (isPantoError(err, 'ERR_PROVIDER_AUTH')) {
@@ -299,8 +315,10 @@ async function chatCommand(argv: string[], io: CliIo, mode: 'chat' | 'run'): Pro
     }
 
     const toolDirs = (values.tools ?? []).map((d) => path.resolve(d));
+    // Every capability is granted: a call of a tool that writes, runs commands or fetches is asked about first.
     const luaTools = await LuaToolSource.fromDir(toolDirs, {
       includeBuiltins: true,
+      capabilities: CAPABILITIES,
       workspaceRoot,
       log: (e) => {
         if ((e.level === 'error' || e.level === 'warn') && !isLoadErrorLog(e))
@@ -328,6 +346,15 @@ async function chatCommand(argv: string[], io: CliIo, mode: 'chat' | 'run'): Pro
     });
 
     const images = terminal.tty && interactive ? detectImageProtocol(env) : 'none';
+    let loop: ChatLoop | undefined;
+    const approver = new ChatApprover({
+      allow: allowList(values.allow),
+      yes: values.yes === true,
+      interactive,
+      ask: (question, signal) => loop?.ask(question, signal) ?? Promise.resolve(null),
+      say: (text) => terminal.line(text),
+      workspaceRoot,
+    });
     const renderer = new ChatRenderer(terminal, {
       usageLine: (m) => (m.usage === undefined ? undefined : turnUsageLine(m, session)),
       images,
@@ -352,6 +379,7 @@ async function chatCommand(argv: string[], io: CliIo, mode: 'chat' | 'run'): Pro
       // One prompt shows the chat's own view only with --verbose (warnings always: see notify).
       onEvent: oneShot && !values.verbose ? () => {} : (e) => renderer.handle(e),
       notify: (text) => terminal.line(cliAdvice(text)),
+      approveToolCall: approver.approve,
     });
     chat = session;
 
@@ -406,7 +434,7 @@ async function chatCommand(argv: string[], io: CliIo, mode: 'chat' | 'run'): Pro
     }
     io.err('type /help for help, /exit to leave');
 
-    const loop = new ChatLoop({
+    loop = new ChatLoop({
       chat,
       renderer,
       terminal,
@@ -625,6 +653,18 @@ async function checkWorkspace(dir: string): Promise<void> {
   if (!info.isDirectory()) {
     throw new CliError(`--workspace ${dir}: ${notRegular(info) ?? 'a regular file'}, not a directory`);
   }
+}
+
+/** `--allow a,b --allow c` as one set of tool names and capabilities. */
+function allowList(values: string[] | undefined): Set<string> {
+  const out = new Set<string>();
+  for (const v of values ?? []) {
+    for (const item of v.split(',')) {
+      const t = item.trim();
+      if (t !== '') out.add(t);
+    }
+  }
+  return out;
 }
 
 /** `--thinking` value; a usage error names the levels. */

@@ -9,7 +9,7 @@ import { watch } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Conversation, StoredPart, ToolCallBlock, ToolResultBlock } from '../../conversation.js';
-import { CAPABILITIES, type Capability, type LuaLogEntry, LuaToolSource } from '../../lua/index.js';
+import { CAPABILITIES, type LuaLogEntry, LuaToolSource } from '../../lua/index.js';
 import {
   anthropicTools,
   geminiTools,
@@ -52,9 +52,8 @@ size, dimensions before/after and what was changed. Works offline.
 ARGS is a JSON object, '@FILE' (read from FILE) or '-' (read from stdin).
 
 Options:
-  --tools DIR        load Lua tools from DIR (repeatable; the built-in tools are always loaded)
-  --allow CAPS       grant capabilities beyond reading, comma-separated: write_file, make_dir, exec,
-                     fetch (the built-in write, edit and bash need them)
+  --tools DIR        load Lua tools from DIR (repeatable; the built-in tools are always loaded; every
+                     capability is granted: the call you name is the one that runs)
   --workspace DIR    the workspace root tools may read (default: current directory)
   --as SURFACE       also print the request fragment SURFACE would receive:
                      anthropic | openai-chat | openai-responses | gemini
@@ -87,7 +86,6 @@ export async function runTool(argv: string[], io: CliIo): Promise<number> {
     allowPositionals: true,
     options: {
       tools: { type: 'string', multiple: true },
-      allow: { type: 'string', multiple: true },
       workspace: { type: 'string' },
       as: { type: 'string' },
       model: { type: 'string' },
@@ -115,14 +113,7 @@ export async function runTool(argv: string[], io: CliIo): Promise<number> {
   };
 
   if (values.check !== undefined)
-    return checkTools(
-      path.resolve(values.check),
-      workspaceRoot,
-      values.json ?? false,
-      io,
-      log,
-      grantedCapabilities(values.allow),
-    );
+    return checkTools(path.resolve(values.check), workspaceRoot, values.json ?? false, io, log);
 
   const surface: Surface | undefined = values.as === undefined ? undefined : parseSurface(values.as);
   const modelId = values.model ?? (surface ? DEFAULT_MODEL[surfaceApi(surface)] : undefined);
@@ -138,12 +129,12 @@ export async function runTool(argv: string[], io: CliIo): Promise<number> {
         });
 
   const toolDirs = (values.tools ?? []).map((d) => path.resolve(d));
-  const capabilities = grantedCapabilities(values.allow);
+  // The user names the one call to run: that is the approval, so every capability is granted.
   const source = await LuaToolSource.fromDir(toolDirs, {
     includeBuiltins: true,
     workspaceRoot,
     log,
-    capabilities,
+    capabilities: CAPABILITIES,
   });
   try {
     for (const e of source.loadErrors) io.err(`warning: ${formatLoadError(e)}`);
@@ -341,9 +332,8 @@ async function checkTools(
   json: boolean,
   io: CliIo,
   log: (e: LuaLogEntry) => void,
-  capabilities: Capability[],
 ): Promise<number> {
-  const source = await LuaToolSource.fromDir(dir, { workspaceRoot, log, capabilities });
+  const source = await LuaToolSource.fromDir(dir, { workspaceRoot, log, capabilities: CAPABILITIES });
   try {
     const decls: ToolDecl[] = source.list();
     const declarations = {
@@ -480,21 +470,4 @@ function summarizePart(part: StoredPart): Record<string, unknown> {
 function base64Bytes(b64: string): number {
   const pad = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
   return (b64.length / 4) * 3 - pad;
-}
-
-/** `--allow`: the reading capabilities plus the ones named (a usage error for an unknown one). */
-function grantedCapabilities(allow: readonly string[] | undefined): Capability[] {
-  const granted: Capability[] = ['read_file', 'stat', 'list_dir'];
-  for (const name of (allow ?? [])
-    .flatMap((a) => a.split(','))
-    .map((a) => a.trim())
-    .filter(Boolean)) {
-    if (!(CAPABILITIES as readonly string[]).includes(name))
-      throw new CliError(
-        `--allow: unknown capability '${name}' (known: ${CAPABILITIES.join(', ')})`,
-        EXIT_USAGE,
-      );
-    if (!granted.includes(name as Capability)) granted.push(name as Capability);
-  }
-  return granted;
 }

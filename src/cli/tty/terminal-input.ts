@@ -57,7 +57,12 @@ const NO_HANDLERS: TerminalInputHandlers = {
 
 interface Question {
   rows: () => string[];
+  /** Take a key: true when the question used it, false to let the editor have it (`askLine`). */
   key: (k: Key) => boolean;
+  /** The answer is typed in the editor: its cursor stays visible. */
+  editing?: boolean;
+  /** End the question without an answer (`stop`). */
+  cancel: () => void;
 }
 
 export class TerminalInput {
@@ -122,6 +127,8 @@ export class TerminalInput {
     this.#restoreModes();
     process.off('exit', this.#onExit);
     process.off('SIGCONT', this.#onCont);
+    this.#question?.cancel();
+    this.#o.terminal.setLive('question', []);
     this.#o.terminal.setLive('editor', []);
     this.#o.terminal.setLive('menu', []);
   }
@@ -147,8 +154,15 @@ export class TerminalInput {
       dim,
     });
     const q = this.#question;
-    t.setLive('menu', q ? q.rows() : this.#menu.map((r) => dim(truncateToWidth(r, t.columns))));
-    t.setLive('editor', view.rows, q ? undefined : { row: view.cursorRow, col: view.cursorCol });
+    // A question answered in the editor sits above it; one answered by keys takes the menu's place below it.
+    const menu = this.#menu.map((r) => dim(truncateToWidth(r, t.columns)));
+    t.setLive('question', q?.editing ? q.rows() : []);
+    t.setLive('menu', q && !q.editing ? q.rows() : menu);
+    t.setLive(
+      'editor',
+      view.rows,
+      q && !q.editing ? undefined : { row: view.cursorRow, col: view.cursorCol },
+    );
   }
 
   /**
@@ -164,6 +178,7 @@ export class TerminalInput {
       };
       this.#question = {
         rows: () => rows,
+        cancel: () => done(undefined),
         key: (k) => {
           if (k.type === 'key' && (k.name === 'escape' || (k.ctrl && k.name === 'c'))) done(undefined);
           else if (k.type === 'text' && choices.includes(k.text.toLowerCase())) done(k.text.toLowerCase());
@@ -171,6 +186,43 @@ export class TerminalInput {
           return true;
         },
       };
+      this.render();
+    });
+  }
+
+  /**
+   * Ask a question answered with a line typed in the editor and sent with Enter (an approval with a reason): the
+   * rows are shown above the editor, the half-typed text is put aside and comes back afterwards, and the answer is
+   * not added to the history. Esc and Ctrl+C go to the handlers as usual (stopping the turn aborts `signal`).
+   * Resolves to the line, or undefined when `signal` aborts or the input stops.
+   */
+  askLine(rows: string[], signal?: AbortSignal): Promise<string | undefined> {
+    this.#question?.cancel();
+    return new Promise((resolve) => {
+      const saved = this.editor.text;
+      this.editor.setText('');
+      const done = (answer: string | undefined) => {
+        if (this.#question !== question) return;
+        this.#question = undefined;
+        signal?.removeEventListener('abort', onAbort);
+        this.editor.setText(saved);
+        this.render();
+        resolve(answer);
+      };
+      const onAbort = () => done(undefined);
+      const question: Question = {
+        rows: () => rows,
+        editing: true,
+        cancel: () => done(undefined),
+        key: (k) => {
+          if (k.type !== 'key' || k.name !== 'enter' || k.shift || k.alt || k.ctrl) return false;
+          done(this.editor.expanded());
+          return true;
+        },
+      };
+      this.#question = question;
+      if (signal?.aborted) return done(undefined);
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.render();
     });
   }
@@ -186,6 +238,7 @@ export class TerminalInput {
         resolve(answer);
       };
       this.#question = {
+        cancel: () => done(undefined),
         rows: () => {
           const first = Math.max(0, Math.min(at - Math.floor(visible / 2), items.length - visible));
           const shown = items.slice(first, first + visible).map((item, i) => {

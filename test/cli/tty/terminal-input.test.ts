@@ -100,6 +100,41 @@ describe('the input editor on a terminal', () => {
     input.stop();
   });
 
+  it('askLine: the answer is typed in the editor under the question; the half-typed text comes back; an abort ends it', async () => {
+    const { screen, input, type, submitted } = setup();
+    let interrupts = 0;
+    input.setHandlers({
+      submit: (t) => submitted.push(t),
+      interrupt: () => interrupts++,
+      eof: () => {},
+      escape: () => {},
+    });
+    input.start();
+    await type('half typed');
+    const answer = input.askLine(["allow? [y]es / [n]o / [a]lways for 'bash': "]);
+    await tick();
+    const rows = screen.lines();
+    const q = rows.findIndex((l) => l.startsWith('allow? [y]es'));
+    expect(q).toBeGreaterThanOrEqual(0);
+    expect(rows[q + 1]?.trimEnd()).toBe('>');
+    await type('n: not on main\r');
+    expect(await answer).toBe('n: not on main');
+    expect(submitted).toEqual([]);
+    expect(input.editor.text).toBe('half typed');
+    expect(screen.lines().some((l) => l.startsWith('allow?'))).toBe(false);
+    // Ctrl+C goes to the owner (it stops the turn, which aborts the question).
+    const ctl = new AbortController();
+    const stopped = input.askLine(['allow?'], ctl.signal);
+    await type('\x03');
+    expect(interrupts).toBe(1);
+    ctl.abort();
+    expect(await stopped).toBeUndefined();
+    expect(input.editor.text).toBe('half typed');
+    const ended = input.askLine(['allow?']);
+    input.stop();
+    expect(await ended).toBeUndefined();
+  });
+
   it('select: Up/Down and Enter, or the number; Esc cancels', async () => {
     const { screen, input, type } = setup();
     input.start();
