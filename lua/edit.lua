@@ -7,6 +7,8 @@ local textfile = require("textfile")
 local truncate = require("truncate")
 
 local MAX_SHOWN_LINES = 12
+-- Larger files are refused before they are read (a model edits source files; a 100 MB log is not one).
+local MAX_FILE_BYTES = 16 * 1024 * 1024
 
 -- Every start position of `needle` in `hay` (plain).
 local function positions(hay, needle)
@@ -58,7 +60,7 @@ return {
   description = "Change part of a file by exact replacement: each edit's old_text must appear exactly once in the "
     .. "file (include enough surrounding lines to make it unique) and is replaced by new_text. Several edits in one "
     .. "call apply together or not at all. Use write to create a file or replace it whole.",
-  capabilities = { "read_file", "write_file" },
+  capabilities = { "read_file", "write_file", "stat" },
   parameters = {
     type = "object",
     properties = {
@@ -98,6 +100,13 @@ return {
     end
     if #edits == 0 then return nil, "edit: nothing to do: pass old_text and new_text, or edits" end
 
+    local st, serr = panto.stat(path)
+    if not st then return nil, serr end
+    if st.type ~= "file" then return nil, path .. ": not a regular file (edit changes text files)" end
+    if st.size > MAX_FILE_BYTES then
+      return nil, string.format("%s: %d bytes, over edit's %d MiB limit; use bash (sed) or write for a file this big",
+        path, st.size, MAX_FILE_BYTES // (1024 * 1024))
+    end
     local data, err = panto.read_file(path)
     if not data then return nil, err end
     if textfile.is_binary(data) then return nil, path .. ": a binary file; edit changes text files" end

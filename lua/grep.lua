@@ -11,6 +11,7 @@ local walk = require("walk")
 
 local MAX_FILE_BYTES = 16 * 1024 * 1024
 local MAX_LINE_SHOWN = 500
+local MAX_COMPLEX_LINES = 3
 
 return {
   name = "grep",
@@ -64,8 +65,14 @@ return {
     local out, shown, matched_lines, matched_files = {}, 0, 0, 0
     local skipped_binary, skipped_big, too_complex = 0, 0, 0
     local files = 0
+    -- The whole search stops (with a note) at the walk's time limit, or when the pattern backtracks too much on
+    -- MAX_COMPLEX_LINES lines: past that it would only spend the call's budget failing the same way.
+    local deadline = os.time() + walk.SECONDS
+    local stopped_by
 
+    -- Search one file; returns "stop" when the whole search must end.
     local function search(path, size)
+      if stopped_by then return "stop" end
       if size and size > MAX_FILE_BYTES then
         skipped_big = skipped_big + 1
         return
@@ -82,8 +89,13 @@ return {
       for i, line in ipairs(lines) do
         if line:sub(-1) == "\r" then line = line:sub(1, -2); lines[i] = line end
         local ok, problem = find_in(line)
-        if problem then too_complex = too_complex + 1 end
+        if problem then
+          too_complex = too_complex + 1
+          if too_complex >= MAX_COMPLEX_LINES then stopped_by = "complex" end
+        end
         if ok then hits[#hits + 1] = i end
+        if i % 256 == 0 and os.time() > deadline then stopped_by = "time" end
+        if stopped_by then break end
       end
       if #hits == 0 then return end
       matched_files = matched_files + 1
@@ -115,7 +127,7 @@ return {
           local subject = filter_by_path and path:sub(#prefix + 1) or e.name
           if not file_filter(subject) then return end
         end
-        search(path, e.size)
+        return search(path, e.size)
       end)
     else
       return nil, root .. ": not a regular file or directory"
@@ -131,8 +143,15 @@ return {
       notes[#notes + 1] = string.format("[%d files over %d MiB skipped: read them in parts with read]", skipped_big,
         MAX_FILE_BYTES // (1024 * 1024))
     end
-    if too_complex > 0 then
+    if stopped_by == "complex" then
+      notes[#notes + 1] = string.format("[the search stopped: %s on %d lines; simplify the pattern (or use literal)]",
+        regex.TOO_COMPLEX, too_complex)
+    elseif too_complex > 0 then
       notes[#notes + 1] = string.format("[%d lines not checked: %s; simplify the pattern]", too_complex, regex.TOO_COMPLEX)
+    end
+    if stopped_by == "time" then
+      notes[#notes + 1] = string.format("[the search stopped after %d s, in %d files; search a smaller directory (path) or narrow glob]",
+        walk.SECONDS, files)
     end
     local stopped = stats and walk.stopped_note(stats)
     if stopped then notes[#notes + 1] = stopped end

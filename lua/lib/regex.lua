@@ -7,12 +7,12 @@
 --   local re, err = regex.compile("fn%s+%w+", { ignore_case = true })   -- err: the pattern's problem, with its place
 --   local from, to = re:find(line)        -- nil when it does not match
 --
--- A pattern that backtracks too much on one line (more than `MAX_STEPS` steps) stops with an error instead of running
--- until the tool's time budget: `find` raises `regex.TOO_COMPLEX`.
+-- A pattern that backtracks too much on one line (more than `MAX_STEPS` steps, or 2 per byte of a longer line) stops
+-- with an error instead of running until the tool's time budget: `find` raises `regex.TOO_COMPLEX`.
 
 local M = {}
 
-M.MAX_STEPS = 200000
+M.MAX_STEPS = 10000
 M.TOO_COMPLEX = "the pattern backtracks too much on this line"
 
 local function set_of(fn)
@@ -194,7 +194,7 @@ end
 
 function Regex:_seq(seq, k, s, i, cont)
   self.steps = self.steps + 1
-  if self.steps > M.MAX_STEPS then error({ regex = M.TOO_COMPLEX }, 0) end
+  if self.steps > self.budget then error({ regex = M.TOO_COMPLEX }, 0) end
   local item = seq[k]
   if item == nil then return cont(i) end
   local node, min, max = item.node, item.min, item.max
@@ -236,6 +236,8 @@ function Regex:_seq(seq, k, s, i, cont)
   return rep(0, i)
 end
 
+local function identity(j) return j end
+
 -- The first match of the pattern in `s` (from byte `init`, default 1): start and end (inclusive), or nil.
 function Regex:find(s, init)
   if self.literal then
@@ -244,10 +246,19 @@ function Regex:find(s, init)
   end
   local subject = self.ignore_case and s:lower() or s
   self.steps = 0
-  for start = init or 1, #subject + 1 do
-    local r = self:_node(self.top, subject, start, function(j) return j end)
+  -- Every start position costs a step: a long line gets a budget in proportion.
+  self.budget = math.max(M.MAX_STEPS, 2 * #subject)
+  local start, last = init or 1, #subject + 1
+  while start <= last do
+    -- A pattern that starts with a plain character can only match where that character is.
+    if self.first_char then
+      start = subject:find(self.first_char, start, true)
+      if not start then return nil end
+    end
+    local r = self:_node(self.top, subject, start, identity)
     if r then return start, r - 1 end
     if self.anchored then break end
+    start = start + 1
   end
   return nil
 end
@@ -291,9 +302,11 @@ function M.compile(pattern, opts)
     top = top,
     ignore_case = ignore_case,
     steps = 0,
+    budget = M.MAX_STEPS,
     anchored = #top.alts == 1 and first ~= nil and first.node.t == "bol",
   }, Regex)
   re.literal = required_literal(top)
+  if #top.alts == 1 and first ~= nil and first.node.t == "char" and first.min >= 1 then re.first_char = first.node.c end
   return re
 end
 

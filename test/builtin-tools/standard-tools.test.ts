@@ -73,6 +73,67 @@ describe('which tools load', () => {
   });
 });
 
+describe('the one truncation rule (lua/lib/truncate.lua)', () => {
+  /** truncate.text through a tool that requires the library module, as a user's tool would. */
+  async function truncate(text: string, maxLines: number, maxBytes: number) {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'panto-trunc-'));
+    await writeFile(
+      path.join(dir, 'trunc.lua'),
+      `local truncate = require("truncate")
+      return { name = "trunc", description = "t", parameters = { type = "object" }, handler = function(a)
+        local out, info = truncate.text(a.text, { max_lines = a.max_lines, max_bytes = a.max_bytes, more = "more" })
+        return { text = out, meta = info }
+      end }`,
+    );
+    const src = await LuaToolSource.fromDir([dir], { workspaceRoot: ws });
+    try {
+      const r = await src.run('trunc', { text, max_lines: maxLines, max_bytes: maxBytes });
+      if (!r.ok) throw new Error(r.error);
+      return {
+        text: (r.parts[0] as { text: string }).text,
+        info: r.meta as Record<string, number | boolean>,
+      };
+    } finally {
+      await src.close();
+      await rm(dir, { recursive: true });
+    }
+  }
+
+  it('keeps what fits; else the head (two thirds), a note, the tail; a long line cut at a character boundary', async () => {
+    expect((await truncate('a\nb\n', 10, 100)).text).toBe('a\nb\n');
+    const lines = Array.from({ length: 100 }, (_, i) => `line ${i + 1}`).join('\n');
+    const cut = await truncate(`${lines}\n`, 9, 10_000);
+    expect(cut.text).toBe(
+      [
+        'line 1',
+        'line 2',
+        'line 3',
+        'line 4',
+        'line 5',
+        'line 6',
+        '[... 91 lines (725 bytes) left out of 100 lines (792 bytes); more ...]',
+        'line 98',
+        'line 99',
+        'line 100',
+        '',
+      ].join('\n'),
+    );
+    expect(cut.info).toMatchObject({ truncated: true, lines: 100, cut_lines: 91, bytes: 792 });
+    const byBytes = await truncate(lines, 1000, 60);
+    expect(byBytes.text.split('\n').at(-1)).toBe('line 100');
+    expect(byBytes.text).toMatch(/^line 1\nline 2\nline 3\nline 4\nline 5\n\[\.\.\. 92 lines \(731 bytes\)/);
+    const wide = await truncate(`${'é'.repeat(100)}\nend`, 10, 41);
+    expect(wide.text.split('\n')[0]).toBe(`${'é'.repeat(11)} …`);
+  });
+
+  it('a 1 MiB flood of one-character lines is cut in one pass', async () => {
+    const flood = 'y\n'.repeat(512 * 1024);
+    const r = await truncate(flood, 2000, 50 * 1024);
+    expect(r.info).toMatchObject({ truncated: true, lines: 512 * 1024 });
+    expect(r.text.split('\n').length).toBeLessThanOrEqual(2002);
+  });
+});
+
 describe('ls', () => {
   it('entries sorted, directories with /, sizes; the secrets denylist hides .env', async () => {
     const r = await run('ls', {});
@@ -225,6 +286,23 @@ describe('grep', () => {
     });
   });
 
+  it('a pattern that backtracks on many lines stops the search after 3 with a note; a long line is not "too complex"', async () => {
+    await writeFile(path.join(ws, 'redos-many.txt'), `${'a'.repeat(40)}b\n`.repeat(50));
+    await writeFile(path.join(ws, 'long-line.txt'), `needle${'x'.repeat(200_000)}\n`);
+    try {
+      const r = await run('grep', { pattern: '(a+)+$', path: 'redos-many.txt' });
+      expect(r.ok).toBe(true);
+      expect(r.text).toContain(
+        '[the search stopped: the pattern backtracks too much on this line on 3 lines; simplify the pattern (or use literal)]',
+      );
+      const long = await run('grep', { pattern: 'needle\\d', path: 'long-line.txt' });
+      expect(long.text).toBe('no match for needle\\d in long-line.txt (1 files searched)');
+    } finally {
+      await rm(path.join(ws, 'redos-many.txt'));
+      await rm(path.join(ws, 'long-line.txt'));
+    }
+  });
+
   it('a minified line is cut in the output', async () => {
     await writeFile(path.join(ws, 'min.js'), `var x="${'z'.repeat(3000)}needle";\n`);
     try {
@@ -232,6 +310,41 @@ describe('grep', () => {
       expect(r.text).toMatch(/^min\.js:1: var x="z+ … \[2515 more bytes\]$/);
     } finally {
       await rm(path.join(ws, 'min.js'));
+    }
+  });
+});
+
+describe('symbolic links that leave the workspace', () => {
+  it('read, grep, edit and write refuse them; ls and find list them without following', async () => {
+    const outside = await mkdtemp(path.join(os.tmpdir(), 'panto-std-outside-'));
+    await writeFile(path.join(outside, 'secret.txt'), 'needle outside\n');
+    const dir = path.join(ws, 'links');
+    await mkdir(dir);
+    await symlink(outside, path.join(dir, 'out-dir'));
+    await symlink(path.join(outside, 'secret.txt'), path.join(dir, 'out-file'));
+    try {
+      for (const [name, args] of [
+        ['read', { path: 'links/out-file' }],
+        ['grep', { pattern: 'needle', path: 'links/out-file' }],
+        ['grep', { pattern: 'needle', path: 'links/out-dir' }],
+        ['edit', { path: 'links/out-file', old_text: 'needle', new_text: 'changed' }],
+        ['write', { path: 'links/out-file', content: 'replaced' }],
+        ['write', { path: 'links/out-dir/new.txt', content: 'x' }],
+        ['ls', { path: 'links/out-dir' }],
+        ['find', { pattern: '*', path: 'links/out-dir' }],
+      ] as const) {
+        const r = await run(name, args);
+        expect([name, r.ok, r.text]).toEqual([name, false, expect.stringContaining('outside the workspace')]);
+      }
+      const grepped = await run('grep', { pattern: 'needle', path: 'links' });
+      expect(grepped.text).toMatch(/^no match for needle in links/);
+      expect((await run('find', { pattern: '*', path: 'links' })).text).toBe('links/out-dir\nlinks/out-file');
+      expect((await run('ls', { path: 'links' })).text).toBe('out-dir@\nout-file@');
+      expect(await readFile(path.join(outside, 'secret.txt'), 'utf8')).toBe('needle outside\n');
+      expect(execFileSync('ls', [outside], { encoding: 'utf8' })).toBe('secret.txt\n');
+    } finally {
+      await rm(dir, { recursive: true });
+      await rm(outside, { recursive: true });
     }
   });
 });
@@ -308,7 +421,7 @@ describe('edit', () => {
     expect(await readFile(file(), 'utf8')).toBe('x = 2\n  if (ready) {\nx = 2\n');
   });
 
-  it('keeps CRLF line endings; edits around invalid UTF-8 byte for byte; refuses a binary file', async () => {
+  it('keeps CRLF line endings; edits around invalid UTF-8 byte for byte; refuses a huge file and a binary one', async () => {
     await writeFile(file(), 'one\r\ntwo\r\nthree\r\n');
     expect((await run('edit', { path: 'e.txt', old_text: 'two\nthree', new_text: '2\n3' })).text).toContain(
       'CRLF line endings kept',
@@ -319,6 +432,12 @@ describe('edit', () => {
     expect((await run('edit', { path: 'e.txt', old_text: 'old', new_text: 'new' })).ok).toBe(true);
     expect(await readFile(file())).toEqual(
       Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a, 0x6e, 0x65, 0x77, 0x0a]),
+    );
+    const big = await open(file(), 'w');
+    await big.truncate(20 * 1024 * 1024);
+    await big.close();
+    expect((await run('edit', { path: 'e.txt', old_text: 'a', new_text: 'c' })).text).toBe(
+      "e.txt: 20971520 bytes, over edit's 16 MiB limit; use bash (sed) or write for a file this big",
     );
     await writeFile(file(), Buffer.from('a\0b'));
     expect((await run('edit', { path: 'e.txt', old_text: 'a', new_text: 'c' })).text).toBe(
@@ -341,7 +460,9 @@ describe('bash', () => {
     );
   });
 
-  it('a flood of output keeps its head and tail with one note; a command past its timeout is killed', async () => {
+  it('a flood of output keeps its head and tail with one note; a command past its timeout is killed', {
+    timeout: 60_000,
+  }, async () => {
     const flood = await run('bash', { command: 'seq 1 200000' });
     expect(flood.ok).toBe(true);
     expect(flood.text).toMatch(/^\[exit code 0\]\n\[stdout\]\n1\n2\n3\n/);
@@ -350,6 +471,15 @@ describe('bash', () => {
     );
     expect(flood.text).toMatch(/200000\n/);
     expect(flood.text.length).toBeLessThan(40 * 1024);
+    // An endless flood, and a command that ignores SIGTERM: both end at the timeout with bounded output.
+    const endless = await run('bash', { command: 'yes', timeout: 2 });
+    expect(endless).toMatchObject({
+      ok: false,
+      text: expect.stringContaining('[killed after the 2 s timeout]'),
+    });
+    expect(endless.text.length).toBeLessThan(40 * 1024);
+    const stubborn = await run('bash', { command: 'trap "" TERM; sleep 30', timeout: 1 });
+    expect(stubborn.text).toContain('[killed after the 1 s timeout]');
     const slow = await run('bash', { command: 'sleep 30', timeout: 1 });
     expect(slow).toMatchObject({
       ok: false,
