@@ -44,15 +44,20 @@ return {
     local limit = math.tointeger(args.limit) or 100
     local ignore_case = args.ignore_case == true
 
+    -- Text every match contains (a literal pattern, or the longest plain run of a regex): a file without it is
+    -- skipped before it is split into lines, which is most of the cost.
+    local required, required_lower = nil, ignore_case
     local find_in
     if args.literal then
       local needle = ignore_case and pattern:lower() or pattern
+      required = needle
       find_in = function(line)
         return (ignore_case and line:lower() or line):find(needle, 1, true) ~= nil
       end
     else
       local re, err = regex.compile(pattern, { ignore_case = ignore_case })
       if not re then return nil, "grep: invalid regular expression: " .. err end
+      required, required_lower = re.literal, re.ignore_case
       find_in = function(line)
         local from, _, problem = regex.find(re, line)
         if problem then return false, problem end
@@ -84,6 +89,7 @@ return {
         skipped_binary = skipped_binary + 1
         return
       end
+      if required and not (required_lower and data:lower() or data):find(required, 1, true) then return end
       local lines = truncate.split_lines(data)
       local hits = {}
       for i, line in ipairs(lines) do

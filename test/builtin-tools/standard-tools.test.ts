@@ -215,6 +215,7 @@ describe('grep', () => {
       'README.md:2: hello world',
     );
     expect((await run('grep', { pattern: 'return \\d+;' })).text).toBe('src/main.ts:2:   return 42;');
+    expect((await run('grep', { pattern: '(?i)# PROJECT' })).text).toBe('README.md:1: # Project');
     expect((await run('grep', { pattern: '(', literal: true })).text).toBe(
       'src/main.ts:1: export function main() {',
     );
