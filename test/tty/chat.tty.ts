@@ -569,6 +569,7 @@ describe('panto chat in a terminal', () => {
       pane.keys('Enter');
       const asked = await pane.waitFor("[a]lways for 'edit':");
       expect(asked).toContain('approval needed: edit (may write_file)');
+      expect(asked).not.toContain('running edit…');
       expect(asked).toContain('  edit app.txt: 1 replacement(s), +1 -1 line(s)');
       expect(asked).toMatch(/ {2}@@ line 2 @@\n {2}-say hello\n {2}\+say goodbye/);
       pane.type('y');

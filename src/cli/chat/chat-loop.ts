@@ -148,7 +148,10 @@ export class ChatLoop {
   async ask(question: string, signal: AbortSignal): Promise<string | null> {
     const input = this.#input;
     if (input === undefined || this.#exitCode !== undefined || signal.aborted) return null;
+    // The question is the status now: no spinner saying the tool runs while it waits for the user.
+    this.renderer.idle();
     const answer = await input.askLine([question], signal);
+    if (answer !== undefined) this.renderer.waiting('running…');
     return answer ?? null;
   }
 
