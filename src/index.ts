@@ -7,7 +7,9 @@
 export { Agent, type RunOptions, type SetModelOptions } from './agent/agent.js';
 export {
   type AgentCompactionOptions,
+  type CompactionReason,
   type CompactOutcome,
+  type ManualCompaction,
   type ProviderSummarizerOptions,
   providerSummarizer,
   SUMMARY_SYSTEM,

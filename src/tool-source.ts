@@ -15,8 +15,13 @@ export type CallResult =
 export interface ToolSource {
   /** A short name used in error messages (e.g. `lua:/path/to/tools`, `builtin`). */
   readonly name: string;
-  /** The tools this source offers. Stable for the life of the source. */
+  /** The tools this source offers. Stable for the life of the source, unless it offers `onListChanged`. */
   list(): ToolDecl[];
+  /**
+   * Optional: subscribe to changes of `list()` (a source that reloads, e.g. `LuaToolSource.reload`); returns the
+   * unsubscribe function. Hosts that cache the list (an MCP server telling its clients) use it.
+   */
+  onListChanged?(listener: () => void): () => void;
   /**
    * Call a tool by name with already-validated arguments. Never rejects for a tool's own failure: a throwing tool
    * resolves to `{ok:false, error}`. Rejects only for the caller's own mistakes (unknown name).

@@ -12,6 +12,7 @@
 
 import { type CompactionResult, compact, type Summarizer } from '../compaction/compact.js';
 import { estimateTokens } from '../compaction/estimate-tokens.js';
+import { findCutPoint } from '../compaction/find-cut-point.js';
 import { assistantText, type Message, type Usage } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { collectStream } from '../providers/common/collect-stream.js';
@@ -149,7 +150,11 @@ export function providerSummarizer(
         content: [
           {
             type: 'text',
-            text: `Summarize this conversation:\n\n<conversation>\n${request.text}\n</conversation>`,
+            text:
+              `Summarize this conversation:\n\n<conversation>\n${request.text}\n</conversation>` +
+              (request.focus === undefined
+                ? ''
+                : `\n\nThe user asks the summary to focus on: ${request.focus}`),
           },
         ],
       },
@@ -226,7 +231,7 @@ export async function maybeCompact(ctx: CompactionContext, signal: AbortSignal):
   const window = ctx.contextWindow();
   if (tokens <= window - settings.reserveTokens) return;
   try {
-    const out = await compactNow(ctx, signal, false, settings, tokens);
+    const out = await compactNow(ctx, signal, 'threshold', settings, tokens);
     if (out === null) {
       ctx.warn({
         code: 'compaction-failed',
@@ -239,34 +244,84 @@ export async function maybeCompact(ctx: CompactionContext, signal: AbortSignal):
   }
 }
 
+/** Why a compaction runs (`compaction_start.reason`). */
+export type CompactionReason = 'threshold' | 'overflow' | 'manual';
+
 /**
- * Compact now. `force` (after a context-overflow refusal) keeps at most a quarter of the window verbatim. Resolves to
- * `null` when there is nothing to compact; rejects with the summarizer's error.
+ * Compact now, keeping `settings.keepRecentTokens` verbatim. Resolves to `null` (and reports nothing) when there is
+ * nothing to compact; rejects with the summarizer's error.
  */
 export async function compactNow(
   ctx: CompactionContext,
   signal: AbortSignal,
-  force: boolean,
+  reason: CompactionReason,
   settings: ResolvedCompaction = settingsOf(ctx),
   tokens: number = sizeOf(ctx),
+  focus?: string,
 ): Promise<CompactOutcome | null> {
   const window = ctx.contextWindow();
-  const keepRecentTokens = force
-    ? Math.min(settings.keepRecentTokens, Math.floor(window / 4))
-    : settings.keepRecentTokens;
-  ctx.emit({ type: 'compaction_start', tokens, contextWindow: window });
-  const out = await compact({ messages: ctx.messages() as Message[] }, settings.summarizer, {
+  const { keepRecentTokens } = settings;
+  const messages = ctx.messages() as Message[];
+  if (findCutPoint(messages, keepRecentTokens, { imageTokenRule: ctx.model.imageTokenRule }) === 0)
+    return null;
+  ctx.emit({ type: 'compaction_start', tokens, contextWindow: window, reason });
+  const out = await compact({ messages }, settings.summarizer, {
     keepRecentTokens,
     maxSummaryInputTokens: settings.maxSummaryInputTokens,
     imageTokenRule: ctx.model.imageTokenRule,
     isOverflow: isContextOverflow,
     signal,
+    ...(focus === undefined || focus === '' ? {} : { focus }),
   });
   if (out === null) return null;
   ctx.commit(out);
   const { tokensBefore, tokensAfter, summary } = out.compaction;
   ctx.emit({ type: 'compaction_end', tokensBefore, tokensAfter, summary });
   return { tokensBefore, tokensAfter, summary };
+}
+
+/** What `agent.compact()` takes besides its signal. */
+export interface ManualCompaction {
+  /**
+   * Estimated tokens kept verbatim. Default: the compaction setting (20,000 at most) but at most a quarter of the
+   * conversation, so a compaction asked for summarizes something at any size; the last turn (from the last user
+   * message on) is always kept whole.
+   */
+  keepRecentTokens?: number;
+  /** What the summary should keep in particular (passed to the summarizer as `SummaryRequest.focus`). */
+  focus?: string;
+}
+
+/** A compaction asked for (`agent.compact()`, a `/compact` command), at any size; see `ManualCompaction`. */
+export function compactOnRequest(
+  ctx: CompactionContext,
+  signal: AbortSignal,
+  options: ManualCompaction,
+): Promise<CompactOutcome | null> {
+  const settings = settingsOf(ctx);
+  const estimate = estimateTokens(ctx.messages() as Message[], { imageTokenRule: ctx.model.imageTokenRule });
+  const keep =
+    options.keepRecentTokens ??
+    Math.max(lastTurnTokens(ctx), Math.min(settings.keepRecentTokens, Math.floor(estimate / 4)));
+  return compactNow(
+    ctx,
+    signal,
+    'manual',
+    { ...settings, keepRecentTokens: keep },
+    sizeOf(ctx),
+    options.focus,
+  );
+}
+
+/** Estimated tokens from the last user message to the end: keeping that much keeps the last turn whole. */
+function lastTurnTokens(ctx: CompactionContext): number {
+  const messages = ctx.messages();
+  let i = messages.length - 1;
+  while (i > 0 && messages[i]?.role !== 'user') i--;
+  return Math.max(
+    1,
+    estimateTokens(messages.slice(i) as Message[], { imageTokenRule: ctx.model.imageTokenRule }),
+  );
 }
 
 /**
@@ -285,7 +340,9 @@ export async function ensureFits(
   if (tokens <= window) return undefined;
   if (ctx.options !== false) {
     try {
-      await compactNow(ctx, signal, true);
+      const settings = settingsOf(ctx);
+      const keep = Math.min(settings.keepRecentTokens, Math.floor(window / 4));
+      await compactNow(ctx, signal, 'threshold', { ...settings, keepRecentTokens: keep });
     } catch (err) {
       if (signal.aborted) return undefined;
       ctx.warn({ code: 'compaction-failed', message: `compaction failed: ${errorMessage(err)}` });
@@ -299,7 +356,11 @@ export async function ensureFits(
   );
 }
 
-/** After a context-overflow refusal: learn a stated window, compact (forced). True when a retry may help. */
+/**
+ * After a context-overflow refusal: learn a stated window, compact whatever the estimate. True when a retry may help.
+ * The warning says what was done: compacted and retried, or why not (compaction off, nothing older than the last
+ * message, the summary failed).
+ */
 export async function recoverFromOverflow(
   ctx: CompactionContext,
   error: ProviderError,
@@ -320,12 +381,34 @@ export async function recoverFromOverflow(
     });
     return false;
   }
-  ctx.warn({ code: 'context-overflow', message: `${refused}; compacting and retrying once.${learned}` });
   try {
-    return (await compactNow(ctx, signal, true)) !== null;
+    // Keep at most a quarter of the window verbatim; when even that leaves nothing older to summarize (the estimate
+    // was far below what the provider counts), keep only the last turn (from the last user message on).
+    const settings = settingsOf(ctx);
+    const keep = Math.min(settings.keepRecentTokens, Math.floor(ctx.contextWindow() / 4));
+    const out =
+      (await compactNow(ctx, signal, 'overflow', { ...settings, keepRecentTokens: keep })) ??
+      (await compactNow(ctx, signal, 'overflow', { ...settings, keepRecentTokens: lastTurnTokens(ctx) }));
+    if (out === null) {
+      ctx.warn({
+        code: 'context-overflow',
+        message: `${refused}; there is nothing older than the last message to compact, so it was not retried (the last message alone is too long for the model).${learned}`,
+      });
+      return false;
+    }
+    ctx.warn({
+      code: 'context-overflow',
+      message: `${refused}; compacted the conversation and retried once.${learned}`,
+    });
+    return true;
   } catch (err) {
-    if (!signal.aborted)
+    if (!signal.aborted) {
+      ctx.warn({
+        code: 'context-overflow',
+        message: `${refused}; compaction failed, so it was not retried.${learned}`,
+      });
       ctx.warn({ code: 'compaction-failed', message: `compaction failed: ${errorMessage(err)}` });
+    }
     return false;
   }
 }

@@ -108,7 +108,16 @@ export type AgentEvent =
       file?: string;
       error?: PantoError;
     }
-  | { type: 'compaction_start'; tokens: number; contextWindow: number }
+  /**
+   * `reason`: `threshold` (the context neared the window), `overflow` (the provider refused a request as too long),
+   * `manual` (`agent.compact()`).
+   */
+  | {
+      type: 'compaction_start';
+      tokens: number;
+      contextWindow: number;
+      reason: 'threshold' | 'overflow' | 'manual';
+    }
   | { type: 'compaction_end'; tokensBefore: number; tokensAfter: number; summary: string }
   | ToolEvent;
 

@@ -61,8 +61,9 @@ import {
   type AgentCompactionOptions,
   type CompactionContext,
   type CompactOutcome,
-  compactNow,
+  compactOnRequest,
   ensureFits,
+  type ManualCompaction,
   maybeCompact,
   recoverFromOverflow,
 } from './agent-compaction.js';
@@ -250,14 +251,14 @@ export class Agent {
 
   /**
    * Compact now, whatever the context size (e.g. a `/compact` command): summarize all but the recent messages with
-   * the agent's summarizer, record it in the session log, and report `compaction_start` / `compaction_end`. Resolves to
-   * `null` when there is nothing older than the recent messages to summarize. Works with `compaction: false` too
-   * (that only turns off the automatic trigger).
+   * the agent's summarizer (with `focus`, if given), record it in the session log, and report `compaction_start`
+   * (reason `manual`) / `compaction_end`. Resolves to `null` when there is nothing older than the recent messages to
+   * summarize (a single exchange). Works with `compaction: false` too (that only turns off the automatic trigger).
    *
    * @throws PantoError `ERR_INVALID_ARGUMENT` while a run is in progress; the summarizer's error when it fails;
    *   `ERR_ABORTED` when `signal` fires.
    */
-  async compact(options: RunOptions = {}): Promise<CompactOutcome | null> {
+  async compact(options: RunOptions & ManualCompaction = {}): Promise<CompactOutcome | null> {
     this.#claim();
     const ctl = this.#runCtl ?? new AbortController();
     const external = options.signal;
@@ -265,7 +266,7 @@ export class Agent {
     if (external?.aborted) onExternal();
     else external?.addEventListener('abort', onExternal, { once: true });
     try {
-      return await compactNow(this.#compaction(), ctl.signal, false);
+      return await compactOnRequest(this.#compaction(), ctl.signal, options);
     } finally {
       external?.removeEventListener('abort', onExternal);
       this.#runCtl = undefined;
@@ -323,6 +324,13 @@ export class Agent {
     }
     this.#steering.push(content);
     this.#toolsCtl?.abort(new PantoError('ERR_ABORTED', 'the user sent a new message'));
+  }
+  /**
+   * Take back the queued user messages not delivered yet (oldest first), e.g. after an abort, so that a host can
+   * offer them for editing instead of sending them at the start of the next run.
+   */
+  takeSteering(): UserContent[] {
+    return this.#steering.splice(0);
   }
 
   /** Abort the current run, if any. */

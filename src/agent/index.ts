@@ -1,7 +1,9 @@
 export { Agent, type RunOptions, type SetModelOptions } from './agent.js';
 export {
   type AgentCompactionOptions,
+  type CompactionReason,
   type CompactOutcome,
+  type ManualCompaction,
   type ProviderSummarizerOptions,
   providerSummarizer,
   SUMMARY_SYSTEM,

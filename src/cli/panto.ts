@@ -13,7 +13,7 @@ const mainHelp = `Usage: panto <command> [options]
 
 Commands:
 ${Object.entries(commands)
-  .map(([name, c]) => `  ${name.padEnd(9)}${c.summary}`)
+  .map(([name, c]) => `  ${name.padEnd(10)}${c.summary}`)
   .join('\n')}
 
 Run 'panto <command> --help' for a command's options.

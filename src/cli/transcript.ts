@@ -79,3 +79,41 @@ export function renderCliTranscript(messages: readonly Message[], options: Trans
   }
   return sections.join('\n\n');
 }
+
+/**
+ * The end of a conversation as a few short lines, shown when a chat is resumed: who said what (cut to `maxChars`),
+ * which tools ran and whether they failed; at most `maxMessages` messages.
+ */
+export function recentTranscript(messages: readonly Message[], maxMessages = 8, maxChars = 300): string[] {
+  const cut = (s: string) => {
+    const one = s.replace(/\s+/g, ' ').trim();
+    return one.length > maxChars ? `${one.slice(0, maxChars)}…` : one;
+  };
+  const lines: string[] = [];
+  const shown = messages.filter((m) => m.role !== 'system').slice(-maxMessages);
+  for (const m of shown) {
+    switch (m.role) {
+      case 'user': {
+        const text = m.content.map(describePart).join(' ');
+        lines.push(`you: ${cut(text)}`);
+        break;
+      }
+      case 'assistant': {
+        const text = m.content
+          .filter((b) => b.type === 'text')
+          .map((b) => (b as { text: string }).text)
+          .join('');
+        const calls = m.content.filter((b): b is ToolCallBlock => b.type === 'tool_call');
+        const how = m.stopReason === 'aborted' ? ' (stopped)' : m.stopReason === 'error' ? ' (failed)' : '';
+        if (text.trim() !== '') lines.push(`assistant${how}: ${cut(text)}`);
+        else if (how !== '') lines.push(`assistant${how}`);
+        for (const c of calls) lines.push(`  [tool] ${cut(formatCall(c))}`);
+        break;
+      }
+      case 'tool':
+        for (const r of m.results) if (r.isError) lines.push(`  [tool] ${r.toolName} failed`);
+        break;
+    }
+  }
+  return lines;
+}

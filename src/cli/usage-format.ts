@@ -4,7 +4,7 @@
  * the library's price table (list prices); a model it does not know has no cost shown, never a guess.
  */
 import type { AssistantMessage, Message, Usage } from '../conversation.js';
-import { priceOf, usageCost } from '../providers/index.js';
+import { type ModelPrice, priceOf, usageCost } from '../providers/index.js';
 
 const grouped = new Intl.NumberFormat('en-US');
 
@@ -47,10 +47,14 @@ export function formatDollars(n: number): string {
 
 /**
  * What an answer cost at the list price of the model that wrote it (`message.model`, else `fallbackModel`), or
- * undefined when the price table does not know that model.
+ * undefined when the price table does not know that model. `declared` (the config file's price) wins.
  */
-export function messageCost(message: AssistantMessage, fallbackModel: string): number | undefined {
+export function messageCost(
+  message: AssistantMessage,
+  fallbackModel: string,
+  declared?: ModelPrice,
+): number | undefined {
   if (message.usage === undefined) return undefined;
-  const price = priceOf(message.model ?? fallbackModel);
+  const price = declared ?? priceOf(message.model ?? fallbackModel);
   return price === undefined ? undefined : usageCost(message.usage, price).total;
 }

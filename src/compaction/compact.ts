@@ -25,6 +25,8 @@ export interface SummaryRequest {
   messages: readonly Message[];
   /** Which summarizer call this is (`index` from 1) and how many rounds this compaction makes. */
   round: { index: number; count: number };
+  /** What the user asked the summary to keep in particular (`/compact FOCUS`), if anything. */
+  focus?: string;
   signal?: AbortSignal;
 }
 
@@ -51,6 +53,8 @@ export interface CompactOptions extends EstimateOptions {
    * `isContextOverflow`): the rounds are then redone with half the input size, at most 3 times.
    */
   isOverflow?: (error: unknown) => boolean;
+  /** Passed to the summarizer as `SummaryRequest.focus`. */
+  focus?: string;
   signal?: AbortSignal;
 }
 
@@ -278,6 +282,7 @@ async function summarizeInRounds(
       round: { index: i + 1, count: chunks.length },
     };
     if (options.signal) request.signal = options.signal;
+    if (options.focus !== undefined && options.focus !== '') request.focus = options.focus;
     const out = await summarize(request);
     checkAborted(options.signal);
     if (typeof out !== 'string' || out.trim() === '') {

@@ -44,6 +44,7 @@ import type { CapabilityOptions } from './resolved-source-options.js';
 import { readHandlerResult } from './result-bridge.js';
 import { Sandbox } from './sandbox.js';
 import { normalizeSchema } from './schema-arrays.js';
+import { schemaProblem } from './schema-check.js';
 import {
   beginSlice,
   currentBurstStart,
@@ -56,6 +57,9 @@ import {
 import { capString, capText } from './text-cap.js';
 import { readDeclExtras } from './tool-decl-extras.js';
 import type { Denylist } from './workspace-paths.js';
+
+/** The words of the load error of a tool declaring a capability the host does not grant. */
+export const NOT_GRANTED = 'the host does not grant';
 
 const { lua, lauxlib, to_luastring } = fengari;
 const K_TOOL_CALL_ID = to_luastring('tool_call_id');
@@ -302,7 +306,7 @@ export class LuaRuntime {
     const L = this.#L;
     const top = lua.lua_gettop(L);
     const max = this.#budgets.maxTextBytes;
-    const error = (message: string, line?: number): LuaLoadError => {
+    const error = (message: string, line = schemaErrorLine(source, message)): LuaLoadError => {
       const text = capString(message, max, 'message');
       return line === undefined ? { file, message: text } : { file, line, message: text };
     };
@@ -337,8 +341,9 @@ export class LuaRuntime {
       lua.lua_xmove(L, call.thread, 1);
       const outcome = await this.#drive(call, 0);
       if (!outcome.ok) {
-        const m = /\((?:[^():]+):(\d+)\)$/.exec(outcome.error);
-        return fail(`${chunkname}: error while loading: ${outcome.error}`, m ? Number(m[1]) : undefined);
+        const m = /(?:\((?:[^():]+):(\d+)\)| at [^ :]+:(\d+))$/.exec(outcome.error);
+        const line = m ? Number(m[1] ?? m[2]) : undefined;
+        return fail(`${chunkname}: error while loading: ${outcome.error}`, line);
       }
       const T = call.thread;
       if (outcome.nresults < 1 || lua.lua_type(T, 1) !== lua.LUA_TTABLE) {
@@ -424,6 +429,9 @@ export class LuaRuntime {
         if (parameters.type !== 'object') {
           return `${where}: tool '${name}': 'parameters' must describe an object (type = "object")`;
         }
+        const problem = schemaProblem(parameters);
+        if (problem !== undefined)
+          return `${where}: tool '${name}': 'parameters' is not a valid JSON Schema: ${problem}`;
       } else if (paramsType !== lua.LUA_TNIL) {
         return `${where}: tool '${name}': 'parameters' must be a table, got ${typeName(T, paramsType)}`;
       }
@@ -475,7 +483,7 @@ export class LuaRuntime {
           return `${where}: unknown capability '${c}' (known: ${this.#known.join(', ')})`;
         }
         if (!this.#grant.has(c)) {
-          return `${where}: the host does not grant '${c}' (granted: ${[...this.#grant].join(', ') || 'none'})`;
+          return `${where}: ${NOT_GRANTED} '${c}' (granted: ${[...this.#grant].join(', ') || 'none'})`;
         }
         if (!out.includes(c)) out.push(c);
       }
@@ -645,7 +653,7 @@ export class LuaRuntime {
   }
 
   #exceed(call: CallState, T: LuaState, reason: string): never {
-    call.exceeded = reason;
+    call.exceeded = withPosition(reason, T);
     // From now on the hook fires on every instruction of every thread of this call, until it has unwound.
     lua.lua_sethook(T, call.hook, lua.LUA_MASKCOUNT, 1);
     lua.lua_sethook(call.thread, call.hook, lua.LUA_MASKCOUNT, 1);
@@ -880,6 +888,35 @@ function mib(bytes: number): string {
  * `while true do end` in it would never stop. Re-enable hooks first, so the handler is budgeted too (a handler that
  * keeps failing ends in Lua's "error in error handling").
  */
+/** `reason` with the file and line the thread was running (`… at loop.lua:7`), when Lua code is on its stack. */
+function withPosition(reason: string, T: LuaState): string {
+  for (const level of [0, 1]) {
+    lauxlib.luaL_where(T, level);
+    const raw = lua.lua_tolstring(T, -1);
+    const where = raw === null ? '' : fengari.to_jsstring(raw);
+    lua.lua_pop(T, 1);
+    if (where !== '') return `${reason} at ${where.replace(/: $/, '')}`;
+  }
+  return reason;
+}
+
+/**
+ * For a `parameters` JSON Schema error: the line of the only place the bad value appears quoted in `source`, if it
+ * does appear exactly once.
+ */
+function schemaErrorLine(source: Uint8Array, message: string): number | undefined {
+  const value = /is not a valid JSON Schema: .*\(got "([^"]*)"\)/.exec(message)?.[1];
+  if (value === undefined || value === '') return undefined;
+  const text = Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('latin1');
+  const hits = [`"${value}"`, `'${value}'`].flatMap((q) => {
+    const at: number[] = [];
+    for (let i = text.indexOf(q); i >= 0; i = text.indexOf(q, i + 1)) at.push(i);
+    return at;
+  });
+  if (hits.length !== 1) return undefined;
+  return text.slice(0, hits[0]).split('\n').length;
+}
+
 function raiseFromHook(T: LuaState, message: string): never {
   T.allowhook = 1;
   return lauxlib.luaL_error(T, message);

@@ -93,14 +93,17 @@ let runCounter = 0;
 
 export class LuaToolSource implements ToolSource {
   readonly name: string;
-  /** Files that did not load, with the reason (and line when known). */
-  readonly loadErrors: readonly LuaLoadError[];
   /** Where the VM runs. */
   readonly isolation: 'thread' | 'worker';
-  readonly #backend: ToolBackend;
-  readonly #decls: readonly ToolDecl[];
-  readonly #names: ReadonlySet<string>;
+  #backend: ToolBackend;
+  #decls: readonly ToolDecl[];
+  #names: ReadonlySet<string>;
+  #loadErrors: readonly LuaLoadError[];
   readonly #fixedRoot: string | undefined;
+  /** What `fromDir` was given, for `reload`. */
+  #origin: { dir: string | readonly string[]; options: LuaToolSourceOptions } | undefined;
+  #reloading: Promise<void> = Promise.resolve();
+  readonly #listeners = new Set<() => void>();
 
   private constructor(
     name: string,
@@ -112,7 +115,7 @@ export class LuaToolSource implements ToolSource {
   ) {
     this.name = name;
     this.#backend = backend;
-    this.loadErrors = Object.freeze(loadErrors);
+    this.#loadErrors = Object.freeze(loadErrors);
     this.#fixedRoot = fixedRoot;
     this.isolation = isolation;
     this.#decls = Object.freeze(decls);
@@ -133,6 +136,13 @@ export class LuaToolSource implements ToolSource {
     dir: string | readonly string[],
     options: LuaToolSourceOptions = {},
   ): Promise<LuaToolSource> {
+    const source = await LuaToolSource.#load(dir, options);
+    source.#origin = { dir: typeof dir === 'string' ? dir : [...dir], options: { ...options } };
+    return source;
+  }
+
+  /** `fromDir`'s work: check the options, start the backend, load the files. */
+  static async #load(dir: string | readonly string[], options: LuaToolSourceOptions): Promise<LuaToolSource> {
     const dirs = typeof dir === 'string' ? [dir] : [...dir];
     if (dirs.some((d) => typeof d !== 'string' || d.length === 0)) {
       throw new PantoError(
@@ -217,6 +227,48 @@ export class LuaToolSource implements ToolSource {
 
   list(): ToolDecl[] {
     return [...this.#decls];
+  }
+
+  /** Files that did not load, with the reason (and line when known), as of the last load or `reload`. */
+  get loadErrors(): readonly LuaLoadError[] {
+    return this.#loadErrors;
+  }
+
+  /**
+   * Load the tool files again (a tool author's edit, a file added or removed), with the options `fromDir` was given,
+   * in a fresh VM (or worker). When it is ready it replaces the old one, which is closed: calls running in a worker
+   * then fail; in-thread calls finish on the old VM. `list()` and `loadErrors` change, and listeners of
+   * `onListChanged` are told. Throws what `fromDir` throws (a directory gone); the old tools then stay.
+   * Reloads run one after another.
+   */
+  reload(): Promise<void> {
+    const run = this.#reloading.then(async () => {
+      const origin = this.#origin;
+      if (origin === undefined)
+        throw new PantoError('ERR_INVALID_ARGUMENT', 'reload: this source was not made by fromDir');
+      const next = await LuaToolSource.#load(origin.dir, origin.options);
+      const old = this.#backend;
+      this.#backend = next.#backend;
+      this.#decls = next.#decls;
+      this.#names = next.#names;
+      this.#loadErrors = next.#loadErrors;
+      await old.close();
+      for (const listener of this.#listeners) {
+        try {
+          listener();
+        } catch {
+          // a listener cannot break a reload
+        }
+      }
+    });
+    this.#reloading = run.catch(() => {});
+    return run;
+  }
+
+  /** Be told when `list()` may have changed (after each `reload`); returns the unsubscribe function. */
+  onListChanged(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /**

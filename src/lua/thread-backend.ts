@@ -14,7 +14,13 @@ import { CAPABILITIES, WORLD_CAPABILITIES } from './capabilities.js';
 import { accountingAvailable } from './fengari-fixes.js';
 import type { HostInvoker } from './host-functions.js';
 import type { LuaLogger } from './lua-log.js';
-import { type LoadedLuaTool, type LuaLoadError, LuaRuntime, type RunContext } from './lua-runtime.js';
+import {
+  type LoadedLuaTool,
+  type LuaLoadError,
+  LuaRuntime,
+  NOT_GRANTED,
+  type RunContext,
+} from './lua-runtime.js';
 import type { ResolvedSourceOptions } from './resolved-source-options.js';
 import { Denylist } from './workspace-paths.js';
 
@@ -55,7 +61,11 @@ export async function loadToolsInThread(
   }
   const tools = new Map<string, LoadedLuaTool>();
   const errors: LuaLoadError[] = [];
+  const builtinDir = path.resolve(packagePath('lua'));
   for (const d of opts.dirs) {
+    // A built-in tool that needs a capability the host does not grant (write, edit, bash without write_file/exec) is
+    // simply not offered: that is the host's choice, not an error of the package.
+    const builtin = path.resolve(d) === builtinDir;
     let names: string[];
     try {
       names = (await readdir(d, { withFileTypes: true }))
@@ -100,7 +110,7 @@ export async function loadToolsInThread(
         continue;
       }
       const res = await runtime.loadTool(file, fileName, source, opts.loadRoot);
-      for (const e of res.errors) report(e);
+      for (const e of res.errors) if (!(builtin && e.message.includes(NOT_GRANTED))) report(e);
       for (const tool of res.tools) {
         const existing = tools.get(tool.name);
         if (existing) {

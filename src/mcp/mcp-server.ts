@@ -123,7 +123,7 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
   const server = new Server(
     { name: options.name ?? 'libpanto', version: options.version ?? packageVersion() },
     {
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: source.onListChanged !== undefined } },
       ...(options.instructions ? { instructions: options.instructions } : {}),
       // 2026-07-28 clients may cache what does not change while this server runs (the same for every caller).
       cacheHints: {
@@ -290,6 +290,17 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     }
     return result;
   };
+
+  // A source whose tools change (LuaToolSource.reload) tells the client, which lists them again. Subscribed once the
+  // client is initialized; a change after the session closed unsubscribes.
+  if (source.onListChanged !== undefined) {
+    server.oninitialized = () => {
+      const unsubscribe = source.onListChanged?.(() => {
+        if (server.transport === undefined) unsubscribe?.();
+        else server.sendToolListChanged().catch(() => {});
+      });
+    };
+  }
 
   return server;
 }

@@ -658,11 +658,14 @@ describe('compaction that fails', () => {
   };
 
   it('warns and still sends the request while the conversation fits the window', async () => {
-    // ~2,600 estimated tokens: past the trigger (3,000 - 500), within the window.
+    // ~2,600 estimated tokens: past the trigger (3,000 - 500), within the window (no tool declarations counted).
     const handed = history(2500);
     server.enqueue({ type: 'reply', text: 'answered anyway' });
     const events: AgentEvent[] = [];
-    const agent = anthropicAgent({ messages: handed, model, compaction: failingCompaction }, events);
+    const agent = anthropicAgent(
+      { messages: handed, model, compaction: failingCompaction, tools: new ToolRegistry([]) },
+      events,
+    );
     const result = await agent.prompt('next');
     expect(result.stopReason).toBe('end');
     const warning = eventsOf(events, 'warning').find((e) => e.warning.code === 'compaction-failed');

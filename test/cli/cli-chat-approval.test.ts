@@ -122,7 +122,46 @@ describe('deciding on a call', () => {
         decl('edit'),
         dir,
       ),
-    ).toEqual(['approval needed: edit', '  edit notes.txt: replaces 2 line(s) with 1']);
+    ).toEqual([
+      'approval needed: edit',
+      '  edit notes.txt: 1 replacement(s), +1 -2 line(s)',
+      '  @@ line 1 @@',
+      '  -a',
+      '  -b',
+      '  +z',
+    ]);
+    // The built-in edit's shape: several edits, each at its line; one that cannot apply says so.
+    const e = decl('edit', ['read_file', 'write_file']);
+    expect(
+      await describeCall(
+        call('edit', {
+          path: 'notes.txt',
+          edits: [
+            { old_text: 'c\n', new_text: 'C\nD\n' },
+            { old_text: 'nowhere', new_text: 'x' },
+          ],
+        }),
+        e,
+        dir,
+      ),
+    ).toEqual([
+      'approval needed: edit (may read_file, write_file)',
+      '  edit notes.txt: 2 replacement(s), +2 -1 line(s)',
+      '  @@ edit 1: line 3 @@',
+      '  -c',
+      '  +C',
+      '  +D',
+      '  edit 2: the old text is not in the file (the call will fail)',
+    ]);
+    expect(
+      await describeCall(call('edit', { path: 'gone.txt', old_text: 'a', new_text: 'b' }), e, dir),
+    ).toEqual([
+      'approval needed: edit (may read_file, write_file)',
+      '  edit gone.txt: 1 replacement(s), +1 -1 line(s) (no such file: the call will fail)',
+      '  @@ replacement @@',
+      '  -a',
+      '  +b',
+    ]);
     expect(
       await describeCall(call('bash', { command: 'echo \u001b]52;c;x\u0007' }), decl('bash'), dir),
     ).toEqual(['approval needed: bash', '  $ echo ^[]52;c;x^G']);

@@ -381,7 +381,7 @@ describe('a huge paste', () => {
       ['--session', path.join(tmp, 'paste.jsonl')],
     );
     expect(r.stderr).toContain(
-      `error: a line of ${5 * 1024 * 1024} characters is over the ${4 * 1024 * 1024}-character cap; not sent`,
+      `error: a message of ${5 * 1024 * 1024} characters is over the ${4 * 1024 * 1024}-character cap; not sent`,
     );
     expect(r.stdout).toContain('short one answered');
     expect(server.requests.length - before).toBe(1);
@@ -394,6 +394,7 @@ describe('a huge paste after a normal line', () => {
     server.reset();
     // The first answer streams, then stalls: the turn is still running while the long line is read.
     server.enqueue({ type: 'stall', text: 'FIRST-ANSWER' });
+    const requests = server.requests.length;
     const long = 'y'.repeat(Math.floor(4.2 * 1024 * 1024));
     // stdout and stderr into one pipe, so their order is the order panto wrote them.
     const child = spawn(
@@ -413,7 +414,8 @@ describe('a huge paste after a normal line', () => {
     const write = (text: string) => new Promise<void>((resolve) => child.stdin.write(text, () => resolve()));
     child.stdin.on('error', () => {});
     await write('first\n');
-    while (!out.includes('FIRST-ANSWER')) await new Promise((r) => setTimeout(r, 20));
+    // (Piped stdout gets the answer when it ends or is stopped: wait for its request instead.)
+    while (server.requests.length === requests) await new Promise((r) => setTimeout(r, 20));
     await write(`${long}\n`);
     // A blank line larger than the pipe buffer: once it is written, panto has read the whole long line.
     await write(`${' '.repeat(256 * 1024)}\n`);
@@ -422,7 +424,7 @@ describe('a huge paste after a normal line', () => {
     child.stdin.end();
     expect(await exited).toBe(1);
     const stopped = out.indexOf('[stopped');
-    const refusal = out.indexOf(`error: a line of ${long.length} characters is over the`);
+    const refusal = out.indexOf(`error: a message of ${long.length} characters is over the`);
     expect(refusal).toBeGreaterThan(stopped);
     expect(out.indexOf('FIRST-ANSWER')).toBeLessThan(stopped);
   });

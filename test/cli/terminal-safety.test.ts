@@ -27,6 +27,15 @@ function terminal(tty: boolean, env: NodeJS.ProcessEnv = {}) {
 }
 
 const ESC = '\x1b';
+
+/**
+ * `text` without the sequences the chat itself writes: styling (SGR), the live area's cursor moves and erases, the
+ * synchronized-update and cursor-visibility modes, and the CRs that start its rows. Every hostile sequence is also
+ * checked in its visible form, so one leaking raw would fail either way.
+ */
+function withoutOurSequences(text: string): string {
+  return text.replace(new RegExp(`${ESC}\\[(\\?(2026|25)[hl]|[0-9;]*[mABCDGJK])|\r`, 'g'), '');
+}
 const hostile = [
   `${ESC}]52;c;cm0gLXJmIH4=${'\x07'}`, // OSC 52: write the clipboard
   `${ESC}]8;;https://evil.example/${ESC}\\click${ESC}]8;;${ESC}\\`, // OSC 8 hyperlink
@@ -71,8 +80,9 @@ describe('untrusted text on a terminal: controls are shown, never obeyed', () =>
     r.handle({ type: 'tool_call_start', toolName: `rd${ESC}]0;x\x07`, input: { p: hostile } } as never);
     r.handle({ type: 'retry', delayMs: 1000, attempt: 1, error: { message: `boom ${hostile}` } } as never);
     t.line(`note: @${hostile}: not attached`);
-    expect(rawControls(stdout.text.replaceAll(`${ESC}[2m`, '').replaceAll(`${ESC}[22m`, ''))).toEqual([]);
+    expect(rawControls(withoutOurSequences(stdout.text))).toEqual([]);
     expect(rawControls(stderr.text)).toEqual([]);
+    expect(stdout.text).toContain('^[[2A^[[2K');
     expect(stdout.text).toContain('^[]52;c;cm0gLXJmIH4=^G');
     expect(stdout.text).toContain('fake^Mreal');
     expect(stdout.text).toContain('<U+009B>31m');

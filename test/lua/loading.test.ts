@@ -62,9 +62,10 @@ describe('loading tool files', () => {
     ]);
   });
 
-  it('includeBuiltins adds the package lua/ dir (read)', async () => {
+  it('includeBuiltins adds the package lua/ dir (the reading tools unless more is granted)', async () => {
     const src = await LuaToolSource.fromDir(MIXED, { includeBuiltins: true });
-    expect(src.list().map((d) => d.name)).toEqual(['read', 'echo', 'no_params']);
+    expect(src.list().map((d) => d.name)).toEqual(['find', 'grep', 'ls', 'read', 'echo', 'no_params']);
+    expect(src.loadErrors.filter((e) => !e.file.startsWith(MIXED))).toEqual([]);
     expect(LuaToolSource.builtinDir()).toBe(path.resolve(import.meta.dirname, '..', '..', 'lua'));
   });
 

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 /** A tmux server of our own (`-L`), so tests never touch a user's sessions. */
 const SOCKET = `panto-test-${process.pid}`;
 
-function tmux(args: string[], options: { encoding?: 'utf8'; stdio?: 'ignore' } = {}): string {
+function tmux(args: string[], options: { encoding?: 'utf8'; stdio?: 'ignore'; input?: string } = {}): string {
   return String(execFileSync('tmux', ['-L', SOCKET, ...args], options) ?? '');
 }
 
@@ -32,7 +32,18 @@ export class TmuxPane {
     tmux(['send-keys', '-t', this.name, '-l', text]);
   }
 
-  /** Send named keys: `Enter`, `C-c`, `C-d`. */
+  /** Paste `text` as a terminal paste: bracketed (`ESC [200~ … ESC [201~`) when the program asked for that. */
+  paste(text: string): void {
+    tmux(['load-buffer', '-b', `paste-${this.name}`, '-'], { input: text });
+    tmux(['paste-buffer', '-p', '-d', '-b', `paste-${this.name}`, '-t', this.name]);
+  }
+
+  /** Append everything the program writes from now on, raw (escape sequences included), to `file`. */
+  recordRaw(file: string): void {
+    tmux(['pipe-pane', '-O', '-t', this.name, `cat >> '${file.replace(/'/g, "'\\''")}'`]);
+  }
+
+  /** Send named keys: `Enter`, `C-c`, `C-d`, `Escape`, `M-Enter`. */
   keys(...keys: string[]): void {
     tmux(['send-keys', '-t', this.name, ...keys]);
   }

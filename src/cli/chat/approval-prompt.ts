@@ -112,9 +112,9 @@ export async function describeCall(
       out.push(
         `  write ${safe(file)}: ${await changeSummary(path.resolve(workspaceRoot, file), content, input.append === true)}`,
       );
-    } else if (typeof input.old_string === 'string' && typeof input.new_string === 'string') {
+    } else if (editsOf(input) !== undefined) {
       out.push(
-        `  edit ${safe(file)}: replaces ${lineCount(input.old_string)} line(s) with ${lineCount(input.new_string)}`,
+        ...(await describeEdits(path.resolve(workspaceRoot, file), file, editsOf(input) as TextEdit[])),
       );
     } else {
       out.push(...indent(JSON.stringify(input, null, 2)));
@@ -160,8 +160,106 @@ function lines(text: string): string[] {
   return l;
 }
 
-function lineCount(text: string): number {
-  return lines(text).length;
+/** One exact replacement of an edit call. */
+interface TextEdit {
+  oldText: string;
+  newText: string;
+  all: boolean;
+}
+
+/**
+ * The replacements of an edit call — `old_text`/`new_text` (the built-in `edit`), `old_string`/`new_string`, or a
+ * list `edits` of either — or undefined when the input is not an edit.
+ */
+function editsOf(input: Record<string, unknown>): TextEdit[] | undefined {
+  const one = (e: unknown): TextEdit | undefined => {
+    if (typeof e !== 'object' || e === null) return undefined;
+    const r = e as Record<string, unknown>;
+    const oldText = r.old_text ?? r.old_string;
+    const newText = r.new_text ?? r.new_string;
+    if (typeof oldText !== 'string' || typeof newText !== 'string') return undefined;
+    return { oldText, newText, all: r.replace_all === true };
+  };
+  if (Array.isArray(input.edits)) {
+    const edits = input.edits.map(one);
+    return edits.length > 0 && edits.every((e) => e !== undefined) ? (edits as TextEdit[]) : undefined;
+  }
+  const single = one(input);
+  return single ? [single] : undefined;
+}
+
+/** The most lines of one replacement shown on each side (-/+). */
+const EDIT_SIDE_LINES = 8;
+
+/**
+ * An edit as the user should judge it: `edit PATH: N replacement(s), +A -R line(s)`, then each replacement at its
+ * line in the file as it is now (`@@ line 12 @@`, `-old`, `+new`), or why the call will fail (text not found, found
+ * several times). CRLF files are matched as the tool matches them (line endings ignored).
+ */
+export async function describeEdits(
+  file: string,
+  shown: string,
+  edits: readonly TextEdit[],
+): Promise<string[]> {
+  let content: string | undefined;
+  let problem: string | undefined;
+  try {
+    const read = await readRegularFile(file, DIFF_READ_CAP);
+    if ('bytes' in read) content = read.bytes.toString('utf8').replaceAll('\r\n', '\n');
+    else if ('over' in read) problem = `a file over ${DIFF_READ_CAP} bytes`;
+    else problem = `${read.not}, not a file`;
+  } catch (err) {
+    problem = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : 'cannot be read';
+  }
+  let added = 0;
+  let removed = 0;
+  const body: string[] = [];
+  for (const [i, e] of edits.entries()) {
+    const label = edits.length > 1 ? `edit ${i + 1}: ` : '';
+    const oldText = e.oldText.replaceAll('\r\n', '\n');
+    const newText = e.newText.replaceAll('\r\n', '\n');
+    let where = '';
+    if (content !== undefined) {
+      const at = content.indexOf(oldText);
+      const count = oldText === '' || at < 0 ? 0 : countOf(content, oldText);
+      if (count === 0) {
+        body.push(`  ${label}the old text is not in the file (the call will fail)`);
+        continue;
+      }
+      if (count > 1 && !e.all) {
+        body.push(`  ${label}the old text is there ${count} times (the call will fail)`);
+        continue;
+      }
+      where = `line ${content.slice(0, at).split('\n').length}`;
+      if (count > 1) where += ` and ${count - 1} more place(s)`;
+    }
+    const o = lines(oldText);
+    const n = lines(newText);
+    removed += o.length;
+    added += n.length;
+    body.push(`  @@ ${label}${where || 'replacement'} @@`);
+    body.push(...side('-', o), ...side('+', n));
+  }
+  const head = `  edit ${safe(shown)}: ${edits.length} replacement(s), +${added} -${removed} line(s)${problem ? ` (${problem}: the call will fail)` : ''}`;
+  const all = [head, ...body];
+  if (all.length <= MAX_SHOWN_LINES * 2) return all;
+  return [...all.slice(0, MAX_SHOWN_LINES * 2), `  … ${all.length - MAX_SHOWN_LINES * 2} more line(s)`];
+}
+
+function side(mark: string, text: readonly string[]): string[] {
+  const out = text.slice(0, EDIT_SIDE_LINES).map((l) => `  ${mark}${safe(cut(l))}`);
+  if (text.length > EDIT_SIDE_LINES) out.push(`  ${mark}… ${text.length - EDIT_SIDE_LINES} more line(s)`);
+  return out;
+}
+
+function cut(line: string): string {
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
+
+function countOf(hay: string, needle: string): number {
+  let n = 0;
+  for (let i = hay.indexOf(needle); i >= 0; i = hay.indexOf(needle, i + needle.length)) n++;
+  return n;
 }
 
 /** `text` made visible, cut to the first lines and characters, indented. */

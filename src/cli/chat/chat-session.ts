@@ -8,16 +8,45 @@
  *   compaction replaced, and the summary requests), each answer priced as the model that wrote it.
  * - `/model` (`Agent.setModel`, recorded in the log as `model_change`) and a thinking level (`Agent.setThinking`) take
  *   effect from the next request; a resumed chat continues with the session's current model.
+ * - Where the session talks to is recorded too: a `panto.cli/endpoint` custom entry (wire API, base URL, model,
+ *   thinking level) when the file is created and whenever one of them changes, so a resumed chat goes back to the
+ *   same server (`endpointOf`) unless the user says otherwise.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Agent, type AgentEvent, type AgentOptions, type UsageTotals } from '../../agent/index.js';
-import type { ModelInfo, Provider, ThinkingLevel } from '../../providers/index.js';
+import type { ModelApi, ModelInfo, ModelPrice, Provider, ThinkingLevel } from '../../providers/index.js';
 import { SessionLog, type SessionWriter } from '../../session/index.js';
 import type { ToolSource } from '../../tool-source.js';
 import type { ApproveToolCall } from '../../tools/approval.js';
 
 export const SHOWN_ENTRY = 'panto.cli/shown';
+export const ENDPOINT_ENTRY = 'panto.cli/endpoint';
+
+/** Where a session talks to, as recorded in its log. */
+export interface SessionEndpoint {
+  api: ModelApi;
+  baseUrl?: string;
+  model: string;
+  thinking?: ThinkingLevel;
+}
+
+/** The endpoint a session log last recorded, if any (a log written by another host has none). */
+export function endpointOf(log: SessionWriter): SessionEndpoint | undefined {
+  let found: SessionEndpoint | undefined;
+  for (const e of log.entries) {
+    if (e.type !== 'custom' || e.customType !== ENDPOINT_ENTRY) continue;
+    const d = e.data as Partial<SessionEndpoint> | null;
+    if (d === null || typeof d !== 'object' || typeof d.api !== 'string' || typeof d.model !== 'string')
+      continue;
+    if (!['anthropic-messages', 'openai-chat', 'openai-responses', 'gemini'].includes(d.api)) continue;
+    found = { api: d.api, model: d.model };
+    if (typeof d.baseUrl === 'string' && /^https?:\/\//.test(d.baseUrl)) found.baseUrl = d.baseUrl;
+    if (typeof d.thinking === 'string' && ['off', 'low', 'medium', 'high'].includes(d.thinking))
+      found.thinking = d.thinking;
+  }
+  return found;
+}
 
 export interface ChatSessionOptions {
   provider: Provider;
@@ -36,6 +65,10 @@ export interface ChatSessionOptions {
   resumed?: SessionWriter;
   /** Where a new session is written (created on the first message). */
   newPath?: string;
+  /** The server's base URL when not the API's default (recorded with the endpoint). */
+  baseUrl?: string | undefined;
+  /** Prices of models the price table does not know (the config file's); default: the table's. */
+  priceOf?: (modelId: string) => ModelPrice | undefined;
   /** With `--store`: creates the new session in the store (instead of a file at `newPath`). */
   createInStore?: (header: { model: string; workspace: string }) => Promise<SessionWriter>;
   /** With `--store`: how the session is named to the user (`<store> session <id>`). */
@@ -53,11 +86,12 @@ export class ChatSession {
   readonly provider: Provider;
   #agent: Agent;
   #session: SessionWriter | undefined;
-  readonly #o: ChatSessionOptions;
+  #o: ChatSessionOptions;
   readonly #shown = new Set<string>();
   /** Notes raised before the file existed, recorded once it does. */
   readonly #pendingShown: string[] = [];
   thinking: ThinkingLevel | undefined;
+  #lastEndpoint: SessionEndpoint | undefined;
 
   constructor(options: ChatSessionOptions) {
     this.#o = options;
@@ -74,6 +108,7 @@ export class ChatSession {
           this.#shown.add(e.data);
       }
     }
+    if (options.resumed) this.#lastEndpoint = endpointOf(options.resumed);
     this.#agent = this.#makeAgent();
   }
 
@@ -100,14 +135,42 @@ export class ChatSession {
 
   /** Switch models from the next request on; recorded in the log (once it exists; else in its header). */
   setModel(model: ModelInfo): void {
-    this.#agent.setModel(model);
+    const price = this.#o.priceOf?.(model.id);
+    this.#agent.setModel(model, price === undefined ? {} : { price });
     this.model = model;
+    this.#recordEndpoint();
   }
 
   /** Change the reasoning effort from the next request on. */
   setThinking(level: ThinkingLevel): void {
     this.#agent.setThinking(level);
     this.thinking = level;
+    this.#recordEndpoint();
+  }
+
+  /** The server's base URL, when not the API's default. */
+  get baseUrl(): string | undefined {
+    return this.#o.baseUrl;
+  }
+
+  /** What an answer of `modelId` costs per million tokens (the config file's price, else the table's). */
+  priceOf(modelId: string): ModelPrice | undefined {
+    return this.#o.priceOf?.(modelId);
+  }
+
+  /**
+   * Leave this session (its log is closed) and start a new, empty one written to `newPath` when its first message is
+   * sent (`/new`). The model, thinking level and endpoint stay.
+   */
+  async startNew(newPath: string): Promise<void> {
+    await this.#session?.close();
+    this.#session = undefined;
+    this.#lastEndpoint = undefined;
+    this.#o = { ...this.#o, newPath };
+    delete this.#o.resumed;
+    this.#shown.clear();
+    this.#pendingShown.length = 0;
+    this.#agent = this.#makeAgent();
   }
 
   /** Show `text` unless this session showed the same `key` before. */
@@ -121,7 +184,12 @@ export class ChatSession {
 
   /** Create the session file if this is a new chat (call before sending anything). */
   async ensureSession(): Promise<SessionWriter> {
-    if (this.#session) return this.#session;
+    if (this.#session) {
+      // A resumed session (from before endpoints were recorded, or resumed against another server): say where it
+      // goes on, once something is sent.
+      this.#recordEndpoint();
+      return this.#session;
+    }
     let log: SessionWriter;
     if (this.#o.createInStore) {
       log = await this.#o.createInStore({ model: this.model.id, workspace: this.#o.workspaceRoot });
@@ -132,6 +200,7 @@ export class ChatSession {
     }
     this.#session = log;
     for (const key of this.#pendingShown.splice(0)) log.appendCustom(SHOWN_ENTRY, key);
+    this.#recordEndpoint();
     // Nothing was sent yet, so the new agent starts from the same (empty) history.
     this.#agent = this.#makeAgent();
     return log;
@@ -141,9 +210,28 @@ export class ChatSession {
    * Summarize the older part of the conversation now (`/compact`). Returns the token estimates, or null when there is
    * nothing old enough to summarize (or nothing was sent yet).
    */
-  async compactNow(signal?: AbortSignal): Promise<{ tokensBefore: number; tokensAfter: number } | null> {
+  async compactNow(
+    signal?: AbortSignal,
+    focus?: string,
+  ): Promise<{ tokensBefore: number; tokensAfter: number } | null> {
     if (this.#session === undefined) return null;
-    return this.#agent.compact(signal ? { signal } : {});
+    return this.#agent.compact({
+      ...(signal ? { signal } : {}),
+      ...(focus === undefined || focus === '' ? {} : { focus }),
+    });
+  }
+
+  /** Record where the session talks to (see the module contract); nothing before the file exists. */
+  #recordEndpoint(): void {
+    const log = this.#session;
+    if (log === undefined) return;
+    const endpoint: SessionEndpoint = { api: this.model.api, model: this.model.id };
+    if (this.#o.baseUrl !== undefined) endpoint.baseUrl = this.#o.baseUrl;
+    if (this.thinking !== undefined) endpoint.thinking = this.thinking;
+    const last = this.#lastEndpoint;
+    if (last !== undefined && JSON.stringify(last) === JSON.stringify(endpoint)) return;
+    log.appendCustom(ENDPOINT_ENTRY, endpoint);
+    this.#lastEndpoint = endpoint;
   }
 
   /** Close the log (a store's log first stores what is still on its way). */
@@ -174,6 +262,8 @@ export class ChatSession {
     if (this.thinking !== undefined) options.thinking = this.thinking;
     if (o.promptCache !== undefined) options.promptCache = o.promptCache;
     if (o.uploads === true) options.uploads = 'auto';
+    const price = o.priceOf?.(this.model.id);
+    if (price !== undefined) options.price = price;
     if (o.approveToolCall !== undefined) options.approveToolCall = o.approveToolCall;
     return new Agent(options);
   }

@@ -12,6 +12,7 @@ import {
   type ThinkingLevel,
 } from '../../providers/index.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
+import type { ConfigModel } from '../config.js';
 import { DEFAULT_MODEL, parseProvider } from '../surfaces.js';
 
 export const THINKING_LEVELS: readonly ThinkingLevel[] = ['off', 'low', 'medium', 'high'];
@@ -57,6 +58,20 @@ export interface ModelChoice {
   contextWindow?: number | undefined;
   /** A thinking level was asked for: a model the catalog does not know is taken to reason. */
   reasoning?: boolean | undefined;
+  /** Models declared in the config file (their facts win over the catalog's; flags win over both). */
+  models?: ReadonlyMap<string, ConfigModel> | undefined;
+}
+
+/** Current models of each vendor, offered by `/model` (the catalog knows more by pattern). */
+export const SUGGESTED_MODELS: Record<string, readonly string[]> = {
+  anthropic: ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5'],
+  openai: ['gpt-5', 'gpt-5-mini', 'gpt-5-nano', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4o', 'o3', 'o4-mini'],
+  google: ['gemini-3-pro-preview', 'gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite'],
+};
+
+/** The vendor whose models a wire API's own endpoint serves. */
+export function vendorOf(api: ModelApi): string {
+  return VENDOR[api];
 }
 
 /**
@@ -84,20 +99,26 @@ export function chooseModel(choice: ModelChoice): ModelInfo {
     }
   }
   const overrides: ModelOverrides = { api };
+  const declared = choice.models?.get(id);
   const input: NonNullable<ModelOverrides['input']> = {};
+  if (declared?.input) {
+    input.image = declared.input.image;
+    input.pdf = declared.input.pdf;
+  }
   if (choice.imageInput) input.image = true;
   if (choice.pdfInput) input.pdf = true;
   if (Object.keys(input).length > 0) overrides.input = input;
-  if (choice.reasoning && known === undefined) overrides.reasoning = true;
-  if (choice.contextWindow !== undefined) {
-    const base = resolveModel(id, { api });
-    overrides.contextWindow = choice.contextWindow;
+  if (declared?.reasoning !== undefined) overrides.reasoning = declared.reasoning;
+  else if (choice.reasoning && known === undefined) overrides.reasoning = true;
+  if (declared?.maxOutputTokens !== undefined)
+    overrides.limits = { maxOutputTokens: declared.maxOutputTokens };
+  const window = choice.contextWindow ?? declared?.contextWindow;
+  if (window !== undefined) {
+    const base = resolveModel(id, overrides);
+    overrides.contextWindow = window;
     overrides.limits = {
       // The answer must fit beside the prompt: at most the margin compaction keeps free (a quarter of the window).
-      maxOutputTokens: Math.max(
-        1,
-        Math.min(base.limits.maxOutputTokens, Math.floor(choice.contextWindow / 4), 16_384),
-      ),
+      maxOutputTokens: Math.max(1, Math.min(base.limits.maxOutputTokens, Math.floor(window / 4), 16_384)),
     };
   }
   return resolveModel(id, overrides);

@@ -30,7 +30,7 @@ export function parseLine(line: string): ParsedLine {
 }
 
 /** Levenshtein distance, for "did you mean". */
-function distance(a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     let prev = row[0] as number;
@@ -68,7 +68,7 @@ export class SlashCommands<Ctx> {
   /** The error for an unknown `/name`, naming the closest commands. */
   unknownMessage(name: string): string {
     const close = this.list()
-      .map((c) => ({ name: c.name, d: distance(name, c.name) }))
+      .map((c) => ({ name: c.name, d: editDistance(name, c.name) }))
       .filter((c) => c.d <= Math.max(1, Math.floor(name.length / 2)) || c.name.startsWith(name))
       .sort((a, b) => a.d - b.d)
       .map((c) => `/${c.name}`);
@@ -81,10 +81,9 @@ export class SlashCommands<Ctx> {
 
   /** The /help text. */
   help(): string {
-    const rows = this.list().map((c) => {
-      const head = `/${c.name}${c.args ? ` ${c.args}` : ''}`;
-      return `  ${head.padEnd(22)}${c.summary}`;
-    });
+    const heads = this.list().map((c) => `/${c.name}${c.args ? ` ${c.args}` : ''}`);
+    const width = Math.max(...heads.map((h) => h.length)) + 2;
+    const rows = this.list().map((c, i) => `  ${(heads[i] as string).padEnd(width)}${c.summary}`);
     return `Commands:\n${rows.join('\n')}`;
   }
 }

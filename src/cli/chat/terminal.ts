@@ -1,23 +1,22 @@
 /**
  * The chat's view of the terminal: stdout for the answer, stderr for everything else, a shared notion of "mid-line",
- * dim styling (TTY only, honouring NO_COLOR), and the rows written since a mark so that streamed text can be
- * folded away afterwards (collapsed thinking, a partial answer a retry replaces) when it still fits on the screen.
+ * dim styling (TTY only, honouring NO_COLOR), the rows written since a mark so that streamed text can be folded away
+ * afterwards (collapsed thinking, a partial answer a retry replaces) when it still fits on the screen, and — on a
+ * terminal — a live area below the output: the line of the answer still being written, a spinner, the input editor,
+ * a footer. Output is written above the live area; the live area is redrawn after every write.
  *
  * Everything `out` and `line` are given is untrusted (the model's text, tool names, error messages, file names): its
  * terminal controls are shown visibly (`visibleControls`) before our own styling is added, on stderr always and on
  * stdout when it is a terminal. Piped stdout gets the answer byte for byte: there it is the product (see the README).
+ * `outStyled` takes text the caller already made safe and styled (the Markdown renderer's rows); `image` takes an
+ * escape sequence we built from our own bytes.
  *
- * Row tracking never counts more rows than the terminal used, so `eraseSince` can leave a remnant of the folded text
- * but never erases what was on the screen before the mark: characters the terminal may draw zero-wide (combining
- * marks, format characters) count 0, East Asian wide characters 2, anything else 1, and a tab at most what it
- * advances. After a resize the terminal may have re-flowed the rows, so nothing is erased.
+ * Row tracking never counts more rows than the terminal used (text-width.ts), so `eraseSince` can leave a remnant of
+ * the folded text but never erases what was on the screen before the mark. After a resize (the terminal may have
+ * re-flowed the rows) or an inline image, nothing before it is erased.
  */
 import { visibleControls } from '../safe-text.js';
-
-/** A CSI escape sequence of ours (styling): no width on screen. */
-const CSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g');
-/** Drawn zero-wide by some terminal: combining and enclosing marks, format characters, Hangul medial/final jamo. */
-const ZERO_WIDTH = /[\p{Mn}\p{Me}\p{Cf}\u1160-\u11ff]/u;
+import { CSI_SEQUENCE, charWidth, truncateToWidth } from '../tty/text-width.js';
 
 export type Style = 'dim';
 
@@ -32,6 +31,20 @@ export interface RowMark {
   size: number;
 }
 
+/** The sections of the live area, drawn in this order. */
+export type LiveSection = 'pending' | 'status' | 'question' | 'editor' | 'menu' | 'footer';
+const SECTIONS: readonly LiveSection[] = ['pending', 'status', 'question', 'editor', 'menu', 'footer'];
+
+interface LiveContent {
+  rows: string[];
+  /** Where the terminal cursor goes (the editor's). */
+  cursor?: { row: number; col: number };
+}
+
+/** Begin/end synchronized update (terminals that know it draw the frame at once; others ignore it). */
+const SYNC_ON = '\x1b[?2026h';
+const SYNC_OFF = '\x1b[?2026l';
+
 export class Terminal {
   readonly tty: boolean;
   readonly color: boolean;
@@ -43,8 +56,16 @@ export class Terminal {
   #size = 0;
   /** A `\r` that ended the last answer chunk: a newline next makes it CRLF, anything else a lone CR. */
   #pendingCr = false;
+  readonly #live = new Map<LiveSection, LiveContent>();
+  /** What the live area holds on screen now: its row count and the row the cursor was left on. */
+  #shown: { rows: number; cursorRow: number } | undefined;
+  /** Nesting of writes: the live area is hidden once and redrawn once around a group of writes. */
+  #depth = 0;
+  #cursorHidden = false;
   readonly #onResize = (): void => {
     this.#size++;
+    // The rows may have re-flowed: clear from where the live area should start and draw it again.
+    this.#group(() => {});
   };
 
   constructor(streams: TerminalStreams, env: NodeJS.ProcessEnv = process.env) {
@@ -55,8 +76,12 @@ export class Terminal {
     (streams.stdout as Partial<NodeJS.EventEmitter>).on?.('resize', this.#onResize);
   }
 
-  /** Stop listening to stdout's `resize` (call when the chat ends; the streams outlive the terminal view). */
+  /** Clear the live area and stop listening to stdout's `resize` (the streams outlive the terminal view). */
   dispose(): void {
+    this.#live.clear();
+    this.#group(() => {});
+    if (this.#cursorHidden) this.#s.stdout.write('\x1b[?25h');
+    this.#cursorHidden = false;
     (this.#s.stdout as Partial<NodeJS.EventEmitter>).off?.('resize', this.#onResize);
   }
 
@@ -68,6 +93,10 @@ export class Terminal {
     return this.#s.stdout.columns ?? 80;
   }
 
+  get screenRows(): number {
+    return this.#s.stdout.rows ?? 24;
+  }
+
   /** Answer text (stdout), untrusted; styled with `style` on a colour terminal. */
   out(text: string, style?: Style): void {
     if (this.#safeOut) {
@@ -77,25 +106,53 @@ export class Terminal {
       text = visibleControls(t);
     }
     if (text === '') return;
-    this.#track(text);
-    this.#s.stdout.write(this.#style(text, style));
+    this.#group(() => {
+      this.#track(text);
+      this.#s.stdout.write(this.#style(text, style));
+    });
+  }
+
+  /** Text already made safe and styled by the caller (rendered Markdown rows), to stdout. */
+  outStyled(text: string): void {
+    if (text === '') return;
+    this.#group(() => {
+      this.#flushCr();
+      this.#track(text);
+      this.#s.stdout.write(text);
+    });
   }
 
   /** A whole line of status on stderr, starting on a fresh line; untrusted, styled with `style`. */
   line(text: string, style?: Style): void {
-    this.newline();
-    const safe = visibleControls(text);
-    this.#track(`${safe}\n`);
-    this.#s.stderr.write(`${this.#style(safe, style)}\n`);
+    this.#group(() => {
+      this.newline();
+      const safe = visibleControls(text);
+      this.#track(`${safe}\n`);
+      this.#s.stderr.write(`${this.#style(safe, style)}\n`);
+    });
+  }
+
+  /** Draw a picture (an escape sequence of ours) on its own rows; rows above it are never erased afterwards. */
+  image(sequence: string): void {
+    if (!this.tty) return;
+    this.#group(() => {
+      this.newline();
+      this.#s.stdout.write(`${sequence}\r\n`);
+      // Its height is the terminal's to decide: earlier marks can no longer be trusted.
+      this.#size++;
+      this.#col = 0;
+    });
   }
 
   /** End the current line, if any. */
   newline(): void {
-    this.#flushCr();
-    if (this.#col > 0) {
-      this.#track('\n');
-      this.#s.stdout.write('\n');
-    }
+    this.#group(() => {
+      this.#flushCr();
+      if (this.#col > 0) {
+        this.#track('\n');
+        this.#s.stdout.write('\n');
+      }
+    });
   }
 
   mark(): RowMark {
@@ -110,14 +167,110 @@ export class Terminal {
   eraseSince(mark: RowMark): boolean {
     if (!this.tty || mark.size !== this.#size) return false;
     const up = this.#rows - mark.rows;
-    const screen = this.#s.stdout.rows ?? 24;
-    if (up < 0 || up >= screen - 1) return false;
-    // Only now is the held-back CR part of what is erased; when nothing is erased it is still shown later.
-    this.#pendingCr = false;
-    this.#s.stdout.write(`\r${up > 0 ? `\x1b[${up}A` : ''}\x1b[J`);
-    this.#rows = mark.rows;
-    this.#col = 0;
+    // The live area below the output takes rows of the screen too.
+    const live = this.#shown?.rows ?? 0;
+    if (up < 0 || up + live >= this.screenRows - 1) return false;
+    this.#group(() => {
+      // Only now is the held-back CR part of what is erased; when nothing is erased it is still shown later.
+      this.#pendingCr = false;
+      this.#s.stdout.write(`\r${up > 0 ? `\x1b[${up}A` : ''}\x1b[J`);
+      this.#rows = mark.rows;
+      this.#col = 0;
+    });
     return true;
+  }
+
+  /**
+   * Set one section of the live area (TTY only): `rows` (already safe and styled, each at most the terminal width),
+   * and for the editor where the cursor goes. Empty rows remove the section.
+   */
+  setLive(section: LiveSection, rows: readonly string[], cursor?: { row: number; col: number }): void {
+    if (!this.tty) return;
+    if (rows.length === 0) this.#live.delete(section);
+    else this.#live.set(section, cursor === undefined ? { rows: [...rows] } : { rows: [...rows], cursor });
+    this.#group(() => {});
+  }
+
+  /** Whether a live section is set. */
+  hasLive(section: LiveSection): boolean {
+    return this.#live.has(section);
+  }
+
+  /** Run `write` with the live area hidden, then draw it again (once for nested groups). */
+  #group(write: () => void): void {
+    if (this.#depth > 0) {
+      write();
+      return;
+    }
+    const live = this.tty && (this.#shown !== undefined || this.#live.size > 0);
+    this.#depth++;
+    try {
+      if (live) {
+        this.#s.stdout.write(SYNC_ON);
+        this.#hideLive();
+      }
+      write();
+    } finally {
+      this.#depth--;
+      if (live) {
+        this.#showLive();
+        this.#s.stdout.write(SYNC_OFF);
+      }
+    }
+  }
+
+  #hideLive(): void {
+    const shown = this.#shown;
+    if (shown === undefined) return;
+    this.#shown = undefined;
+    let seq = shown.cursorRow > 0 ? `\x1b[${shown.cursorRow}A` : '';
+    seq += '\r';
+    if (this.#col > 0) {
+      if (this.#col >= this.columns) {
+        // The output filled its row: it goes on at the start of the next one (where the live area began).
+        this.#rows++;
+        this.#col = 0;
+      } else seq += `\x1b[1A\x1b[${this.#col + 1}G`;
+    }
+    this.#s.stdout.write(`${seq}\x1b[J`);
+  }
+
+  #showLive(): void {
+    const rows: string[] = [];
+    let cursor: { row: number; col: number } | undefined;
+    for (const name of SECTIONS) {
+      const section = this.#live.get(name);
+      if (section === undefined) continue;
+      if (section.cursor !== undefined)
+        cursor = { row: rows.length + section.cursor.row, col: section.cursor.col };
+      rows.push(...section.rows);
+    }
+    if (rows.length === 0) return;
+    const width = this.columns;
+    // Never taller than the screen (the first rows give way: a long pending line, then the rest).
+    const max = Math.max(1, this.screenRows - 1);
+    let first = 0;
+    if (rows.length > max) {
+      first = rows.length - max;
+      if (cursor !== undefined && cursor.row < first) first = cursor.row;
+    }
+    const drawn = rows.slice(first, first + max).map((r) => truncateToWidth(r, width));
+    let seq = this.#col > 0 ? '\r\n' : '\r';
+    seq += drawn.join('\r\n');
+    let cursorRow = drawn.length - 1;
+    if (cursor !== undefined && cursor.row - first >= 0 && cursor.row - first < drawn.length) {
+      const up = drawn.length - 1 - (cursor.row - first);
+      if (up > 0) seq += `\x1b[${up}A`;
+      seq += `\r${cursor.col > 0 ? `\x1b[${cursor.col}C` : ''}`;
+      cursorRow = cursor.row - first;
+      if (this.#cursorHidden) seq += '\x1b[?25h';
+      this.#cursorHidden = false;
+    } else if (!this.#cursorHidden) {
+      seq += '\x1b[?25l';
+      this.#cursorHidden = true;
+    }
+    this.#s.stdout.write(seq);
+    this.#shown = { rows: drawn.length, cursorRow };
   }
 
   #style(text: string, style: Style | undefined): string {
@@ -136,7 +289,7 @@ export class Terminal {
   /** Count rows and the column, wrapping at the terminal width (a lower bound: see the module contract). */
   #track(text: string): void {
     const width = Math.max(1, this.columns);
-    const plain = text.replace(CSI, '');
+    const plain = text.replace(CSI_SEQUENCE, '');
     for (const ch of plain) {
       if (ch === '\n') {
         this.#rows++;
@@ -162,30 +315,4 @@ export class Terminal {
       this.#col += w;
     }
   }
-}
-
-/** Columns `ch` takes at least: 0, 1 or 2 (see the module contract). */
-export function charWidth(ch: string): number {
-  if (ZERO_WIDTH.test(ch)) return 0;
-  const c = ch.codePointAt(0) ?? 0;
-  return isWide(c) ? 2 : 1;
-}
-
-/** East Asian Wide and Fullwidth blocks every terminal draws two columns wide. */
-function isWide(c: number): boolean {
-  return (
-    (c >= 0x1100 && c <= 0x115f) ||
-    (c >= 0x2e80 && c <= 0x303e) ||
-    (c >= 0x3041 && c <= 0x33ff) ||
-    (c >= 0x3400 && c <= 0x4dbf) ||
-    (c >= 0x4e00 && c <= 0x9fff) ||
-    (c >= 0xa000 && c <= 0xa4cf) ||
-    (c >= 0xac00 && c <= 0xd7a3) ||
-    (c >= 0xf900 && c <= 0xfaff) ||
-    (c >= 0xfe30 && c <= 0xfe4f) ||
-    (c >= 0xff00 && c <= 0xff60) ||
-    (c >= 0xffe0 && c <= 0xffe6) ||
-    (c >= 0x20000 && c <= 0x2fffd) ||
-    (c >= 0x30000 && c <= 0x3fffd)
-  );
 }

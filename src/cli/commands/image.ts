@@ -13,6 +13,8 @@ import { describeInput, describeSide, orientationSwapsAxes } from '../media-summ
 import { parseIntOption } from '../parse-options.js';
 import { escapeJsonControls } from '../safe-text.js';
 import { describeSystemError, isSystemError } from '../system-error.js';
+import { detectImageProtocol } from '../tty/image-protocol.js';
+import { inlineImage } from '../tty/inline-image.js';
 
 export const imageHelp = `Usage: panto image FILE [options]
 
@@ -27,6 +29,8 @@ Options:
   --out FILE          write the processed bytes to FILE (created or replaced; a pipe or terminal, directly
                       or as /dev/stdout, also works)
   --json              print a JSON object instead of text
+  --no-preview        do not draw the result in the terminal (it is drawn where the terminal supports
+                      kitty graphics or iTerm2 inline images; PANTO_IMAGES=kitty|iterm|off overrides)
   -h, --help          show this help
 `;
 
@@ -41,8 +45,10 @@ export async function runImage(argv: string[], io: CliIo): Promise<number> {
       'keep-metadata': { type: 'boolean' },
       out: { type: 'string' },
       json: { type: 'boolean' },
+      preview: { type: 'boolean', default: true },
       help: { type: 'boolean', short: 'h' },
     },
+    allowNegative: true,
   });
   if (values.help) {
     io.out(imageHelp);
@@ -106,6 +112,25 @@ export async function runImage(argv: string[], io: CliIo): Promise<number> {
   );
   io.out(`  time:    ${ms.toFixed(1)} ms`);
   if (values.out) io.out(`  written: ${values.out}`);
+  if (values.preview && process.stdout.isTTY && !isStdout(values.out)) {
+    const protocol = detectImageProtocol(process.env);
+    const drawn = await inlineImage(
+      {
+        data: result.data,
+        mediaType: result.mediaType,
+        width: result.width,
+        height: result.height,
+        name: file,
+      },
+      {
+        protocol,
+        maxColumns: Math.min(80, (process.stdout.columns ?? 80) - 2),
+        maxRows: Math.max(4, (process.stdout.rows ?? 24) - 8),
+      },
+    );
+    // Our own escape sequence, built from the pipeline's bytes: written as is (io.out would show it visibly).
+    if (drawn !== undefined) process.stdout.write(`${drawn}\r\n`);
+  }
   return 0;
 }
 
@@ -178,4 +203,9 @@ async function writeOutput(file: string, data: Uint8Array): Promise<void> {
   } finally {
     await fh.close();
   }
+}
+
+/** `--out` names this process's stdout (the picture itself goes there: no preview on top of it). */
+function isStdout(out: string | undefined): boolean {
+  return out === '-' || out === '/dev/stdout' || out === '/dev/fd/1' || out === '/proc/self/fd/1';
 }

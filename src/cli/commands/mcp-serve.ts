@@ -1,10 +1,12 @@
 /** `panto mcp serve`: the Lua tools (built-ins + --tools DIR) as an MCP server over stdio, or Streamable HTTP on loopback. */
+import { watch } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LuaToolSource } from '../../lua/index.js';
 import { serveMcpHttp, serveMcpStdio } from '../../mcp/index.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
+import { formatLoadError, isLoadErrorLog } from '../load-errors.js';
 import { parseIntOption } from '../parse-options.js';
 
 export const mcpHelp = `Usage: panto mcp serve [options]
@@ -20,6 +22,8 @@ Options:
   --tools DIR         also load Lua tools from DIR (repeatable)
   --workspace DIR     workspace root the tools may read (default: current directory)
   --http PORT         serve Streamable HTTP on http://127.0.0.1:PORT/mcp instead (0 = any free port)
+  --watch             reload the tools when a file in a --tools directory changes; clients are told
+                      (notifications/tools/list_changed) and list them again
   --host ADDR         --http only: the address to bind (default 127.0.0.1; any other needs the token)
   --no-auth           --http only: accept requests without the bearer token (loopback only)
   -h, --help          show this help
@@ -69,6 +73,7 @@ export async function runMcp(argv: string[], io: CliIo): Promise<number> {
       tools: { type: 'string', multiple: true },
       workspace: { type: 'string' },
       http: { type: 'string' },
+      watch: { type: 'boolean' },
       host: { type: 'string' },
       'no-auth': { type: 'boolean' },
       ...Object.fromEntries(LIMIT_FLAGS.map(([flag]) => [flag, { type: 'string' as const }])),
@@ -124,12 +129,20 @@ export async function runMcp(argv: string[], io: CliIo): Promise<number> {
     {
       includeBuiltins: true,
       workspaceRoot,
-      log: (e) => io.err(`[lua ${e.level}] ${e.message}`),
+      log: (e) => {
+        if (!isLoadErrorLog(e)) io.err(`[lua ${e.level}] ${e.message}`);
+      },
     },
   );
-  for (const e of tools.loadErrors)
-    io.err(`warning: ${e.file}${e.line === undefined ? '' : `:${e.line}`}: ${e.message}`);
+  for (const e of tools.loadErrors) io.err(`warning: ${formatLoadError(e)}`);
   const names = tools.list().map((d) => d.name);
+  const stopWatching = values.watch
+    ? watchTools(
+        tools,
+        (values.tools ?? []).map((d) => path.resolve(d)),
+        io,
+      )
+    : () => {};
 
   if (port !== undefined) {
     const { maxMessageBytes, ...rest } = limits;
@@ -159,6 +172,7 @@ export async function runMcp(argv: string[], io: CliIo): Promise<number> {
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
+    stopWatching();
     await server.close();
     await tools.close();
     return 0;
@@ -177,6 +191,36 @@ export async function runMcp(argv: string[], io: CliIo): Promise<number> {
   // stdin paused, not closed: its pipe and the Lua host's workers would keep the process alive. The session is over,
   // so is the process.
   process.stdin.destroy();
+  stopWatching();
   await tools.close();
   return 0;
+}
+
+/** `--watch`: reload `tools` (debounced) when a `.lua` file under `dirs` changes; returns the stop function. */
+function watchTools(tools: LuaToolSource, dirs: readonly string[], io: CliIo): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  const watchers = dirs.map((dir) =>
+    watch(dir, { recursive: true }, (_event, file) => {
+      if (file !== null && !String(file).endsWith('.lua')) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        tools.reload().then(
+          () => {
+            for (const e of tools.loadErrors) io.err(`warning: ${formatLoadError(e)}`);
+            io.err(
+              `panto mcp: tools reloaded (${tools
+                .list()
+                .map((d) => d.name)
+                .join(', ')})`,
+            );
+          },
+          (err: unknown) => io.err(`panto mcp: reload failed: ${(err as Error).message}`),
+        );
+      }, 100);
+    }),
+  );
+  return () => {
+    clearTimeout(timer);
+    for (const w of watchers) w.close();
+  };
 }
