@@ -184,7 +184,7 @@ Status stop_status(const JpegJob* j) {
 
 int jpeg_scale_eighths(uint32_t w, uint32_t h, uint32_t min_w, uint32_t min_h) {
   if (min_w == 0 || min_h == 0) return 8;
-  for (int m = 1; m < 8; m++)
+  for (int m = 1; m < 8; m *= 2)
     if (jpeg_scaled_dim(w, m) >= min_w && jpeg_scaled_dim(h, m) >= min_h) return m;
   return 8;
 }

@@ -284,7 +284,7 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
       // A PNG decoded row by row (png-decode.h Streaming) returns its consumed input to the OS as it goes: the input
       // is not read again past its header after this decode.
       InputDiscardScope discard(&budget, t == MediaType::Png && opts.input_discardable ? d : nullptr, len);
-      s = decode_image(d, len, info, &px, eighths, png_shrink);
+      s = decode_image(d, len, info, &px, eighths, png_shrink, sw, sh);
     }
     if (!s.ok()) return s;
     // Decoded whole: nothing reads the input again in this call past its first page (sniff on an error path;
