@@ -61,13 +61,34 @@ class JpegRowReader {
   /** After the last row: reads to the end of the image and releases the decoder. */
   Status finish();
 
+  /**
+   * open() for planar YCbCr (libjpeg's raw data): the components as stored, each at its own (DCT-scaled) size, no
+   * upsampling and no colour conversion. Fails with kNotPlanarCode (nothing decoded; open() another reader) when the
+   * file is not 3-component YCbCr (grey, CMYK/YCCK, Adobe RGB).
+   */
+  Status open_planar(const uint8_t* d, size_t len, const MediaInfo& info, int eighths);
+  /** Component k's plane (planar mode, between open_planar and finish): its size, the row stride read_planes needs
+   *  (whole blocks), the rows one read_planes call writes, and the number of calls (the last ones may write rows past
+   *  plane_height: padding). */
+  uint32_t plane_width(int k) const;
+  uint32_t plane_height(int k) const;
+  uint32_t plane_stride(int k) const;
+  uint32_t plane_rows_per_read(int k) const;
+  uint32_t reads() const;
+  /** The next iMCU row: rows[k][0 .. plane_rows_per_read(k) - 1], plane_stride(k) bytes each. */
+  Status read_planes(uint8_t* const* const* rows);
+
  private:
   Status fail();
+  bool planar_ = false;
   JpegJob* job_ = nullptr;
   uint32_t width_ = 0, height_ = 0;
   int channels_ = 3;
   Status failed_;
 };
+
+/** The status code of JpegRowReader::open_planar for a file that is not 3-component YCbCr (never shown to users). */
+extern const char* const kNotPlanarCode;
 
 /** Adobe CMYK/YCCK (stored inverted) to RGB: R = C'K'/255 (as stb did), `n` pixels; `dst` may be `src` (in place). */
 void cmyk_row_to_rgb(const uint8_t* src, uint8_t* dst, size_t n);
