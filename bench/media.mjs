@@ -4,7 +4,7 @@
  *
  * Needs `npm run build` first (imports the built library from dist/ and the addon from build/Release or prebuilds/).
  * Inputs: real camera photos (bench/real-photos.mjs: pinned, sha256-checked Debian wallpaper packages fetched with apt
- * into .bench-tmp/photos/, plus variants made from them: baseline and progressive, 4:2:0 and 4:4:4, EXIF orientation
+ * into .bench-tmp/photos/, plus variants made from them: baseline and progressive, 4:2:0, 4:2:2 and 4:4:4, EXIF orientation
  * with an ICC profile, lossy WebP, PNG), and synthetic ones generated at run time into .bench-tmp/media/ (photo-like
  * value noise at three scales + gradient + shapes + grain, a UI screenshot with panels and "text" runs), encoded by
  * sharp; the BMP is written by hand (sharp cannot write BMP).

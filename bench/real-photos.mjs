@@ -56,12 +56,12 @@ const PACKAGES = [
 export const PHOTO_CASES = [
   {
     name: 'Kleiber_by_Lukas_Baubkus.jpg',
-    label: 'photo 20 MP baseline 4:2:0 -> JPEG',
+    label: 'photo 20 MP baseline 4:2:2 -> JPEG',
     sharp: 'jpeg',
   },
   {
     name: 'Dragonfly_by_Bolly.jpg',
-    label: 'photo 13 MP progressive 4:2:0 -> JPEG',
+    label: 'photo 13 MP progressive 4:2:2 -> JPEG',
     sharp: 'jpeg',
   },
   {

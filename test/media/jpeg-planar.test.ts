@@ -2,7 +2,7 @@
  * The planar YCbCr JPEG -> JPEG path (native/core/jpeg-planar.cpp: libjpeg-turbo's raw planes at the DCT scale, each
  * plane resized on its own, the encoder's raw input) through the public processMedia, on real JPEGs made by sharp
  * (4:2:0, 4:4:4, 4:2:2, progressive, odd sizes, each DCT scale): against the RGB stream it replaces (forced in a child
- * process by the internal PANTO_JPEG_PLANAR=0, read once when the addon loads; not API), the same size, media type
+ * process on the native addon by the internal PANTO_JPEG_PLANAR=0, read once when the addon loads; not API), the same size, media type
  * and changes, and pixels within a JPEG's rounding (PSNR >= 38 dB). Files it does not take (grey, CMYK, EXIF-rotated,
  * other output formats) give the RGB stream's bytes exactly.
  */
@@ -75,8 +75,12 @@ function rgbStreamChild(): {
       process.stdout.write(JSON.stringify(out));
     })().catch((e) => { console.error(e); process.exit(1); });`;
   const arg = JSON.stringify(cases.map((c, i) => ({ file: join(dir, `${i}.jpg`), options: c.options })));
+  // The native addon (the switch is read from the process environment, which the wasm build does not see): under
+  // the wasm suite this process runs the wasm build, which gives the native bytes (wasm-backend.test.ts).
+  const env: NodeJS.ProcessEnv = { ...process.env, PANTO_JPEG_PLANAR: '0' };
+  delete env.PANTO_MEDIA_BACKEND;
   const r = spawnSync(process.execPath, ['-e', script, arg], {
-    env: { ...process.env, PANTO_JPEG_PLANAR: '0' },
+    env,
     encoding: 'utf8',
     maxBuffer: 1 << 28,
   });
