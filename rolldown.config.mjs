@@ -3,8 +3,7 @@
 // (tsconfig.build.json, emitDeclarationOnly). `npm run build:ts` runs this first (it empties dist/), then tsc.
 //
 // - Entries: the two package.json "exports" (libpanto, libpanto/media), the bin, and the Lua worker thread's script
-//   (src/lua/worker-backend.ts starts dist/lua/lua-worker.js by path), and the session loader's scan worker
-//   (src/session/text-scan-ahead.ts starts dist/session/text-scan-worker.js by path).
+//   (src/lua/worker-backend.ts starts dist/lua/lua-worker.js by path).
 // - Code shared by entries lands in shared chunks (dist/chunks/), so `libpanto` and `libpanto/media` hand out the
 //   same module instances; our own `import()`s become lazy chunks, still loaded on first use.
 // - Every bare specifier (node: builtins, package.json dependencies/optionalDependencies) stays external: loaded from
@@ -36,7 +35,6 @@ export default defineConfig({
     'media/index': 'src/media/index.ts',
     'cli/main': 'src/cli/main.ts',
     'lua/lua-worker': 'src/lua/lua-worker.ts',
-    'session/text-scan-worker': 'src/session/text-scan-worker.ts',
   },
   platform: 'node',
   external: isExternal,

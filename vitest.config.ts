@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Needs a PostgreSQL server: npm run test:postgres (vitest.postgres.config.ts).
+    exclude: ['test/postgres/**', '**/node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

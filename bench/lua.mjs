@@ -12,11 +12,16 @@
 //    and single uninterruptible-looking library calls, stopped at maxBlockingMs), in-thread vs worker.
 // 5. Fairness: 20 honest calls that each need 1.1 s of Lua time alone, all at once, under a 4 s time budget:
 //    how many finish, in-thread vs worker.
+// 6. Host functions (issue 31): the round trip of one panto.<name>(args) call into a host function and back,
+//    in-thread vs worker (a tool calling it 200 times in a loop, minus the same loop without the call).
+//
+// Timing: the headline is CPU time of all threads of the process (process.cpuUsage: user + system, worker threads
+// included), robust to a shared machine; wall time is printed beside it. The load average is printed at the start.
 
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
@@ -80,7 +85,11 @@ const ts = new StaticToolSource([
   }),
 ]);
 
-console.log(`libpanto bench:lua — node ${process.version}, ${availableParallelism()} cores\n`);
+console.log(
+  `libpanto bench:lua — node ${process.version}, ${availableParallelism()} cores, load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}\n`,
+);
 
 // ---------------------------------------------------------------------------------------------------------------
 // 1. Per-call overhead
@@ -90,16 +99,23 @@ const ROUNDS = 15;
 const call = { type: 'tool_call', id: 'c1', name: 'add', input: { a: 2, b: 3 } };
 const ctx = { signal: new AbortController().signal, workspaceRoot: ws, toolCallId: 'c1', update() {} };
 
-async function perCall(fn) {
-  for (let i = 0; i < N; i++) await fn(); // warm-up
-  const samples = [];
-  for (let r = 0; r < ROUNDS; r++) {
+/** CPU µs (all threads) per call, median of ROUNDS rounds of N sequential calls; `wall` beside it. */
+async function perCall(fn, n = N, rounds = ROUNDS) {
+  for (let i = 0; i < n; i++) await fn(); // warm-up
+  const cpu = [];
+  const wall = [];
+  for (let r = 0; r < rounds; r++) {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
-    for (let i = 0; i < N; i++) await fn();
-    samples.push(((performance.now() - t0) * 1000) / N);
+    for (let i = 0; i < n; i++) await fn();
+    wall.push(((performance.now() - t0) * 1000) / n);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / n);
   }
-  return median(samples);
+  return { cpu: median(cpu), wall: median(wall) };
 }
+const cpuOf = (xs) => median(xs.map((x) => x.cpu));
+const wallOf = (xs) => median(xs.map((x) => x.wall));
 
 const check = async (source) => {
   const [res] = await dispatchToolCalls([call], { tools: source, workspaceRoot: ws });
@@ -117,23 +133,28 @@ for (let k = 0; k < 3; k++) {
   results.tsCall.push(await perCall(() => ts.call('add', { a: 2, b: 3 }, ctx)));
   results.luaCall.push(await perCall(() => lua.call('add', { a: 2, b: 3 }, ctx)));
 }
-const luaD = median(results.luaDispatch);
-const tsD = median(results.tsDispatch);
-const luaC = median(results.luaCall);
-const tsC = median(results.tsCall);
-rows.push(['dispatchToolCalls, 1 call', tsD, luaD]);
-rows.push(['ToolSource.call', tsC, luaC]);
+const luaD = cpuOf(results.luaDispatch);
+const tsD = cpuOf(results.tsDispatch);
+const luaC = cpuOf(results.luaCall);
+const tsC = cpuOf(results.tsCall);
+rows.push(['dispatchToolCalls, 1 call', tsD, luaD, wallOf(results.tsDispatch), wallOf(results.luaDispatch)]);
+rows.push(['ToolSource.call', tsC, luaC, wallOf(results.tsCall), wallOf(results.luaCall)]);
 
-console.log('1. Per-call overhead of a trivial tool (add two integers), median µs per call');
-console.log('   path                         TS tool   Lua tool   Lua adds   ratio');
-for (const [name, t, l] of rows) {
+console.log(
+  '1. Per-call overhead of a trivial tool (add two integers), median µs per call (CPU, all threads)',
+);
+console.log('   path                         TS tool   Lua tool   Lua adds   ratio   | wall: TS     Lua');
+for (const [name, t, l, tw, lw] of rows) {
   console.log(
-    `   ${name.padEnd(28)} ${fmt(t).padStart(7)}   ${fmt(l).padStart(8)}   ${fmt(l - t).padStart(8)}   ${fmt(l / t)}x`,
+    `   ${name.padEnd(28)} ${fmt(t).padStart(7)}   ${fmt(l).padStart(8)}   ${fmt(l - t).padStart(8)}   ${fmt(l / t)}x   |  ${fmt(tw).padStart(7)} ${fmt(lw).padStart(7)}`,
   );
 }
 const added = luaD - tsD;
 console.log(
-  `   target: Lua adds <= 50 µs per call through dispatchToolCalls -> ${added <= 50 ? 'MET' : 'MISSED'}\n`,
+  `   target: Lua adds <= 50 µs per call through dispatchToolCalls -> ${added <= 50 ? 'MET' : 'MISSED'}`,
+);
+console.log(
+  `   target: a trivial in-thread ToolSource.call under 20 µs of CPU -> ${luaC < 20 ? 'MET' : 'MISSED'} (${fmt(luaC)} µs)\n`,
 );
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -213,24 +234,18 @@ await writeFile(
   'return { name = "work", description = "d", handler = function(args) local n = 0; for i = 1, args.n do n = n + i % 7 end; return "done" end }',
 );
 const ISO_N = 500;
-async function perCallIso(source) {
-  for (let i = 0; i < ISO_N; i++) await source.call('add', { a: 2, b: 3 }, ctx);
-  const samples = [];
-  for (let r = 0; r < 7; r++) {
-    const t0 = performance.now();
-    for (let i = 0; i < ISO_N; i++) await source.call('add', { a: 2, b: 3 }, ctx);
-    samples.push(((performance.now() - t0) * 1000) / ISO_N);
-  }
-  return median(samples);
-}
+const perCallIso = (source) => perCall(() => source.call('add', { a: 2, b: 3 }, ctx), ISO_N, 7);
 const isoThread = await perCallIso(lua);
 const isoWorker = await perCallIso(luaWorker);
 await luaWorker.close();
 console.log(
-  '\n3. Isolation: per-call overhead of the trivial Lua tool (ToolSource.call, sequential), median µs',
+  '\n3. Isolation: per-call overhead of the trivial Lua tool (ToolSource.call, sequential), median µs per call',
 );
 console.log(
-  `   in-thread ${fmt(isoThread)} µs, worker ${fmt(isoWorker)} µs -> worker adds ${fmt(isoWorker - isoThread)} µs (${fmt(isoWorker / isoThread)}x)`,
+  `   CPU (all threads): in-thread ${fmt(isoThread.cpu)} µs, worker ${fmt(isoWorker.cpu)} µs -> worker adds ${fmt(isoWorker.cpu - isoThread.cpu)} µs (${fmt(isoWorker.cpu / isoThread.cpu)}x)`,
+);
+console.log(
+  `   wall:              in-thread ${fmt(isoThread.wall)} µs, worker ${fmt(isoWorker.wall)} µs -> worker adds ${fmt(isoWorker.wall - isoThread.wall)} µs`,
 );
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -304,5 +319,34 @@ console.log('\n5. Fairness: 20 calls needing 1.1 s of Lua each, at once, 4 s tim
 console.log(
   `   in-thread: ${fairT.finished}/20 finished in ${fmt(fairT.ms / 1000, 1)} s; worker: ${fairW.finished}/20 finished in ${fmt(fairW.ms / 1000, 1)} s`,
 );
+
+// ---------------------------------------------------------------------------------------------------------------
+// 6. Host functions: one panto.<name>(args) round trip
+// ---------------------------------------------------------------------------------------------------------------
+const LOOP = 200;
+await writeFile(
+  path.join(toolDir, 'hostloop.lua'),
+  `return { name = "hostloop", description = "d", capabilities = { "lookup" }, handler = function(args)
+     local n = 0
+     for i = 1, ${LOOP} do
+       if args.call then n = n + assert(panto.lookup({ sku = "a", i = i })).count else n = n + i end
+     end
+     return tostring(n) end }`,
+);
+const hostFunctions = { lookup: (a) => ({ sku: a.sku, count: 1 }) };
+async function roundTrip(isolation) {
+  const source = await LuaToolSource.fromDir(toolDir, { workspaceRoot: ws, isolation, hostFunctions });
+  const withCall = await perCall(() => source.call('hostloop', { call: true }, ctx), 20, 9);
+  const without = await perCall(() => source.call('hostloop', { call: false }, ctx), 20, 9);
+  await source.close();
+  return { cpu: (withCall.cpu - without.cpu) / LOOP, wall: (withCall.wall - without.wall) / LOOP };
+}
+const rtThread = await roundTrip('thread');
+const rtWorker = await roundTrip('worker');
+console.log('\n6. Host function round trip (panto.lookup({sku, i}) -> {sku, count}), µs per call from Lua');
+console.log(
+  `   CPU (all threads): in-thread ${fmt(rtThread.cpu)} µs, worker ${fmt(rtWorker.cpu)} µs (${fmt(rtWorker.cpu / rtThread.cpu)}x)`,
+);
+console.log(`   wall:              in-thread ${fmt(rtThread.wall)} µs, worker ${fmt(rtWorker.wall)} µs`);
 
 await rm(work, { recursive: true, force: true });

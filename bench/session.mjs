@@ -3,23 +3,19 @@
 // (the peer pattern: what pi and most JSONL readers do), and peak RSS relative to the file size.
 //
 // Rows (each vs readline+JSON.parse, which must parse every line to find anything):
-//   loadSession (lazy)         the default. The file is searched (from its end) for `"compaction"` first: when it is
-//                              there, index the file and parse the current conversation only (the compaction and
-//                              what follows it); when not (a never-compacted session, whose conversation is every
-//                              message anyway), one pass parses every line, as eager, handing over to the index path
-//                              at the first compaction entry it meets. The file is over 64 MiB, so long message texts
-//                              stay in the file (`textInFile`, on by default from that size: found in the line's
-//                              bytes, never decoded at load, read when a part's `text` is read)
+//   loadSession (lazy)         the default. The file is searched (from its end) for `"compaction"` first, which picks the
+//                              path once: when it is there, index the file and parse the current conversation only
+//                              (the compaction and what follows it); when not (a never-compacted session, whose
+//                              conversation is every message anyway), one pass parses every line, as eager
 //   SessionLog.open (resume)   the same for appending: lock, probe, index + conversation or one pass, tail repair
-//   SessionLog.open eager      `{ eager: true }`: lock, one pass parsing every line, tail repair (what a resume that
-//                              needs every entry anyway should use, e.g. for whole-session usage)
+//   SessionLog.open eager      `{ eager: true }`: lock, one pass parsing every line, tail repair
 //   loadSession + .entries     the lazy load, then every entry materialised (the lines the conversation did not parse)
-//   loadSession eager          `{ eager: true }`: every line parsed and checked while loading (the old default)
+//   loadSession eager          `{ eager: true }`: every line parsed and checked while loading
 //   openSessionIndex           the index alone (header, ids, parents, types, offsets; no entry parsed)
 //   floor                      read + batch decode + JSON.parse + keep, no checks: the least an eager loader does
-//   floor, text as bytes       not a loader: what a different message contract could reach at best. Each text value
-//                              stays UTF-8 bytes (an object naming its span in a shared buffer, no string), the rest of
-//                              the line is JSON.parse'd, only the messages are kept (no entries, no checks)
+//
+// Targets (the loadSession (lazy) row): never-compacted 200 MB text session >= 1.0x readline, peak RSS <= 2.5x the
+// file; compacted text session >= 3.0x, peak RSS <= 1.2x; image-heavy session >= 1.0x, peak RSS <= 1.5x.
 //
 // Usage: npm run build:ts && npm run bench:session [-- --mb=300 --text-mb=200 --runs=5 --gb]
 //   --gb  also loads a 1 GB image-heavy session (beyond V8's ~512 MB string limit) and reports peak RSS / file size.
@@ -113,110 +109,6 @@ async function floorLoad(path) {
   return keep;
 }
 
-/** One text value kept as its UTF-8 bytes (with quotes and escapes, as in the file): `floorBytesLoad`'s text part. */
-class BytesText {
-  constructor(bytes, start, end) {
-    this.type = 'text';
-    this.bytes = bytes;
-    this.start = start;
-    this.end = end;
-  }
-}
-
-/**
- * The floor of a loader whose messages keep their text as UTF-8 bytes instead of JS strings (a contract libpanto does
- * not have: `text` is a string). Each `"text":"…"` value of a line is copied into a shared 1 MiB arena and replaced by
- * its index in the text JSON.parse sees; the parsed message gets a `BytesText` back in its place. Messages only, no
- * checks. What it holds: the text bytes (~0.73x of the bench's file), the message objects, node itself.
- */
-async function floorBytesLoad(path) {
-  const key = Buffer.from('"text":"');
-  const arenaBytes = MB;
-  let arena = Buffer.allocUnsafe(arenaBytes);
-  let used = 0;
-  let scratch = Buffer.allocUnsafe(64 * 1024);
-  const texts = [];
-  const keepBytes = (src, start, end) => {
-    const n = end - start;
-    if (used + n > arena.length) {
-      arena = Buffer.allocUnsafe(Math.max(arenaBytes, n));
-      used = 0;
-    }
-    src.copy(arena, used, start, end);
-    const part = new BytesText(arena, used, used + n);
-    used += n;
-    return part;
-  };
-  /** Puts each text back (in place): a `{ type: 'text', text: <index> }` part becomes its `BytesText`. */
-  const restore = (v) => {
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) {
-        const x = v[i];
-        if (x === null || typeof x !== 'object') continue;
-        if (x.type === 'text' && typeof x.text === 'number') v[i] = texts[x.text];
-        else restore(x);
-      }
-    } else {
-      for (const k in v) {
-        const x = v[k];
-        if (x !== null && typeof x === 'object') restore(x);
-        else if (k === 'text' && typeof x === 'number') v[k] = texts[x];
-      }
-    }
-  };
-  /** The end of the JSON string whose body starts at `from` (the closing quote's index), or -1 past `end`. */
-  const closingQuote = (buf, from, end) => {
-    for (let q = buf.indexOf(0x22, from); q !== -1 && q < end; q = buf.indexOf(0x22, q + 1)) {
-      let slashes = 0;
-      while (buf[q - 1 - slashes] === 0x5c) slashes++;
-      if (slashes % 2 === 0) return q;
-    }
-    return -1;
-  };
-  const parseLine = (buf, s, e) => {
-    texts.length = 0;
-    let out = 0;
-    let p = s;
-    for (let m = buf.indexOf(key, p); m !== -1 && m < e; m = buf.indexOf(key, p)) {
-      const open = m + key.length - 1;
-      const close = closingQuote(buf, open + 1, e);
-      if (close === -1) break;
-      if (scratch.length < out + (open - p) + 12) {
-        const grown = Buffer.allocUnsafe(2 * (out + (open - p) + 12));
-        scratch.copy(grown, 0, 0, out);
-        scratch = grown;
-      }
-      out += buf.copy(scratch, out, p, open);
-      out += scratch.write(String(texts.length), out, 'latin1');
-      texts.push(keepBytes(buf, open, close + 1));
-      p = close + 1;
-    }
-    if (texts.length === 0) return JSON.parse(buf.toString('utf8', s, e));
-    if (scratch.length < out + (e - p)) {
-      const grown = Buffer.allocUnsafe(out + (e - p));
-      scratch.copy(grown, 0, 0, out);
-      scratch = grown;
-    }
-    out += buf.copy(scratch, out, p, e);
-    const value = JSON.parse(scratch.toString('utf8', 0, out));
-    restore(value);
-    return value;
-  };
-  const messages = [];
-  await forEachLineBlock(path, (buf, stop) => {
-    for (let s = 0; s < stop; ) {
-      let nl = buf.indexOf(0x0a, s);
-      if (nl === -1 || nl > stop) nl = stop;
-      if (nl > s) {
-        const value = parseLine(buf, s, nl);
-        if (value.type === 'message') messages.push(value.message);
-      }
-      s = nl + 1;
-    }
-  });
-  return messages;
-}
-
 async function child(mode, path) {
   const size = statSync(path).size;
   // Main-thread GC pauses (scavenges and mark-compact finalisation), summed: the GC share of the wall time.
@@ -234,9 +126,7 @@ async function child(mode, path) {
   };
   // The library is imported before the clock starts, as readline is (a static import of this file): the rows compare
   // loading, not module loading (`npm run bench:import` measures that).
-  const lib = ['none', 'floor', 'floorBytes', 'readFile', 'readline'].includes(mode)
-    ? undefined
-    : await import(DIST);
+  const lib = ['none', 'floor', 'readFile', 'readline'].includes(mode) ? undefined : await import(DIST);
   const heapBefore = heapAfterGc();
   const t0 = performance.now();
   let entries;
@@ -245,9 +135,6 @@ async function child(mode, path) {
     entries = 0; // node's own footprint: nothing loaded
   } else if (mode === 'floor') {
     keep = await floorLoad(path);
-    entries = keep.length;
-  } else if (mode === 'floorBytes') {
-    keep = await floorBytesLoad(path);
     entries = keep.length;
   } else if (mode === 'loadSession') {
     keep = await lib.loadSession(path);
@@ -457,7 +344,6 @@ const ROWS = {
   eager: 'loadSession eager',
   openIndex: 'openSessionIndex only',
   floor: 'floor (parse+keep only)',
-  floorBytes: 'floor, text as bytes',
   readline: 'readline+JSON.parse',
 };
 
@@ -537,9 +423,7 @@ async function main() {
         images,
         runs,
         ['loadSession', 'eager'],
-        {
-          speed: 0.8,
-        },
+        { speed: 1.0, rss: 1.5 },
       );
       rmSync(images);
     }
@@ -553,15 +437,15 @@ async function main() {
         text,
         runs,
         modes,
-        { speed: 1.2, rss: 1.5 },
+        { speed: 3.0, rss: 1.2 },
       );
       writeTextSession(text, textMb * MB);
       compare(
         'text-heavy session (~1 KB entries), never compacted: the conversation is every line, as readline parses',
         text,
         runs,
-        [...modes, 'floor', 'floorBytes'],
-        { speed: 1.2, rss: 1.5, heap: true },
+        [...modes, 'floor'],
+        { speed: 1.0, rss: 2.5, heap: true },
       );
       rmSync(text);
     }
@@ -575,11 +459,8 @@ async function main() {
         'ASCII-only variant of the text-heavy session (--ascii), never compacted',
         ascii,
         runs,
-        ['loadSession', 'eager', 'floor', 'floorBytes'],
-        {
-          speed: 1.2,
-          rss: 1.5,
-        },
+        ['loadSession', 'eager', 'floor'],
+        { speed: 1.0, rss: 2.5 },
       );
       rmSync(ascii);
     }

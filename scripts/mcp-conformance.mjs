@@ -65,6 +65,8 @@ const server = spawn(
     path.join(root, 'test/fixtures/mcp/lua'),
     '--workspace',
     path.join(root, 'test/fixtures/media'),
+    // The suite's client sends no bearer token.
+    '--no-auth',
   ],
   { stdio: ['ignore', 'ignore', 'pipe'] },
 );

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Hostile-tool suite for the Lua host (issue 13): every case of test/lua/hostile-cases.mjs runs in its own child
+// Hostile-tool suite for the Lua host (issues 13, 31): every case of test/lua/hostile-cases.mjs runs in its own child
 // process (a failure that hangs or exhausts memory cannot take the runner down), once with the VM on the host thread
 // and once with `isolation: 'worker'`. Each child is killed after the case's time bound; the child reports the
 // result, its wall time, the longest event-loop stall of the host and its RSS growth, which the parent checks. Then
@@ -53,10 +53,15 @@ async function child(kind, name, isolation) {
   try {
     if (kind === 'case') {
       const c = CASES.find((x) => x.name === name);
+      // A case may set up its own world (a server, a workspace) and say what to check afterwards.
+      const setup = c.setup ? await c.setup() : {};
+      const caps = c.caps ? `capabilities = { ${c.caps.map((x) => JSON.stringify(x)).join(', ')} }, ` : '';
       const src =
-        c.file ?? `return { name = "t", description = "d", handler = function(args) ${c.body} end }`;
+        c.file ?? `return { name = "t", description = "d", ${caps}handler = function(args) ${c.body} end }`;
       await writeFile(path.join(dir, 'a_case.lua'), src);
       const source = await LuaToolSource.fromDir(dir, {
+        ...(c.options ?? {}),
+        ...(setup.options ?? {}),
         budgets: { ...BASE_BUDGETS, ...(c.budgets ?? {}) },
         isolation,
         log: (e) => logs.push(e),
@@ -68,13 +73,14 @@ async function child(kind, name, isolation) {
       last = performance.now();
       out.loadErrors = source.loadErrors.map((e) => e.message);
       const t0 = performance.now();
-      if (!c.file) out.result = await source.run('t', {});
+      if (!c.file) out.result = await source.run('t', setup.args ?? {});
       out.ms = performance.now() - t0;
       await new Promise((r) => setTimeout(r, 30)); // let the stall timer see a blocked loop
       out.caseStall = maxStall;
       out.after = await source.run('honest', {});
       out.maxLogChars = Math.max(0, ...logs.map((e) => e.message.length));
       await source.close();
+      out.afterProblems = setup.after ? await setup.after() : [];
     } else if (kind === 'fairness') {
       // 20 honest calls that each need ~1.1 s of Lua time alone, under a 4 s time budget: all must finish.
       await writeFile(
@@ -219,6 +225,7 @@ function checkCase(c, r, isolation) {
   if (c.metaMaxChars !== undefined && JSON.stringify(r.result.meta ?? {}).length > c.metaMaxChars) {
     problems.push(`meta ${JSON.stringify(r.result.meta).length} chars`);
   }
+  problems.push(...(r.afterProblems ?? []));
   return problems;
 }
 
@@ -247,6 +254,7 @@ async function parent(argv) {
     console.log(`\nisolation: ${isolation}`);
     for (const c of CASES) {
       if (only && c.name !== only) continue;
+      if (c.posixOnly && process.platform === 'win32') continue;
       const r = await runChild(['--child', 'case', c.name, isolation], (c.ms ?? DEFAULT_MS) + CHILD_SLACK_MS);
       const detail = r.crash
         ? ''

@@ -127,22 +127,6 @@ export interface Conversation {
   messages: Message[];
 }
 
-/**
- * The key under which a text part that reads its text on access (a large loaded session's: session/file-text.ts)
- * keeps where its text is: a non-enumerable property, whose value's `length` is the text's length in UTF-16 units
- * (no `length` once the text was assigned).
- */
-export const TEXT_LOCATION: unique symbol = Symbol('panto.textLocation');
-
-/**
- * `part.text.length`, without reading the text of a part that reads it on access (its length is known from the
- * load): what token estimates use, so estimating a large loaded session never touches its file.
- */
-export function textLength(part: { readonly text: string }): number {
-  const known = (part as { [TEXT_LOCATION]?: { readonly length?: unknown } })[TEXT_LOCATION]?.length;
-  return typeof known === 'number' ? known : part.text.length;
-}
-
 /** A user message from text and/or parts. */
 export function userMessage(...content: Array<string | StoredPart>): UserMessage {
   return {

@@ -4,16 +4,10 @@
  */
 
 // Agent loop, tool dispatch, user content
-export {
-  Agent,
-  type AgentOptions,
-  type AgentRequestOptions,
-  type CompactOutcome,
-  type RunOptions,
-  type SetModelOptions,
-} from './agent/agent.js';
+export { Agent, type RunOptions, type SetModelOptions } from './agent/agent.js';
 export {
   type AgentCompactionOptions,
+  type CompactOutcome,
   type ProviderSummarizerOptions,
   providerSummarizer,
   SUMMARY_SYSTEM,
@@ -27,24 +21,9 @@ export type {
   AgentWarning,
   AgentWarningCode,
 } from './agent/agent-events.js';
+export type { AgentOptions, AgentRequestOptions } from './agent/agent-options.js';
 export { isContextOverflow, statedContextWindow } from './agent/context-overflow.js';
-export {
-  ABORTED_RESULT_TEXT,
-  DEFAULT_TOOL_CONCURRENCY,
-  type DispatchOptions,
-  dispatchToolCalls,
-} from './agent/dispatch.js';
 export { STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from './agent/steering.js';
-export { type MediaOutcome, type StorePartsOptions, toStoredParts } from './agent/store-parts.js';
-export type {
-  ToolCallEndEvent,
-  ToolCallStartEvent,
-  ToolCallUpdateEvent,
-  ToolEvent,
-  ToolEventListener,
-  ToolMediaDroppedEvent,
-  ToolMediaProcessedEvent,
-} from './agent/tool-events.js';
 export type { UsageTotals } from './agent/usage-totals.js';
 export {
   type BuildUserMessageOptions,
@@ -101,6 +80,9 @@ export { isPantoError, PantoError, type PantoErrorCode } from './errors.js';
 // Lua tool host
 export { DEFAULT_BUDGETS, type LuaBudgets } from './lua/budget.js';
 export { CAPABILITIES, type Capability } from './lua/capabilities.js';
+export type { ExecOptions as LuaExecOptions } from './lua/exec-command.js';
+export type { FetchOptions as LuaFetchOptions } from './lua/fetch-url.js';
+export type { HostFunction, HostFunctionContext, HostValue } from './lua/host-functions.js';
 export type { LuaLogEntry, LuaLogger, LuaLogLevel } from './lua/lua-log.js';
 export type { LuaLoadError } from './lua/lua-runtime.js';
 export { type LuaRunOptions, LuaToolSource, type LuaToolSourceOptions } from './lua/lua-tool-source.js';
@@ -118,6 +100,7 @@ export {
   type McpHttpServer,
   type McpHttpServerConfig,
   type McpHttpServerOptions,
+  type McpLeftOutTool,
   type McpLogEntry,
   type McpLogger,
   type McpServerConfig,
@@ -166,46 +149,10 @@ export {
   type AnthropicOptions,
   type AnthropicRequestBody,
   anthropicTools,
-  parseAnthropicResponse,
   toAnthropicMessages,
-} from './providers/anthropic-messages.js';
-export {
-  type GeminiOptions,
-  type GeminiRequestBody,
-  geminiTools,
-  parseGeminiResponse,
-  toGemini,
-} from './providers/gemini.js';
-export { defineModel, getModel, mediaPolicyFor, resolveModel } from './providers/model-catalog.js';
-export type {
-  ModelApi,
-  ModelInfo,
-  ModelInput,
-  ModelLimits,
-  ModelOverrides,
-  ModelSpec,
-} from './providers/model-info.js';
-export {
-  checkPrice,
-  type ModelPrice,
-  priceOf,
-  type UsageCost,
-  usageCost,
-} from './providers/model-prices.js';
-export {
-  type OpenAIChatOptions,
-  type OpenAIChatRequestBody,
-  openAIChatTools,
-  parseOpenAIChatResponse,
-  toOpenAIChat,
-} from './providers/openai-chat.js';
-export {
-  type OpenAIResponsesOptions,
-  type OpenAIResponsesRequestBody,
-  openAIResponsesTools,
-  parseOpenAIResponsesResponse,
-  toOpenAIResponses,
-} from './providers/openai-responses.js';
+} from './providers/anthropic-messages/anthropic-messages.js';
+export { parseAnthropicResponse } from './providers/anthropic-messages/anthropic-response.js';
+export { collectStream } from './providers/common/collect-stream.js';
 export {
   type MediaRef,
   type PartFilter,
@@ -216,11 +163,17 @@ export {
   type SerializeWarning,
   type SerializeWarningCode,
   type ThinkingLevel,
-} from './providers/serialize-options.js';
-export { collectStream } from './providers/stream/collect-stream.js';
-export { createStreamParser } from './providers/stream/create-stream-parser.js';
-export type { StreamEvent } from './providers/stream/stream-event.js';
-export { THINKING_BUDGETS } from './providers/thinking.js';
+} from './providers/common/serialize-options.js';
+export type { StreamEvent } from './providers/common/stream-event.js';
+export { THINKING_BUDGETS } from './providers/common/thinking.js';
+export { createStreamParser } from './providers/create-stream-parser.js';
+export {
+  type GeminiOptions,
+  type GeminiRequestBody,
+  geminiTools,
+  toGemini,
+} from './providers/gemini/gemini.js';
+export { parseGeminiResponse } from './providers/gemini/gemini-response.js';
 export {
   createProvider,
   FINISH_GRACE_MS,
@@ -229,18 +182,43 @@ export {
   type ProviderOptions,
   type ProviderRequest,
   type StreamOptions,
-} from './providers/transport/http-provider.js';
+} from './providers/http-provider.js';
+export { defineModel, getModel, mediaPolicyFor, resolveModel } from './providers/model/model-catalog.js';
+export type {
+  ModelApi,
+  ModelInfo,
+  ModelInput,
+  ModelLimits,
+  ModelOverrides,
+  ModelSpec,
+} from './providers/model/model-info.js';
+export {
+  checkPrice,
+  type ModelPrice,
+  priceOf,
+  type UsageCost,
+  usageCost,
+} from './providers/model/model-prices.js';
+export {
+  type OpenAIChatOptions,
+  type OpenAIChatRequestBody,
+  openAIChatTools,
+  toOpenAIChat,
+} from './providers/openai-chat/openai-chat.js';
+export { parseOpenAIChatResponse } from './providers/openai-chat/openai-chat-response.js';
+export {
+  type OpenAIResponsesOptions,
+  type OpenAIResponsesRequestBody,
+  openAIResponsesTools,
+  toOpenAIResponses,
+} from './providers/openai-responses/openai-responses.js';
+export { parseOpenAIResponsesResponse } from './providers/openai-responses/openai-responses-response.js';
 export { ProviderError, type ProviderStall } from './providers/transport/provider-error.js';
 export type { RetryOptions } from './providers/transport/retry-policy.js';
 export { type SseEvent, SseParser } from './providers/transport/sse-parser.js';
 // Session log
-export { isFileTextPart, type TextInFileOptions } from './session/file-text.js';
-export {
-  type LoadedSession,
-  type LoadSessionOptions,
-  loadSession,
-  type SessionWarning,
-} from './session/load-session.js';
+export { type LoadedSession, type LoadSessionOptions, loadSession } from './session/load-session.js';
+export type { CompactionInput } from './session/new-entries.js';
 export {
   type CompactionEntry,
   type CustomEntry,
@@ -257,6 +235,22 @@ export {
   type SessionLineRef,
 } from './session/session-index.js';
 export { type CreateSessionOptions, SessionLog, type SessionLogOptions } from './session/session-log.js';
+export type { SessionWarning } from './session/session-warning.js';
+export type { SessionWriter } from './session/session-writer.js';
+// Session stores
+export { JsonlSessionStore } from './session-store/jsonl-session-store.js';
+export { PostgresSessionLog } from './session-store/postgres-session-log.js';
+export {
+  PostgresSessionStore,
+  type PostgresSessionStoreOptions,
+} from './session-store/postgres-session-store.js';
+export {
+  type CreateStoredSessionOptions,
+  checkSessionId,
+  type OpenStoredSessionOptions,
+  type SessionStore,
+  type StoredSessionInfo,
+} from './session-store/session-store.js';
 // Tools
 export {
   defineTool,
@@ -273,3 +267,19 @@ export {
   type ToolUpdate,
 } from './tool.js';
 export { type CallResult, StaticToolSource, ToolRegistry, type ToolSource } from './tool-source.js';
+export {
+  ABORTED_RESULT_TEXT,
+  DEFAULT_TOOL_CONCURRENCY,
+  type DispatchOptions,
+  dispatchToolCalls,
+} from './tools/dispatch.js';
+export { type MediaOutcome, type StorePartsOptions, toStoredParts } from './tools/store-parts.js';
+export type {
+  ToolCallEndEvent,
+  ToolCallStartEvent,
+  ToolCallUpdateEvent,
+  ToolEvent,
+  ToolEventListener,
+  ToolMediaDroppedEvent,
+  ToolMediaProcessedEvent,
+} from './tools/tool-events.js';

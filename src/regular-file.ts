@@ -8,8 +8,14 @@
 import { constants, type Stats } from 'node:fs';
 import { type FileHandle, open, stat } from 'node:fs/promises';
 
+/** The type tests of `Stats` and `BigIntStats`. */
+type StatKind = Pick<
+  Stats,
+  'isFile' | 'isDirectory' | 'isFIFO' | 'isSocket' | 'isCharacterDevice' | 'isBlockDevice'
+>;
+
 /** Why `info` is not a regular file (`a FIFO`, `a directory`...), or null when it is one. */
-export function notRegular(info: Stats): string | null {
+export function notRegular(info: StatKind): string | null {
   if (info.isFile()) return null;
   if (info.isDirectory()) return 'a directory';
   if (info.isFIFO()) return 'a FIFO';

@@ -1,21 +1,28 @@
 /**
- * When the agent compacts, and the default summarizer (the agent's own provider and model).
+ * When the agent compacts, how (as functions over the agent's state, `CompactionContext`), and the default summarizer
+ * (the agent's own provider and model).
  *
  * Trigger: the context size (`contextTokens`: the estimate — `estimateTokens` with the model's image rule, plus the
  * system prompt and tool declarations at ~4 characters per token — or, when larger, the usage the provider last
  * reported plus the estimate of what came after it) exceeds `contextWindow - reserveTokens`. `reserveTokens` is the
- * margin for the answer and for estimate error.
+ * margin for the answer and for estimate error. After a context-overflow refusal the agent compacts whatever the
+ * estimate (`recoverFromOverflow`), keeping at most a quarter of the window verbatim, and learns a smaller window the
+ * provider states.
  */
 
-import type { Summarizer } from '../compaction/compact.js';
+import { type CompactionResult, compact, type Summarizer } from '../compaction/compact.js';
 import { estimateTokens } from '../compaction/estimate-tokens.js';
 import { assistantText, type Message, type Usage } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import type { ModelInfo } from '../providers/model-info.js';
-import { collectStream } from '../providers/stream/collect-stream.js';
-import type { Provider } from '../providers/transport/http-provider.js';
+import { collectStream } from '../providers/common/collect-stream.js';
+import type { Provider } from '../providers/http-provider.js';
+import type { ModelInfo } from '../providers/model/model-info.js';
+import { serializeRequest } from '../providers/serialize-request.js';
+import type { ProviderError } from '../providers/transport/provider-error.js';
 import type { ToolDecl } from '../tool.js';
-import { serializeRequest } from './serialize-request.js';
+import { errorMessage } from '../tool-source.js';
+import type { AgentEvent, AgentWarning } from './agent-events.js';
+import { isContextOverflow, statedContextWindow } from './context-overflow.js';
 
 export interface AgentCompactionOptions {
   /** Tokens kept free below the context window. Default: min(16,384, a quarter of the window). */
@@ -160,4 +167,165 @@ export function providerSummarizer(
     if (text.length === 0) throw new PantoError('ERR_PROVIDER', 'the summarizer model returned no text');
     return text;
   };
+}
+
+/** What `agent.compact()` did. */
+export interface CompactOutcome {
+  tokensBefore: number;
+  tokensAfter: number;
+  summary: string;
+}
+
+/** What the compaction functions read from the agent and tell it. */
+export interface CompactionContext {
+  readonly options: AgentCompactionOptions | false | undefined;
+  readonly provider: Provider;
+  readonly model: ModelInfo;
+  readonly system: string | undefined;
+  readonly tools: readonly ToolDecl[];
+  /** The window compaction works with (the model's, or a smaller one the provider stated). */
+  contextWindow(): number;
+  /** Use a smaller window the provider stated in a context-overflow error. */
+  learnWindow(tokens: number): void;
+  messages(): readonly Message[];
+  /** Assistant messages at this index or later carry usage that measured the current context. */
+  usageFloor(): number;
+  /** Record a compaction: the session entry, the new conversation, the new usage floor. */
+  commit(result: CompactionResult): void;
+  /** Usage of a summary request of the default summarizer. */
+  onSummaryUsage(usage: Usage, modelId: string | undefined): void;
+  emit(event: AgentEvent): void;
+  warn(warning: AgentWarning): void;
+}
+
+/** Compaction settings for the current window (the host's options, else defaults). */
+function settingsOf(ctx: CompactionContext): ResolvedCompaction {
+  const options = ctx.options === false ? undefined : ctx.options;
+  const window = ctx.contextWindow();
+  const { model } = ctx;
+  return resolveCompaction(options, window, model.limits.maxOutputTokens, () =>
+    providerSummarizer(
+      ctx.provider,
+      window === model.limits.contextWindow
+        ? model
+        : { ...model, limits: { ...model.limits, contextWindow: window } },
+      { onUsage: (usage, id) => ctx.onSummaryUsage(usage, id) },
+    ),
+  );
+}
+
+function sizeOf(ctx: CompactionContext): number {
+  return contextTokens(ctx.messages(), ctx.usageFloor(), ctx.model, ctx.system, ctx.tools);
+}
+
+/** Before a request: compact when the context nears the window; a failure is a warning, never an error. */
+export async function maybeCompact(ctx: CompactionContext, signal: AbortSignal): Promise<void> {
+  if (ctx.options === false) return;
+  const settings = settingsOf(ctx);
+  const tokens = sizeOf(ctx);
+  const window = ctx.contextWindow();
+  if (tokens <= window - settings.reserveTokens) return;
+  try {
+    const out = await compactNow(ctx, signal, false, settings, tokens);
+    if (out === null) {
+      ctx.warn({
+        code: 'compaction-failed',
+        message: `the conversation (~${tokens} tokens) nears the context window (${window}) but there is nothing older than the recent messages to compact`,
+      });
+    }
+  } catch (err) {
+    if (signal.aborted) return;
+    ctx.warn({ code: 'compaction-failed', message: `compaction failed: ${errorMessage(err)}` });
+  }
+}
+
+/**
+ * Compact now. `force` (after a context-overflow refusal) keeps at most a quarter of the window verbatim. Resolves to
+ * `null` when there is nothing to compact; rejects with the summarizer's error.
+ */
+export async function compactNow(
+  ctx: CompactionContext,
+  signal: AbortSignal,
+  force: boolean,
+  settings: ResolvedCompaction = settingsOf(ctx),
+  tokens: number = sizeOf(ctx),
+): Promise<CompactOutcome | null> {
+  const window = ctx.contextWindow();
+  const keepRecentTokens = force
+    ? Math.min(settings.keepRecentTokens, Math.floor(window / 4))
+    : settings.keepRecentTokens;
+  ctx.emit({ type: 'compaction_start', tokens, contextWindow: window });
+  const out = await compact({ messages: ctx.messages() as Message[] }, settings.summarizer, {
+    keepRecentTokens,
+    maxSummaryInputTokens: settings.maxSummaryInputTokens,
+    imageTokenRule: ctx.model.imageTokenRule,
+    isOverflow: isContextOverflow,
+    signal,
+  });
+  if (out === null) return null;
+  ctx.commit(out);
+  const { tokensBefore, tokensAfter, summary } = out.compaction;
+  ctx.emit({ type: 'compaction_end', tokensBefore, tokensAfter, summary });
+  return { tokensBefore, tokensAfter, summary };
+}
+
+/**
+ * Before a request, after `maybeCompact`: a context larger than the window is compacted once more, keeping at most a
+ * quarter of it (as after an overflow refusal). Resolves to the error that ends the run when it still does not fit —
+ * a request is never sent knowing it cannot fit — else undefined.
+ */
+export async function ensureFits(
+  ctx: CompactionContext,
+  signal: AbortSignal,
+): Promise<PantoError | undefined> {
+  // The estimate alone: usage a provider reported past the window is nonsense (it cannot have read that much).
+  const estimate = () => estimateRequestTokens(ctx.messages(), ctx.model, ctx.system, ctx.tools);
+  const window = ctx.contextWindow();
+  let tokens = estimate();
+  if (tokens <= window) return undefined;
+  if (ctx.options !== false) {
+    try {
+      await compactNow(ctx, signal, true);
+    } catch (err) {
+      if (signal.aborted) return undefined;
+      ctx.warn({ code: 'compaction-failed', message: `compaction failed: ${errorMessage(err)}` });
+    }
+    tokens = estimate();
+    if (tokens <= window) return undefined;
+  }
+  return new PantoError(
+    'ERR_MODEL_CAPABILITY',
+    `the conversation (~${tokens} tokens with the system prompt and tool declarations) does not fit the context window (${window} tokens) of model '${ctx.model.id}' ${ctx.options === false ? 'and compaction is off' : 'even after compaction'}; it was not sent`,
+  );
+}
+
+/** After a context-overflow refusal: learn a stated window, compact (forced). True when a retry may help. */
+export async function recoverFromOverflow(
+  ctx: CompactionContext,
+  error: ProviderError,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const before = ctx.contextWindow();
+  const stated = statedContextWindow(error);
+  const smaller = stated !== undefined && stated < before;
+  if (smaller) ctx.learnWindow(stated);
+  const learned = smaller
+    ? ` The provider states a context window of ${stated} tokens (the model was set to ${before}); compaction now uses ${stated}.`
+    : '';
+  const refused = `the provider refused the request as longer than the context window (${error.providerMessage})`;
+  if (ctx.options === false) {
+    ctx.warn({
+      code: 'context-overflow',
+      message: `${refused}; compaction is off, so it was not retried.${learned}`,
+    });
+    return false;
+  }
+  ctx.warn({ code: 'context-overflow', message: `${refused}; compacting and retrying once.${learned}` });
+  try {
+    return (await compactNow(ctx, signal, true)) !== null;
+  } catch (err) {
+    if (!signal.aborted)
+      ctx.warn({ code: 'compaction-failed', message: `compaction failed: ${errorMessage(err)}` });
+    return false;
+  }
 }

@@ -12,11 +12,11 @@
 
 import type { AssistantMessage, Message, ToolResultsMessage, Usage } from '../conversation.js';
 import type { PantoError } from '../errors.js';
-import type { ModelInfo } from '../providers/model-info.js';
-import type { UsageCost } from '../providers/model-prices.js';
-import type { SerializeWarningCode } from '../providers/serialize-options.js';
-import type { StreamEvent } from '../providers/stream/stream-event.js';
-import type { ToolEvent } from './tool-events.js';
+import type { SerializeWarningCode } from '../providers/common/serialize-options.js';
+import type { StreamEvent } from '../providers/common/stream-event.js';
+import type { ModelInfo } from '../providers/model/model-info.js';
+import type { UsageCost } from '../providers/model/model-prices.js';
+import type { ToolEvent } from '../tools/tool-events.js';
 
 /** Why a run ended. `max_turns`: the turn limit was reached while the model still wanted tools run. */
 export type AgentStopReason = 'end' | 'max_turns' | 'max_tokens' | 'refusal' | 'aborted' | 'error' | 'other';

@@ -29,37 +29,35 @@
  *   warning saying why it was not retried.
  * - Usage: each `turn_end` carries the answer's usage and cost; `usage` holds the session totals (answers of this
  *   agent and of the resumed session log, plus compaction summaries).
+ *
+ * The class holds the state; the work is done by functions over it: the request-and-retry turn (request-turn.ts), a
+ * turn's tool calls (tool-turn.ts), the compaction trigger (agent-compaction.ts), the usage meter (usage-meter.ts),
+ * the option checks (agent-options.ts).
  */
 
-import { compact, type Summarizer } from '../compaction/compact.js';
-import type {
-  AssistantMessage,
-  Message,
-  ToolCallBlock,
-  ToolResultBlock,
-  Usage,
-  UserMessage,
-} from '../conversation.js';
+import type { AssistantMessage, Message, UserMessage } from '../conversation.js';
 import { toolCallsOf, toolErrorResult } from '../conversation.js';
 import { isPantoError, PantoError } from '../errors.js';
-import { checkProcessOptions } from '../media/policy.js';
 import type { ProcessOptions } from '../media/types.js';
-import { getModel, mediaPolicyFor, resolveModel } from '../providers/model-catalog.js';
-import type { ModelInfo } from '../providers/model-info.js';
-import { checkPrice, type ModelPrice, priceOf, type UsageCost } from '../providers/model-prices.js';
-import type { PartFilter, SerializeWarning, ThinkingLevel } from '../providers/serialize-options.js';
-import type { Provider } from '../providers/transport/http-provider.js';
-import { ProviderError } from '../providers/transport/provider-error.js';
-import { sleep } from '../providers/transport/retry-policy.js';
-import type { SessionLog } from '../session/session-log.js';
+import type { ThinkingLevel } from '../providers/common/serialize-options.js';
+import type { Provider } from '../providers/http-provider.js';
+import { mediaPolicyFor } from '../providers/model/model-catalog.js';
+import type { ModelInfo } from '../providers/model/model-info.js';
+import { checkPrice, type ModelPrice } from '../providers/model/model-prices.js';
+import type { RequestOptions } from '../providers/serialize-request.js';
+import type { SessionWriter } from '../session/session-writer.js';
 import type { ToolSource } from '../tool-source.js';
 import { errorMessage, StaticToolSource } from '../tool-source.js';
+import { ABORTED_RESULT_TEXT } from '../tools/dispatch.js';
+import { notifyListener } from '../tools/tool-events.js';
 import {
   type AgentCompactionOptions,
-  contextTokens,
-  providerSummarizer,
-  type ResolvedCompaction,
-  resolveCompaction,
+  type CompactionContext,
+  type CompactOutcome,
+  compactNow,
+  ensureFits,
+  maybeCompact,
+  recoverFromOverflow,
 } from './agent-compaction.js';
 import type {
   AgentEvent,
@@ -68,66 +66,20 @@ import type {
   AgentStopReason,
   AgentWarning,
 } from './agent-events.js';
-import { isContextOverflow, statedContextWindow } from './context-overflow.js';
-import { ABORTED_RESULT_TEXT, DEFAULT_TOOL_CONCURRENCY, dispatchToolCalls } from './dispatch.js';
-import { findRejectedMedia, mediaDataAt } from './media-rejection.js';
-import { type RequestOptions, serializeRequest } from './serialize-request.js';
-import { steeringResult } from './steering.js';
-import { notifyListener, type ToolEvent } from './tool-events.js';
-import { addUsage, emptyTotals, saneUsage, type UsageTotals } from './usage-totals.js';
+import {
+  type AgentOptions,
+  type AgentRequestOptions,
+  checkAgentOptions,
+  checkProvider,
+  checkThinking,
+  modelFor,
+} from './agent-options.js';
+import { takeHandedInHistory } from './handed-in-history.js';
+import { abortError, requestTurn, type TurnContext } from './request-turn.js';
+import { runToolCalls, type ToolTurnContext } from './tool-turn.js';
+import { UsageMeter, withSaneUsage } from './usage-meter.js';
+import type { UsageTotals } from './usage-totals.js';
 import { buildUserMessage, type UserContent } from './user-content.js';
-import { unparsedArguments } from './validate-args.js';
-
-/** Request options a host may set (the agent fills tools, system prompt and omissions itself). */
-export type AgentRequestOptions = Omit<RequestOptions, 'tools' | 'system' | 'omitParts' | 'omitReason'>;
-
-export interface AgentOptions {
-  provider: Provider;
-  /**
-   * A `ModelInfo` (from `resolveModel`/`defineModel`; its `api` must be the provider's) or a model id, resolved with
-   * `resolveModel(id, { api: provider.api })`.
-   */
-  model: ModelInfo | string;
-  tools?: ToolSource;
-  /**
-   * Session log to resume from and append to. Its conversation is the agent's starting history. The usage of the
-   * log's earlier answers (all branches, also those a compaction replaced) is counted when `usage` is first read,
-   * so constructing the agent parses nothing the conversation did not need (see `Agent.usage` for the errors).
-   */
-  session?: SessionLog;
-  /** Starting history when there is no session. Copied. */
-  messages?: readonly Message[];
-  system?: string;
-  /** Most model requests per `prompt`/`continue`. Default 50. */
-  maxTurns?: number;
-  /** Per-request options: `maxTokens`, `temperature`, `imageDetail`, `cacheControl`, ... */
-  request?: AgentRequestOptions;
-  /** Reasoning effort (see `SerializeOptions.thinking`); wins over `request.thinking`. Change with `setThinking`. */
-  thinking?: ThinkingLevel;
-  /**
-   * Prompt caching (see `SerializeOptions.promptCache`); wins over `request.promptCache`. Default: on for Anthropic
-   * models (breakpoints on the system prompt, tools and the last turn), off elsewhere (those providers cache alone).
-   */
-  promptCache?: boolean | { ttl: '5m' | '1h' };
-  /**
-   * Price used for cost accounting, US dollars per million tokens. Default: `priceOf(model id)` of each answer's
-   * model (undefined for models the table does not know: tokens are counted, cost is not). `null`: no cost.
-   */
-  price?: ModelPrice | null;
-  /** Re-requests of a stream cut after part of its answer, per turn (see the module contract). Default 2. */
-  maxStreamRetries?: number;
-  /** Wait before such a re-request, times the attempt number, in ms (a provider's retry-after wins). Default 1000. */
-  streamRetryDelayMs?: number;
-  /** Compaction settings, or `false` to never compact. */
-  compaction?: AgentCompactionOptions | false;
-  /** Media policy for tool output and user attachments. Default `mediaPolicyFor(model)`. */
-  mediaPolicy?: ProcessOptions;
-  /** Workspace root handed to tools. Default `process.cwd()`. */
-  workspaceRoot?: string;
-  /** Most tools running at once. Default 8. */
-  toolConcurrency?: number;
-  onEvent?: AgentEventListener;
-}
 
 export interface RunOptions {
   /** Aborts this run (same as `agent.abort()`). */
@@ -142,20 +94,9 @@ export interface SetModelOptions {
   price?: ModelPrice | null;
 }
 
-/** What `agent.compact()` did. */
-export interface CompactOutcome {
-  tokensBefore: number;
-  tokensAfter: number;
-  summary: string;
-}
-
-const DEFAULT_MAX_TURNS = 50;
-
-const REJECTED_REASON = 'the provider rejected this attachment';
-
 export class Agent {
   readonly tools: ToolSource;
-  readonly session: SessionLog | undefined;
+  readonly session: SessionWriter | undefined;
   #provider: Provider;
   #model: ModelInfo;
   readonly #system: string | undefined;
@@ -166,19 +107,14 @@ export class Agent {
   #media: ProcessOptions;
   #thinking: ThinkingLevel | undefined;
   readonly #promptCache: boolean | { ttl: '5m' | '1h' } | undefined;
-  #price: ModelPrice | null | undefined;
   readonly #maxStreamRetries: number;
   readonly #streamRetryDelayMs: number;
   /** A context window smaller than the model's, stated by the provider in a context-overflow error. */
   #statedWindow: number | undefined;
-  readonly #totals: UsageTotals = emptyTotals();
-  /** Counts the resumed log's answers (first read of `usage`); until then `#laterUsage` keeps what was added since. */
-  #resumedUsage: (() => UsageTotals) | undefined;
-  #laterUsage: Array<[Usage, ModelPrice | undefined]> = [];
-  /** Cost of the assistant message appended last (for its `turn_end`). */
-  #lastCost: UsageCost | undefined;
+  readonly #usage: UsageMeter;
   readonly #workspaceRoot: string | undefined;
   readonly #concurrency: number;
+  readonly #toolResultShare: number;
   readonly #listeners = new Set<AgentEventListener>();
   #messages: Message[];
   /** Assistant messages at this index or later carry usage that measured the current context. */
@@ -192,74 +128,34 @@ export class Agent {
   readonly #warned = new Set<string>();
 
   constructor(options: AgentOptions) {
-    if (options === null || typeof options !== 'object') {
-      throw new PantoError('ERR_INVALID_ARGUMENT', 'new Agent(options): options must be an object');
-    }
-    const provider = options.provider as Partial<Provider> | undefined;
-    if (typeof provider?.stream !== 'function') {
-      throw new PantoError(
-        'ERR_INVALID_ARGUMENT',
-        'new Agent: options.provider must be a Provider (see createProvider)',
-      );
-    }
-    if (options.session !== undefined && options.messages !== undefined) {
-      throw new PantoError('ERR_INVALID_ARGUMENT', 'new Agent: pass either session or messages, not both');
-    }
-    const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
-    if (!Number.isInteger(maxTurns) || maxTurns < 1) {
-      throw new PantoError(
-        'ERR_INVALID_ARGUMENT',
-        `new Agent: maxTurns must be an integer >= 1, got ${maxTurns}`,
-      );
-    }
-    this.#provider = options.provider;
-    this.#model = modelFor(options.model, this.#provider, 'new Agent');
+    const checked = checkAgentOptions(options);
+    this.#provider = checked.provider;
+    this.#model = checked.model;
     this.tools = options.tools ?? new StaticToolSource([], 'none');
     this.session = options.session;
-    this.#messages = options.session
-      ? [...options.session.conversation.messages]
-      : [...(options.messages ?? [])];
+    if (options.onEvent) this.#listeners.add(options.onEvent);
+    // A session's parts passed its entry checks; a handed-in history's are checked here, once.
+    const handedIn = options.session ? undefined : takeHandedInHistory(options.messages ?? []);
+    this.#messages = handedIn?.messages ?? [...(options.session?.conversation.messages ?? [])];
     // A resumed or handed-in history may be compacted already; its recorded usage is not trusted.
     this.#usageFloor = this.#messages.length;
     this.#system = options.system;
-    this.#maxTurns = maxTurns;
+    this.#maxTurns = checked.maxTurns;
     this.#request = { ...options.request };
     this.#compactionOptions = options.compaction;
-    if (options.mediaPolicy !== undefined) checkProcessOptions(options.mediaPolicy);
     this.#mediaOption = options.mediaPolicy;
     this.#media = options.mediaPolicy ?? mediaPolicyFor(this.#model);
-    this.#thinking = options.thinking ?? options.request?.thinking;
-    checkThinking(this.#thinking, 'new Agent: thinking');
-    this.#promptCache = options.promptCache ?? options.request?.promptCache;
-    if (options.price !== undefined && options.price !== null) checkPrice(options.price);
-    this.#price = options.price;
-    this.#maxStreamRetries = count(options.maxStreamRetries, 2, 'maxStreamRetries');
-    this.#streamRetryDelayMs = count(options.streamRetryDelayMs, 1000, 'streamRetryDelayMs');
-    if (options.session) {
-      // The entries the log holds now (the agent's own appends come after them and are counted as they happen),
-      // priced as they would have been now: with this price option and model, whatever setModel does later.
-      const session = options.session;
-      const held = session.size;
-      const price = this.#price;
-      const model = this.#model;
-      if (held > 0)
-        this.#resumedUsage = () => {
-          const totals = emptyTotals();
-          const entries = session.entries;
-          for (let i = 0; i < held; i++) {
-            const e = entries[i] as (typeof entries)[number];
-            if (e.type !== 'message' || e.message.role !== 'assistant' || e.message.usage === undefined)
-              continue;
-            const id = e.message.model;
-            const p = price === null ? undefined : (price ?? priceOf(id ?? model.id) ?? priceOf(model.id));
-            addUsage(totals, e.message.usage, p);
-          }
-          return totals;
-        };
-    } else for (const m of this.#messages) this.#countUsage(m);
+    this.#thinking = checked.thinking;
+    this.#promptCache = checked.promptCache;
+    this.#maxStreamRetries = checked.maxStreamRetries;
+    this.#streamRetryDelayMs = checked.streamRetryDelayMs;
+    this.#usage = new UsageMeter(options.price, this.#model.id);
+    if (options.session) this.#usage.resume(options.session);
+    else for (const m of this.#messages) this.#usage.count(m);
     this.#workspaceRoot = options.workspaceRoot;
-    this.#concurrency = options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY;
-    if (options.onEvent) this.#listeners.add(options.onEvent);
+    this.#concurrency = checked.concurrency;
+    this.#toolResultShare = checked.maxToolResultShare;
+    for (const warning of handedIn?.warnings ?? []) this.#warn(warning);
   }
 
   /** The provider requests go to (changed by `setModel` with a provider). */
@@ -287,15 +183,7 @@ export class Agent {
    * the same, to the last bit, as counting the log first and this agent's usage after it.
    */
   get usage(): UsageTotals {
-    const resumed = this.#resumedUsage;
-    if (resumed !== undefined) {
-      const totals = resumed();
-      for (const [usage, price] of this.#laterUsage) addUsage(totals, usage, price);
-      Object.assign(this.#totals, totals);
-      this.#resumedUsage = undefined;
-      this.#laterUsage = [];
-    }
-    return { ...this.#totals };
+    return this.#usage.totals;
   }
 
   /** The context window compaction works with: the model's, or a smaller one the provider stated in an error. */
@@ -321,16 +209,14 @@ export class Agent {
       );
     }
     const provider = options.provider ?? this.#provider;
-    if (typeof (provider as Partial<Provider>)?.stream !== 'function') {
-      throw new PantoError('ERR_INVALID_ARGUMENT', 'setModel: options.provider must be a Provider');
-    }
+    checkProvider(provider, 'setModel: options.provider must be a Provider');
     const next = modelFor(model, provider, 'setModel');
     if (options.price !== undefined && options.price !== null) checkPrice(options.price);
     const previous = this.#model;
     this.session?.appendModelChange({ model: next.id, api: next.api, provider: next.provider });
     this.#provider = provider;
     this.#model = next;
-    this.#price = options.price;
+    this.#usage.pricing(options.price, next.id);
     this.#statedWindow = undefined;
     this.#media = this.#mediaOption ?? mediaPolicyFor(next);
     this.#usageFloor = this.#messages.length;
@@ -360,7 +246,7 @@ export class Agent {
     if (external?.aborted) onExternal();
     else external?.addEventListener('abort', onExternal, { once: true });
     try {
-      return await this.#compactNow(ctl.signal, false);
+      return await compactNow(this.#compaction(), ctl.signal, false);
     } finally {
       external?.removeEventListener('abort', onExternal);
       this.#runCtl = undefined;
@@ -483,21 +369,15 @@ export class Agent {
         last.role === 'assistant' && (last.stopReason === 'error' || last.stopReason === 'aborted');
       if (last.role === 'assistant' && !failed && toolCallsOf(last).length === 0) return done(stopOf(last));
       if (turns >= this.#maxTurns) return done('max_turns');
-      await this.#maybeCompact(signal);
+      await maybeCompact(this.#compaction(), signal);
+      const unfit = await ensureFits(this.#compaction(), signal);
+      if (signal.aborted) return done('aborted', abortError(signal));
+      if (unfit !== undefined) return done('error', unfit);
       turns = nextTurn();
       this.#emit({ type: 'turn_start', turn: turns });
-      const turn = await this.#requestTurn(signal);
+      const turn = await requestTurn(this.#turn(), signal);
       const { error } = turn;
-      // Token counts as stored and counted: never negative, fractional, NaN or past 2^53 (see `saneUsage`).
-      // A custom Provider may send `usage: null` (or another non-object): treated as no usage.
-      const reported = turn.message.usage;
-      const usage = typeof reported === 'object' && reported !== null ? saneUsage(reported) : undefined;
-      let message: AssistantMessage = turn.message;
-      if (usage !== undefined && usage !== reported) message = { ...turn.message, usage };
-      else if (usage === undefined && reported !== undefined) {
-        const { usage: _dropped, ...rest } = turn.message;
-        message = rest;
-      }
+      const message = withSaneUsage(turn.message);
       this.#append(message, appended);
       const calls = toolCallsOf(message);
       if (message.stopReason === 'aborted' || message.stopReason === 'error') {
@@ -512,200 +392,89 @@ export class Agent {
           turn: turns,
           message,
           ...(toolResults?.role === 'tool' ? { toolResults } : {}),
-          ...this.#turnUsage(message),
+          ...this.#usage.turnUsage(message),
         });
         return done(message.stopReason, error);
       }
       if (calls.length === 0) {
-        this.#emit({ type: 'turn_end', turn: turns, message, ...this.#turnUsage(message) });
+        this.#emit({ type: 'turn_end', turn: turns, message, ...this.#usage.turnUsage(message) });
         if (this.#steering.length > 0) continue;
         return done(stopOf(message));
       }
-      const results = await this.#runTools(calls, signal);
+      const results = await runToolCalls(calls, this.#toolTurn(), signal);
       const toolResults: Message = { role: 'tool', results };
       this.#append(toolResults, appended);
-      this.#emit({ type: 'turn_end', turn: turns, message, toolResults, ...this.#turnUsage(message) });
+      this.#emit({ type: 'turn_end', turn: turns, message, toolResults, ...this.#usage.turnUsage(message) });
       if (signal.aborted) return done('aborted', abortError(signal));
     }
   }
 
-  /**
-   * One model request, plus at most: one retry without a rejected image/PDF, one retry after a compaction when the
-   * provider refused the request as too long, and `maxStreamRetries` re-requests of a stream cut mid-answer.
-   */
-  async #requestTurn(signal: AbortSignal): Promise<{ message: AssistantMessage; error?: PantoError }> {
+  /** The agent's state as the request-and-retry functions see it (request-turn.ts). */
+  #turn(): TurnContext {
     const tools = this.tools.list();
-    let mediaRetried = false;
-    let overflowRetried = false;
-    let streamRetries = 0;
-    for (;;) {
-      const omit: PartFilter = (_ref, part) => this.#rejected.has(part.data);
-      const request: RequestOptions = {
-        ...this.#requestOptions(),
-        omitParts: omit,
-        omitReason: REJECTED_REASON,
-      };
-      if (tools.length > 0) request.tools = tools;
-      if (this.#system !== undefined) request.system = this.#system;
-      const model = this.#model;
-      const serialized = serializeRequest(this.#messages, model, request);
-      this.#warnSerializer(serialized.warnings);
-      let terminal: { message: AssistantMessage; error?: PantoError } | undefined;
-      let sawContent = false;
-      let completeCall = false;
-      for await (const event of this.#provider.stream(
-        { model: model.id, body: serialized.body },
-        { signal },
-      )) {
-        switch (event.type) {
-          case 'start':
-            this.#emit({ type: 'message_start', role: 'assistant' });
-            break;
-          case 'text_delta':
-          case 'thinking_delta':
-          case 'toolcall_start':
-          case 'toolcall_delta':
-          case 'toolcall_end':
-            sawContent = true;
-            if (event.type === 'toolcall_end') completeCall = true;
-            this.#emit({ type: 'message_delta', delta: event });
-            break;
-          case 'retry':
-            this.#emit({ type: 'retry', attempt: event.attempt, delayMs: event.delayMs, error: event.error });
-            break;
-          case 'done':
-            terminal = { message: event.message };
-            break;
-          case 'error':
-            terminal = { message: event.message, error: event.error };
-            break;
-          default:
-            break;
-        }
-      }
-      if (terminal === undefined) {
-        const error = new PantoError(
-          'ERR_PROVIDER',
-          `${this.#provider.name}: the stream ended without a final message`,
-        );
-        return { message: failedMessage(error), error };
-      }
-      const { error } = terminal;
-      if (!(error instanceof ProviderError) || signal.aborted) return terminal;
-      if (!mediaRetried) {
-        const ref = findRejectedMedia(error, serialized.media);
-        const data = ref === undefined ? undefined : mediaDataAt(this.#messages, ref);
-        if (ref !== undefined && data !== undefined) {
-          mediaRetried = true;
-          this.#rejected.add(data);
-          this.#warn({
-            code: 'media-rejected',
-            message: `the provider rejected the request because of the ${ref.type} at ${ref.path} (${error.providerMessage}); it was replaced by a placeholder in the request (history unchanged) and the request retried`,
-            parts: [ref.key],
-          });
-          continue;
-        }
-      }
-      if (isContextOverflow(error)) {
-        if (overflowRetried || !(await this.#recoverFromOverflow(error, signal))) return terminal;
-        overflowRetried = true;
-        continue;
-      }
-      if (sawContent && error.retryable) {
-        const why = completeCall
-          ? 'a tool call of it was already complete'
-          : `it was cut ${streamRetries} time${streamRetries === 1 ? '' : 's'} already (maxStreamRetries ${this.#maxStreamRetries})`;
-        if (completeCall || streamRetries >= this.#maxStreamRetries) {
-          this.#emit({
-            type: 'warning',
-            warning: {
-              code: 'stream-interrupted',
-              message: `the answer stream broke off after part of the answer (${error.message}); not requested again because ${why}. The partial answer is kept, marked as failed`,
-            },
-          });
-          return terminal;
-        }
-        streamRetries++;
-        const delayMs = error.retryAfterMs ?? this.#streamRetryDelayMs * streamRetries;
-        this.#emit({ type: 'message_reset', attempt: streamRetries, delayMs, error });
-        try {
-          await sleep(delayMs, signal);
-        } catch {
-          return {
-            message: { ...terminal.message, stopReason: 'aborted' },
-            error: abortError(signal),
-          };
-        }
-        continue;
-      }
-      return terminal;
-    }
+    return {
+      provider: this.#provider,
+      model: this.#model,
+      messages: () => this.#messages,
+      requestOptions: () => {
+        const request = this.#requestOptions();
+        if (tools.length > 0) request.tools = tools;
+        if (this.#system !== undefined) request.system = this.#system;
+        return request;
+      },
+      rejected: this.#rejected,
+      maxStreamRetries: this.#maxStreamRetries,
+      streamRetryDelayMs: this.#streamRetryDelayMs,
+      emit: (event) => this.#emit(event),
+      warn: (warning) => this.#warn(warning),
+      recoverFromOverflow: (error, signal) => recoverFromOverflow(this.#compaction(), error, signal),
+    };
   }
 
-  /** After a context-overflow refusal: learn a stated window, compact (forced). True when a retry may help. */
-  async #recoverFromOverflow(error: ProviderError, signal: AbortSignal): Promise<boolean> {
-    const before = this.contextWindow;
-    const stated = statedContextWindow(error);
-    if (stated !== undefined && stated < before) this.#statedWindow = stated;
-    const learned =
-      stated !== undefined && stated < before
-        ? ` The provider states a context window of ${stated} tokens (the model was set to ${before}); compaction now uses ${stated}.`
-        : '';
-    if (this.#compactionOptions === false) {
-      this.#warn({
-        code: 'context-overflow',
-        message: `the provider refused the request as longer than the context window (${error.providerMessage}); compaction is off, so it was not retried.${learned}`,
-      });
-      return false;
-    }
-    this.#warn({
-      code: 'context-overflow',
-      message: `the provider refused the request as longer than the context window (${error.providerMessage}); compacting and retrying once.${learned}`,
-    });
-    try {
-      return (await this.#compactNow(signal, true)) !== null;
-    } catch (err) {
-      if (!signal.aborted) {
-        this.#warn({ code: 'compaction-failed', message: `compaction failed: ${errorMessage(err)}` });
-      }
-      return false;
-    }
+  /** The agent's state as the compaction functions see it (agent-compaction.ts). */
+  #compaction(): CompactionContext {
+    return {
+      options: this.#compactionOptions,
+      provider: this.#provider,
+      model: this.#model,
+      system: this.#system,
+      tools: this.tools.list(),
+      contextWindow: () => this.contextWindow,
+      learnWindow: (tokens) => {
+        this.#statedWindow = tokens;
+      },
+      messages: () => this.#messages,
+      usageFloor: () => this.#usageFloor,
+      commit: (out) => {
+        this.session?.appendCompaction(out.compaction);
+        this.#messages = [...out.conversation.messages];
+        // Usage reported before the compaction measured the old, longer context: only later answers count.
+        this.#usageFloor = this.#messages.length;
+      },
+      onSummaryUsage: (usage, id) => {
+        this.#usage.add(usage, this.#usage.priceOf(id));
+      },
+      emit: (event) => this.#emit(event),
+      warn: (warning) => this.#warn(warning),
+    };
   }
 
-  /** Run one turn's calls; steering and abort end the unfinished ones (see the module contract). */
-  async #runTools(calls: ToolCallBlock[], signal: AbortSignal): Promise<ToolResultBlock[]> {
-    for (const call of calls) {
-      const unparsed = unparsedArguments(call);
-      if (unparsed !== undefined) {
-        this.#warn({
-          code: 'invalid-arguments',
-          message: `tool call ${call.id} (${call.name}): ${unparsed.reason}`,
-        });
-      }
-    }
-    const toolsCtl = new AbortController();
-    this.#toolsCtl = toolsCtl;
-    if (this.#steering.length > 0) toolsCtl.abort();
-    const steered = (): boolean => toolsCtl.signal.aborted && !signal.aborted;
-    const steeredResults = new Map<number, ToolResultBlock>();
-    const results = await dispatchToolCalls(calls, {
+  /** The agent's state as one turn's tool calls see it (tool-turn.ts). */
+  #toolTurn(): ToolTurnContext {
+    return {
       tools: this.tools,
-      signal: AbortSignal.any([signal, toolsCtl.signal]),
       media: this.#media,
       concurrency: this.#concurrency,
-      ...(this.#workspaceRoot === undefined ? {} : { workspaceRoot: this.#workspaceRoot }),
-      onEvent: (event: ToolEvent) => {
-        if (event.type === 'tool_call_end' && event.aborted && steered()) {
-          const result = steeringResult(event.toolCallId, event.toolName, event.started);
-          steeredResults.set(event.index, result);
-          this.#emit({ ...event, result });
-          return;
-        }
-        this.#emit(event);
+      workspaceRoot: this.#workspaceRoot,
+      // ~4 characters per token, as the estimates count.
+      resultChars: Math.floor(this.contextWindow * this.#toolResultShare * 4),
+      steered: this.#steering.length > 0,
+      setToolsController: (ctl) => {
+        this.#toolsCtl = ctl;
       },
-    });
-    this.#toolsCtl = undefined;
-    return results.map((r, i) => steeredResults.get(i) ?? r);
+      emit: (event) => this.#emit(event),
+      warn: (warning) => this.#warn(warning),
+    };
   }
 
   async #deliverSteering(appended: Message[]): Promise<void> {
@@ -713,87 +482,6 @@ export class Agent {
       const content = this.#steering.shift() as UserContent;
       this.#append(await this.#userMessage(content), appended);
     }
-  }
-
-  /** Compaction settings for the current window (the host's options, else defaults). */
-  #settings(): ResolvedCompaction {
-    const options = this.#compactionOptions === false ? undefined : this.#compactionOptions;
-    const window = this.contextWindow;
-    return resolveCompaction(options, window, this.#model.limits.maxOutputTokens, () =>
-      this.#defaultSummarizer(window),
-    );
-  }
-
-  #defaultSummarizer(window: number): Summarizer {
-    const model =
-      window === this.#model.limits.contextWindow
-        ? this.#model
-        : { ...this.#model, limits: { ...this.#model.limits, contextWindow: window } };
-    return providerSummarizer(this.#provider, model, {
-      onUsage: (usage, id) => {
-        this.#addUsage(usage, this.#priceOf(id));
-      },
-    });
-  }
-
-  async #maybeCompact(signal: AbortSignal): Promise<void> {
-    if (this.#compactionOptions === false) return;
-    const settings = this.#settings();
-    const tokens = contextTokens(
-      this.#messages,
-      this.#usageFloor,
-      this.#model,
-      this.#system,
-      this.tools.list(),
-    );
-    const window = this.contextWindow;
-    if (tokens <= window - settings.reserveTokens) return;
-    try {
-      const out = await this.#compactNow(signal, false, settings, tokens);
-      if (out === null) {
-        this.#warn({
-          code: 'compaction-failed',
-          message: `the conversation (~${tokens} tokens) nears the context window (${window}) but there is nothing older than the recent messages to compact`,
-        });
-      }
-    } catch (err) {
-      if (signal.aborted) return;
-      this.#warn({ code: 'compaction-failed', message: `compaction failed: ${errorMessage(err)}` });
-    }
-  }
-
-  /**
-   * Compact the conversation now. `force` (after a context-overflow refusal) keeps at most a quarter of the window
-   * verbatim. Resolves to `null` when there is nothing to compact; rejects with the summarizer's error.
-   */
-  async #compactNow(
-    signal: AbortSignal,
-    force: boolean,
-    settings: ResolvedCompaction = this.#settings(),
-    tokens?: number,
-  ): Promise<CompactOutcome | null> {
-    const window = this.contextWindow;
-    const size =
-      tokens ?? contextTokens(this.#messages, this.#usageFloor, this.#model, this.#system, this.tools.list());
-    const keepRecentTokens = force
-      ? Math.min(settings.keepRecentTokens, Math.floor(window / 4))
-      : settings.keepRecentTokens;
-    this.#emit({ type: 'compaction_start', tokens: size, contextWindow: window });
-    const out = await compact({ messages: this.#messages }, settings.summarizer, {
-      keepRecentTokens,
-      maxSummaryInputTokens: settings.maxSummaryInputTokens,
-      imageTokenRule: this.#model.imageTokenRule,
-      isOverflow: isContextOverflow,
-      signal,
-    });
-    if (out === null) return null;
-    this.session?.appendCompaction(out.compaction);
-    this.#messages = [...out.conversation.messages];
-    // Usage reported before the compaction measured the old, longer context: only later answers count.
-    this.#usageFloor = this.#messages.length;
-    const { tokensBefore, tokensAfter, summary } = out.compaction;
-    this.#emit({ type: 'compaction_end', tokensBefore, tokensAfter, summary });
-    return { tokensBefore, tokensAfter, summary };
   }
 
   /** Request options for the current model: the host's, with thinking and the prompt-cache default applied. */
@@ -805,27 +493,6 @@ export class Agent {
     if (cache === false) delete options.promptCache;
     else options.promptCache = cache;
     return options;
-  }
-
-  #priceOf(modelId: string | undefined): ModelPrice | undefined {
-    if (this.#price === null) return undefined;
-    return this.#price ?? priceOf(modelId ?? this.#model.id) ?? priceOf(this.#model.id);
-  }
-
-  #countUsage(message: Message): ReturnType<typeof addUsage> {
-    if (message.role !== 'assistant' || message.usage === undefined) return undefined;
-    return this.#addUsage(message.usage, this.#priceOf(message.model));
-  }
-
-  #addUsage(usage: Usage, price: ModelPrice | undefined): UsageCost | undefined {
-    if (this.#resumedUsage !== undefined) this.#laterUsage.push([usage, price]);
-    return addUsage(this.#totals, usage, price);
-  }
-
-  #turnUsage(message: AssistantMessage): { usage?: Usage; cost?: UsageCost } {
-    if (message.usage === undefined) return {};
-    const cost = this.#lastCost;
-    return cost === undefined ? { usage: message.usage } : { usage: message.usage, cost };
   }
 
   async #userMessage(content: UserContent): Promise<UserMessage> {
@@ -843,19 +510,9 @@ export class Agent {
   #append(message: Message, appended: Message[]): void {
     this.session?.appendMessage(message);
     this.#messages.push(message);
-    if (message.role === 'assistant') this.#lastCost = this.#countUsage(message);
+    this.#usage.count(message);
     appended.push(message);
     this.#emit({ type: 'message_end', message });
-  }
-
-  #warnSerializer(warnings: readonly SerializeWarning[]): void {
-    for (const w of warnings) {
-      this.#warn(
-        w.parts === undefined
-          ? { code: w.code, message: w.message }
-          : { code: w.code, message: w.message, parts: w.parts },
-      );
-    }
   }
 
   /** Report a warning once per agent (the same serializer warning would otherwise repeat every turn). */
@@ -886,66 +543,4 @@ function stopOf(message: AssistantMessage): AgentStopReason {
     default:
       return 'other';
   }
-}
-
-function abortError(signal: AbortSignal): PantoError {
-  const reason: unknown = signal.reason;
-  if (isPantoError(reason, 'ERR_ABORTED')) return reason;
-  return new PantoError(
-    'ERR_ABORTED',
-    'the run was aborted',
-    reason === undefined ? undefined : { cause: reason },
-  );
-}
-
-/** A `ModelInfo` for `model` checked against the provider's API. */
-function modelFor(model: ModelInfo | string, provider: Provider, where: string): ModelInfo {
-  if (typeof model === 'string') {
-    // A model of one vendor cannot be spoken to through another vendor's own API (an OpenAI-compatible gateway can
-    // serve anything, so the OpenAI surfaces take every id).
-    const native = getModel(model);
-    const exclusive = provider.api === 'anthropic-messages' || provider.api === 'gemini';
-    if (native !== undefined && exclusive && native.api !== provider.api && !model.includes('/')) {
-      throw new PantoError(
-        'ERR_INVALID_ARGUMENT',
-        `${where}: model '${model}' is served by ${native.provider} (${native.api}); a provider speaking ${provider.api} cannot serve it`,
-      );
-    }
-  }
-  // A bare id takes the provider's API (e.g. `gpt-4.1` through an OpenAI Chat provider).
-  const info = typeof model === 'string' ? resolveModel(model, { api: provider.api }) : model;
-  if (info === null || typeof info !== 'object' || typeof info.id !== 'string') {
-    throw new PantoError('ERR_INVALID_ARGUMENT', `${where}: model must be a ModelInfo or a model id`);
-  }
-  if (info.api !== provider.api) {
-    throw new PantoError(
-      'ERR_INVALID_ARGUMENT',
-      `${where}: model '${info.id}' speaks ${info.api} but the provider speaks ${provider.api}`,
-    );
-  }
-  return info;
-}
-
-function checkThinking(level: ThinkingLevel | undefined, where: string): void {
-  if (level !== undefined && !['off', 'low', 'medium', 'high'].includes(level)) {
-    throw new PantoError(
-      'ERR_INVALID_ARGUMENT',
-      `${where}: expected off, low, medium or high, got ${JSON.stringify(level)}`,
-    );
-  }
-}
-
-function count(value: number | undefined, fallback: number, name: string): number {
-  const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < 0) {
-    throw new PantoError(
-      'ERR_INVALID_ARGUMENT',
-      `new Agent: ${name} must be an integer >= 0, got ${String(value)}`,
-    );
-  }
-  return v;
-}
-
-function failedMessage(error: PantoError): AssistantMessage {
-  return { role: 'assistant', content: [], stopReason: 'error', errorMessage: error.message };
 }

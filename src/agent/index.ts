@@ -1,13 +1,7 @@
-export {
-  Agent,
-  type AgentOptions,
-  type AgentRequestOptions,
-  type CompactOutcome,
-  type RunOptions,
-  type SetModelOptions,
-} from './agent.js';
+export { Agent, type RunOptions, type SetModelOptions } from './agent.js';
 export {
   type AgentCompactionOptions,
+  type CompactOutcome,
   type ProviderSummarizerOptions,
   providerSummarizer,
   SUMMARY_SYSTEM,
@@ -21,25 +15,9 @@ export type {
   AgentWarning,
   AgentWarningCode,
 } from './agent-events.js';
+export type { AgentOptions, AgentRequestOptions } from './agent-options.js';
 export { isContextOverflow, statedContextWindow } from './context-overflow.js';
-export {
-  ABORTED_RESULT_TEXT,
-  DEFAULT_TOOL_CONCURRENCY,
-  type DispatchOptions,
-  dispatchToolCalls,
-} from './dispatch.js';
-export { type DroppedMedia, droppedNote, type MediaPartLabel, processedNote } from './media-notes.js';
 export { STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from './steering.js';
-export { type MediaOutcome, type StorePartsOptions, toStoredParts } from './store-parts.js';
-export type {
-  ToolCallEndEvent,
-  ToolCallStartEvent,
-  ToolCallUpdateEvent,
-  ToolEvent,
-  ToolEventListener,
-  ToolMediaDroppedEvent,
-  ToolMediaProcessedEvent,
-} from './tool-events.js';
 export type { UsageTotals } from './usage-totals.js';
 export {
   type BuildUserMessageOptions,
@@ -47,4 +25,3 @@ export {
   type UserContent,
   type UserContentPart,
 } from './user-content.js';
-export { type ArgsCheck, validateArgs } from './validate-args.js';

@@ -12,7 +12,7 @@
  */
 
 import type { Message } from '../conversation.js';
-import type { MediaRef } from '../providers/serialize-options.js';
+import type { MediaRef } from '../providers/common/serialize-options.js';
 import type { ProviderError } from '../providers/transport/provider-error.js';
 
 /** Statuses that can mean "this request's content is bad" (not auth, not rate limits). */

@@ -1,8 +1,8 @@
 /** Token and cost totals over the model requests of an agent's session. */
 
 import type { Usage } from '../conversation.js';
-import { type ModelPrice, type UsageCost, usageCost } from '../providers/model-prices.js';
-import { addTokens as plus, tokenCount } from '../providers/serializer-common.js';
+import { addTokens as plus, tokenCount } from '../providers/common/response-common.js';
+import { type ModelPrice, type UsageCost, usageCost } from '../providers/model/model-prices.js';
 
 export interface UsageTotals {
   /** Requests that reported usage: model answers and summary requests of compactions. */

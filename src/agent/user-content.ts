@@ -12,8 +12,8 @@ import type { StoredPart, UserMessage } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import type { ProcessOptions } from '../media/types.js';
 import type { MediaResultPart, ResultPart } from '../tool.js';
-import { markPrivateMedia } from './private-media.js';
-import { type MediaOutcome, toStoredParts } from './store-parts.js';
+import { markPrivateMedia } from '../tools/private-media.js';
+import { type MediaOutcome, toStoredParts } from '../tools/store-parts.js';
 
 /** One piece of user content: text, raw media bytes, or a stored part. */
 export type UserContentPart = string | StoredPart | MediaResultPart;

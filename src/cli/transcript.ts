@@ -4,8 +4,9 @@
  * one the user stopped, `[assistant — error: …]` for one the provider failed — as are tool calls that never ran
  * (`[tool aborted …]`). These messages are in the log but left out of what is sent to the model.
  */
-import { ABORTED_RESULT_TEXT, STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from '../agent/index.js';
+import { STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from '../agent/index.js';
 import { describePart, type Message, type ToolCallBlock, type Usage } from '../conversation.js';
+import { ABORTED_RESULT_TEXT } from '../tools/index.js';
 import { formatUsage } from './usage-format.js';
 
 const MAX_ARG_CHARS = 200;

@@ -1,13 +1,17 @@
 /**
  * Compaction: replace the older part of a conversation with a summary written by a host-supplied summarizer, keeping
- * the most recent messages verbatim. Pure apart from the summarizer call; recording it is `SessionLog.appendCompaction`.
+ * the most recent messages verbatim — except a kept tool result whose text alone is longer than `keepRecentTokens`:
+ * it is shortened (head and tail kept, a note in the cut; shorten-result.ts), so one oversized result can never keep a
+ * compacted conversation over the window. Pure apart from the summarizer call; recording it is
+ * `SessionLog.appendCompaction`.
  */
 
-import type { Conversation, Message, UserMessage } from '../conversation.js';
+import type { Conversation, Message, ToolResultBlock, UserMessage } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { type EstimateOptions, estimateTokens } from './estimate-tokens.js';
-import { findCutPoint } from './find-cut-point.js';
+import { findCutPoint, validCutPoints } from './find-cut-point.js';
 import { renderSections, shortenText } from './render-transcript.js';
+import { shortenToolResult } from './shorten-result.js';
 
 /** What the summarizer receives. */
 export interface SummaryRequest {
@@ -55,8 +59,12 @@ export interface CompactOptions extends EstimateOptions {
  * (neither module imports the other); test/compaction/compaction-record.test-d.ts keeps the two identical.
  */
 export interface CompactionRecord {
+  /** The summary (empty when nothing was summarized and a kept tool result was only shortened). */
   summary: string;
-  /** Messages replacing `messages[0 .. firstKeptIndex)`: the system messages found there, then the summary message. */
+  /**
+   * Messages replacing `messages[0 .. firstKeptIndex)`: the system messages found before the cut, the summary message
+   * (when there was something to summarize), then the kept messages up to the last shortened tool result, if any.
+   */
   replacement: Message[];
   /** Index (in the compacted conversation) of the first message kept verbatim. */
   firstKeptIndex: number;
@@ -82,10 +90,10 @@ export function summaryMessage(summary: string): UserMessage {
 
 /**
  * Compact `conversation`: find the cut with `findCutPoint(messages, keepRecentTokens)`, ask `summarize` for a summary
- * of the messages before it (in rounds when they exceed `maxSummaryInputTokens`), and return the new conversation
- * plus the record to log. Returns `null` when there is nothing to compact (see `findCutPoint`), or when every message
- * before the cut is a system message (those are kept verbatim: there is nothing to summarize). The input is not
- * modified.
+ * of the messages before it (in rounds when they exceed `maxSummaryInputTokens`), shorten each kept tool-results
+ * message whose text is longer than `keepRecentTokens` (at ~`charsPerToken` characters per token) to that, and return
+ * the new conversation plus the record to log. Returns `null` when there is nothing to compact: nothing before the cut
+ * but system messages (kept verbatim) and no kept tool result to shorten. The input is not modified.
  *
  * Errors: `ERR_ABORTED` when `signal` fires; `ERR_INVALID_ARGUMENT` when the summarizer resolves to something other
  * than a non-empty string or an option is out of range; a summarizer rejection propagates unchanged (an overflow one
@@ -108,23 +116,53 @@ export async function compact(
   if (!Number.isInteger(maxRounds) || maxRounds < 1) {
     throw new PantoError('ERR_INVALID_ARGUMENT', `maxRounds must be an integer >= 1, got ${maxRounds}`);
   }
-  const cut = findCutPoint(messages, options.keepRecentTokens ?? 20_000, options);
-  if (cut === 0) return null;
+  const keepRecentTokens = options.keepRecentTokens ?? 20_000;
+  const cut = findCutPoint(messages, keepRecentTokens, options);
+  const shortened = shortenKept(messages, cut, keepRecentTokens * (options.charsPerToken ?? 4));
   const older = messages.slice(0, cut);
   const system = older.filter((m) => m.role === 'system');
   const summarized = older.filter((m) => m.role !== 'system');
-  // Only system messages before the cut: they are kept verbatim, so there is nothing to summarize (and no round would
-  // run: without this the retry loop below never got a summary and spun forever).
-  if (summarized.length === 0) return null;
+  // Only system messages before the cut (or none): they are kept verbatim, so there is nothing to summarize (and no
+  // round would run: without this the retry loop below never got a summary and spun forever).
+  if (summarized.length === 0 && shortened.length === 0) return null;
   const { signal } = options;
-  let budget = maxInput;
-  let summary: string;
-  // At most 1 + 3 attempts: each either returns (break) or throws; only an overflow rejection is retried.
+  let summary = '';
+  if (summarized.length > 0) summary = await summarizeWithRetries(summarized, summarize, maxRounds, options);
+  const replacement: Message[] = [
+    ...system,
+    ...(summary === '' ? [] : [summaryMessage(summary)]),
+    ...shortened,
+  ];
+  const firstKeptIndex = cut + shortened.length;
+  checkAborted(signal);
+  const next = [...replacement, ...messages.slice(firstKeptIndex)];
+  return {
+    conversation: { messages: next },
+    compaction: {
+      summary,
+      replacement,
+      firstKeptIndex,
+      messageCountBefore: messages.length,
+      tokensBefore: estimateTokens(messages, options),
+      tokensAfter: estimateTokens(next, options),
+    },
+  };
+}
+
+/** Summarize `summarized` in rounds; an overflow rejection (`isOverflow`) redoes them with half the input, 3 times at most. */
+async function summarizeWithRetries(
+  summarized: readonly Message[],
+  summarize: Summarizer,
+  maxRounds: number,
+  options: CompactOptions,
+): Promise<string> {
+  const { signal } = options;
+  let budget = options.maxSummaryInputTokens;
+  // At most 1 + 3 attempts: each either returns or throws; only an overflow rejection is retried.
   for (let overflowRetries = 0; ; overflowRetries++) {
     checkAborted(signal);
     try {
-      summary = await summarizeInRounds(summarized, summarize, budget, maxRounds, options);
-      break;
+      return await summarizeInRounds(summarized, summarize, budget, maxRounds, options);
     } catch (err) {
       if (signal?.aborted || overflowRetries >= 3 || !options.isOverflow?.(err)) throw err;
       // The summarizer's model counts more tokens than the estimate: halve the input and redo the rounds.
@@ -132,19 +170,38 @@ export async function compact(
       budget = Math.max(64, Math.floor(used / 2));
     }
   }
-  const replacement: Message[] = [...system, summaryMessage(summary)];
-  const next = [...replacement, ...messages.slice(cut)];
-  return {
-    conversation: { messages: next },
-    compaction: {
-      summary,
-      replacement,
-      firstKeptIndex: cut,
-      messageCountBefore: messages.length,
-      tokensBefore: estimateTokens(messages, options),
-      tokensAfter: estimateTokens(next, options),
-    },
-  };
+}
+
+/**
+ * The kept messages from `cut` up to the first valid cut (see `validCutPoints`) after the last tool-results message
+ * whose text is longer than `maxChars`, each such message shortened (its results share `maxChars`); empty when none
+ * is. They go into the replacement (a compaction record cannot change kept entries), so the cut moves past them.
+ */
+function shortenKept(messages: readonly Message[], cut: number, maxChars: number): Message[] {
+  let last = -1;
+  const out: Message[] = [];
+  for (let i = cut; i < messages.length; i++) {
+    const m = messages[i] as Message;
+    if (m.role !== 'tool' || resultsText(m.results) <= maxChars) {
+      out.push(m);
+      continue;
+    }
+    const share = Math.floor(maxChars / m.results.length);
+    out.push({ ...m, results: m.results.map((r) => shortenToolResult(r, share)) });
+    last = i;
+  }
+  if (last < 0) return [];
+  // Never separate a call from its result: the next valid cut (the end of the conversation always is one).
+  const valid = validCutPoints(messages);
+  let end = last + 1;
+  while (end < messages.length && !valid[end]) end++;
+  return out.slice(0, end - cut);
+}
+
+function resultsText(results: ToolResultBlock[]): number {
+  let n = 0;
+  for (const r of results) for (const p of r.parts) if (p?.type === 'text') n += p.text.length;
+  return n;
 }
 
 const PREVIOUS = '[summary of the conversation before this part]';

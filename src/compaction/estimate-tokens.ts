@@ -4,7 +4,7 @@
  * given) — in user messages as well as in tool results. Tool-result `meta` is never sent to a model and is not counted.
  */
 
-import { type Message, type StoredPart, textLength } from '../conversation.js';
+import type { Message, StoredPart } from '../conversation.js';
 import {
   capTokens,
   checkEstimateOptions,
@@ -25,7 +25,7 @@ function partsTokens(parts: readonly StoredPart[], options: EstimateOptions): nu
   for (const part of parts) {
     switch (part.type) {
       case 'text':
-        chars += textLength(part);
+        chars += part.text.length;
         break;
       case 'image':
         media = capTokens(media + imageTokensUnchecked(part, options));
@@ -53,7 +53,7 @@ export function messageTokensUnchecked(message: Message, options: EstimateOption
       let chars = 0;
       for (const block of message.content) {
         if (block.type === 'tool_call') chars += block.name.length + JSON.stringify(block.input).length;
-        else chars += textLength(block);
+        else chars += block.text.length;
       }
       return textTokens(chars, options);
     }

@@ -113,11 +113,19 @@ export function openaiPatchImageTokens(width: number, height: number, multiplier
   return Math.ceil(patches * multiplier);
 }
 
-/** Gemini: 258 tokens when both sides <= 384 px, otherwise 258 per 768x768 tile. */
+/**
+ * Gemini: 258 tokens when both sides <= 384 px, otherwise 258 per 768x768 tile — after the service scales a larger
+ * picture down to fit 3072x3072 ("larger images are scaled down and padded to fit a maximum resolution of 3072 x 3072
+ * while preserving their original aspect ratio", Firebase AI Logic / Vertex AI input requirements), so at most 16
+ * tiles (4,128 tokens) whatever sides a header claims.
+ */
 export function geminiImageTokens(width: number, height: number): number {
   if (width <= 384 && height <= 384) return 258;
-  return 258 * Math.ceil(width / 768) * Math.ceil(height / 768);
+  const fit = Math.min(1, GEMINI_MAX_SIDE / Math.max(width, height));
+  return 258 * Math.ceil((width * fit) / 768) * Math.ceil((height * fit) / 768);
 }
+
+const GEMINI_MAX_SIDE = 3072;
 
 function fixedTokens(options: MediaEstimateOptions): number {
   return capTokens(

@@ -44,6 +44,13 @@ export interface LuaBudgets {
   maxPatternSubjectBytes?: number;
   /** Largest file `panto.read_file` reads. Default 64 MiB. */
   maxReadBytes?: number;
+  /** Largest data one `panto.write_file` writes. Default 64 MiB. */
+  maxWriteBytes?: number;
+  /**
+   * Largest value a host function may return to Lua (strings as UTF-8, bytes, and 16 bytes per table entry); a larger
+   * one is `nil, err`, never cut. Default 64 MiB.
+   */
+  maxHostValueBytes?: number;
   /**
    * A busy call yields to the event loop after this many ms of Lua time, and the host runs one slice per event-loop
    * turn, so the loop never waits longer than about one slice however many calls are busy. Default 10.
@@ -63,6 +70,8 @@ export const DEFAULT_BUDGETS: Readonly<ResolvedBudgets> = Object.freeze({
   maxStringBytes: 64 * 1024 * 1024,
   maxPatternSubjectBytes: 4 * 1024 * 1024,
   maxReadBytes: 64 * 1024 * 1024,
+  maxWriteBytes: 64 * 1024 * 1024,
+  maxHostValueBytes: 64 * 1024 * 1024,
   sliceMs: 10,
 });
 

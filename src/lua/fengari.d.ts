@@ -13,6 +13,10 @@ declare module 'fengari' {
   /** A Lua thread (`lua_State *`). */
   export interface LuaState {
     ci: CallInfo;
+    /** The CallInfo of the first level (C calling Lua): `ci` is back at it when the thread has nothing running. */
+    base_ci: CallInfo;
+    /** The thread status (LUA_OK, LUA_YIELD or an error status). */
+    status: number;
     allowhook: number;
     /** The global state; `atnativeerror` is the handler set with `lua_atnativeerror`. */
     l_G: { atnativeerror: LuaJsFunction | null };

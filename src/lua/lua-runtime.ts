@@ -20,7 +20,6 @@ import type { CallResult } from '../tool-source.js';
 import { AbortFanout } from './abort-fanout.js';
 import type { ResolvedBudgets } from './budget.js';
 import { HOOK_INTERVAL } from './budget.js';
-import { CAPABILITIES, type Capability } from './capabilities.js';
 import {
   installNativeErrorRoom,
   type Meter,
@@ -29,13 +28,31 @@ import {
   withoutMeter,
 } from './fengari-fixes.js';
 import { createHostFunctions, type HostCall } from './host-api.js';
+import type { HostInvoker } from './host-functions.js';
 import { HOST_YIELD, type Pusher, sliceYields } from './host-yield.js';
 import type { LuaLogEntry, LuaLogger } from './lua-log.js';
-import { LuaConversionError, luaToJson, pushJson, pushString, typeName } from './lua-values.js';
+import { ModuleLoader } from './lua-modules.js';
+import {
+  LuaConversionError,
+  luaToJson,
+  pushBytesNoCopy,
+  pushJson,
+  pushString,
+  typeName,
+} from './lua-values.js';
+import type { CapabilityOptions } from './resolved-source-options.js';
 import { readHandlerResult } from './result-bridge.js';
 import { Sandbox } from './sandbox.js';
 import { normalizeSchema } from './schema-arrays.js';
-import { beginSlice, currentBurstStart, mayRunNow, nextTurn } from './slice-scheduler.js';
+import {
+  beginSlice,
+  currentBurstStart,
+  enterVm,
+  leaveVm,
+  mayRunNow,
+  nextTurn,
+  vmBusy,
+} from './slice-scheduler.js';
 import { capString, capText } from './text-cap.js';
 import type { Denylist } from './workspace-paths.js';
 
@@ -50,8 +67,11 @@ export interface LoadedLuaTool {
   parameters: Record<string, unknown>;
   file: string;
   handlerRef: number;
-  /** The host capabilities the file declared (and the host granted). */
-  capabilities: readonly Capability[];
+  /** The host capabilities the file declared (and the host granted), host functions included. */
+  capabilities: readonly string[];
+  capabilitySet: ReadonlySet<string>;
+  /** `name` as a Lua string (for `ctx.tool_name`, pushed on every call). */
+  nameBytes: Uint8Array;
 }
 
 /** Why a tool file did not load. `line` is set when the error has a position. */
@@ -65,8 +85,19 @@ export interface LuaRuntimeOptions {
   budgets: ResolvedBudgets;
   denylist: Denylist;
   log: LuaLogger;
-  /** Host capabilities a tool file may declare (`capabilities = {...}`); a file asking for more does not load. */
-  grant: readonly Capability[];
+  /**
+   * Host capabilities a tool file may declare (`capabilities = {...}`), host functions included; a file asking for
+   * more does not load.
+   */
+  grant: readonly string[];
+  /** Every name a tool file may declare (known but not granted is a different load error than unknown). */
+  known: readonly string[];
+  /** The host's own functions (`hostFunctions`), or how a worker reaches them. */
+  hostFunctions?: HostInvoker | undefined;
+  /** Settings of the standard capabilities (exec, fetch, write_file). */
+  capabilityOptions?: CapabilityOptions | undefined;
+  /** The package's own `lua/lib` (shared modules of the built-ins, searched last by `require`). */
+  builtinLib: string;
   /** Calls that run at once; more wait in a FIFO queue (their time budget does not run while they wait). */
   maxConcurrentCalls: number;
 }
@@ -79,6 +110,8 @@ export interface RunContext {
   signal?: AbortSignal;
   /** The dispatcher's progress callback (`ToolContext.update`), reached from Lua through `panto.progress`. */
   update?: ((update: ToolUpdate) => void) | undefined;
+  /** An opaque id the host-function invoker receives (the worker's id of the parent's call). */
+  tag?: number | undefined;
 }
 
 interface CallState {
@@ -89,6 +122,18 @@ interface CallState {
   readonly toolCallId: string;
   readonly root: string;
   readonly update: ((update: ToolUpdate) => void) | undefined;
+  /** The capabilities of the tool being called (a `require`d module's `panto` uses them). */
+  readonly capabilities: ReadonlySet<string>;
+  readonly signal: AbortSignal | undefined;
+  readonly tag: number | undefined;
+  /** Aborted when the call ends, is aborted or runs out of time: what host functions get as `ctx.signal`. */
+  controller: AbortController | null;
+  /** Stops forwarding `signal`'s abort to `controller`. */
+  unwatch: (() => void) | null;
+  /** The `HostCall` view of this call, made on first use. */
+  host: HostCall | null;
+  /** Modules this call is loading (`require`), outermost first. */
+  readonly requiring: string[];
   readonly hook: LuaHook;
   readonly meter: Meter;
   instructions: number;
@@ -111,25 +156,33 @@ const NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
 /** `chunk:line: rest` — the position Lua puts in front of an error message. */
 const POSITION_RE = /^([^\n:]{1,200}):(\d{1,9}): /;
 const MIB = 1024 * 1024;
+const NONE: ReadonlySet<string> = new Set();
+/** Idle threads kept for reuse. */
+const IDLE_THREADS = 16;
 
 export class LuaRuntime {
   readonly #L: LuaState;
   readonly #sandbox: Sandbox;
+  readonly #modules: ModuleLoader;
   readonly #budgets: ResolvedBudgets;
   readonly #log: LuaLogger;
-  readonly #grant: ReadonlySet<Capability>;
+  readonly #grant: ReadonlySet<string>;
+  readonly #known: readonly string[];
   readonly #maxConcurrent: number;
   #running = 0;
   readonly #queue: Array<() => void> = [];
   /** One abort listener per signal for all the calls waiting on it (slots and host calls). */
   readonly #aborts = new AbortFanout();
   #active: CallState | null = null;
+  /** Threads of calls that ended cleanly, for reuse (see `#release`). */
+  readonly #idleThreads: Array<{ thread: LuaState; ref: number }> = [];
   #loadingFile: string | undefined;
 
   constructor(opts: LuaRuntimeOptions) {
     this.#budgets = opts.budgets;
     this.#log = opts.log;
     this.#grant = new Set(opts.grant);
+    this.#known = opts.known;
     this.#maxConcurrent = opts.maxConcurrentCalls;
     const L = lauxlib.luaL_newstate();
     this.#L = L;
@@ -158,18 +211,66 @@ export class LuaRuntime {
     const current = (): HostCall => {
       const call = this.#active;
       if (call === null) throw new Error('panto.* called outside a tool call');
-      return {
-        root: call.root,
-        log: (level, message) => this.#log({ level, message, ...this.#attribution() }),
-        update: (update) => call.update?.(update),
-      };
+      call.host ??= this.#hostCall(call);
+      return call.host;
     };
+    const hostFunctions = createHostFunctions({
+      current,
+      denylist: opts.denylist,
+      budgets: opts.budgets,
+      invoker: opts.hostFunctions,
+      options: opts.capabilityOptions ?? {},
+    });
     this.#sandbox = new Sandbox(L, {
       budgets: opts.budgets,
       print: (line) => this.#log({ level: 'info', message: line, ...this.#attribution() }),
-      hostFunctions: createHostFunctions({ current, denylist: opts.denylist, budgets: opts.budgets }),
+      hostFunctions,
+      capabilityNames: this.#known,
       currentCall: () => this.#active,
+      currentCapabilities: () => this.#active?.capabilities ?? NONE,
     });
+    this.#modules = new ModuleLoader(
+      L,
+      {
+        current: () => this.#active,
+        newModuleEnv: (dirs) => {
+          this.#sandbox.pushEnv({
+            dynamicPanto: true,
+            pushRequire: (S) => this.#modules.pushRequire(S, dirs),
+          });
+          return lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+        },
+        seal: (envRef) => this.#sandbox.seal(envRef),
+        maxTextBytes: opts.budgets.maxTextBytes,
+      },
+      opts.builtinLib,
+      this.#sandbox.pcall,
+    );
+  }
+
+  #hostCall(call: CallState): HostCall {
+    const runtime = this;
+    return {
+      root: call.root,
+      tool: call.tool,
+      toolCallId: call.toolCallId,
+      file: call.file,
+      tag: call.tag,
+      capabilities: call.capabilities,
+      get signal(): AbortSignal {
+        if (call.controller === null) {
+          const controller = new AbortController();
+          call.controller = controller;
+          call.unwatch = runtime.#aborts.watch(call.signal, () =>
+            controller.abort(new Error('the tool call was aborted')),
+          );
+        }
+        return call.controller.signal;
+      },
+      remainingMs: () => runtime.#budgets.wallClockMs - call.ownMs - (performance.now() - call.sliceStart),
+      log: (level, message) => this.#log({ level, message, ...this.#attribution() }),
+      update: (update) => call.update?.(update),
+    };
   }
 
   /** Who is running right now, for log entries. */
@@ -180,26 +281,27 @@ export class LuaRuntime {
   }
 
   /**
-   * Compile and run one tool file (text only) in a fresh sandbox env; validate the table it returns, reading it RAW
-   * (a metatable on it never runs). `chunkname` is what error positions show (e.g. `read.lua`). Never throws for a
-   * broken file.
+   * Compile and run one tool file (text only) in a fresh sandbox env; validate the table it returns (one tool) or the
+   * list of tool tables, reading them RAW (a metatable never runs). `chunkname` is what error positions show (e.g.
+   * `read.lua`). A bad entry of a list is its own load error (`x.lua: tools[2]: ...`); the others load. Never
+   * throws for a broken file.
    */
   async loadTool(
     file: string,
     chunkname: string,
     source: Uint8Array,
     root: string,
-  ): Promise<{ ok: true; tool: LoadedLuaTool } | { ok: false; error: LuaLoadError }> {
+  ): Promise<{ tools: LoadedLuaTool[]; errors: LuaLoadError[] }> {
     const L = this.#L;
     const top = lua.lua_gettop(L);
     const max = this.#budgets.maxTextBytes;
-    const fail = (message: string, line?: number): { ok: false; error: LuaLoadError } => {
-      lua.lua_settop(L, top);
+    const error = (message: string, line?: number): LuaLoadError => {
       const text = capString(message, max, 'message');
-      return {
-        ok: false,
-        error: line === undefined ? { file, message: text } : { file, line, message: text },
-      };
+      return line === undefined ? { file, message: text } : { file, line, message: text };
+    };
+    const fail = (message: string, line?: number) => {
+      lua.lua_settop(L, top);
+      return { tools: [], errors: [error(message, line)] };
     };
     const call = this.#newCall('', file, { toolCallId: '', root });
     this.#loadingFile = file;
@@ -220,7 +322,8 @@ export class LuaRuntime {
         const m = POSITION_RE.exec(msg);
         return fail(msg, m ? Number(m[2]) : undefined);
       }
-      const pantoRef = this.#sandbox.pushEnv();
+      const dirs = this.#modules.dirsForTool(file);
+      const pantoRef = this.#sandbox.pushEnv({ pushRequire: (S) => this.#modules.pushRequire(S, dirs) });
       const envRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
       lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, envRef);
       lua.lua_setupvalue(L, -2, 1);
@@ -234,50 +337,43 @@ export class LuaRuntime {
       if (outcome.nresults < 1 || lua.lua_type(T, 1) !== lua.LUA_TTABLE) {
         const got = outcome.nresults < 1 ? 'nothing' : `a ${typeName(T, lua.lua_type(T, 1))}`;
         return fail(
-          `${chunkname}: a tool file must return a table {name, description, parameters, handler}; it returned ${got}`,
+          `${chunkname}: a tool file must return a table {name, description, parameters, handler} (or a list of them); it returned ${got}`,
         );
       }
       lua.lua_settop(T, 1);
-      const name = rawText(T, 'name', max);
-      const description = rawText(T, 'description', max);
-      if (name === null || !NAME_RE.test(name)) {
-        return fail(`${chunkname}: 'name' must be a string matching ^[a-zA-Z0-9_-]{1,64}$`);
-      }
-      if (description === null) return fail(`${chunkname}: tool '${name}' has no 'description' string`);
-      const capabilities = this.#readCapabilities(T, chunkname, name);
-      if (typeof capabilities === 'string') return fail(capabilities);
-      let parameters: Record<string, unknown> = { type: 'object', properties: {} };
-      rawField(T, 1, 'parameters');
-      const paramsType = lua.lua_type(T, -1);
-      if (paramsType === lua.LUA_TTABLE) {
-        const value = luaToJson(T, lua.lua_gettop(T), 'parameters', { maxStringBytes: max });
-        if (Array.isArray(value) || value === null || typeof value !== 'object') {
-          return fail(`${chunkname}: tool '${name}': 'parameters' must be a JSON Schema object`);
-        }
-        parameters = normalizeSchema(value) as Record<string, unknown>;
-        if (parameters.type === undefined) parameters = { type: 'object', ...parameters };
-        if (parameters.type !== 'object') {
-          return fail(`${chunkname}: tool '${name}': 'parameters' must describe an object (type = "object")`);
-        }
-      } else if (paramsType !== lua.LUA_TNIL) {
-        return fail(
-          `${chunkname}: tool '${name}': 'parameters' must be a table, got ${typeName(T, paramsType)}`,
-        );
-      }
+      rawField(T, 1, 'name');
+      const isList = lua.lua_type(T, -1) === lua.LUA_TNIL && lua.lua_rawlen(T, 1) > 0;
       lua.lua_pop(T, 1);
-      rawField(T, 1, 'handler');
-      const handlerType = lua.lua_type(T, -1);
-      if (handlerType !== lua.LUA_TFUNCTION) {
-        return fail(
-          `${chunkname}: tool '${name}' has no 'handler' function (got ${typeName(T, handlerType)})`,
-        );
+      const tools: LoadedLuaTool[] = [];
+      const errors: LuaLoadError[] = [];
+      if (isList) {
+        const n = lua.lua_rawlen(T, 1);
+        for (let i = 1; i <= n; i++) {
+          lua.lua_rawgeti(T, 1, i);
+          const where = `${chunkname}: tools[${i}]`;
+          const r =
+            lua.lua_type(T, -1) === lua.LUA_TTABLE
+              ? this.#readTool(T, lua.lua_gettop(T), where, file)
+              : `${where} must be a tool table, got ${typeName(T, lua.lua_type(T, -1))}`;
+          if (typeof r === 'string') errors.push(error(r));
+          else tools.push(r);
+          lua.lua_settop(T, 1);
+        }
+        // One env for all the file's tools: its panto answers with the capabilities of the tool being called.
+        this.#sandbox.makeDynamic(pantoRef);
+      } else {
+        const r = this.#readTool(T, 1, chunkname, file);
+        if (typeof r === 'string') {
+          lauxlib.luaL_unref(L, lua.LUA_REGISTRYINDEX, pantoRef);
+          lauxlib.luaL_unref(L, lua.LUA_REGISTRYINDEX, envRef);
+          return fail(r);
+        }
+        tools.push(r);
+        this.#sandbox.grant(pantoRef, r.capabilities);
       }
-      lua.lua_xmove(T, L, 1);
-      const handlerRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
-      this.#sandbox.grant(pantoRef, capabilities);
       this.#sandbox.seal(envRef);
       lua.lua_settop(L, top);
-      return { ok: true, tool: { name, description, parameters, file, handlerRef, capabilities } };
+      return { tools, errors };
     } catch (err) {
       if (err instanceof LuaConversionError) return fail(`${chunkname}: ${err.message}`);
       return fail(`${chunkname}: internal error while loading: ${(err as Error).message}`);
@@ -287,9 +383,65 @@ export class LuaRuntime {
     }
   }
 
-  /** The file's `capabilities = {...}` (read raw), checked against the host's grant; a string is the load error. */
-  #readCapabilities(T: LuaState, chunkname: string, name: string): Capability[] | string {
-    rawField(T, 1, 'capabilities');
+  /**
+   * One tool table at `idx` of `T` (read raw) as a loaded tool (its handler referenced in the registry), or the load
+   * error. `where` prefixes messages (`read.lua`, `tools.lua: tools[2]`).
+   */
+  #readTool(T: LuaState, idx: number, where: string, file: string): LoadedLuaTool | string {
+    const max = this.#budgets.maxTextBytes;
+    const name = rawText(T, idx, 'name', max);
+    const description = rawText(T, idx, 'description', max);
+    if (name === null || !NAME_RE.test(name))
+      return `${where}: 'name' must be a string matching ^[a-zA-Z0-9_-]{1,64}$`;
+    if (description === null) return `${where}: tool '${name}' has no 'description' string`;
+    const capabilities = this.#readCapabilities(T, idx, where, name);
+    if (typeof capabilities === 'string') return capabilities;
+    let parameters: Record<string, unknown> = { type: 'object', properties: {} };
+    rawField(T, idx, 'parameters');
+    const paramsType = lua.lua_type(T, -1);
+    try {
+      if (paramsType === lua.LUA_TTABLE) {
+        const value = luaToJson(T, lua.lua_gettop(T), 'parameters', { maxStringBytes: max });
+        if (Array.isArray(value) || value === null || typeof value !== 'object') {
+          return `${where}: tool '${name}': 'parameters' must be a JSON Schema object`;
+        }
+        parameters = normalizeSchema(value) as Record<string, unknown>;
+        if (parameters.type === undefined) parameters = { type: 'object', ...parameters };
+        if (parameters.type !== 'object') {
+          return `${where}: tool '${name}': 'parameters' must describe an object (type = "object")`;
+        }
+      } else if (paramsType !== lua.LUA_TNIL) {
+        return `${where}: tool '${name}': 'parameters' must be a table, got ${typeName(T, paramsType)}`;
+      }
+    } catch (err) {
+      if (err instanceof LuaConversionError) return `${where}: ${err.message}`;
+      throw err;
+    } finally {
+      lua.lua_pop(T, 1);
+    }
+    rawField(T, idx, 'handler');
+    const handlerType = lua.lua_type(T, -1);
+    if (handlerType !== lua.LUA_TFUNCTION) {
+      lua.lua_pop(T, 1);
+      return `${where}: tool '${name}' has no 'handler' function (got ${typeName(T, handlerType)})`;
+    }
+    lua.lua_xmove(T, this.#L, 1);
+    const handlerRef = lauxlib.luaL_ref(this.#L, lua.LUA_REGISTRYINDEX);
+    return {
+      name,
+      description,
+      parameters,
+      file,
+      handlerRef,
+      capabilities,
+      capabilitySet: new Set(capabilities),
+      nameBytes: new TextEncoder().encode(name),
+    };
+  }
+
+  /** The `capabilities = {...}` of the tool table at `idx` (read raw), checked against the grant; a string is the error. */
+  #readCapabilities(T: LuaState, idx: number, chunkname: string, name: string): string[] | string {
+    rawField(T, idx, 'capabilities');
     const t = lua.lua_type(T, -1);
     try {
       if (t === lua.LUA_TNIL) return [];
@@ -299,15 +451,15 @@ export class LuaRuntime {
       const list = Array.isArray(value) ? value : Object.keys(value as object).length === 0 ? [] : null;
       if (list === null || list.some((c) => typeof c !== 'string'))
         return `${where} must be a list of strings`;
-      const out: Capability[] = [];
+      const out: string[] = [];
       for (const c of list as string[]) {
-        if (!(CAPABILITIES as readonly string[]).includes(c)) {
-          return `${where}: unknown capability '${c}' (known: ${CAPABILITIES.join(', ')})`;
+        if (!this.#known.includes(c)) {
+          return `${where}: unknown capability '${c}' (known: ${this.#known.join(', ')})`;
         }
-        if (!this.#grant.has(c as Capability)) {
+        if (!this.#grant.has(c)) {
           return `${where}: the host does not grant '${c}' (granted: ${[...this.#grant].join(', ') || 'none'})`;
         }
-        if (!out.includes(c as Capability)) out.push(c as Capability);
+        if (!out.includes(c)) out.push(c);
       }
       return out;
     } finally {
@@ -318,19 +470,28 @@ export class LuaRuntime {
   /** Run a tool's handler with `args` and read its result. Never rejects for the tool's own failure. */
   async call(tool: LoadedLuaTool, args: Record<string, unknown>, ctx: RunContext): Promise<CallResult> {
     if (ctx.signal?.aborted) return { ok: false, error: 'aborted before the tool started' };
-    if (!(await this.#acquire(ctx.signal))) return { ok: false, error: 'aborted before the tool started' };
-    const call = this.#newCall(tool.name, tool.file, ctx);
+    // A free slot is taken at once (no await: a trivial call costs no extra microtask turn).
+    if (this.#running < this.#maxConcurrent) this.#running++;
+    else if (!(await this.#waitForSlot(ctx.signal)))
+      return { ok: false, error: 'aborted before the tool started' };
+    const call = this.#newCall(tool.name, tool.file, ctx, tool.capabilitySet);
     const T = call.thread;
+    let stop: string | undefined;
+    let clean = false;
     try {
       lua.lua_rawgeti(T, lua.LUA_REGISTRYINDEX, tool.handlerRef);
       pushJson(T, args, 'args');
       lua.lua_createtable(T, 0, 2);
       pushString(T, ctx.toolCallId);
       lua.lua_setfield(T, -2, K_TOOL_CALL_ID);
-      pushString(T, tool.name);
+      pushBytesNoCopy(T, tool.nameBytes);
       lua.lua_setfield(T, -2, K_TOOL_NAME);
       const outcome = await this.#drive(call, 2, ctx.signal);
-      if (!outcome.ok) return { ok: false, error: outcome.error };
+      if (!outcome.ok) {
+        stop = outcome.error;
+        return { ok: false, error: outcome.error };
+      }
+      clean = true;
       const res = readHandlerResult(T, 1, outcome.nresults, this.#budgets);
       if (!res.ok) return { ok: false, error: res.error };
       return res.meta === undefined
@@ -347,17 +508,13 @@ export class LuaRuntime {
       });
       return { ok: false, error: `internal error in the Lua host: ${message}` };
     } finally {
-      this.#release(call);
+      this.#release(call, stop, clean);
       this.#releaseSlot();
     }
   }
 
-  /** Wait for a free call slot (FIFO). False when the signal aborted while waiting. */
-  #acquire(signal?: AbortSignal): Promise<boolean> {
-    if (this.#running < this.#maxConcurrent) {
-      this.#running++;
-      return Promise.resolve(true);
-    }
+  /** Wait for a call slot when all are taken (FIFO). False when the signal aborted while waiting. */
+  #waitForSlot(signal?: AbortSignal): Promise<boolean> {
     if (signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       const grant = () => {
@@ -379,10 +536,16 @@ export class LuaRuntime {
     else this.#running--;
   }
 
-  #newCall(tool: string, file: string, ctx: RunContext): CallState {
+  #newCall(tool: string, file: string, ctx: RunContext, capabilities: ReadonlySet<string> = NONE): CallState {
     const L = this.#L;
-    const thread = lua.lua_newthread(L);
-    const threadRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+    let thread: LuaState;
+    let threadRef: number;
+    const idle = this.#idleThreads.pop();
+    if (idle !== undefined) ({ thread, ref: threadRef } = idle);
+    else {
+      thread = lua.lua_newthread(L);
+      threadRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+    }
     const budgets = this.#budgets;
     const now = performance.now();
     const timeExceeded = (t: number): boolean => call.ownMs + (t - call.sliceStart) > budgets.wallClockMs;
@@ -394,6 +557,13 @@ export class LuaRuntime {
       toolCallId: ctx.toolCallId,
       root: ctx.root,
       update: ctx.update,
+      capabilities,
+      signal: ctx.signal,
+      tag: ctx.tag,
+      controller: null,
+      unwatch: null,
+      host: null,
+      requiring: [],
       instructions: 0,
       ownMs: 0,
       sliceStart: now,
@@ -464,9 +634,30 @@ export class LuaRuntime {
     return raiseFromHook(T, reason);
   }
 
-  #release(call: CallState): void {
-    lua.lua_sethook(call.thread, null, 0, 0);
-    lua.lua_settop(call.thread, 0);
+  /**
+   * End a call: stop its host work (`ctx.signal` of host functions), drop its thread, or keep it for a later call
+   * when the call ran to a clean end (`clean`: returned normally, so the thread is as new again: empty stack, base
+   * call frame, hooks allowed). Reusing threads saves a `lua_newthread` (a fresh stack of TValues)
+   * and a registry slot per call.
+   */
+  #release(call: CallState, reason?: string, clean = false): void {
+    if (call.controller !== null) {
+      call.unwatch?.();
+      if (!call.controller.signal.aborted) call.controller.abort(new Error(reason ?? 'the tool call ended'));
+    }
+    const T = call.thread;
+    lua.lua_sethook(T, null, 0, 0);
+    lua.lua_settop(T, 0);
+    if (
+      clean &&
+      this.#idleThreads.length < IDLE_THREADS &&
+      T.status === lua.LUA_OK &&
+      T.allowhook === 1 &&
+      T.ci === T.base_ci
+    ) {
+      this.#idleThreads.push({ thread: T, ref: call.threadRef });
+      return;
+    }
     lauxlib.luaL_unref(this.#L, lua.LUA_REGISTRYINDEX, call.threadRef);
   }
 
@@ -475,6 +666,8 @@ export class LuaRuntime {
     const T = call.thread;
     const budgets = this.#budgets;
     let n = nargs;
+    // Started from inside another resume (a synchronous host function calling a tool): run once that has returned.
+    if (vmBusy()) await Promise.resolve();
     for (;;) {
       if (!mayRunNow(budgets.sliceMs)) {
         await nextTurn();
@@ -487,9 +680,11 @@ export class LuaRuntime {
       setMeter(call.meter);
       setPatternWatch(call.meter.step);
       let status: number;
+      enterVm();
       try {
         status = lua.lua_resume(T, null, n);
       } finally {
+        leaveVm();
         this.#active = null;
         setMeter(null);
         setPatternWatch(null);
@@ -639,9 +834,9 @@ function rawField(T: LuaState, idx: number, key: string): void {
   lua.lua_rawget(T, abs);
 }
 
-/** `t[key]` of the table at index 1, read raw, as capped text; null when it is not a string. */
-function rawText(T: LuaState, key: string, max: number): string | null {
-  rawField(T, 1, key);
+/** `t[key]` of the table at `idx`, read raw, as capped text; null when it is not a string. */
+function rawText(T: LuaState, idx: number, key: string, max: number): string | null {
+  rawField(T, idx, key);
   const out =
     lua.lua_type(T, -1) === lua.LUA_TSTRING
       ? capText(lua.lua_tolstring(T, -1) ?? new Uint8Array(0), max)

@@ -17,10 +17,15 @@ import { PantoError } from '../errors.js';
 import { packagePath } from '../package-root.js';
 import type { ToolContext, ToolDecl } from '../tool.js';
 import type { CallResult, ToolSource } from '../tool-source.js';
-import { type LuaBudgets, type ResolvedBudgets, resolveBudgets } from './budget.js';
-import { CAPABILITIES, type Capability } from './capabilities.js';
+import { AddressRules } from './address-rules.js';
+import { type LuaBudgets, resolveBudgets } from './budget.js';
+import { CAPABILITIES, type Capability, DEFAULT_GRANT, RESERVED_NAMES } from './capabilities.js';
+import type { ExecOptions } from './exec-command.js';
+import type { FetchOptions } from './fetch-url.js';
+import { checkHostFunctions, directInvoker, type HostFunction } from './host-functions.js';
 import type { LuaLogger } from './lua-log.js';
 import type { LuaLoadError } from './lua-runtime.js';
+import type { ResolvedSourceOptions } from './resolved-source-options.js';
 import type { ToolBackend } from './thread-backend.js';
 import type { WorkerOptions } from './worker-backend.js';
 import { DEFAULT_DENYLIST, realRoot } from './workspace-paths.js';
@@ -44,10 +49,21 @@ export interface LuaToolSourceOptions {
   /** Source name used in error messages. Default `lua:<the last directory>`. */
   name?: string;
   /**
-   * Host capabilities a tool file may declare with `capabilities = {...}`: `read_file`, `stat`, `list_dir`. A file
-   * declaring one that is not granted does not load (see `loadErrors`). Default: all of them.
+   * Standard capabilities a tool file may declare with `capabilities = {...}`: `read_file`, `stat`, `list_dir`,
+   * `write_file`, `make_dir`, `exec`, `fetch`. A file declaring one that is not granted does not load (see
+   * `loadErrors`). Default: reading only (`read_file`, `stat`, `list_dir`).
    */
   capabilities?: readonly Capability[];
+  /**
+   * The host's own functions, called from Lua as `panto.<name>(args)`; each name is also a capability a tool file
+   * declares (granted by being here). Names match `^[a-z_][a-z0-9_]*$` and must not collide with a built-in
+   * `panto.*` name. See docs/lua-tools.md "Host functions".
+   */
+  hostFunctions?: Readonly<Record<string, HostFunction>>;
+  /** Settings of `exec` (when granted): the environment commands get, the default timeout, the output cap. */
+  exec?: ExecOptions;
+  /** Settings of `fetch` (when granted): allowed hosts, private hosts/ranges, the default deadline, the body cap. */
+  fetch?: FetchOptions;
   /** Calls that run at once; more wait in a FIFO queue without using their time budget. Default 8. */
   maxConcurrentCalls?: number;
   /** Where the Lua VM runs: `'thread'` (default, the caller's thread) or `'worker'` (a worker thread, see above). */
@@ -65,19 +81,6 @@ export interface LuaRunOptions {
   toolCallId?: string;
   /** Progress callback (`panto.progress`). */
   update?: ToolContext['update'];
-}
-
-/** Options that cross to a worker (plain data). */
-export interface ResolvedSourceOptions {
-  dirs: string[];
-  budgets: ResolvedBudgets;
-  denylist: readonly string[];
-  capabilities: readonly Capability[];
-  maxConcurrentCalls: number;
-  fixedRoot: string | undefined;
-  loadRoot: string;
-  /** A directory that does not exist gives no tools (`LuaToolSourceOptions.ignoreMissing`). */
-  ignoreMissing: boolean;
 }
 
 let runCounter = 0;
@@ -141,15 +144,18 @@ export class LuaToolSource implements ToolSource {
         `isolation must be 'thread' or 'worker', got ${String(isolation)}`,
       );
     }
-    const capabilities = [...(options.capabilities ?? CAPABILITIES)];
+    const hostFunctions = options.hostFunctions ?? {};
+    const hostFunctionNames = checkHostFunctions(options.hostFunctions, RESERVED_NAMES);
+    const capabilities: string[] = [...(options.capabilities ?? DEFAULT_GRANT)];
     for (const c of capabilities) {
-      if (!(CAPABILITIES as readonly string[]).includes(c)) {
+      if (!(CAPABILITIES as readonly string[]).includes(c) && !hostFunctionNames.includes(c)) {
         throw new PantoError(
           'ERR_INVALID_ARGUMENT',
           `unknown capability '${String(c)}' (known: ${CAPABILITIES.join(', ')})`,
         );
       }
     }
+    for (const h of hostFunctionNames) if (!capabilities.includes(h)) capabilities.push(h);
     const maxConcurrentCalls = options.maxConcurrentCalls ?? 8;
     if (!Number.isInteger(maxConcurrentCalls) || maxConcurrentCalls < 1) {
       throw new PantoError('ERR_INVALID_ARGUMENT', 'maxConcurrentCalls must be a positive integer');
@@ -173,6 +179,11 @@ export class LuaToolSource implements ToolSource {
       budgets,
       denylist: [...(options.denylist ?? DEFAULT_DENYLIST)],
       capabilities,
+      hostFunctionNames,
+      capabilityOptions: {
+        exec: checkExecOptions(options.exec),
+        fetch: checkFetchOptions(options.fetch),
+      },
       maxConcurrentCalls,
       fixedRoot,
       loadRoot: fixedRoot ?? (await realRoot(process.cwd())),
@@ -181,12 +192,19 @@ export class LuaToolSource implements ToolSource {
     const name = options.name ?? `lua:${dirs[dirs.length - 1] ?? ''}`;
     if (isolation === 'worker') {
       const { WorkerBackend } = await import('./worker-backend.js');
-      const { backend, decls, loadErrors } = await WorkerBackend.start(resolved, log, options.worker ?? {});
+      const { backend, decls, loadErrors } = await WorkerBackend.start(
+        resolved,
+        log,
+        options.worker ?? {},
+        hostFunctions,
+      );
       return new LuaToolSource(name, backend, decls, loadErrors, fixedRoot, 'worker');
     }
     // fengari (the Lua VM, ~20 MB with the runtime) loads here, on the first in-thread load, not at import.
     const { loadToolsInThread } = await import('./thread-backend.js');
-    const { backend, decls, loadErrors } = await loadToolsInThread(resolved, log);
+    const invoker =
+      hostFunctionNames.length === 0 ? undefined : directInvoker(hostFunctions, budgets.maxHostValueBytes);
+    const { backend, decls, loadErrors } = await loadToolsInThread(resolved, log, invoker);
     return new LuaToolSource(name, backend, decls, loadErrors, fixedRoot, 'thread');
   }
 
@@ -235,4 +253,67 @@ export class LuaToolSource implements ToolSource {
   close(): Promise<void> {
     return this.#backend.close();
   }
+}
+
+const invalid = (message: string): never => {
+  throw new PantoError('ERR_INVALID_ARGUMENT', message);
+};
+
+function positive(name: string, v: unknown): void {
+  if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)) {
+    invalid(`${name} must be a positive number, got ${String(v)}`);
+  }
+}
+
+function stringList(name: string, v: unknown): void {
+  if (v !== undefined && (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))) {
+    invalid(`${name} must be a list of strings`);
+  }
+}
+
+/** The `exec` option checked and copied as plain data. Throws `ERR_INVALID_ARGUMENT`. */
+function checkExecOptions(o: ExecOptions | undefined): ExecOptions | undefined {
+  if (o === undefined) return undefined;
+  if (o === null || typeof o !== 'object') return invalid('exec must be an object');
+  positive('exec.timeoutMs', o.timeoutMs);
+  positive('exec.maxOutputBytes', o.maxOutputBytes);
+  stringList('exec.passEnv', o.passEnv);
+  if (o.env !== undefined) {
+    if (
+      o.env === null ||
+      typeof o.env !== 'object' ||
+      Object.values(o.env).some((v) => typeof v !== 'string')
+    ) {
+      invalid('exec.env must map names to strings');
+    }
+  }
+  return {
+    ...(o.passEnv === undefined ? {} : { passEnv: [...o.passEnv] }),
+    ...(o.env === undefined ? {} : { env: { ...o.env } }),
+    ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }),
+    ...(o.maxOutputBytes === undefined ? {} : { maxOutputBytes: o.maxOutputBytes }),
+  };
+}
+
+/** The `fetch` option checked and copied as plain data. Throws `ERR_INVALID_ARGUMENT`. */
+function checkFetchOptions(o: FetchOptions | undefined): FetchOptions | undefined {
+  if (o === undefined) return undefined;
+  if (o === null || typeof o !== 'object') return invalid('fetch must be an object');
+  positive('fetch.timeoutMs', o.timeoutMs);
+  positive('fetch.maxBytes', o.maxBytes);
+  stringList('fetch.allowHosts', o.allowHosts);
+  stringList('fetch.privateHosts', o.privateHosts);
+  stringList('fetch.privateRanges', o.privateRanges);
+  try {
+    new AddressRules(o);
+  } catch (err) {
+    invalid(`fetch.privateRanges: ${(err as Error).message}`);
+  }
+  return {
+    ...(o.allowHosts === undefined ? {} : { allowHosts: [...o.allowHosts] }),
+    ...(o.privateHosts === undefined ? {} : { privateHosts: [...o.privateHosts] }),
+    ...(o.privateRanges === undefined ? {} : { privateRanges: [...o.privateRanges] }),
+    ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }),
+    ...(o.maxBytes === undefined ? {} : { maxBytes: o.maxBytes }),
+  };
 }

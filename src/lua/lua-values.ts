@@ -2,8 +2,8 @@
  * Values across the JS <-> Lua boundary: JSON-like values to Lua tables and back, and bytes without copies.
  *
  * Conventions (documented in docs/lua-tools.md):
- * - `null` is `panto.json.null` inside arrays and in `panto.json_decode` results; an object member that is `null` in
- *   tool arguments is left out (`nil`). `panto.json.null` converts back to `null`.
+ * - `null` is `panto.json.null` inside arrays, inside nested objects and in `panto.json_decode` results; a top-level
+ *   member of the tool's arguments that is `null` is left out (`nil`). `panto.json.null` converts back to `null`.
  * - JS numbers that are integers within fengari's 32-bit integer range become Lua integers, others Lua floats.
  * - Arrays become sequences (1-based) marked as JSON arrays. A Lua table converts back to an array when it is marked
  *   (`panto.json.array(t)`) or its keys are exactly 1..n (n >= 1); any other table (including an unmarked empty one)
@@ -11,10 +11,12 @@
  * - Lua strings convert to JS strings by UTF-8 decoding (invalid sequences become U+FFFD).
  */
 
+import { isUtf8 } from 'node:buffer';
 import type { LuaState } from 'fengari';
 import fengari from 'fengari';
 import lobject from 'fengari/src/lobject.js';
 import lstring from 'fengari/src/lstring.js';
+import type { HostValue } from './host-functions.js';
 import { capText } from './text-cap.js';
 
 const { lua } = fengari;
@@ -120,17 +122,27 @@ export function markJsonArray(L: LuaState): void {
   else lua.lua_pop(L, 1);
 }
 
-/** How `null` enters Lua: as `nil` (object members of tool arguments) or as `panto.json.null`. */
+/**
+ * How `null` enters Lua: `'args'` (a tool's arguments: a TOP-LEVEL member that is `null` is `nil`, an absent optional
+ * argument; deeper it is `panto.json.null`) or `'json'` (`panto.json.null` everywhere, lossless).
+ */
 export type NullMode = 'args' | 'json';
 
 /**
  * Push a JSON-like JS value. The mapping (docs/lua-tools.md "JSON mapping"):
- * - `null` inside an array becomes `panto.json.null` (positions are kept); as an object member it becomes `nil` in
- *   `'args'` mode (an absent optional argument) and `panto.json.null` in `'json'` mode (`panto.json_decode`, lossless).
+ * - `null` inside an array or a nested object becomes `panto.json.null` (positions and keys are kept); a top-level
+ *   member that is `null` becomes `nil` in `'args'` mode (an absent optional argument).
  * - Arrays become sequences marked as JSON arrays (so `[]` round-trips as `[]`); objects become tables with string keys.
- * - Uint8Array values become Lua strings holding the same bytes (copied).
+ * - Uint8Array values become Lua strings holding the same bytes: copied, or handed over without a copy when `owned`
+ *   (the caller gives up every Uint8Array in `value`; see `prepareHostValue`).
  */
-export function pushJson(L: LuaState, value: unknown, mode: NullMode = 'args', depth = 0): void {
+export function pushJson(
+  L: LuaState,
+  value: unknown,
+  mode: NullMode = 'args',
+  depth = 0,
+  owned = false,
+): void {
   if (!lua.lua_checkstack(L, 3)) throw new Error('Lua stack overflow');
   if (value === null || value === undefined) {
     if (mode === 'json' && value === null) lua.lua_pushlightuserdata(L, JSON_NULL);
@@ -143,7 +155,7 @@ export function pushJson(L: LuaState, value: unknown, mode: NullMode = 'args', d
   } else if (typeof value === 'string') {
     pushString(L, value);
   } else if (value instanceof Uint8Array) {
-    pushBytesNoCopy(L, Uint8Array.prototype.slice.call(value));
+    pushBytesNoCopy(L, owned ? value : Uint8Array.prototype.slice.call(value));
   } else if (typeof value === 'bigint') {
     lua.lua_pushnumber(L, Number(value));
   } else if (depth >= MAX_DEPTH) {
@@ -153,7 +165,7 @@ export function pushJson(L: LuaState, value: unknown, mode: NullMode = 'args', d
     for (let i = 0; i < value.length; i++) {
       const v: unknown = value[i];
       if (v === null || v === undefined) lua.lua_pushlightuserdata(L, JSON_NULL);
-      else pushJson(L, v, mode, depth + 1);
+      else pushJson(L, v, mode, depth + 1, owned);
       lua.lua_rawseti(L, -2, i + 1);
     }
     markJsonArray(L);
@@ -161,9 +173,10 @@ export function pushJson(L: LuaState, value: unknown, mode: NullMode = 'args', d
     const entries = Object.entries(value as Record<string, unknown>);
     lua.lua_createtable(L, 0, entries.length);
     for (const [k, v] of entries) {
-      if (v === undefined || (v === null && mode === 'args')) continue;
+      if (v === undefined || (v === null && mode === 'args' && depth === 0)) continue;
       pushKey(L, k);
-      pushJson(L, v, mode, depth + 1);
+      if (v === null) lua.lua_pushlightuserdata(L, JSON_NULL);
+      else pushJson(L, v, mode, depth + 1, owned);
       lua.lua_rawset(L, -3);
     }
   } else {
@@ -175,6 +188,11 @@ export function pushJson(L: LuaState, value: unknown, mode: NullMode = 'args', d
 export interface ToJsonOptions {
   /** Cut strings longer than this many UTF-8 bytes (with a note). Default: no cap. */
   maxStringBytes?: number;
+  /**
+   * Strings that are not valid UTF-8 become `Uint8Array` copies of their bytes instead of text with U+FFFD (host
+   * function arguments: bytes pass unchanged). `maxStringBytes` does not apply to them.
+   */
+  bytes?: boolean;
 }
 
 /**
@@ -186,17 +204,36 @@ export interface ToJsonOptions {
  */
 export function luaToJson(L: LuaState, idx: number, path = 'value', options: ToJsonOptions = {}): JsonValue {
   const abs = idx < 0 && idx > lua.LUA_REGISTRYINDEX ? lua.lua_gettop(L) + idx + 1 : idx;
-  return convert(L, abs, path, new Set(), 0, options.maxStringBytes ?? Number.POSITIVE_INFINITY);
+  const ctx: Ctx = {
+    seen: new Set(),
+    maxStr: options.maxStringBytes ?? Number.POSITIVE_INFINITY,
+    bytes: options.bytes === true,
+  };
+  return convert(L, abs, path, ctx, 0) as JsonValue;
 }
 
-function convert(
-  L: LuaState,
-  idx: number,
-  path: string,
-  seen: Set<unknown>,
-  depth: number,
-  maxStr: number,
-): JsonValue {
+/**
+ * The Lua value at `idx` as a host function's argument: `luaToJson` where a string that is not valid UTF-8 becomes a
+ * `Uint8Array` copy of its bytes (bytes pass unchanged), and `nil`/no value is `null`.
+ */
+export function luaToHostValue(L: LuaState, idx: number, path: string): HostValue {
+  const abs = idx < 0 && idx > lua.LUA_REGISTRYINDEX ? lua.lua_gettop(L) + idx + 1 : idx;
+  return convert(
+    L,
+    abs,
+    path,
+    { seen: new Set(), maxStr: Number.POSITIVE_INFINITY, bytes: true },
+    0,
+  ) as HostValue;
+}
+
+interface Ctx {
+  seen: Set<unknown>;
+  maxStr: number;
+  bytes: boolean;
+}
+
+function convert(L: LuaState, idx: number, path: string, ctx: Ctx, depth: number): JsonValue | Uint8Array {
   const t = lua.lua_type(L, idx);
   switch (t) {
     case lua.LUA_TNIL:
@@ -213,11 +250,12 @@ function convert(
     case lua.LUA_TSTRING: {
       const bytes = lua.lua_tolstring(L, idx);
       if (bytes === null) return '';
+      if (ctx.bytes && !isUtf8(bytes)) return Uint8Array.prototype.slice.call(bytes);
       // Through capText even when short: invalid UTF-8 grows when decoded (U+FFFD is 3 bytes).
-      return Number.isFinite(maxStr) ? capText(bytes, maxStr, notePath(path)) : decoder.decode(bytes);
+      return Number.isFinite(ctx.maxStr) ? capText(bytes, ctx.maxStr, notePath(path)) : decoder.decode(bytes);
     }
     case lua.LUA_TTABLE:
-      return convertTable(L, idx, path, seen, depth, maxStr);
+      return convertTable(L, idx, path, ctx, depth);
     case lua.LUA_TLIGHTUSERDATA:
       if (lua.lua_touserdata(L, idx) === JSON_NULL) return null;
       throw new LuaConversionError(`${notePath(path)} is a userdata, which has no JSON form`);
@@ -235,14 +273,8 @@ function isMarkedArray(L: LuaState, idx: number): boolean {
   return marked;
 }
 
-function convertTable(
-  L: LuaState,
-  idx: number,
-  path: string,
-  seen: Set<unknown>,
-  depth: number,
-  maxStr: number,
-): JsonValue {
+function convertTable(L: LuaState, idx: number, path: string, ctx: Ctx, depth: number): JsonValue {
+  const { seen, maxStr } = ctx;
   if (depth >= MAX_DEPTH)
     throw new LuaConversionError(`${notePath(path)} is nested deeper than ${MAX_DEPTH} levels`);
   const ptr = lua.lua_topointer(L, idx);
@@ -283,7 +315,7 @@ function convertTable(
     const arr: JsonValue[] = new Array(maxKey);
     for (let i = 1; i <= maxKey; i++) {
       lua.lua_rawgeti(L, idx, i);
-      arr[i - 1] = convert(L, lua.lua_gettop(L), `${path}[${i}]`, seen, depth + 1, maxStr);
+      arr[i - 1] = convert(L, lua.lua_gettop(L), `${path}[${i}]`, ctx, depth + 1) as JsonValue;
       lua.lua_pop(L, 1);
     }
     out = arr;
@@ -321,7 +353,7 @@ function convertTable(
       }
       let v: JsonValue;
       try {
-        v = convert(L, lua.lua_gettop(L), `${path}.${key}`, seen, depth + 1, maxStr);
+        v = convert(L, lua.lua_gettop(L), `${path}.${key}`, ctx, depth + 1) as JsonValue;
       } catch (err) {
         lua.lua_pop(L, 2);
         throw err;

@@ -17,7 +17,6 @@
 import type { LuaJsFunction, LuaState } from 'fengari';
 import fengari from 'fengari';
 import type { ResolvedBudgets } from './budget.js';
-import type { Capability } from './capabilities.js';
 import { fixPcall } from './fengari-fixes.js';
 import { type HostFunctions, joinArgs, pushJsonTable } from './host-api.js';
 import { HOST_YIELD, sliceYield, takeSlice } from './host-yield.js';
@@ -117,8 +116,23 @@ export interface SandboxHost {
   print: (line: string) => void;
   /** The `panto.*` functions. */
   hostFunctions: HostFunctions;
+  /** Every capability a tool may declare (an undeclared one is a clear error when used). */
+  capabilityNames: readonly string[];
   /** The running call (an object identifying it), or null between calls. A coroutine belongs to its creating call. */
   currentCall: () => object | null;
+  /** The capabilities of the tool whose call is running (empty while a file loads), for a dynamic `panto`. */
+  currentCapabilities: () => ReadonlySet<string>;
+}
+
+/** What `pushEnv` adds besides the standard globals. */
+export interface EnvOptions {
+  /**
+   * A `panto` whose capabilities are those of the tool whose call is running, looked up at each use: for a module
+   * (shared by the tools that require it) and for a file returning several tools.
+   */
+  dynamicPanto?: boolean;
+  /** Pushes the env's `require` function. */
+  pushRequire?: (L: LuaState) => void;
 }
 
 /** Builds sandbox environments on one Lua state. */
@@ -129,9 +143,14 @@ export class Sandbox {
   /** Registry ref of a table of the base functions. */
   readonly #baseRef: number;
   readonly #loadFn: LuaJsFunction;
+  /** The sandbox's `pcall` (with the hook fix), for wrappers written in Lua. */
+  readonly pcall: LuaJsFunction;
   readonly #capabilities: HostFunctions['capabilities'];
+  readonly #capabilityNames: ReadonlySet<string>;
   /** Registry ref of the metatable of a tool's `panto` table (a clear error for an undeclared capability). */
   readonly #pantoMetaRef: number;
+  /** Registry ref of the metatable of a dynamic `panto` (see `EnvOptions.dynamicPanto`). */
+  readonly #dynamicMetaRef: number;
   /** Registry ref of the metatable sealing a tool's globals after load (strict globals). */
   readonly #sealRef: number;
   /** The call each thread belongs to (call threads and the coroutines created in them). */
@@ -155,14 +174,19 @@ export class Sandbox {
     for (const name of BASE_FUNCTIONS) copyGlobalField(L, name, name);
     lua.lua_getglobal(L, '_VERSION');
     lua.lua_setfield(L, -2, '_VERSION');
+    let fixedPcall: LuaJsFunction | null = null;
     for (const name of ['pcall', 'xpcall']) {
       lua.lua_getglobal(L, name);
       const original = lua.lua_tocfunction(L, -1);
       lua.lua_pop(L, 1);
       if (original === null) throw new Error(`fengari base library has no JS ${name}`);
-      lua.lua_pushjsfunction(L, fixPcall(original));
+      const fixed = fixPcall(original);
+      if (name === 'pcall') fixedPcall = fixed;
+      lua.lua_pushjsfunction(L, fixed);
       lua.lua_setfield(L, -2, name);
     }
+    if (fixedPcall === null) throw new Error('fengari base library has no pcall');
+    this.pcall = fixedPcall;
     lua.lua_pushjsfunction(L, makePrint(host.print, host.budgets.maxTextBytes));
     lua.lua_setfield(L, -2, 'print');
     this.#baseRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
@@ -219,6 +243,7 @@ export class Sandbox {
 
     installJsonArrayMarker(L);
     this.#capabilities = host.hostFunctions.capabilities;
+    this.#capabilityNames = new Set(host.capabilityNames);
     lua.lua_newtable(L);
     for (const [name, fn] of Object.entries(host.hostFunctions.always)) {
       lua.lua_pushjsfunction(L, fn);
@@ -229,11 +254,21 @@ export class Sandbox {
     this.#templates.set('panto.json', lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX));
 
     lua.lua_newtable(L);
-    lua.lua_pushjsfunction(L, undeclaredCapability);
+    lua.lua_pushjsfunction(L, undeclaredCapability(this.#capabilityNames));
     lua.lua_setfield(L, -2, '__index');
     lua.lua_pushboolean(L, false);
     lua.lua_setfield(L, -2, '__metatable');
     this.#pantoMetaRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+
+    lua.lua_newtable(L);
+    lua.lua_pushjsfunction(
+      L,
+      dynamicCapability(this.#capabilityNames, this.#capabilities, host.currentCapabilities),
+    );
+    lua.lua_setfield(L, -2, '__index');
+    lua.lua_pushboolean(L, false);
+    lua.lua_setfield(L, -2, '__metatable');
+    this.#dynamicMetaRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
 
     lua.lua_newtable(L);
     lua.lua_pushjsfunction(L, undeclaredGlobal);
@@ -255,7 +290,7 @@ export class Sandbox {
    * Push a fresh environment table for one tool file onto the main state's stack. Returns a registry ref of its
    * `panto` table, to which `grant` adds the capabilities the file declares once it has loaded.
    */
-  pushEnv(): number {
+  pushEnv(options: EnvOptions = {}): number {
     const L = this.#L;
     lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, this.#baseRef);
     copyTable(L, lua.lua_gettop(L));
@@ -276,9 +311,17 @@ export class Sandbox {
       lua.lua_remove(L, -2);
       lua.lua_setfield(L, -2, 'json');
     }
-    lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, this.#pantoMetaRef);
+    lua.lua_rawgeti(
+      L,
+      lua.LUA_REGISTRYINDEX,
+      options.dynamicPanto ? this.#dynamicMetaRef : this.#pantoMetaRef,
+    );
     lua.lua_setmetatable(L, -2);
     const pantoRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+    if (options.pushRequire) {
+      options.pushRequire(L);
+      lua.lua_setfield(L, env, 'require');
+    }
     lua.lua_pushvalue(L, env);
     lua.lua_pushcclosure(L, this.#loadFn, 1);
     lua.lua_setfield(L, env, 'load');
@@ -287,12 +330,24 @@ export class Sandbox {
     return pantoRef;
   }
 
+  /** Make the `panto` table `pantoRef` (from `pushEnv`) dynamic (see `EnvOptions.dynamicPanto`); drops the ref. */
+  makeDynamic(pantoRef: number): void {
+    const L = this.#L;
+    lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, pantoRef);
+    lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, this.#dynamicMetaRef);
+    lua.lua_setmetatable(L, -2);
+    lua.lua_pop(L, 1);
+    lauxlib.luaL_unref(L, lua.LUA_REGISTRYINDEX, pantoRef);
+  }
+
   /** Add the capability functions in `names` to the `panto` table `pantoRef` (from `pushEnv`); drops the ref. */
-  grant(pantoRef: number, names: readonly Capability[]): void {
+  grant(pantoRef: number, names: readonly string[]): void {
     const L = this.#L;
     lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, pantoRef);
     for (const name of names) {
-      lua.lua_pushjsfunction(L, this.#capabilities[name]);
+      const fn = this.#capabilities[name];
+      if (fn === undefined) throw new Error(`no host function for capability '${name}'`);
+      lua.lua_pushjsfunction(L, fn);
       lua.lua_setfield(L, -2, name);
     }
     lua.lua_pop(L, 1);
@@ -313,23 +368,46 @@ export class Sandbox {
   }
 }
 
-const CAPABILITY_NAMES = new Set(['read_file', 'stat', 'list_dir']);
-
 /** `__index` of a tool's `panto` table: a clear error for a capability the tool did not declare. */
-const undeclaredCapability: LuaJsFunction = (L) => {
-  if (lua.lua_type(L, 2) === lua.LUA_TSTRING) {
-    const key = new TextDecoder().decode(lua.lua_tolstring(L, 2) ?? new Uint8Array(0));
-    if (CAPABILITY_NAMES.has(key)) {
-      return lauxlib.luaL_error(
-        L,
-        `panto.${key} is not available to this tool: declare capabilities = { "${key}" } in the tool file ` +
-          '(the host must grant it)',
-      );
+function undeclaredCapability(names: ReadonlySet<string>): LuaJsFunction {
+  return (L) => {
+    if (lua.lua_type(L, 2) === lua.LUA_TSTRING && lua.lua_rawlen(L, 2) <= 64) {
+      const key = new TextDecoder().decode(lua.lua_tolstring(L, 2) ?? new Uint8Array(0));
+      if (names.has(key)) {
+        return lauxlib.luaL_error(
+          L,
+          `panto.${key} is not available to this tool: declare capabilities = { "${key}" } in the tool file ` +
+            '(the host must grant it)',
+        );
+      }
     }
-  }
-  lua.lua_pushnil(L);
-  return 1;
-};
+    lua.lua_pushnil(L);
+    return 1;
+  };
+}
+
+/**
+ * `__index` of a dynamic `panto`: the capability function when the tool whose call is running declared it, the
+ * undeclared-capability error when not.
+ */
+function dynamicCapability(
+  names: ReadonlySet<string>,
+  fns: Readonly<Record<string, LuaJsFunction>>,
+  current: () => ReadonlySet<string>,
+): LuaJsFunction {
+  const undeclared = undeclaredCapability(names);
+  return (L) => {
+    if (lua.lua_type(L, 2) === lua.LUA_TSTRING && lua.lua_rawlen(L, 2) <= 64) {
+      const key = new TextDecoder().decode(lua.lua_tolstring(L, 2) ?? new Uint8Array(0));
+      const fn = fns[key];
+      if (fn !== undefined && Object.hasOwn(fns, key) && current().has(key)) {
+        lua.lua_pushjsfunction(L, fn);
+        return 1;
+      }
+    }
+    return undeclared(L);
+  };
+}
 
 /** `__newindex` of a loaded tool's globals. */
 const undeclaredGlobal: LuaJsFunction = (L) => {

@@ -68,3 +68,23 @@ export function beginSlice(): void {
 export function currentBurstStart(): number {
   return burstStart;
 }
+
+/**
+ * True while a Lua thread of this JS thread is being resumed (Lua code, or a host function called from it, is on the
+ * stack). A synchronous host function may start another tool call; that call must not resume its thread inside the
+ * running one (the meter, the pattern watch and the running call are per JS thread), so it waits one microtask,
+ * which runs only once the outer resume has returned.
+ */
+let resuming = 0;
+
+export function enterVm(): void {
+  resuming++;
+}
+
+export function leaveVm(): void {
+  resuming--;
+}
+
+export function vmBusy(): boolean {
+  return resuming > 0;
+}

@@ -6,13 +6,16 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PantoError } from '../errors.js';
+import { packagePath } from '../package-root.js';
 import { readRegularFile } from '../regular-file.js';
 import type { ToolDecl } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
+import { CAPABILITIES } from './capabilities.js';
 import { accountingAvailable } from './fengari-fixes.js';
+import type { HostInvoker } from './host-functions.js';
 import type { LuaLogger } from './lua-log.js';
 import { type LoadedLuaTool, type LuaLoadError, LuaRuntime, type RunContext } from './lua-runtime.js';
-import type { ResolvedSourceOptions } from './lua-tool-source.js';
+import type { ResolvedSourceOptions } from './resolved-source-options.js';
 import { Denylist } from './workspace-paths.js';
 
 /** What `LuaToolSource` calls: one implementation per isolation mode. */
@@ -29,13 +32,18 @@ const MAX_TOOL_FILE_BYTES = 4 * 1024 * 1024;
 export async function loadToolsInThread(
   opts: ResolvedSourceOptions,
   log: LuaLogger,
+  hostFunctions?: HostInvoker,
 ): Promise<{ backend: ToolBackend; decls: ToolDecl[]; loadErrors: LuaLoadError[] }> {
   const runtime = new LuaRuntime({
     budgets: opts.budgets,
     denylist: new Denylist(opts.denylist),
     log,
     grant: opts.capabilities,
+    known: [...CAPABILITIES, ...opts.hostFunctionNames],
+    hostFunctions,
+    capabilityOptions: opts.capabilityOptions,
     maxConcurrentCalls: opts.maxConcurrentCalls,
+    builtinLib: path.join(packagePath('lua'), 'lib'),
   });
   if (!accountingAvailable()) {
     log({
@@ -92,16 +100,15 @@ export async function loadToolsInThread(
         continue;
       }
       const res = await runtime.loadTool(file, fileName, source, opts.loadRoot);
-      if (!res.ok) {
-        report(res.error);
-        continue;
+      for (const e of res.errors) report(e);
+      for (const tool of res.tools) {
+        const existing = tools.get(tool.name);
+        if (existing) {
+          report({ file, message: `tool '${tool.name}' is already defined by ${existing.file}` });
+          continue;
+        }
+        tools.set(tool.name, tool);
       }
-      const existing = tools.get(res.tool.name);
-      if (existing) {
-        report({ file, message: `tool '${res.tool.name}' is already defined by ${existing.file}` });
-        continue;
-      }
-      tools.set(res.tool.name, res.tool);
     }
   }
   const decls = [...tools.values()].map((t) => ({

@@ -17,9 +17,10 @@ import { PantoError } from '../errors.js';
 import { packagePath } from '../package-root.js';
 import type { ToolDecl } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
+import { type HostFunction, type HostOutcome, type HostValue, runHostFunction } from './host-functions.js';
 import type { LuaLogger } from './lua-log.js';
 import type { LuaLoadError, RunContext } from './lua-runtime.js';
-import type { ResolvedSourceOptions } from './lua-tool-source.js';
+import type { ResolvedSourceOptions } from './resolved-source-options.js';
 import type { ToolBackend } from './thread-backend.js';
 import type { ParentMessage, WorkerMessage } from './worker-protocol.js';
 
@@ -38,6 +39,13 @@ interface Pending {
   resolve: (r: CallResult) => void;
   update: RunContext['update'];
   detach: () => void;
+  /** What a host function's context is made from. */
+  name: string;
+  toolCallId: string;
+  root: string;
+  signal: AbortSignal | undefined;
+  /** Host function calls of this call still running, by id: aborted when the call ends. */
+  hostCalls: Map<number, AbortController> | null;
 }
 
 interface Live {
@@ -65,6 +73,9 @@ function workerScript(): string {
 export class WorkerBackend implements ToolBackend {
   readonly #opts: ResolvedSourceOptions;
   readonly #log: LuaLogger;
+  readonly #hostFunctions: Readonly<Record<string, HostFunction>>;
+  /** Host function calls in flight, by id (across calls): `hostCancel` aborts one. */
+  readonly #hostCalls = new Map<number, AbortController>();
   readonly #maxOldMb: number;
   readonly #watchdogMs: number;
   readonly #pending = new Map<number, Pending>();
@@ -77,9 +88,15 @@ export class WorkerBackend implements ToolBackend {
   restarts = 0;
   readonly #watchdog: NodeJS.Timeout;
 
-  private constructor(opts: ResolvedSourceOptions, log: LuaLogger, options: WorkerOptions) {
+  private constructor(
+    opts: ResolvedSourceOptions,
+    log: LuaLogger,
+    options: WorkerOptions,
+    hostFunctions: Readonly<Record<string, HostFunction>>,
+  ) {
     this.#opts = opts;
     this.#log = log;
+    this.#hostFunctions = hostFunctions;
     this.#maxOldMb = options.maxOldGenerationSizeMb ?? 512;
     this.#watchdogMs = options.watchdogMs ?? Math.max(5000, 2 * opts.budgets.maxBlockingMs);
     for (const [k, v] of Object.entries({
@@ -102,8 +119,9 @@ export class WorkerBackend implements ToolBackend {
     opts: ResolvedSourceOptions,
     log: LuaLogger,
     options: WorkerOptions,
+    hostFunctions: Readonly<Record<string, HostFunction>> = {},
   ): Promise<{ backend: WorkerBackend; decls: ToolDecl[]; loadErrors: LuaLoadError[] }> {
-    const backend = new WorkerBackend(opts, log, options);
+    const backend = new WorkerBackend(opts, log, options, hostFunctions);
     try {
       const live = backend.#spawn();
       const { decls, loadErrors } = await live.ready;
@@ -154,12 +172,19 @@ export class WorkerBackend implements ToolBackend {
           const p = this.#pending.get(m.id);
           if (p) {
             this.#pending.delete(m.id);
+            this.#endHostCalls(p);
             p.detach();
             this.#refresh();
             p.resolve(m.result);
           }
           break;
         }
+        case 'host':
+          this.#runHost(worker, m.id, m.hid, m.name, m.args);
+          break;
+        case 'hostCancel':
+          this.#hostCalls.get(m.hid)?.abort(new Error('the tool call stopped waiting'));
+          break;
         case 'beat':
           break;
       }
@@ -187,10 +212,64 @@ export class WorkerBackend implements ToolBackend {
     const all = [...this.#pending.values()];
     this.#pending.clear();
     for (const p of all) {
+      this.#endHostCalls(p);
       p.detach();
       p.resolve({ ok: false, error: reason });
     }
     this.#refresh();
+  }
+
+  /**
+   * Run host function `name` for call `id` on this thread and post the outcome to `worker` (its bytes copied once
+   * and transferred). The context's signal aborts when the call is aborted or ends, or the worker stops waiting.
+   */
+  #runHost(worker: Worker, id: number, hid: number, name: string, args: HostValue): void {
+    const p = this.#pending.get(id);
+    const fn = this.#hostFunctions[name];
+    const reply = (outcome: HostOutcome, transfer: ArrayBuffer[] = []) => {
+      try {
+        worker.postMessage({ type: 'hostResult', hid, outcome } satisfies ParentMessage, transfer);
+      } catch {
+        // The worker is gone (terminated or restarted): nobody waits for the answer.
+      }
+    };
+    if (p === undefined || fn === undefined) {
+      reply({ ok: false, error: p === undefined ? 'the tool call ended' : `no host function '${name}'` });
+      return;
+    }
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(new Error('the tool call was aborted'));
+    p.signal?.addEventListener('abort', onAbort, { once: true });
+    if (p.signal?.aborted) onAbort();
+    p.hostCalls ??= new Map();
+    p.hostCalls.set(hid, controller);
+    this.#hostCalls.set(hid, controller);
+    const ctx = {
+      signal: controller.signal,
+      toolName: p.name,
+      toolCallId: p.toolCallId,
+      workspaceRoot: p.root,
+    };
+    void Promise.resolve(runHostFunction(name, fn, args, ctx, this.#opts.budgets.maxHostValueBytes)).then(
+      (r) => {
+        p.signal?.removeEventListener('abort', onAbort);
+        p.hostCalls?.delete(hid);
+        this.#hostCalls.delete(hid);
+        if (controller.signal.aborted) return; // the worker no longer waits
+        if (r.ok) reply({ ok: true, value: r.value }, r.buffers);
+        else reply(r);
+      },
+    );
+  }
+
+  /** Abort the host function calls still running for a call that ended. */
+  #endHostCalls(p: Pending): void {
+    if (p.hostCalls === null) return;
+    for (const [hid, c] of p.hostCalls) {
+      this.#hostCalls.delete(hid);
+      c.abort(new Error('the tool call ended'));
+    }
+    p.hostCalls.clear();
   }
 
   /** Keep the process alive while calls are in flight; let it exit when idle. */
@@ -239,6 +318,11 @@ export class WorkerBackend implements ToolBackend {
         resolve,
         update: ctx.update,
         detach: this.#watchAbort(ctx.signal, id, worker),
+        name,
+        toolCallId: ctx.toolCallId,
+        root: ctx.root,
+        signal: ctx.signal,
+        hostCalls: null,
       });
       this.#refresh();
       live.lastBeat = Math.max(live.lastBeat, performance.now());

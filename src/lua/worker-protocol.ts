@@ -2,6 +2,7 @@
 
 import type { ToolDecl, ToolUpdate } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
+import type { HostOutcome, HostValue } from './host-functions.js';
 import type { LuaLogEntry } from './lua-log.js';
 import type { LuaLoadError } from './lua-runtime.js';
 
@@ -15,7 +16,9 @@ export type ParentMessage =
       root: string;
       wantsUpdates: boolean;
     }
-  | { type: 'abort'; id: number };
+  | { type: 'abort'; id: number }
+  /** The outcome of host function call `hid` (its `Uint8Array`s transferred). */
+  | { type: 'hostResult'; hid: number; outcome: HostOutcome };
 
 export type WorkerMessage =
   | { type: 'ready'; decls: ToolDecl[]; loadErrors: LuaLoadError[] }
@@ -23,4 +26,8 @@ export type WorkerMessage =
   | { type: 'beat' }
   | { type: 'log'; entry: LuaLogEntry }
   | { type: 'update'; id: number; update: ToolUpdate }
-  | { type: 'result'; id: number; result: CallResult };
+  | { type: 'result'; id: number; result: CallResult }
+  /** Call `id` calls host function `name` (the args' `Uint8Array`s transferred); answered by `hostResult`. */
+  | { type: 'host'; id: number; hid: number; name: string; args: HostValue }
+  /** The call stopped waiting for host function call `hid` (budget, abort, end): abort its signal. */
+  | { type: 'hostCancel'; hid: number };

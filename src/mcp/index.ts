@@ -33,6 +33,7 @@ export {
 } from './mcp-stdio-server.js';
 export {
   MCP_DEFAULTS,
+  type McpLeftOutTool,
   type McpStartReport,
   McpToolSource,
   type McpToolSourceOptions,

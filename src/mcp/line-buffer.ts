@@ -7,8 +7,7 @@
  * `maxBytes` throws (the transport then reports the error and closes the connection) — the bound on memory a server
  * can make us hold.
  *
- * It has the SDK `ReadBuffer` shape (`append`, `readMessage`, `clear`) and is installed into the SDK's
- * `StdioClientTransport` by `installLineBuffer`.
+ * Used by our own stdio transports (`stdio-client-transport.ts`, `stdio-server-transport.ts`).
  */
 
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -76,12 +75,15 @@ export function parseLine(line: string): JSONRPCMessage {
 
 export class LineBuffer {
   readonly #max: number;
+  readonly #sender: string;
   #pending: Buffer[] = [];
   #pendingBytes = 0;
   #lines: Buffer[] = [];
 
-  constructor(maxBytes: number) {
+  /** `sender` names the peer in the overflow message (`the server`, `the client`). */
+  constructor(maxBytes: number, sender = 'the server') {
     this.#max = maxBytes;
+    this.#sender = sender;
   }
 
   append(chunk: Buffer): void {
@@ -125,18 +127,8 @@ export class LineBuffer {
 
   #overflow(): never {
     this.clear();
-    throw new Error(`the server sent a message over ${this.#max} bytes (maxMessageBytes); connection closed`);
+    throw new Error(
+      `${this.#sender} sent a message over ${this.#max} bytes (maxMessageBytes); connection closed`,
+    );
   }
-}
-
-/**
- * Replace the read buffer of an SDK `StdioClientTransport` with a `LineBuffer`. Throws when the SDK no longer has the
- * field (the SDK is pinned; an upgrade that breaks this fails the MCP tests, not users).
- */
-export function installLineBuffer(transport: object, maxBytes: number): void {
-  const t = transport as { _readBuffer?: unknown };
-  if (typeof (t._readBuffer as { append?: unknown } | undefined)?.append !== 'function') {
-    throw new Error('the MCP SDK stdio transport has no _readBuffer to replace (SDK version changed?)');
-  }
-  t._readBuffer = new LineBuffer(maxBytes);
 }

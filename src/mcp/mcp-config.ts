@@ -33,8 +33,11 @@ export interface McpHttpServerConfig {
 
 export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
 
-/** Server names become tool-name prefixes (`server__tool`), so they must be provider-safe. */
-const SERVER_NAME = /^[a-zA-Z0-9_-]{1,32}$/;
+/**
+ * Server names become tool-name prefixes (`server__tool`), so they must be provider-safe; and one-to-one: a name that
+ * ended in `_` or held `__` would let `evil` + `_deploy` and `evil_` + `deploy` both become `evil___deploy`.
+ */
+const SERVER_NAME = /^(?!.*__)[a-zA-Z0-9_-]{0,31}[a-zA-Z0-9-]$/;
 
 /**
  * Validate a parsed config (`{mcpServers: {...}}`, or the inner map alone) into named server configs, in file order.
@@ -50,7 +53,7 @@ export function parseMcpConfig(value: unknown, origin = 'MCP config'): Record<st
     if (!SERVER_NAME.test(name)) {
       throw configError(
         where,
-        'a server name must match ^[a-zA-Z0-9_-]{1,32}$ (it prefixes tool names as <server>__<tool>)',
+        "a server name must be 1-32 of the characters a-z A-Z 0-9 _ -, not end in '_' and not contain '__' (it prefixes tool names as <server>__<tool>, which must be one-to-one)",
       );
     }
     if (!isObject(entry)) throw configError(where, 'must be an object with "command" or "url"');

@@ -23,8 +23,12 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult, Tool as McpTool, Progress } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CallToolResult,
+  JSONRPCMessage,
+  Tool as McpTool,
+  Progress,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { PantoError } from '../errors.js';
 import { timerMs } from '../timer-ms.js';
@@ -33,7 +37,9 @@ import { boundedFetch } from './bounded-fetch.js';
 import type { McpServerConfig } from './mcp-config.js';
 import type { McpResourceContents } from './mcp-result.js';
 import { type ClientSdk, clientSdk, loadedClientSdk } from './mcp-sdk.js';
+import { OrderedTransport } from './ordered-transport.js';
 import { progressGate } from './progress-gate.js';
+import { onceCoded } from './rpc-error-text.js';
 import { clipServerText } from './server-text.js';
 
 /** A line for the host's log: a server's stderr, its `notifications/message`, lifecycle events. */
@@ -79,7 +85,7 @@ const CUT_MARKER: unknown = Object.freeze({ cutBy: 'libpanto' });
 /** Most cut request ids remembered per connection (each is one cut response; ids of finished calls are dropped). */
 const MAX_CUT_IDS = 256;
 
-/** The JSON-RPC request ids one `callTool` sent, collected by the transport's `send` (see `#trackSends`). */
+/** The JSON-RPC request ids one `callTool` sent, recorded by the transport wrapper's `onSend`. */
 const sentBy = new AsyncLocalStorage<Set<string | number>>();
 
 type State = 'idle' | 'starting' | 'ready' | 'crashed' | 'closed';
@@ -197,7 +203,6 @@ export class McpConnection {
     const deadline = AbortSignal.timeout(timerMs(this.#opts.initTimeoutMs));
     try {
       await client.connect(transport, { timeout: timerMs(this.#opts.initTimeoutMs), signal: deadline });
-      deferResponses(transport);
       this.#tools = await this.#listAll(client, deadline);
       if (this.#client !== client) throw new Error('closed while starting');
       this.#state = 'ready';
@@ -221,10 +226,15 @@ export class McpConnection {
     }
   }
 
-  #makeTransport(sdk: ClientSdk, client: Client): Transport {
+  #makeTransport(sdk: ClientSdk, client: Client): OrderedTransport {
     const cfg = this.config;
+    // Every transport is wrapped: wire order kept with progress handled before its call's response (see
+    // ordered-transport.ts), and the id of every request a `callTool` sends recorded for that call.
+    const record = (message: JSONRPCMessage) => {
+      if ('id' in message && 'method' in message) sentBy.getStore()?.add(message.id);
+    };
     if (cfg.type === 'http') {
-      const t: Transport = new sdk.StreamableHTTPClientTransport(new URL(cfg.url), {
+      const inner = new sdk.StreamableHTTPClientTransport(new URL(cfg.url), {
         ...(cfg.headers ? { requestInit: { headers: cfg.headers } } : {}),
         fetch: boundedFetch(
           this.#opts.maxMessageBytes,
@@ -251,7 +261,7 @@ export class McpConnection {
             }
             // The requests that response was answering fail now, naming the cause, not at their timeout.
             for (const id of ids) {
-              t.onmessage?.({
+              t.inject({
                 jsonrpc: '2.0',
                 id,
                 error: { code: CUT_RESPONSE_CODE, message: reason, data: CUT_MARKER },
@@ -261,30 +271,16 @@ export class McpConnection {
           this.#opts.httpBodyIdleMs ?? this.#opts.callTimeoutMs,
         ),
       });
-      trackSends(t);
+      const t = new OrderedTransport(inner, record);
       return t;
     }
-    const t = new sdk.StdioClientTransport({
-      command: cfg.command,
-      ...(cfg.args ? { args: cfg.args } : {}),
-      ...(cfg.env ? { env: cfg.env } : {}),
-      ...(cfg.cwd ? { cwd: cfg.cwd } : {}),
-      stderr: 'pipe',
-    });
-    sdk.installLineBuffer(t, this.#opts.maxMessageBytes);
-    closeWhenStdoutEnds(t);
-    let partial = '';
-    t.stderr?.on('data', (chunk: Buffer) => {
-      const text = partial + chunk.toString('utf8');
-      const lines = text.split(/\r?\n/);
-      partial = (lines.pop() ?? '').slice(-4096);
-      for (const line of lines) this.#stderrLine(line);
-    });
-    t.stderr?.on('end', () => {
-      if (partial) this.#stderrLine(partial);
-      partial = '';
-    });
-    return t;
+    return new OrderedTransport(
+      new sdk.StdioClientTransport(cfg, {
+        maxMessageBytes: this.#opts.maxMessageBytes,
+        onStderrLine: (line) => this.#stderrLine(line),
+      }),
+      record,
+    );
   }
 
   #stderrLine(line: string): void {
@@ -384,7 +380,7 @@ export class McpConnection {
   /** Why the connection ended, for messages: the transport's last error and the server's last stderr lines. */
   #explain(err: unknown): string {
     const parts: string[] = [];
-    if (err !== undefined) parts.push(errorMessage(err));
+    if (err !== undefined) parts.push(onceCoded(errorMessage(err)));
     else parts.push('the connection closed (the server exited or dropped it)');
     if (this.#lastTransportError && !parts.includes(this.#lastTransportError))
       parts.push(this.#lastTransportError);
@@ -468,7 +464,7 @@ export class McpConnection {
       if (isMcpError(err, 'ConnectionClosed')) {
         throw new Error(`MCP server '${this.name}' stopped during the call: ${this.#explain(undefined)}`);
       }
-      let message = errorMessage(err);
+      let message = onceCoded(errorMessage(err));
       // The SDK's own message can hide the cause ("Error POSTing to endpoint: null" for an error body cut short). A
       // cut during this call is named; with concurrent calls on one connection it may have been another call's.
       const cause = this.#lastCut;
@@ -503,52 +499,6 @@ export class McpConnection {
     if (client) await closeQuietly(client);
     if (this.#starting) await this.#starting.catch(() => {});
   }
-}
-
-/**
- * The SDK client runs notification handlers a microtask after reading them but settles responses at once, so a
- * progress notification read in the same chunk as its call's response is dropped ("unknown token"). Handing
- * responses on one macrotask later keeps the wire order. Responses keep their relative order (setImmediate is FIFO).
- */
-function deferResponses(transport: Transport): void {
-  const deliver = transport.onmessage;
-  if (!deliver) return;
-  transport.onmessage = (message, extra) => {
-    if ('id' in message && !('method' in message))
-      setImmediate(() => deliver.call(transport, message, extra));
-    else deliver.call(transport, message, extra);
-  };
-}
-
-/** Records the id of every request sent while a `callTool` runs into that call's `sentBy` set. */
-function trackSends(transport: Transport): void {
-  const send = transport.send.bind(transport);
-  transport.send = (message, options) => {
-    if ('id' in message && 'method' in message) sentBy.getStore()?.add(message.id);
-    return send(message, options);
-  };
-}
-
-/**
- * A server that closes its stdout can never answer again, but the SDK transport reports a close only when the process
- * exits: one that keeps running would leave every call waiting for its timeout. End of stdout closes the transport
- * (ending the process), so pending calls fail at once as "stopped during the call" and the next call restarts it.
- * Throws, like `installLineBuffer`, when the SDK no longer has the fields this relies on.
- */
-function closeWhenStdoutEnds(transport: Transport): void {
-  const t = transport as Transport & { _process?: { stdout?: NodeJS.ReadableStream | null } };
-  if (typeof t.start !== 'function' || typeof t.close !== 'function') {
-    throw new Error('the MCP SDK stdio transport has no start/close to wrap (SDK version changed?)');
-  }
-  const start = t.start.bind(t);
-  t.start = async () => {
-    await start();
-    const stdout = t._process?.stdout;
-    if (!stdout) throw new Error('the MCP SDK stdio transport has no _process.stdout (SDK version changed?)');
-    stdout.once('end', () => {
-      t.close().catch(() => {});
-    });
-  };
 }
 
 /** `err` is the SDK's `McpError` with that code (false while the SDK is not loaded: no SDK error can exist yet). */

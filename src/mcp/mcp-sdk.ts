@@ -14,13 +14,11 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type * as ClientIndex from '@modelcontextprotocol/sdk/client/index.js';
-import type * as ClientStdio from '@modelcontextprotocol/sdk/client/stdio.js';
 import type * as ClientHttp from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type * as ServerIndex from '@modelcontextprotocol/sdk/server/index.js';
-import type * as ServerStdio from '@modelcontextprotocol/sdk/server/stdio.js';
-import type * as ServerHttp from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type * as Types from '@modelcontextprotocol/sdk/types.js';
-import type * as LineBufferModule from './line-buffer.js';
+import type * as ClientStdio from './stdio-client-transport.js';
+import type * as ServerStdio from './stdio-server-transport.js';
 
 /** What the client side (`McpConnection`) uses. */
 export interface ClientSdk {
@@ -31,7 +29,6 @@ export interface ClientSdk {
   McpError: typeof Types.McpError;
   LoggingMessageNotificationSchema: typeof Types.LoggingMessageNotificationSchema;
   ToolListChangedNotificationSchema: typeof Types.ToolListChangedNotificationSchema;
-  installLineBuffer: typeof LineBufferModule.installLineBuffer;
 }
 
 /** What `createMcpServer` uses. */
@@ -46,8 +43,9 @@ export interface ServerSdk {
 /** What `serveMcpStdio` / `serveMcpHttp` use besides the server. */
 export interface ServeSdk {
   StdioServerTransport: typeof ServerStdio.StdioServerTransport;
-  StreamableHTTPServerTransport: typeof ServerHttp.StreamableHTTPServerTransport;
   isInitializeRequest: typeof Types.isInitializeRequest;
+  JSONRPCMessageSchema: typeof Types.JSONRPCMessageSchema;
+  SUPPORTED_PROTOCOL_VERSIONS: readonly string[];
 }
 
 let clientLoading: Promise<ClientSdk> | undefined;
@@ -56,15 +54,14 @@ let serverLoading: Promise<ServerSdk> | undefined;
 let serverLoaded: ServerSdk | undefined;
 let serveLoading: Promise<ServeSdk> | undefined;
 
-/** The client half of the SDK (and our stdio line framing, which imports the SDK's message schema). */
+/** The client half of the SDK (and our stdio transport, whose framing imports the SDK's message schema). */
 export function clientSdk(): Promise<ClientSdk> {
   clientLoading ??= Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('./stdio-client-transport.js'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
-    import('./line-buffer.js'),
-  ]).then(([client, stdio, http, types, lineBuffer]) => {
+  ]).then(([client, stdio, http, types]) => {
     clientLoaded = {
       Client: client.Client,
       StdioClientTransport: stdio.StdioClientTransport,
@@ -73,7 +70,6 @@ export function clientSdk(): Promise<ClientSdk> {
       McpError: types.McpError,
       LoggingMessageNotificationSchema: types.LoggingMessageNotificationSchema,
       ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
-      installLineBuffer: lineBuffer.installLineBuffer,
     };
     return clientLoaded;
   });
@@ -125,14 +121,14 @@ export function serverSdkSync(): ServerSdk {
 /** The server transports, with the server half. */
 export function serveSdk(): Promise<ServeSdk> {
   serveLoading ??= Promise.all([
-    import('@modelcontextprotocol/sdk/server/stdio.js'),
-    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('./stdio-server-transport.js'),
     import('@modelcontextprotocol/sdk/types.js'),
     serverSdk(),
-  ]).then(([stdio, http, types]) => ({
+  ]).then(([stdio, types]) => ({
     StdioServerTransport: stdio.StdioServerTransport,
-    StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
     isInitializeRequest: types.isInitializeRequest,
+    JSONRPCMessageSchema: types.JSONRPCMessageSchema,
+    SUPPORTED_PROTOCOL_VERSIONS: types.SUPPORTED_PROTOCOL_VERSIONS,
   }));
   return serveLoading;
 }

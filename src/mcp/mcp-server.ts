@@ -33,12 +33,12 @@ import type {
   ServerNotification,
   ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { dispatchToolCalls } from '../agent/dispatch.js';
 import type { StoredPart, ToolCallBlock } from '../conversation.js';
 import type { ProcessOptions } from '../media/types.js';
 import { packageVersion } from '../package-root.js';
 import type { ToolUpdate } from '../tool.js';
 import type { ToolSource } from '../tool-source.js';
+import { dispatchToolCalls } from '../tools/dispatch.js';
 import { serverSdkSync } from './mcp-sdk.js';
 import { positiveInteger } from './positive-integer.js';
 
@@ -66,6 +66,12 @@ export interface McpServerOptions {
    * most libpanto's own client reads in one message, so a result that passes is never cut by that client).
    */
   maxResultBytes?: number;
+  /**
+   * Called before each tool call runs (after the `maxPendingCalls` check); the call waits for the promise and calls
+   * the function it resolves to when it ends. A rejection (e.g. the call's `signal` aborted) fails the call.
+   * `serveMcpHttp` holds calls here while a client does not read its answers (see `unsent-budget.ts`).
+   */
+  admitCall?: (signal: AbortSignal) => Promise<() => void>;
 }
 
 /** Default `McpServerOptions.maxPendingCalls`. */
@@ -93,7 +99,7 @@ type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
  * SDK's server half synchronously if nothing loaded it yet (see `mcp-sdk.ts`).
  */
 export function createMcpServer(source: ToolSource, options: McpServerOptions = {}): Server {
-  const { Server, CallToolRequestSchema, ListToolsRequestSchema, ErrorCode, McpError } = serverSdkSync();
+  const { Server, CallToolRequestSchema, ListToolsRequestSchema, ErrorCode } = serverSdkSync();
   const maxPending = positiveInteger(
     options.maxPendingCalls,
     DEFAULT_MCP_MAX_PENDING_CALLS,
@@ -132,12 +138,12 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     const request = raw as unknown as CallToolRequest;
     const { name } = request.params;
     if (!source.list().some((d) => d.name === name)) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     }
     const earlier = running.get(extra.requestId);
     if (earlier !== undefined) {
       earlier.abort(new Error(`request id ${JSON.stringify(extra.requestId)} was reused while the call ran`));
-      throw new McpError(
+      throw rpcError(
         ErrorCode.InvalidRequest,
         `request id ${JSON.stringify(extra.requestId)} is already used by a running call: both calls are refused (request ids must be unique)`,
       );
@@ -160,9 +166,12 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
     if (extra.signal.aborted) forward();
     else extra.signal.addEventListener('abort', forward, { once: true });
     running.set(extra.requestId, own);
+    let release: (() => void) | undefined;
     try {
+      if (options.admitCall) release = await options.admitCall(own.signal);
       return await runCall(request, extra, own.signal);
     } finally {
+      release?.();
       pending--;
       extra.signal.removeEventListener('abort', forward);
       if (running.get(extra.requestId) === own) running.delete(extra.requestId);
@@ -229,7 +238,7 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
         if (e.type === 'tool_call_update') sendProgress(e.update);
       },
     });
-    if (!block) throw new McpError(ErrorCode.InternalError, 'the tool produced no result');
+    if (!block) throw rpcError(ErrorCode.InternalError, 'the tool produced no result');
     // Progress sent before the result must reach the client before it: the client drops progress for a finished call.
     // The official SDK client handles a notification a microtask later than a response read in the same chunk, so a
     // progress written just before the result can be dropped by it when both arrive in one read. The wire order is
@@ -262,6 +271,14 @@ export function createMcpServer(source: ToolSource, options: McpServerOptions = 
   };
 
   return server;
+}
+
+/**
+ * A JSON-RPC error for the SDK to send: its `code`, and its message as it is. (The SDK's `McpError` puts
+ * `MCP error <code>: ` in front of its message, and a client reading it adds its own: the code twice.)
+ */
+function rpcError(code: number, message: string): Error & { code: number } {
+  return Object.assign(new Error(message), { code });
 }
 
 /** One stored part as an MCP content block. */

@@ -2,7 +2,7 @@
  * An MCP server's tool declaration made safe to offer to the model and to validate calls against.
  *
  * A server is third-party code; its `tools/list` reaches every provider request (as tool declarations) and the agent's
- * argument validator (Ajv, `src/agent/validate-args.ts`). So:
+ * argument validator (Ajv, `src/tools/validate-args.ts`). So:
  * - `pattern` / `patternProperties` are taken out of the input schema. Ajv runs them with JavaScript's backtracking
  *   `RegExp`, synchronously: a pattern like `^(a|a)*$` and a model-written argument of 30 `a`s and a `!` would hold
  *   the event loop for seconds to hours. The pattern stays visible to the model as a sentence in that schema's

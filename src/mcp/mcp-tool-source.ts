@@ -1,9 +1,15 @@
 /**
  * `McpToolSource`: the tools of one or more MCP servers as a `ToolSource` (composes in `ToolRegistry`).
  *
- * - Tool names are namespaced `<server>__<tool>` (characters providers refuse become `_`; a name over 64 characters
- *   is shortened with a hash suffix), so two servers' `search` tools do not clash; `ToolRegistry` still checks for
- *   clashes with every other source.
+ * - Tool names are namespaced `<server>__<tool>`, one-to-one: a server name never ends in `_` nor holds `__` (the
+ *   config refuses those), so the first `__` ends it and no two servers' tools can meet (`evil` + `_deploy` and
+ *   `evil_` + `deploy`); a tool name with characters providers refuse, or too long, is escaped (`_` for each such
+ *   character, cut to fit, and `_<hash of the original>`), so `a.b` and `a_b` stay apart. Two different tools of one
+ *   server that still map to one name are both left out (logged), never the first silently winning; a tool listed
+ *   twice is offered once. `ToolRegistry` still checks for clashes with every other source.
+ * - Declarations have a budget: each goes into every model request, so the JSON of a server's declarations (name,
+ *   description, input schema) is bounded by `maxDeclarationBytesPerServer` and the whole source's by
+ *   `maxDeclarationBytes`; tools past it are left out with a warning to `log` and in `leftOut`.
  * - Lazy: constructing (or `fromConfig`) spawns nothing. `start()` starts every server at once and lists their tools;
  *   `list()` before `start()` throws `ERR_MCP_UNAVAILABLE`. A server that fails to start is reported by `start()`
  *   (and the log) and offers no tools; the others work.
@@ -28,6 +34,7 @@ import { loadMcpConfig, type McpServerConfig, parseMcpConfig } from './mcp-confi
 import { McpConnection, type McpLogger } from './mcp-connection.js';
 import { mcpResultToCallResult } from './mcp-result.js';
 import { safeDescription, safeInputSchema } from './mcp-tool-schema.js';
+import { clipServerText } from './server-text.js';
 
 export interface McpToolSourceOptions {
   /** Source name in error messages. Default `mcp`. */
@@ -54,6 +61,20 @@ export interface McpToolSourceOptions {
   onToolsChanged?: (source: McpToolSource) => void;
   /** Client name/version sent in `initialize`. Default `{name: 'libpanto', version: <package version>}`. */
   clientInfo?: { name: string; version: string };
+  /**
+   * Most bytes of declarations (JSON of name, description and input schema) offered from one server; tools past it
+   * are left out, in the server's order, with a warning. Default 512 KiB.
+   */
+  maxDeclarationBytesPerServer?: number;
+  /** The same for all servers of this source together (servers in config order). Default 2 MiB. */
+  maxDeclarationBytes?: number;
+}
+
+/** A tool a server offers that this source leaves out, and why. */
+export interface McpLeftOutTool {
+  server: string;
+  tool: string;
+  reason: string;
 }
 
 /** What `start()` did, per server. */
@@ -67,6 +88,8 @@ export const MCP_DEFAULTS = {
   callTimeoutMs: 60_000,
   maxCallTimeMs: 600_000,
   maxMessageBytes: 48 * 1024 * 1024,
+  maxDeclarationBytesPerServer: 512 * 1024,
+  maxDeclarationBytes: 2 * 1024 * 1024,
 } as const;
 
 interface Entry {
@@ -80,11 +103,14 @@ export class McpToolSource implements ToolSource {
   readonly #conns: McpConnection[];
   readonly #log: McpLogger;
   readonly #onToolsChanged: ((s: McpToolSource) => void) | undefined;
+  readonly #maxDeclPerServer: number;
+  readonly #maxDecl: number;
   #entries = new Map<string, Entry>();
+  #leftOut: McpLeftOutTool[] = [];
   #started = false;
 
   /**
-   * Servers by name (names match `^[a-zA-Z0-9_-]{1,32}$`). Throws `ERR_INVALID_ARGUMENT` for bad options and
+   * Servers by name (names: 1-32 of `a-zA-Z0-9_-`, not ending in `_`, no `__`). Throws `ERR_INVALID_ARGUMENT` for bad options and
    * `ERR_MCP_CONFIG` for a bad server entry. Spawns nothing.
    */
   constructor(servers: Record<string, McpServerConfig>, options: McpToolSourceOptions = {}) {
@@ -110,6 +136,8 @@ export class McpToolSource implements ToolSource {
       }
       return v;
     };
+    this.#maxDeclPerServer = num('maxDeclarationBytesPerServer');
+    this.#maxDecl = num('maxDeclarationBytes');
     const connOpts = {
       initTimeoutMs: num('initTimeoutMs'),
       callTimeoutMs: num('callTimeoutMs'),
@@ -213,33 +241,73 @@ export class McpToolSource implements ToolSource {
     await Promise.all(this.#conns.map((c) => c.close()));
   }
 
+  /** The tools servers offer that this source leaves out (as of the last listing), and why. */
+  get leftOut(): readonly McpLeftOutTool[] {
+    return this.#leftOut;
+  }
+
   #rebuild(changed: boolean): void {
     const entries = new Map<string, Entry>();
+    const leftOut: McpLeftOutTool[] = [];
+    let total = 0;
     for (const conn of this.#conns) {
+      const leave = (tool: string, reason: string) => leftOut.push({ server: conn.name, tool, reason });
+      // Names first, over the whole list: two different tools meeting in one name are both left out.
+      const byName = new Map<string, string[]>();
       for (const t of conn.tools) {
         const name = namespacedName(conn.name, t.name);
-        if (entries.has(name)) {
-          this.#log({
-            level: 'warn',
-            server: conn.name,
-            message: `tool '${t.name}' left out: its name '${name}' clashes with another tool of this source`,
-          });
+        const originals = byName.get(name) ?? [];
+        if (!originals.includes(t.name)) originals.push(t.name);
+        byName.set(name, originals);
+      }
+      const offered = new Set<string>();
+      let used = 0;
+      const overBudget: string[] = [];
+      for (const t of conn.tools) {
+        const name = namespacedName(conn.name, t.name);
+        if ((byName.get(name) ?? []).length > 1) {
+          leave(t.name, `its name '${name}' is also the name of another of the server's tools`);
           continue;
         }
+        if (offered.has(name)) continue; // listed twice: offered once
+        offered.add(name);
         const schema = safeInputSchema(t.inputSchema);
         if (!schema.ok) {
-          this.#log({
-            level: 'warn',
-            server: conn.name,
-            message: `tool '${name}' left out: ${schema.problem}`,
-          });
+          leave(t.name, schema.problem);
           continue;
         }
         const description = safeDescription(t.description ?? t.title ?? '');
-        entries.set(name, { decl: { name, description, inputSchema: schema.schema }, conn, tool: t.name });
+        const decl: ToolDecl = { name, description, inputSchema: schema.schema };
+        const size = Buffer.byteLength(JSON.stringify(decl), 'utf8');
+        if (used + size > this.#maxDeclPerServer || total + size > this.#maxDecl) {
+          overBudget.push(t.name);
+          leave(
+            t.name,
+            used + size > this.#maxDeclPerServer
+              ? `the server's declarations pass maxDeclarationBytesPerServer (${this.#maxDeclPerServer} bytes)`
+              : `this source's declarations pass maxDeclarationBytes (${this.#maxDecl} bytes)`,
+          );
+          continue;
+        }
+        used += size;
+        total += size;
+        entries.set(name, { decl, conn, tool: t.name });
+      }
+      for (const l of leftOut) {
+        if (l.server !== conn.name || overBudget.includes(l.tool)) continue;
+        this.#log({ level: 'warn', server: conn.name, message: `tool '${l.tool}' left out: ${l.reason}` });
+      }
+      if (overBudget.length > 0) {
+        const shown = overBudget.slice(0, 10).map((n) => clipServerText(n).slice(0, 80));
+        this.#log({
+          level: 'warn',
+          server: conn.name,
+          message: `${overBudget.length} tools left out: their declarations would pass the budget (${this.#maxDeclPerServer} bytes per server, ${this.#maxDecl} per source) and go into every model request: ${shown.join(', ')}${overBudget.length > shown.length ? ', …' : ''}`,
+        });
       }
     }
     this.#entries = entries;
+    this.#leftOut = leftOut;
     if (changed) {
       try {
         this.#onToolsChanged?.(this);
@@ -250,14 +318,22 @@ export class McpToolSource implements ToolSource {
   }
 }
 
-/** `<server>__<tool>`, provider-safe (`^[a-zA-Z0-9_-]{1,64}$`). */
+/** Longest tool name providers take. */
+const MAX_NAME = 64;
+
+/**
+ * `<server>__<tool>`, provider-safe (`^[a-zA-Z0-9_-]{1,64}$`) and one-to-one (see the module contract): a tool name
+ * that is not safe as it is, or makes the whole too long, becomes its safe characters (others as `_`), cut to fit,
+ * then `_` and 8 hex digits of a SHA-256 of server and tool.
+ */
 export function namespacedName(server: string, tool: string): string {
-  const full = `${server}__${tool.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
-  if (full.length <= 64) return full;
-  // node:crypto on first use only (a long name), not at import.
+  const full = `${server}__${tool}`;
+  if (/^[a-zA-Z0-9_-]*$/.test(tool) && full.length <= MAX_NAME) return full;
+  // node:crypto on first use only (an escaped name), not at import.
   const { createHash } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
   const hash = createHash('sha256').update(`${server}\0${tool}`).digest('hex').slice(0, 8);
-  return `${full.slice(0, 55)}_${hash}`;
+  const safe = `${server}__${tool.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
+  return `${safe.slice(0, MAX_NAME - 9)}_${hash}`;
 }
 
 function progressUpdate(p: {

@@ -14,7 +14,7 @@
  */
 
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
-import { notifyListener } from '../agent/tool-events.js';
+import { notifyListener } from '../tools/tool-events.js';
 import { clipServerText } from './server-text.js';
 
 /** Most progress callbacks of one call delivered in one event-loop turn. */

@@ -1,7 +1,8 @@
 /**
- * The cheap look a lazy load takes before choosing its path: whether a session file mentions a compaction. A lazy load gains only when the current branch holds a compaction (it then never parses the history
- * the compaction replaced); without one, the conversation is every message on the branch and one pass that parses
- * every line is the fastest load. A session's latest compaction sits near its end (what follows it fits in one
+ * The cheap look a lazy load takes before choosing its path: whether a session file mentions a compaction. A lazy
+ * load gains only when the current branch holds a compaction (it then never parses the history the compaction
+ * replaced); without one, the conversation is every message on the branch and one pass that parses every line is
+ * the fastest load. A session's latest compaction sits near its end (what follows it fits in one
  * context window), so the file is searched from its end backwards for the bytes `"compaction"`, stopping at the first
  * match: a compacted session answers within its tail, and a never-compacted one costs one search of its bytes (a
  * 270 MB file in ~45 ms, ~1% of parsing it) — cheaper than a false "no", which would parse the history a compaction
@@ -10,8 +11,8 @@
  * The answer only chooses a path, it never decides a result: both paths load the same session. A false "yes" (the
  * bytes as a JSON string value of a message, e.g. a tool input `{"mode":"compaction"}`) costs the index pass; text
  * that merely contains the word is escaped in JSON (`\"compaction\"`) and does not match. A false "no" (only a type
- * spelled with `\u` escapes, which SessionLog never writes) costs the one pass up to that compaction: the one-pass reader
- * stops at the first compaction entry it parses and the lazy path takes over (load-session.ts).
+ * spelled with `\u` escapes, which SessionLog never writes) costs parsing the history that compaction replaced: the
+ * one-pass reader resolves the compaction like any other (load-session.ts).
  */
 
 import { openRegularFile } from './regular-file.js';

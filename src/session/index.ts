@@ -1,8 +1,7 @@
-export type { TextInFileOptions } from './file-text.js';
-export { isFileTextPart } from './file-text.js';
 export type { JsonlReadOptions } from './jsonl-reader.js';
-export type { LoadedSession, LoadSessionOptions, SessionWarning } from './load-session.js';
+export type { LoadedSession, LoadSessionOptions } from './load-session.js';
 export { loadSession } from './load-session.js';
+export type { CompactionInput } from './new-entries.js';
 export type {
   CompactionEntry,
   CustomEntry,
@@ -14,5 +13,7 @@ export type {
 export { SESSION_FORMAT_VERSION } from './session-entry.js';
 export type { ParsedRun, SessionIndex, SessionIndexOptions, SessionLineRef } from './session-index.js';
 export { openSessionIndex } from './session-index.js';
-export type { CompactionInput, CreateSessionOptions, SessionLogOptions } from './session-log.js';
+export type { CreateSessionOptions, SessionLogOptions } from './session-log.js';
 export { SessionLog } from './session-log.js';
+export type { SessionWarning } from './session-warning.js';
+export type { SessionWriter } from './session-writer.js';

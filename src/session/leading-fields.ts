@@ -33,20 +33,21 @@ function idEnd(text: string, at: number, end: number): number {
   return -1;
 }
 
+const TYPE_NAMES = [...TYPES] as SessionEntry['type'][];
+
 /**
  * The leading fields `text` (one line, without its newline) begins with, or undefined when it does not begin in that
  * form. Every character of the form is ASCII, so character positions are byte positions and the `LEADING_BYTES`
- * bound is the index's.
+ * bound is the index's. `previousId` (the entry before, most often the parent) is returned as the parent when it is
+ * the parent, so the index keeps one string for both.
  */
-export function leadingFields(text: string): LeadingFields | undefined {
+export function leadingFields(text: string, previousId = ''): LeadingFields | undefined {
   const end = Math.min(text.length, LEADING_BYTES);
   if (!text.startsWith(TYPE_KEY)) return undefined;
   let p = TYPE_KEY.length;
-  const typeEnd = text.indexOf('"', p);
-  if (typeEnd === -1 || typeEnd >= end) return undefined;
-  const type = text.slice(p, typeEnd);
-  if (!TYPES.has(type)) return undefined;
-  p = typeEnd;
+  const type = TYPE_NAMES.find((t) => text.startsWith(t, p) && text.charCodeAt(p + t.length) === 0x22);
+  if (type === undefined || p + type.length >= end) return undefined;
+  p += type.length;
   if (!text.startsWith(ID_KEY, p) || p + ID_KEY.length > end) return undefined;
   p += ID_KEY.length;
   const idStop = idEnd(text, p, end);
@@ -63,13 +64,16 @@ export function leadingFields(text: string): LeadingFields | undefined {
     if (p >= end || text.charCodeAt(p) !== 0x22) return undefined;
     const stop = idEnd(text, p + 1, end);
     if (stop === -1) return undefined;
-    parentId = text.slice(p + 1, stop);
+    parentId =
+      stop - (p + 1) === previousId.length && text.startsWith(previousId, p + 1)
+        ? previousId
+        : text.slice(p + 1, stop);
     p = stop + 1;
   }
   if (p >= end) return undefined;
   const c = text.charCodeAt(p);
   if (c !== 0x2c && c !== 0x7d) return undefined;
-  return { type: type as SessionEntry['type'], id, parentId };
+  return { type, id, parentId };
 }
 
 /**

@@ -1,76 +1,41 @@
 /**
- * Loading a session file. By default lazily, on one of two paths chosen by a byte search of the file
- * (compaction-probe.ts): when it mentions a compaction, the file is indexed in one pass over its bytes
+ * Loading a session file. By default lazily, on one of two paths chosen once, before reading, by a byte search of the
+ * file (compaction-probe.ts): when it mentions a compaction, the file is indexed in one pass over its bytes
  * (session-index.ts: header, ids, parents, types and line offsets) and only the current conversation is parsed — the
  * lines of the current branch from its latest compaction on — and `entries` parses the rest when it is first read;
- * when it does not, the conversation is every message of the branch, and one pass parses every line (jsonl-reader.ts,
- * as `eager: true`), handing over to the index path at the first compaction entry or failed check. With `eager: true`
- * every line is parsed and checked while loading. Either way the file is never held as one string, so sessions far
+ * when it does not, the conversation is every message of the branch, and one pass parses and checks every line
+ * (jsonl-reader.ts, as `eager: true`). Either way the file is read once and never held as one string, so sessions far
  * beyond V8's string limit load. Bytes that are not valid UTF-8 read as U+FFFD with an `invalid_utf8` warning on
  * every path.
  */
 
-import { randomBytes } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { mentionsCompaction } from './compaction-probe.js';
-import { SessionText, type TextInFileOptions, textInFileSettings } from './file-text.js';
 import {
-  DEFAULT_CHUNK,
   emptyRunMessage,
   type JsonlReadOptions,
   type JsonlReadResult,
   readJsonl,
+  tornLineMessage,
 } from './jsonl-reader.js';
 import { repeatedKeyProblem } from './leading-fields.js';
-import { LineTexts } from './line-texts.js';
 import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
-import { SESSION_FORMAT_VERSION, type SessionEntry, type SessionHeader } from './session-entry.js';
-import {
-  openSessionIndex,
-  type ParsedRun,
-  type SessionIndex,
-  type SessionIndexOptions,
-} from './session-index.js';
+import type { SessionEntry, SessionHeader } from './session-entry.js';
+import { openSessionIndex, type ParsedRun, type SessionIndex } from './session-index.js';
+import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './session-warning.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
+
+export type { SessionWarning } from './session-warning.js';
 
 export interface LoadSessionOptions extends JsonlReadOptions {
   /**
-   * Parse and check every line while loading (default false: a file that mentions a compaction is
-   * indexed and only its current conversation parsed, the other lines when `entries` is first read; any other file
-   * is parsed in one pass anyway — see `loadSession`). Eager loading reports any damaged line at load time, at the
-   * cost of holding every entry (about twice the file in memory for text).
+   * Parse and check every line while loading (default false: a file that mentions a compaction is indexed and only
+   * its current conversation parsed, the other lines when `entries` is first read; any other file is parsed in one
+   * pass anyway — see `loadSession`). Eager loading reports any damaged line at load time, at the cost of holding
+   * every entry.
    */
   eager?: boolean;
-  /**
-   * Leave the long texts of a large session in the file (default: on, for files of at least 64 MiB and texts stored in
-   * at least 128 bytes; `false`: every text in memory). Every line is parsed and checked when it would be without it,
-   * with the same errors, but such a text part of a message (`{ type: 'text', text }` in a user or assistant message's
-   * `content` or a tool result's `parts`) is found in the line's bytes, never decoded, and loaded as a part whose
-   * `text` reads its JSON string from the file when it is read (file-text.ts; on the index path for the lines it
-   * parses, when it parses them: see `SessionIndexOptions.textInFile`). The part is a plain object whose `text` is an
-   * own enumerable accessor, so reading, spreading, `JSON.stringify` and `structuredClone` see the string; assigning
-   * `text` makes it a plain string again. Such a read is synchronous and throws `ERR_SESSION_CHANGED` when the file no
-   * longer holds the bytes loaded (it was replaced, removed, shortened or rewritten in place; a file that only grew,
-   * like one an agent appends to, is fine). What it saves: a never-compacted 200 MB session of ~1 KB messages loads in
-   * 1.1x the file's size in peak RSS instead of 2.4x, and faster (`npm run bench:session`; docs/session-format.md).
-   */
-  textInFile?: false | TextInFileOptions;
-}
-
-/** Something the loader recovered from; the data it names was not loaded or was repaired. */
-export interface SessionWarning {
-  /** `torn_line`: a final line cut short by a crash was skipped; `unterminated_line`: the final line lacks a newline
-   * (kept); `empty_line`: an empty line, or a run of consecutive ones (one warning per run, `line` is its first), was skipped; `repaired`: an appender fixed the file's end before writing;
-   * `no_header`: the file is empty or holds only a torn first line (a crash before the header was written) — it
-   * loads as an empty session with a new header, and `SessionLog.open` writes that header; `invalid_utf8`: the line
-   * holds bytes that are not valid UTF-8 (`SessionLog` never writes them) — each bad sequence was read as U+FFFD and
-   * the line loaded (its other checks apply as usual). */
-  kind: 'torn_line' | 'unterminated_line' | 'empty_line' | 'repaired' | 'no_header' | 'invalid_utf8';
-  /** 1-based line number. */
-  line: number;
-  message: string;
 }
 
 export interface LoadedSession {
@@ -116,32 +81,8 @@ export function currentModel(
   return fallback;
 }
 
-/** A fresh header for a session file that has none (empty, or its first line torn), with the `no_header` warning. */
-export function headerlessSession(path: string, warnings: SessionWarning[]): SessionHeader {
-  warnings.push({
-    kind: 'no_header',
-    line: 1,
-    message: `${path}: no session header (the file is empty or its first line was cut short, likely a crash before anything was recorded); loaded as an empty session`,
-  });
-  return {
-    type: 'session',
-    version: SESSION_FORMAT_VERSION,
-    id: randomBytes(8).toString('hex'),
-    created: new Date().toISOString(),
-  };
-}
-
 function formatError(path: string, line: number, problem: string): PantoError {
   return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
-}
-
-/** The `invalid_utf8` warning for `line` (the same text on every path). */
-export function invalidUtf8Warning(path: string, line: number): SessionWarning {
-  return {
-    kind: 'invalid_utf8',
-    line,
-    message: `${path}:${line}: not valid UTF-8; each bad byte sequence was read as U+FFFD and the line loaded`,
-  };
 }
 
 /** What an eager read gives `SessionLog.open` besides the loaded session. */
@@ -153,97 +94,95 @@ export interface EagerState {
   read: JsonlReadResult;
   /** True when the file has no header (`no_header`): `session.header` is a new one, not in the file. */
   headerMissing: boolean;
-  /** The file the loaded conversation's file-backed texts read from (`textInFile`), or null when none is. */
-  text: SessionText | null;
 }
 
-/** Thrown by `readEagerly` with `stopAtCompaction` when it parses a compaction entry (never escapes this module's callers). */
-export class CompactionSeen extends Error {}
-
 /**
- * Read and check every line of a session file now (`eager: true`). See `loadSession` for errors. With
- * `stopAtCompaction`, the first compaction entry parsed stops the read with `CompactionSeen` (the caller then loads
- * lazily, which never parses the history a compaction replaced).
+ * The checks and the tree of a session read line by line, every line parsed (the one-pass and eager loads; a store
+ * reading all of a session's rows). `where` names the source in errors (`where:line: problem`).
  */
-export async function readEagerly(
-  path: string,
-  options: LoadSessionOptions,
-  stopAtCompaction = false,
-): Promise<EagerState> {
-  const inFile = textInFileSettings(options.textInFile);
-  let source: SessionText | null = null;
-  let fileBytes = 0;
-  if (inFile !== null) {
-    // The decision only: the reader opens the file itself (and reports a missing one).
-    const size = await stat(path).then(
-      (st) => st.size,
-      () => -1,
-    );
-    if (size >= 0 && size >= inFile.minFileBytes) {
-      fileBytes = size;
-      source = new SessionText(path, { size, mtimeMs: 0, ino: 0, dev: 0 }, 0);
-    }
-  }
-  const texts = source === null ? null : new LineTexts(source, inFile?.minTextBytes ?? 0);
-  const ahead = texts?.readAhead(fileBytes, options.chunkBytes ?? DEFAULT_CHUNK);
-  /** A message line's long texts are emptied from the text JSON.parse reads; the handler puts them back. */
-  const prepare =
-    texts === null
-      ? undefined
-      : (buf: Buffer, start: number, end: number, fileOffset: number) =>
-          texts.reduce(buf, start, end, fileOffset);
-  let header: SessionHeader | undefined;
-  const entries: SessionEntry[] = [];
+export class EntryCollector {
+  header: SessionHeader | undefined;
+  readonly entries: SessionEntry[] = [];
+  readonly byId = new Map<string, SessionEntry>();
   /** The line of each entry (for an error found after reading: a compaction that keeps from off its branch). */
-  const lineNumbers: number[] = [];
-  const byId = new Map<string, SessionEntry>();
+  readonly #lineNumbers: number[] = [];
   // The previous entry's id: a parent equal to it is known to be earlier without a lookup. `linear` stays true while
   // every entry's parent is the entry before it (the common, unbranched file): the branch is then `entries` itself.
-  let prevId: string | null = null;
-  let linear = true;
-  const read = await readJsonl(
-    path,
-    (value, line, text) => {
-      if (header === undefined) {
-        const problem = readableHeaderProblem(value);
-        if (problem) throw formatError(path, line, problem);
-        header = value as SessionHeader;
-        // A header is never a message entry: a text place in it is only decoded back.
-        texts?.attach(value, text);
-        return;
+  #prevId: string | null = null;
+  #linear = true;
+
+  constructor(readonly where: string) {}
+
+  /** One parsed line (`text` as parsed): the header first, then entries. Throws `ERR_SESSION_FORMAT`. */
+  add(value: unknown, line: number, text: string): void {
+    const where = this.where;
+    if (this.header === undefined) {
+      const problem = readableHeaderProblem(value);
+      if (problem) throw formatError(where, line, problem);
+      this.header = value as SessionHeader;
+      return;
+    }
+    const problem = entryProblem(value);
+    if (problem) throw formatError(where, line, problem);
+    const entry = value as SessionEntry;
+    // A line that begins in SessionLog's form but repeats a key is refused, as the index refuses it (leading-fields.ts).
+    const repeated = repeatedKeyProblem(text, entry);
+    if (repeated) throw formatError(where, line, repeated);
+    const { id, parentId } = entry;
+    // One hash operation per entry: an id already present leaves the size unchanged (and fails the load).
+    const known = this.byId.size;
+    this.byId.set(id, entry);
+    if (this.byId.size === known) throw formatError(where, line, `duplicate entry id ${id}`);
+    if (parentId !== this.#prevId) {
+      this.#linear = false;
+      if (parentId !== null && (parentId === id || !this.byId.has(parentId))) {
+        throw formatError(where, line, `parentId ${parentId} does not name an earlier entry`);
       }
-      const problem = entryProblem(value);
-      if (problem) throw formatError(path, line, problem);
-      const entry = value as SessionEntry;
-      // A line that begins in SessionLog's form but repeats a key is refused, as the index refuses it (leading-fields.ts).
-      const repeated = repeatedKeyProblem(text, entry);
-      if (repeated) throw formatError(path, line, repeated);
-      if (stopAtCompaction && entry.type === 'compaction') throw new CompactionSeen();
-      const id = entry.id;
-      const parentId = entry.parentId;
-      // One hash operation per entry: an id already present leaves the size unchanged (and fails the load).
-      const known = byId.size;
-      byId.set(id, entry);
-      if (byId.size === known) throw formatError(path, line, `duplicate entry id ${id}`);
-      if (parentId !== prevId) {
-        linear = false;
-        if (parentId !== null && (parentId === id || !byId.has(parentId))) {
-          throw formatError(path, line, `parentId ${parentId} does not name an earlier entry`);
-        }
-      }
-      prevId = id;
-      entries.push(entry);
-      lineNumbers.push(line);
-      texts?.attach(value, text);
-    },
-    options,
-    prepare,
-    ahead,
-  );
-  if (source !== null && texts !== null) {
-    if (texts.covered === 0) source = null;
-    else source.settle(read.identity, texts.covered);
+    }
+    this.#prevId = id;
+    this.entries.push(entry);
+    this.#lineNumbers.push(line);
   }
+
+  /** The session the lines make (`warnings` pushed to; a new header when there was none). */
+  session(warnings: SessionWarning[]): {
+    session: LoadedSession & { entries: SessionEntry[] };
+    view: ConversationView;
+    headerMissing: boolean;
+  } {
+    const { entries, byId, where } = this;
+    const headerMissing = this.header === undefined;
+    // Nothing parsed: an empty file, blank lines, or a first line cut short by a crash before the header was written.
+    const header = this.header ?? headerlessSession(where, warnings);
+    const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
+    const branch = this.#linear ? entries : pathToLeaf(byId, leafId);
+    const model = currentModel(branch, header.model);
+    const view = resolveConversation(branch, (compaction) =>
+      formatError(
+        where,
+        this.#lineNumbers[entries.indexOf(compaction)] ?? 0,
+        `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
+      ),
+    );
+    return {
+      session: {
+        header,
+        entries,
+        conversation: { messages: view.messages },
+        leafId,
+        ...(model === undefined ? {} : { model }),
+        warnings,
+      },
+      view,
+      headerMissing,
+    };
+  }
+}
+
+/** Read and check every line of a session file now (`eager: true`, or a file with no compaction). See `loadSession`. */
+export async function readEagerly(path: string, options: LoadSessionOptions): Promise<EagerState> {
+  const collector = new EntryCollector(path);
+  const read = await readJsonl(path, (value, line, text) => collector.add(value, line, text), options);
   const warnings: SessionWarning[] = read.emptyLines.map((run) => ({
     kind: 'empty_line',
     line: run.line,
@@ -254,13 +193,7 @@ export async function readEagerly(
     warnings.sort((a, b) => a.line - b.line);
   }
   if (read.torn) {
-    warnings.push({
-      kind: 'torn_line',
-      line: read.torn.line,
-      message:
-        `${path}:${read.torn.line}: last line is incomplete (${read.torn.bytes} bytes, likely a crash mid-write); ` +
-        'skipped, everything before it loaded',
-    });
+    warnings.push({ kind: 'torn_line', line: read.torn.line, message: tornLineMessage(path, read.torn) });
   } else if (read.unterminated) {
     warnings.push({
       kind: 'unterminated_line',
@@ -268,39 +201,8 @@ export async function readEagerly(
       message: `${path}: last line has no trailing newline; loaded`,
     });
   }
-  const headerMissing = header === undefined;
-  if (header === undefined) {
-    // Nothing parsed: an empty file, blank lines, or a first line cut short by a crash before the header was written.
-    header = headerlessSession(path, warnings);
-  }
-  const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
-  const branch = linear ? entries : pathToLeaf(byId, leafId);
-  const model = currentModel(branch, header.model);
-  const view = resolveConversation(branch, (compaction) => {
-    // The compaction's line: found by a second pass over the (short) error path only.
-    let at = 0;
-    for (const [k, e] of entries.entries()) if (e === compaction) at = lineNumbers[k] as number;
-    return formatError(
-      path,
-      at,
-      `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
-    );
-  });
-  return {
-    session: {
-      header,
-      entries,
-      conversation: { messages: view.messages },
-      leafId,
-      ...(model === undefined ? {} : { model }),
-      warnings,
-    },
-    byId,
-    view,
-    read,
-    headerMissing,
-    text: source,
-  };
+  const { session, view, headerMissing } = collector.session(warnings);
+  return { session, byId: collector.byId, view, read, headerMissing };
 }
 
 /** A lazily loaded session: `entries` reads the index's remaining lines on first access (see `LoadedSession`). */
@@ -309,19 +211,18 @@ class LazyLoadedSession implements LoadedSession {
   readonly conversation: Conversation;
   readonly leafId: string | null;
   declare readonly model?: string;
-  /** The index, until `entries` has read every line (then released: it is about a third of the file in memory). */
+  /** The index, until `entries` has read every line (then released). */
   #index: SessionIndex | null;
   /** The index's live warnings array (kept when the index is released). */
   readonly #warnings: SessionWarning[];
   #entries: readonly SessionEntry[] | undefined;
   /** The entries the conversation was parsed from, until `entries` takes them over. */
-  #known: ParsedRun[];
+  #known: ParsedRun[] = [];
 
   constructor(index: SessionIndex) {
     this.#index = index;
     this.#warnings = index.warnings as SessionWarning[];
     this.header = index.header;
-    this.#known = [];
     this.conversation = { messages: index.conversationView(this.#known).messages };
     this.leafId = index.leafId;
     if (index.model !== undefined) this.model = index.model;
@@ -343,34 +244,10 @@ class LazyLoadedSession implements LoadedSession {
 }
 
 /**
- * The one-pass load a lazy load takes when the file shows no compaction (compaction-probe.ts): every line parsed and
- * checked, as `readEagerly`. `undefined` when the lazy path must load instead: the file mentions a
- * compaction, the read parsed a compaction entry, or a line failed a check (`ERR_SESSION_FORMAT` /
- * `ERR_SESSION_CORRUPT`; the lazy path reports a damaged line off the conversation only when it is read, and names
- * the same error otherwise). Any other error propagates.
- */
-export async function readUncompacted(
-  path: string,
-  options: LoadSessionOptions,
-): Promise<EagerState | undefined> {
-  if (await mentionsCompaction(path)) return undefined;
-  try {
-    return await readEagerly(path, options, true);
-  } catch (err) {
-    if (err instanceof CompactionSeen) return undefined;
-    if (
-      err instanceof PantoError &&
-      (err.code === 'ERR_SESSION_FORMAT' || err.code === 'ERR_SESSION_CORRUPT')
-    )
-      return undefined;
-    throw err;
-  }
-}
-
-/**
- * Load a session file written by `SessionLog`. Streams the file (bounded extra memory; no whole-file string).
+ * Load a session file written by `SessionLog`. Streams the file (bounded extra memory; no whole-file string), once.
  *
- * Lazy (the default): the file is searched, from its end, for `"compaction"` (compaction-probe.ts).
+ * Lazy (the default): the file is searched, from its end, for `"compaction"` (compaction-probe.ts), which chooses the
+ * path once.
  * - Found — the index path: the file is indexed (header, ids, parents, types, line offsets) and only the current
  *   conversation's lines are parsed — the latest compaction and what follows it on the branch, never the history it
  *   replaced. Checked at load time: the header, every line's length, unique ids, parents that name earlier entries,
@@ -379,32 +256,22 @@ export async function readUncompacted(
  *   first read instead: the other lines' JSON and entry shape (same error codes and line numbers as at load; see
  *   `LoadedSession.entries`).
  * - Not found — the one-pass path: every line is parsed and checked now, as with `eager: true`, and `entries` is
- *   ready (the conversation is every message of the branch: nothing to skip). When that pass parses a compaction
- *   entry, or a line fails a check, the index path loads the file instead (so a damaged line off the conversation is
- *   reported by `entries`, as above). Both paths give the same session.
+ *   ready (the conversation is every message of the branch: nothing to skip).
  * With `eager: true` every line is parsed and checked now, and `entries` is ready. On every path a line that is not
  * valid UTF-8 is read with U+FFFD for each bad sequence and reported as an `invalid_utf8` warning (see
  * `LoadedSession.warnings` for when the index path reports it).
  *
  * Errors (`PantoError`): `ERR_SESSION_CORRUPT` for a line that is not valid JSON or a line longer than `maxLineBytes`
  * (the message names the line number); `ERR_SESSION_FORMAT` for a first line that is not a header, a newer header, a
- * line that is valid JSON but not a valid entry, a duplicate id or a parent that is not an earlier entry;
- * `ERR_SESSION_CHANGED` (lazy, index path only) when the file changed while it was indexed (other than by growing:
- * lines appended meanwhile are not loaded). A torn LAST line is not an error: it is
+ * line that is valid JSON but not a valid entry (nested deeper than `MAX_JSON_DEPTH` included), a duplicate id or a
+ * parent that is not an earlier entry; `ERR_SESSION_CHANGED` (index path only) when the file changed while it was
+ * indexed (other than by growing: lines appended meanwhile are not loaded). A torn LAST line is not an error: it is
  * skipped and reported in `warnings`; a file with no header at all (empty, or only a torn first line) loads as an
  * empty session with a `no_header` warning. `ERR_INVALID_ARGUMENT` when `path` is not a regular file (a directory,
  * a FIFO, a device: refused before anything is read, regular-file.ts). File-system errors (e.g. `ENOENT`) propagate
  * unchanged.
  */
 export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<LoadedSession> {
-  textInFileSettings(options.textInFile);
-  if (options.eager) return (await readEagerly(path, options)).session;
-  const whole = await readUncompacted(path, options);
-  if (whole) return whole.session;
-  const indexOptions: SessionIndexOptions = {};
-  if (options.chunkBytes !== undefined) indexOptions.chunkBytes = options.chunkBytes;
-  if (options.maxLineBytes !== undefined) indexOptions.maxLineBytes = options.maxLineBytes;
-  if (options.textInFile !== undefined) indexOptions.textInFile = options.textInFile;
-  const index = await openSessionIndex(path, indexOptions);
-  return new LazyLoadedSession(index);
+  if (options.eager || !(await mentionsCompaction(path))) return (await readEagerly(path, options)).session;
+  return new LazyLoadedSession(await openSessionIndex(path, options));
 }

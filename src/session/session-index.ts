@@ -5,69 +5,61 @@
  * (a few dozen bytes per entry) plus what the caller asks for; the file's text is never all held.
  *
  * How the index is read without parsing: `SessionLog` writes every entry as `{"type":…,"id":…,"parentId":…,` (that
- * key order, ids in ASCII), so those fields are taken from the line's first bytes. A line in any other form (another
- * writer, non-ASCII or escaped ids) is parsed in full while indexing and checked as `loadSession` checks it. The
- * header, the model change the current model comes from, and an unterminated last line (torn or not, decided as
- * `loadSession` decides it) are parsed while opening too.
+ * key order, ids in ASCII), so those fields are taken from the line's first bytes (leading-fields.ts). A line in any
+ * other form (another writer, non-ASCII or escaped ids) is parsed in full while indexing and checked as `loadSession`
+ * checks it. The header, the model change the current model comes from, and an unterminated last line (torn or not,
+ * decided as `loadSession` decides it) are parsed while opening too.
  *
  * What is checked when: opening checks the header, the tree (unique ids, parents earlier in the file) and line
  * lengths; a line the index did not parse is checked when it is read (valid JSON, a valid entry, and the same
  * type/id/parentId as its leading fields), so a damaged line in an old branch costs nothing until it is read.
- * `verify()` reads every line and checks all of it, as `loadSession` does. Bytes that are not valid UTF-8
- * (`SessionLog` never writes them) are read as U+FFFD, as `loadSession` reads them, and the line gets an
- * `invalid_utf8` warning in `warnings` when it is first parsed (at open for the lines opening parses).
+ * `verify()` reads every line and checks all of it, as `loadSession` does. Bytes that are not valid UTF-8 are read as
+ * U+FFFD and the line gets an `invalid_utf8` warning in `warnings` when it is first parsed.
  *
  * The indexed bytes must not change while the index is used, but the file may grow: an index is of the file as it
- * was when opening began (bytes appended while or after it is made — an agent still writing the session — are not
- * indexed, and a line a write in progress cut off there reads as a torn last line), and its reads return the entries
- * as of then. Every read checks the file still holds those bytes — the same inode, not shorter than them (a torn last
- * line, which no entry comes from, may be cut off), not rewritten in place (same size, another mtime), the last
- * indexed line still ending where it did — and re-checks each line's id, parent and type, so a file changed on disk
- * fails with `ERR_SESSION_CHANGED` instead of returning wrong data (a line that still begins as indexed but says
- * otherwise in a repeated key later is the line's own lie: `ERR_SESSION_FORMAT`). Reopen the index to see the new
- * state. `SessionLog`, the file's locked writer, tells its index about its own appends and repairs.
+ * was when opening began (bytes appended later are not indexed, and a line a write in progress cut off there reads as
+ * a torn last line), and its reads return the entries as of then. Every read checks the file still holds those bytes
+ * — the same inode, not shorter than them (a torn last line may be cut off), not rewritten in place (same size,
+ * another mtime), the last indexed line still ending where it did — and re-checks each line's id, parent and type, so
+ * a file changed on disk fails with `ERR_SESSION_CHANGED` instead of returning wrong data (a line that still begins
+ * as indexed but says otherwise in a repeated key later is the line's own lie: `ERR_SESSION_FORMAT`). `SessionLog`,
+ * the file's locked writer, tells its index about its own appends and repairs.
  *
  * Reads are synchronous underneath (`readAt`, `readAll`, `conversationView` return directly; `entry`, `entries`,
- * `conversation`, `verify` wrap them in a promise): `loadSession` and `SessionLog` parse lazily behind getters. A read
- * of page-cached lines blocks the event loop for about as long as parsing them does.
+ * `conversation`, `verify` wrap them in a promise): `loadSession` and `SessionLog` parse lazily behind getters.
  */
 
 import { isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import { type FileIdentity, fileIdentity, prefixChange } from './file-identity.js';
-import { SessionText, type TextInFileOptions, textInFileSettings } from './file-text.js';
 import {
   BATCH_BYTES,
+  corruptLine,
   type EmptyRun,
   emptyRunMessage,
+  type JsonlReadOptions,
+  lineTooLong,
+  readLimits,
   type TornLine,
+  tornLineMessage,
   tornLineProblem,
 } from './jsonl-reader.js';
-import { LEADING_BYTES } from './leading-fields.js';
-import { LineTexts } from './line-texts.js';
-import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './load-session.js';
+import { LEADING_BYTES, type LeadingFields, leadingFields } from './leading-fields.js';
+import { CR, type LineBlock, type LineHead, NEWLINE, readLines } from './line-reader.js';
 import { openRegularFile, READ_FLAGS } from './regular-file.js';
-import { type ConversationView, type LazyEntries, resolveBranch } from './resolve-conversation.js';
+import {
+  type ConversationView,
+  type LazyEntries,
+  modelOnBranch,
+  resolveBranch,
+} from './resolve-conversation.js';
 import type { SessionEntry, SessionHeader } from './session-entry.js';
+import { headerlessSession, invalidUtf8Warning, type SessionWarning } from './session-warning.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
-export interface SessionIndexOptions {
-  /** Bytes read per call (default 4 MiB). */
-  chunkBytes?: number;
-  /** Longest line accepted, in bytes (default 256 MiB). A longer line fails with `ERR_SESSION_CORRUPT`. */
-  maxLineBytes?: number;
-  /**
-   * Leave the long texts of a large session in the file (`LoadSessionOptions.textInFile`: same type and defaults;
-   * the file size compared with `minFileBytes` is the size at indexing). Every message line the index parses — the
-   * conversation, `entry`, `entries`, `readAt`, `readAll`, lines parsed while opening — gets file-backed text parts
-   * (file-text.ts) for its texts of at least `minTextBytes`; such a part's read checks the file as the index's reads
-   * do (same inode and device, the indexed bytes not shortened nor rewritten in place) and throws
-   * `ERR_SESSION_CHANGED` otherwise. `false`: every text in memory.
-   */
-  textInFile?: false | TextInFileOptions;
-}
+export type SessionIndexOptions = JsonlReadOptions;
 
 /** Entries a read returned, with their positions (indices into `ids`). */
 export interface ParsedRun {
@@ -85,104 +77,61 @@ export interface SessionLineRef {
   bytes: number;
 }
 
-const DEFAULT_CHUNK = 4 * 1024 * 1024;
-const DEFAULT_MAX_LINE = 256 * 1024 * 1024;
-const NEWLINE = 0x0a;
-const CR = 0x0d;
-/** Bytes of a line's start examined for the leading fields. */
-const HEAD = LEADING_BYTES;
-const TYPE_KEY = Buffer.from('{"type":"', 'latin1');
-const ID_KEY = Buffer.from('","id":"', 'latin1');
-const PARENT_KEY = Buffer.from('","parentId":', 'latin1');
-const NULL = Buffer.from('null', 'latin1');
-const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
-/** The entry types by the length of their name (all four differ). */
-const TYPE_BY_LENGTH = new Map<number, { name: SessionEntry['type']; bytes: Buffer }>(
-  (['message', 'compaction', 'custom', 'model_change'] as const).map((t) => [
-    t.length,
-    { name: t, bytes: Buffer.from(t, 'latin1') },
-  ]),
-);
-const latin1 = (b: Buffer, start: number, end: number): string =>
-  (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
-
-function hasAt(b: Buffer, at: number, end: number, what: Buffer): boolean {
-  if (at + what.length > end) return false;
-  for (let k = 0; k < what.length; k++) if (b[at + k] !== what[k]) return false;
-  return true;
-}
-
-/** End of an id starting at `at`: the index of its closing quote, or -1 (not printable ASCII without `\`, or cut). */
-function idEnd(b: Buffer, at: number, end: number): number {
-  for (let k = at; k < end; k++) {
-    const c = b[k] as number;
-    if (c === 0x22) return k;
-    if (c < 0x20 || c > 0x7e || c === 0x5c) return -1;
-  }
-  return -1;
-}
-
 type EntryType = SessionEntry['type'];
+
+/** The `fstat` fields a read compares with the file as it was indexed. */
+interface FileIdentity {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  dev: number;
+}
+
+function fileIdentity(st: FileIdentity): FileIdentity {
+  return { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, dev: st.dev };
+}
+
+/**
+ * Why the file `now` describes may no longer hold the indexed bytes — the first `covered` bytes of the file `was`
+ * describes — or null. A file that only grew past them did not change (an agent appending to its session).
+ */
+function prefixChange(now: FileIdentity, was: FileIdentity, covered: number): string | null {
+  if (now.ino !== was.ino || now.dev !== was.dev) return 'it was replaced by another file';
+  if (now.size < covered) return `it shrank (size ${was.size} → ${now.size})`;
+  if (now.size === was.size && now.mtimeMs !== was.mtimeMs)
+    return 'it was rewritten in place (same size, another mtime)';
+  return null;
+}
 
 /**
  * @internal For `SessionLog`, the file's one writer: after its own append or repair it makes `stat` the state later
- * reads expect (the indexed lines are unchanged; the file only grew or lost a torn tail past them). Not exported
- * from the package.
+ * reads expect (the indexed lines are unchanged; the file only grew or lost a torn tail past them).
  */
 export let adoptFileIdentity: (index: SessionIndex, stat: FileIdentity) => void;
 
-function corrupt(path: string, line: number, problem: string, cause?: unknown): PantoError {
-  return new PantoError(
-    'ERR_SESSION_CORRUPT',
-    `${path}:${line}: ${problem}`,
-    cause === undefined ? undefined : { cause },
-  );
-}
+const latin1 = (b: Buffer, end: number): string =>
+  (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(0, end);
 
 function formatError(path: string, line: number, problem: string): PantoError {
   return new PantoError('ERR_SESSION_FORMAT', `${path}:${line}: ${problem}`);
 }
 
-/**
- * Bytes [start, end) of `buf` as a JSON value. Bytes that are not valid UTF-8 decode to U+FFFD (as `loadSession`'s
- * reader decodes them) and `onInvalidUtf8` is told the line.
- */
+function changed(path: string, problem: string): PantoError {
+  return new PantoError('ERR_SESSION_CHANGED', `${path}: ${problem}`);
+}
+
+/** Bytes as a JSON value; bytes that are not valid UTF-8 decode to U+FFFD and `onInvalidUtf8` is told the line. */
 function parseBytes(
   path: string,
   line: number,
-  buf: Buffer,
-  start: number,
-  end: number,
+  bytes: Buffer,
   onInvalidUtf8: (line: number) => void,
-  texts: LineTexts | null = null,
-  fileOffset = 0,
 ): unknown {
-  const bytes = buf.subarray(start, end);
-  const valid = isUtf8(bytes);
-  if (texts !== null) {
-    texts.clear();
-    // Long texts emptied (valid UTF-8 only: literals are measured on it); the line itself when that does not parse,
-    // so its error is the one reported.
-    const reduced = valid ? texts.reduce(buf, start, end, fileOffset) : undefined;
-    if (reduced !== undefined) {
-      try {
-        return JSON.parse(reduced);
-      } catch {
-        texts.clear();
-      }
-    }
-  }
-  if (!valid) onInvalidUtf8(line);
-  const text = bytes.toString('utf8');
+  if (!isUtf8(bytes)) onInvalidUtf8(line);
   try {
-    return JSON.parse(text);
+    return JSON.parse(bytes.toString('utf8'));
   } catch (err) {
-    throw corrupt(
-      path,
-      line,
-      `not valid JSON (${(err as Error).message}); the session file is damaged at this line`,
-      err,
-    );
+    throw corruptLine(path, line, err);
   }
 }
 
@@ -201,6 +150,190 @@ function noteInvalidUtf8(path: string, warnings: SessionWarning[], line: number)
     }
   }
   warnings.splice(at, 0, invalidUtf8Warning(path, line));
+}
+
+/**
+ * @internal The first phase of opening: every line of the file, as the splitter hands it over, turned into the index's arrays
+ * (header parsed, entries by their leading fields, other lines parsed).
+ */
+export class IndexScan {
+  readonly ids: string[] = [];
+  readonly parents: (string | null)[] = [];
+  readonly types: EntryType[] = [];
+  readonly lines: SessionLineRef[] = [];
+  readonly byId = new Map<string, number>();
+  /** Entries parsed while opening (lines not in the leading-field form). */
+  readonly parsed = new Map<number, SessionEntry>();
+  readonly warnings: SessionWarning[] = [];
+  header: SessionHeader | undefined;
+  lineNo = 0;
+  torn: TornLine | undefined;
+  unterminated = false;
+  #emptyRun: { run: EmptyRun; warning: SessionWarning } | undefined;
+  readonly onInvalidUtf8 = (line: number) => noteInvalidUtf8(this.path, this.warnings, line);
+
+  constructor(
+    readonly path: string,
+    readonly fh: FileHandle,
+  ) {}
+
+  /** The complete lines of a block (each parsed from the block when it must be). */
+  block({ buf, start, end, offset }: LineBlock): void {
+    for (let s = start; s < end; ) {
+      const nl = buf.indexOf(NEWLINE, s);
+      this.#whole(buf.subarray(s, nl > s && buf[nl - 1] === CR ? nl - 1 : nl), offset + (s - start));
+      s = nl + 1;
+    }
+  }
+
+  /** A line that spanned chunks: its head, and the whole line read from the file only when it must be parsed. */
+  async long({ head, offset, length, cr }: LineHead): Promise<void> {
+    const bytes = cr ? length - 1 : length;
+    if (bytes <= head.length) {
+      this.#whole(head.subarray(0, bytes), offset);
+      return;
+    }
+    const line = ++this.lineNo;
+    this.#endEmptyRun();
+    const lead = this.#lead(head);
+    if (lead !== undefined) {
+      try {
+        this.#addEntry(line, offset, bytes, lead);
+        return;
+      } catch (err) {
+        // The one-pass reader parses a line before it checks its links: a line that is not JSON is CORRUPT first.
+        parseBytes(this.path, line, await this.#readWhole(offset, bytes), () => {});
+        throw err;
+      }
+    }
+    const value = parseBytes(this.path, line, await this.#readWhole(offset, bytes), this.onInvalidUtf8);
+    this.#addParsed(line, offset, bytes, value);
+  }
+
+  /** A complete line (no newline, no CR) at `offset`. */
+  #whole(bytes: Buffer, offset: number): void {
+    const line = ++this.lineNo;
+    if (bytes.length === 0) {
+      this.#empty(line);
+      return;
+    }
+    this.#endEmptyRun();
+    const lead = this.#lead(bytes);
+    if (lead !== undefined) {
+      try {
+        this.#addEntry(line, offset, bytes.length, lead);
+        return;
+      } catch (err) {
+        parseBytes(this.path, line, bytes, () => {});
+        throw err;
+      }
+    }
+    this.#addParsed(line, offset, bytes.length, parseBytes(this.path, line, bytes, this.onInvalidUtf8));
+  }
+
+  /**
+   * The leading fields a line (after the header) begins with, from its first bytes; else undefined. The first 128
+   * bytes hold them for ids of up to ~40 characters; the index looks at up to LEADING_BYTES when they do not.
+   */
+  #lead(bytes: Buffer): LeadingFields | undefined {
+    if (this.header === undefined) return undefined;
+    const previous = this.ids[this.ids.length - 1];
+    const lead = leadingFields(latin1(bytes, Math.min(bytes.length, 128)), previous);
+    if (lead !== undefined || bytes.length <= 128) return lead;
+    return leadingFields(latin1(bytes, Math.min(bytes.length, LEADING_BYTES)), previous);
+  }
+
+  /** The last line, without a newline: loaded when it parses, else torn (skipped) when a crash can have left it. */
+  async last({ head, offset, length, cr }: LineHead): Promise<void> {
+    const line = ++this.lineNo;
+    const bytes = cr ? length - 1 : length;
+    this.#endEmptyRun();
+    if (bytes === 0) {
+      this.unterminated = true;
+      return;
+    }
+    const whole = head.length >= bytes ? head.subarray(0, bytes) : await this.#readWhole(offset, bytes);
+    let value: unknown;
+    try {
+      value = JSON.parse(whole.toString('utf8'));
+    } catch (err) {
+      const problem = tornLineProblem(whole, this.header === undefined);
+      if (problem)
+        throw new PantoError('ERR_SESSION_CORRUPT', `${this.path}:${line}: ${problem}`, { cause: err });
+      this.torn = { line, offset, bytes: length };
+      this.warnings.push({ kind: 'torn_line', line, message: tornLineMessage(this.path, this.torn) });
+      return;
+    }
+    if (!isUtf8(whole)) this.onInvalidUtf8(line);
+    this.#addParsed(line, offset, bytes, value);
+    this.unterminated = true;
+    this.warnings.push({
+      kind: 'unterminated_line',
+      line,
+      message: `${this.path}: last line has no trailing newline; loaded`,
+    });
+  }
+
+  /** Closes the current run of empty lines (its warning's message is written then). */
+  #endEmptyRun(): void {
+    if (this.#emptyRun) this.#emptyRun.warning.message = emptyRunMessage(this.path, this.#emptyRun.run);
+    this.#emptyRun = undefined;
+  }
+
+  finish(): void {
+    this.#endEmptyRun();
+  }
+
+  /** One warning per run of consecutive empty lines. */
+  #empty(line: number): void {
+    const run = this.#emptyRun;
+    if (run !== undefined && run.run.line + run.run.count === line) {
+      run.run.count++;
+      return;
+    }
+    this.#endEmptyRun();
+    const warning: SessionWarning = { kind: 'empty_line', line, message: '' };
+    this.warnings.push(warning);
+    this.#emptyRun = { run: { line, count: 1 }, warning };
+  }
+
+  async #readWhole(offset: number, bytes: number): Promise<Buffer> {
+    const b = Buffer.allocUnsafe(bytes);
+    const { bytesRead } = await this.fh.read(b, 0, bytes, offset);
+    if (bytesRead !== bytes) throw changed(this.path, 'the file shrank while it was being indexed');
+    return b;
+  }
+
+  #addEntry(line: number, offset: number, bytes: number, { type, id, parentId }: LeadingFields) {
+    const { ids, byId } = this;
+    // One hash operation per entry (an id already present leaves the size unchanged); a parent that is the previous
+    // entry needs no lookup.
+    const known = byId.size;
+    byId.set(id, ids.length);
+    if (byId.size === known) throw formatError(this.path, line, `duplicate entry id ${id}`);
+    if (parentId !== null && parentId !== ids[ids.length - 1] && (parentId === id || !byId.has(parentId))) {
+      throw formatError(this.path, line, `parentId ${parentId} does not name an earlier entry`);
+    }
+    ids.push(id);
+    this.parents.push(parentId);
+    this.types.push(type);
+    this.lines.push({ line, offset, bytes });
+  }
+
+  /** A line read whole: the header, or an entry not in SessionLog's leading-field form. */
+  #addParsed(line: number, offset: number, bytes: number, value: unknown): void {
+    if (this.header === undefined) {
+      const problem = readableHeaderProblem(value);
+      if (problem) throw formatError(this.path, line, problem);
+      this.header = value as SessionHeader;
+      return;
+    }
+    const problem = entryProblem(value);
+    if (problem) throw formatError(this.path, line, problem);
+    const e = value as SessionEntry;
+    this.#addEntry(line, offset, bytes, e);
+    this.parsed.set(this.ids.length - 1, e);
+  }
 }
 
 /**
@@ -234,10 +367,7 @@ export class SessionIndex {
   readonly headerMissing: boolean;
   readonly #byId: Map<string, number>;
   #identity: FileIdentity;
-  /**
-   * Bytes at the file's start the index was made from (the file's size at open, less a torn last line, which no
-   * entry comes from; the size after the writer's own last write for `SessionLog`): a read needs them unchanged.
-   */
+  /** Bytes at the file's start the index was made from (less a torn last line): a read needs them unchanged. */
   #covered: number;
   /** True while the covered bytes end inside a line (an unterminated last line): its newline may follow them. */
   #openEnd: boolean;
@@ -245,48 +375,31 @@ export class SessionIndex {
   /** Entries parsed while opening (lines not in the leading-field form, the current model's change); kept. */
   readonly #parsed: Map<number, SessionEntry>;
   #branch: number[] | undefined;
-  /** Where parsed lines leave their long texts (`textInFile`), or null. Its source checks what `#checkIdentity` does. */
-  readonly #texts: LineTexts | null;
 
   /** @internal Use `openSessionIndex`. */
-  constructor(state: {
-    path: string;
-    header: SessionHeader;
-    warnings: SessionWarning[];
-    ids: string[];
-    parents: (string | null)[];
-    types: EntryType[];
-    lines: SessionLineRef[];
-    byId: Map<string, number>;
-    identity: FileIdentity;
-    chunkBytes: number;
-    parsed: Map<number, SessionEntry>;
-    model: string | undefined;
-    torn: TornLine | undefined;
-    unterminated: boolean;
-    headerMissing: boolean;
-    texts: LineTexts | null;
-  }) {
-    this.path = state.path;
-    this.header = state.header;
-    this.warnings = state.warnings;
-    this.ids = state.ids;
-    this.parents = state.parents;
-    this.types = state.types;
-    this.lines = state.lines;
-    this.fileBytes = state.identity.size;
-    this.#byId = state.byId;
-    this.#identity = state.identity;
-    this.#covered = state.torn ? state.torn.offset : state.identity.size;
-    this.#openEnd = state.unterminated;
-    this.#chunkBytes = state.chunkBytes;
-    this.#parsed = state.parsed;
-    this.leafId = state.ids.length > 0 ? (state.ids[state.ids.length - 1] as string) : null;
-    this.model = state.model;
-    this.torn = state.torn;
-    this.unterminated = state.unterminated;
-    this.headerMissing = state.headerMissing;
-    this.#texts = state.texts;
+  constructor(scan: IndexScan, identity: FileIdentity, chunkBytes: number) {
+    this.path = scan.path;
+    this.headerMissing = scan.header === undefined;
+    this.header = scan.header ?? headerlessSession(scan.path, scan.warnings);
+    this.warnings = scan.warnings;
+    this.ids = scan.ids;
+    this.parents = scan.parents;
+    this.types = scan.types;
+    this.lines = scan.lines;
+    this.fileBytes = identity.size;
+    this.#byId = scan.byId;
+    this.#identity = identity;
+    this.torn = scan.torn;
+    this.unterminated = scan.unterminated;
+    this.#covered = scan.torn ? scan.torn.offset : identity.size;
+    this.#openEnd = scan.unterminated;
+    this.#chunkBytes = chunkBytes;
+    this.#parsed = scan.parsed;
+    this.leafId = scan.ids.length > 0 ? (scan.ids[scan.ids.length - 1] as string) : null;
+    // The current model: the latest model_change on the branch (that one line is parsed now, and kept).
+    const record: ParsedRun[] = [];
+    this.model = modelOnBranch(this.branch(), this.#lazy(record), this.header.model);
+    for (const run of record) this.#parsed.set(run.positions[0] as number, run.entries[0] as SessionEntry);
   }
 
   static {
@@ -294,8 +407,6 @@ export class SessionIndex {
       index.#identity = fileIdentity(stat);
       index.#covered = stat.size;
       index.#openEnd = false;
-      // The file-backed texts expect what the index expects.
-      index.#texts?.source.settle(index.#identity, stat.size);
     };
   }
 
@@ -313,23 +424,16 @@ export class SessionIndex {
     return this.#byId.get(id);
   }
 
-  /**
-   * Indices (into `ids`) of the entries from the root to the leaf, in order.
-   * @throws PantoError `ERR_SESSION_FORMAT` when the parent links do not reach the root (cannot happen for an index
-   *   that opened: parents are checked to be earlier entries).
-   */
+  /** Indices (into `ids`) of the entries from the root to the leaf, in order. */
   branch(): readonly number[] {
     if (this.#branch) return this.#branch;
     const path: number[] = [];
-    let i = this.ids.length - 1;
-    while (i >= 0) {
+    for (let i = this.ids.length - 1; i >= 0; ) {
       path.push(i);
       const parent = this.parents[i] as string | null;
       if (parent === null) break;
-      const p = this.#byId.get(parent);
-      if (p === undefined || p >= i)
-        throw formatError(this.path, this.lineOf(i), `parent ${parent} is not earlier`);
-      i = p;
+      // Parents are earlier entries (checked while opening), so this ends.
+      i = this.#byId.get(parent) as number;
     }
     this.#branch = path.reverse();
     return this.#branch;
@@ -341,45 +445,36 @@ export class SessionIndex {
    *   for a damaged line; `ERR_SESSION_CHANGED` when the file changed since it was indexed.
    */
   async entry(id: string): Promise<SessionEntry> {
-    const i = this.#byId.get(id);
-    if (i === undefined)
-      throw new PantoError('ERR_INVALID_ARGUMENT', `${this.path}: no entry ${id} in the session`);
-    const [entry] = this.#read([i]);
+    const [entry] = await this.entries([id]);
     return entry as SessionEntry;
   }
 
   /**
    * The entries with these ids, in the order asked (an id may repeat), parsed and checked now. One open and stat of
-   * the file for all of them; their lines are read in file order, nearby lines in one read, and each line is parsed
-   * once however often its id is asked for.
+   * the file for all of them; their lines are read in file order, nearby lines in one read.
    * @throws as `entry` (an unknown id fails before anything is read).
    */
   async entries(ids: readonly string[]): Promise<SessionEntry[]> {
-    const wanted: number[] = new Array(ids.length);
-    for (let j = 0; j < ids.length; j++) {
-      const id = ids[j] as string;
-      const i = this.#byId.get(id);
-      if (i === undefined)
-        throw new PantoError('ERR_INVALID_ARGUMENT', `${this.path}: no entry ${id} in the session`);
-      wanted[j] = i;
-    }
-    return this.readAt(wanted);
+    return this.readAt(
+      ids.map((id) => {
+        const i = this.#byId.get(id);
+        if (i === undefined)
+          throw new PantoError('ERR_INVALID_ARGUMENT', `${this.path}: no entry ${id} in the session`);
+        return i;
+      }),
+    );
   }
 
   /**
    * The entries at these positions (indices into `ids`), in the order asked, parsed and checked now, with synchronous
-   * reads (for callers that cannot await, such as `SessionLog`'s getters; the event loop waits for the reads). Same
-   * reading, caching and errors as `entries`; a position out of range fails with `ERR_INVALID_ARGUMENT`.
+   * reads (for callers that cannot await, such as `SessionLog`'s getters). Same reading and errors as `entries`; a
+   * position out of range fails with `ERR_INVALID_ARGUMENT`.
    */
   readAt(positions: readonly number[]): SessionEntry[] {
-    let ascending = true;
-    for (let j = 0; j < positions.length; j++) {
-      const i = positions[j] as number;
+    for (const i of positions) {
       if (!Number.isInteger(i) || i < 0 || i >= this.ids.length)
         throw new PantoError('ERR_INVALID_ARGUMENT', `${this.path}: no entry at position ${i}`);
-      if (j > 0 && i <= (positions[j - 1] as number)) ascending = false;
     }
-    if (ascending) return this.#read(positions);
     const sorted = [...new Set(positions)].sort((a, b) => a - b);
     const read = this.#read(sorted);
     const at = new Map<number, SessionEntry>();
@@ -389,8 +484,7 @@ export class SessionIndex {
 
   /**
    * Every entry in file order, parsed and checked now (synchronous reads, as `readAt`). Entries in `known` (runs an
-   * earlier read of this index returned, e.g. those `conversationView` recorded) are taken as they are, not read
-   * again, so the result shares their objects.
+   * earlier read of this index returned, e.g. those `conversationView` recorded) are taken as they are.
    */
   readAll(known: readonly ParsedRun[] = []): SessionEntry[] {
     const all: SessionEntry[] = new Array(this.ids.length);
@@ -407,8 +501,7 @@ export class SessionIndex {
 
   /**
    * The current conversation with, for each message, the id of the entry that holds it (`null` for a compaction's
-   * replacement), read as `conversation()` reads it, synchronously. The entries it parses are appended to `record`,
-   * when given (for `readAll`).
+   * replacement), read synchronously. The entries it parses are appended to `record`, when given (for `readAll`).
    */
   conversationView(record?: ParsedRun[]): ConversationView {
     return resolveBranch(this.branch(), this.#lazy(record));
@@ -434,7 +527,7 @@ export class SessionIndex {
 
   /**
    * The current conversation, as `loadSession` resolves it (see resolve-conversation.ts): reads and parses only the
-   * compaction that applies and the message entries that follow from it on the current branch.
+   * compaction that applies and the entries that follow from it on the current branch.
    * @throws as `entry`, for any line it reads.
    */
   async conversation(): Promise<Conversation> {
@@ -442,15 +535,17 @@ export class SessionIndex {
   }
 
   /**
-   * Read and check every line, as `loadSession` does (it also resolves the conversation, so a compaction that keeps
-   * from an entry off its branch is reported). Entries are parsed and dropped, one read chunk at a time.
+   * Read and check every line, as `loadSession` does (it also resolves the conversation). Entries are parsed and
+   * dropped, a few thousand at a time.
    * @throws as `entry`, for the first damaged line.
    */
   async verify(): Promise<void> {
-    const all: number[] = [];
-    for (let i = 0; i < this.ids.length; i++) all.push(i);
     const chunk = 4096;
-    for (let s = 0; s < all.length; s += chunk) this.#read(all.slice(s, s + chunk));
+    for (let s = 0; s < this.ids.length; s += chunk) {
+      const run: number[] = [];
+      for (let i = s; i < Math.min(s + chunk, this.ids.length); i++) run.push(i);
+      this.#read(run);
+    }
     this.conversationView();
   }
 
@@ -459,41 +554,14 @@ export class SessionIndex {
     return (this.lines[i] as SessionLineRef).line;
   }
 
-  /** Whether entry `i`'s line, on disk now, begins with the leading fields the index took from it. */
-  #leadsAsIndexed(i: number): boolean {
-    const parent = this.parents[i] as string | null;
-    const lead = Buffer.from(
-      `{"type":"${this.types[i]}","id":"${this.ids[i]}","parentId":${parent === null ? 'null' : `"${parent}"`}`,
-      'latin1',
-    );
-    const ref = this.lines[i] as SessionLineRef;
-    if (lead.length > ref.bytes) return false;
-    const got = Buffer.alloc(lead.length);
-    try {
-      const fd = openSync(this.path, READ_FLAGS);
-      try {
-        if (readSync(fd, got, 0, lead.length, ref.offset) !== lead.length) return false;
-      } finally {
-        closeSync(fd);
-      }
-    } catch {
-      return false;
-    }
-    return got.equals(lead);
-  }
-
-  /** The file's size now, after checking it still holds the indexed bytes (see `prefixChange`). */
+  /** The file's size now, after checking it still holds the indexed bytes. */
   #checkIdentity(fd: number): number {
     const st = fstatSync(fd);
     const problem = !st.isFile()
       ? 'it is no longer a regular file'
       : (prefixChange(st, this.#identity, this.#covered) ?? this.#seamProblem(fd, st.size));
-    if (problem !== null) {
-      throw new PantoError(
-        'ERR_SESSION_CHANGED',
-        `${this.path}: the file changed since it was indexed (${problem}); open the index again`,
-      );
-    }
+    if (problem !== null)
+      throw changed(this.path, `the file changed since it was indexed (${problem}); open the index again`);
     return st.size;
   }
 
@@ -511,27 +579,25 @@ export class SessionIndex {
     return ends ? null : 'its indexed last line was extended';
   }
 
-  /** Parse and check entries `indices` (ascending file order), reading runs of nearby lines in one read. */
+  /** Parse and check entries `indices` (ascending, distinct), reading runs of nearby lines in one read. */
   #read(indices: readonly number[]): SessionEntry[] {
     const out: SessionEntry[] = new Array(indices.length);
     const fd = openSync(this.path, READ_FLAGS);
     try {
-      // The file may have grown since it was indexed (appends): lines are read as indexed, and each must still end
-      // where it did (an unterminated last line now followed by anything but a newline fails).
+      // The file may have grown since it was indexed: lines are read as indexed, and each must still end where it did.
       const fileBytes = this.#checkIdentity(fd);
       let buf = Buffer.allocUnsafe(0);
       let k = 0;
       while (k < indices.length) {
-        const first = indices[k] as number;
-        const cached = this.#parsed.get(first);
+        const cached = this.#parsed.get(indices[k] as number);
         if (cached) {
           out[k++] = cached;
           continue;
         }
         // One read from this line's start through as many of the next wanted lines as fit in a chunk (always the
-        // whole first line, plus one byte to see its newline).
-        const start = (this.lines[first] as SessionLineRef).offset;
-        let end = this.#lineEnd(first, fileBytes);
+        // whole first line, plus up to two bytes to see its line end).
+        const start = this.#ref(indices[k] as number).offset;
+        let end = this.#lineEnd(indices[k] as number, fileBytes);
         let last = k;
         while (last + 1 < indices.length) {
           const next = indices[last + 1] as number;
@@ -540,54 +606,12 @@ export class SessionIndex {
           end = nextEnd;
           last++;
         }
-        const length = Math.min(end, fileBytes) - start;
+        const length = end - start;
         if (buf.length < length)
           buf = Buffer.allocUnsafe(Math.max(length, Math.min(this.#chunkBytes, 1 << 20)));
-        const bytesRead = readSync(fd, buf, 0, length, start);
-        if (bytesRead !== length) {
-          throw new PantoError(
-            'ERR_SESSION_CHANGED',
-            `${this.path}: the file is shorter than when it was indexed`,
-          );
-        }
-        while (k <= last) {
-          // Lines k.. that follow each other in the file and each end with a newline are decoded as one batch of at
-          // most BATCH_BYTES (see #parseBatch); any other line on its own.
-          const first = indices[k] as number;
-          const from = (this.lines[first] as SessionLineRef).offset - start;
-          let to = this.#terminatedEnd(first, buf, from, length);
-          let n = k;
-          while (to !== -1 && n < last && to - from < BATCH_BYTES) {
-            const next = indices[n + 1] as number;
-            if ((this.lines[next] as SessionLineRef).offset - start !== to) break;
-            const nextTo = this.#terminatedEnd(next, buf, to, length);
-            if (nextTo === -1 || nextTo - from > BATCH_BYTES) break;
-            to = nextTo;
-            n++;
-          }
-          // With texts left in the file each line is scanned and decoded on its own (see line-texts.ts).
-          if (to !== -1 && this.#texts === null && this.#parseBatch(indices, k, n, buf, from, to, out)) {
-            k = n + 1;
-            continue;
-          }
-          for (; k <= n; k++) {
-            const i = indices[k] as number;
-            const ref = this.lines[i] as SessionLineRef;
-            const at = ref.offset - start;
-            const value = parseLine(
-              this.path,
-              ref,
-              buf,
-              at,
-              at + ref.bytes,
-              fileBytes,
-              (line) => noteInvalidUtf8(this.path, this.warnings as SessionWarning[], line),
-              this.#texts,
-            );
-            out[k] = this.#check(i, value);
-            this.#texts?.attach(value);
-          }
-        }
+        if (readSync(fd, buf, 0, length, start) !== length)
+          throw changed(this.path, 'the file is shorter than when it was indexed');
+        while (k <= last) k = this.#parseRun(indices, k, last, buf, start, fileBytes, out);
       }
       this.#checkIdentity(fd);
     } finally {
@@ -597,65 +621,80 @@ export class SessionIndex {
   }
 
   /**
-   * Where the line of entry `i`, starting at `at` in `buf` (which holds `length` bytes), ends just past its newline,
-   * when its line ends as indexed (an optional CR, then a newline) inside `buf`; else -1.
+   * Parse entries from indices[k] on (up to indices[last]) out of `buf`, which holds the file from offset `start`:
+   * lines that follow each other and each end with a newline are decoded as one batch of at most BATCH_BYTES (one
+   * `toString`, each line a slice of it); a line whose bytes are not valid UTF-8 on its own. Returns the next k.
    */
-  #terminatedEnd(i: number, buf: Buffer, at: number, length: number): number {
-    let p = at + (this.lines[i] as SessionLineRef).bytes;
-    if (p < length && buf[p] === CR) p++;
-    return p < length && buf[p] === NEWLINE ? p + 1 : -1;
-  }
-
-  /**
-   * Entries indices[k..n], whose lines follow each other in buf[from, to) each ending with a newline, decoded with
-   * one `toString` and parsed line by line from slices of it, into `out`. Returns false (nothing parsed) when the
-   * bytes are not valid UTF-8 or hold another number of newlines than lines: the caller then parses line by line,
-   * which reports the exact line. Otherwise the same values and errors as `parseLine` + `#check` per line: valid UTF-8
-   * decodes line by line to the same text, and each slice ends where the line's newline is.
-   */
-  #parseBatch(
+  #parseRun(
     indices: readonly number[],
     k: number,
-    n: number,
+    last: number,
     buf: Buffer,
-    from: number,
-    to: number,
+    start: number,
+    fileBytes: number,
     out: SessionEntry[],
-  ): boolean {
+  ): number {
+    const from = this.#ref(indices[k] as number).offset - start;
+    let to = this.#lineStop(indices[k] as number, buf, from, start, fileBytes);
+    let n = k;
+    while (n < last && to - from < BATCH_BYTES) {
+      const next = indices[n + 1] as number;
+      if (this.#ref(next).offset - start !== to) break;
+      const nextTo = this.#lineStop(next, buf, to, start, fileBytes);
+      if (nextTo - from > BATCH_BYTES) break;
+      to = nextTo;
+      n++;
+    }
     const bytes = buf.subarray(from, to);
-    if (!isUtf8(bytes)) return false;
-    const text = bytes.toString('utf8');
-    const values: unknown[] = [];
+    if (n > k && !isUtf8(bytes)) n = k; // find the bad line's number: one line at a time
+    const text = n > k ? bytes.toString('utf8') : '';
     let p = 0;
     for (let j = k; j <= n; j++) {
-      const nl = text.indexOf('\n', p);
-      if (nl === -1) return false;
-      const stop = nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl;
-      values.push(text.slice(p, stop));
-      p = nl + 1;
-    }
-    if (p !== text.length) return false;
-    for (let j = k; j <= n; j++) {
       const i = indices[j] as number;
+      const ref = this.#ref(i);
       let value: unknown;
-      try {
-        value = JSON.parse(values[j - k] as string);
-      } catch (err) {
-        throw corrupt(
-          this.path,
-          this.lineOf(i),
-          `not valid JSON (${(err as Error).message}); the session file is damaged at this line`,
-          err,
+      if (n === k) {
+        const at = ref.offset - start;
+        value = parseBytes(this.path, ref.line, buf.subarray(at, at + ref.bytes), (line) =>
+          noteInvalidUtf8(this.path, this.warnings as SessionWarning[], line),
         );
+      } else {
+        const nl = text.indexOf('\n', p);
+        const line = text.slice(p, nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl);
+        p = nl + 1;
+        try {
+          value = JSON.parse(line);
+        } catch (err) {
+          throw corruptLine(this.path, ref.line, err);
+        }
       }
       out[j] = this.#check(i, value);
     }
-    return true;
+    return n + 1;
   }
 
-  /** File offset just past entry `i`'s newline (or its end, for an unterminated last line), in a file of `fileBytes`. */
+  #ref(i: number): SessionLineRef {
+    return this.lines[i] as SessionLineRef;
+  }
+
+  /**
+   * Where entry `i`'s line (at `at` in `buf`, which holds the file from offset `start`) ends, just past its newline
+   * (an optional CR, then a newline; or the file's end, for an unterminated last line).
+   * @throws ERR_SESSION_CHANGED when the bytes after the line are not such an end: the file was rewritten.
+   */
+  #lineStop(i: number, buf: Buffer, at: number, start: number, fileBytes: number): number {
+    const ref = this.#ref(i);
+    let p = at + ref.bytes;
+    if (start + p < fileBytes && buf[p] === CR) p++;
+    if (start + p === fileBytes) return p;
+    if (buf[p] !== NEWLINE)
+      throw changed(this.path, `line ${ref.line} no longer ends where it was indexed; the file changed`);
+    return p + 1;
+  }
+
+  /** File offset just past entry `i`'s line end (its optional CR and newline), in a file of `fileBytes`. */
   #lineEnd(i: number, fileBytes: number): number {
-    const ref = this.lines[i] as SessionLineRef;
+    const ref = this.#ref(i);
     return Math.min(ref.offset + ref.bytes + 2, fileBytes);
   }
 
@@ -674,386 +713,73 @@ export class SessionIndex {
     }
     return e;
   }
-}
 
-/**
- * Line bytes [start, end) of `buf` parsed, after checking the line ends where the index says (a newline, an optional
- * CR before it, or the end of the file).
- */
-function parseLine(
-  path: string,
-  ref: SessionLineRef,
-  buf: Buffer,
-  start: number,
-  end: number,
-  fileBytes: number,
-  onInvalidUtf8: (line: number) => void,
-  texts: LineTexts | null,
-): unknown {
-  const fileEnd = ref.offset + ref.bytes;
-  let next = end;
-  if (fileEnd < fileBytes && buf[next] === CR) next++;
-  if (ref.offset + (next - start) < fileBytes && buf[next] !== NEWLINE) {
-    throw new PantoError(
-      'ERR_SESSION_CHANGED',
-      `${path}:${ref.line}: the line no longer ends where it was indexed`,
+  /** Whether entry `i`'s line, on disk now, begins with the leading fields the index took from it. */
+  #leadsAsIndexed(i: number): boolean {
+    const ref = this.#ref(i);
+    const got = Buffer.alloc(Math.min(ref.bytes, LEADING_BYTES));
+    try {
+      const fd = openSync(this.path, READ_FLAGS);
+      try {
+        readSync(fd, got, 0, got.length, ref.offset);
+      } finally {
+        closeSync(fd);
+      }
+    } catch {
+      return false;
+    }
+    const lead = leadingFields(latin1(got, got.length));
+    return (
+      lead !== undefined &&
+      lead.id === this.ids[i] &&
+      lead.parentId === this.parents[i] &&
+      lead.type === this.types[i]
     );
   }
-  return parseBytes(path, ref.line, buf, start, end, onInvalidUtf8, texts, ref.offset);
 }
 
 /**
- * Index a session file written by `SessionLog` (see the module comment for what is parsed and checked when).
+ * Index a session file written by `SessionLog` (see the module comment for what is parsed and checked when). Phases:
+ * the scan (every line through the splitter, only each line's head kept when it spans reads), the last line without
+ * a newline (torn or loaded), the check that the file did not change meanwhile, the index (header, current model).
  *
  * Errors (`PantoError`), as `loadSession` for what opening reads: `ERR_SESSION_CORRUPT` for a line longer than
  * `maxLineBytes` or a line it parses that is not valid JSON; `ERR_SESSION_FORMAT` for a bad or newer header, a
  * duplicate id, a parent that is not an earlier entry, or a parsed line that is not a valid entry;
- * `ERR_SESSION_CHANGED` when the file changed while it was being indexed (other than
- * by growing: the bytes appended meanwhile are not indexed). A torn last line is skipped with a warning,
- * and a file with no header opens as an empty session, as with `loadSession`. `ERR_INVALID_ARGUMENT` when `path` is
- * not a regular file. File-system errors propagate.
+ * `ERR_SESSION_CHANGED` when the file changed while it was being indexed (other than by growing: the bytes appended
+ * meanwhile are not indexed). A torn last line is skipped with a warning, and a file with no header opens as an empty
+ * session, as with `loadSession`. `ERR_INVALID_ARGUMENT` when `path` is not a regular file. File-system errors
+ * propagate.
  */
 export async function openSessionIndex(
   path: string,
   options: SessionIndexOptions = {},
 ): Promise<SessionIndex> {
-  const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK;
-  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE;
-  if (!(chunkBytes > 0) || !(maxLineBytes > 0)) {
-    throw new PantoError('ERR_INVALID_ARGUMENT', 'chunkBytes and maxLineBytes must be positive');
-  }
-  const inFile = textInFileSettings(options.textInFile);
+  const { chunkBytes, maxLineBytes } = readLimits(options);
   const fh = await openRegularFile(path);
   try {
-    const st = await fh.stat();
-    const identity = fileIdentity(st);
-    // Its covered bytes are settled with the index's once the torn last line, if any, is known.
-    const texts =
-      inFile !== null && identity.size >= inFile.minFileBytes
-        ? new LineTexts(new SessionText(path, identity, identity.size), inFile.minTextBytes)
-        : null;
-    const ids: string[] = [];
-    const parents: (string | null)[] = [];
-    const types: EntryType[] = [];
-    const lines: SessionLineRef[] = [];
-    const byId = new Map<string, number>();
-    const parsed = new Map<number, SessionEntry>();
-    const warnings: SessionWarning[] = [];
-    let header: SessionHeader | undefined;
-    let modelChanges = 0;
-    let torn: TornLine | undefined;
-    let unterminated = false;
-
-    const addEntry = (
-      line: number,
-      offset: number,
-      bytes: number,
-      type: EntryType,
-      id: string,
-      parentId: string | null,
-    ) => {
-      // One hash operation per entry (an id already present leaves the size unchanged, and fails the open); a parent
-      // that is the previous entry needs no lookup.
-      const known = byId.size;
-      byId.set(id, ids.length);
-      if (byId.size === known) throw formatError(path, line, `duplicate entry id ${id}`);
-      if (parentId !== null && parentId !== ids[ids.length - 1] && (parentId === id || !byId.has(parentId))) {
-        throw formatError(path, line, `parentId ${parentId} does not name an earlier entry`);
-      }
-      ids.push(id);
-      parents.push(parentId);
-      types.push(type);
-      lines.push({ line, offset, bytes });
-      if (type === 'model_change') modelChanges++;
-    };
-
-    /** A line read whole: the header, or an entry not in SessionLog's leading-field form. */
-    const addParsed = (line: number, offset: number, bytes: number, value: unknown) => {
-      if (header === undefined) {
-        const problem = readableHeaderProblem(value);
-        if (problem) throw formatError(path, line, problem);
-        header = value as SessionHeader;
-        return;
-      }
-      const problem = entryProblem(value);
-      if (problem) throw formatError(path, line, problem);
-      const e = value as SessionEntry;
-      addEntry(line, offset, bytes, e.type, e.id, e.parentId);
-      parsed.set(ids.length - 1, e);
-    };
-
-    const readWhole = async (offset: number, bytes: number): Promise<Buffer> => {
-      const b = Buffer.allocUnsafe(bytes);
-      const { bytesRead } = await fh.read(b, 0, bytes, offset);
-      if (bytesRead !== bytes) {
-        throw new PantoError('ERR_SESSION_CHANGED', `${path}: the file shrank while it was being indexed`);
-      }
-      return b;
-    };
-
-    const size = Math.min(chunkBytes, maxLineBytes + 1);
-    const buf = Buffer.allocUnsafe(Math.max(size, HEAD));
-    // The current line: where it starts, and its first bytes (up to HEAD) when it spans reads.
-    let lineStart = 0;
-    let lineNo = 0;
-    const head = Buffer.allocUnsafe(HEAD);
-    let headLen = 0;
-    let filePos = 0;
-    /** Last byte of the previous read (a CR before a newline that starts the next read). */
-    let lastByte = 0;
-
-    const onInvalidUtf8 = (line: number) => noteInvalidUtf8(path, warnings, line);
-    const tooLong = (line: number) =>
-      corrupt(path, line, `line is longer than maxLineBytes (${maxLineBytes} bytes); refusing to load it`);
-
-    // The leading fields of the last line `leading` matched; the previous entry's id bytes (a parent is most often
-    // the entry just before, and then its string is reused).
-    let leadType: EntryType = 'message';
-    let leadId = '';
-    let leadParent: string | null = null;
-    const prevIdBytes = Buffer.allocUnsafe(64);
-    let prevIdLen = -1;
-    let prevId = '';
-
-    /** Whether bytes [start, end) of `b` begin with SessionLog's leading fields; sets leadType/leadId/leadParent. */
-    const leading = (b: Buffer, start: number, end: number): boolean => {
-      if (!hasAt(b, start, end, TYPE_KEY)) return false;
-      let p = start + TYPE_KEY.length;
-      const typeEnd = b.indexOf(0x22, p);
-      const type = TYPE_BY_LENGTH.get(typeEnd - p);
-      if (typeEnd === -1 || typeEnd >= end || !type || !hasAt(b, p, typeEnd, type.bytes)) return false;
-      p = typeEnd;
-      if (!hasAt(b, p, end, ID_KEY)) return false;
-      p += ID_KEY.length;
-      const idStop = idEnd(b, p, end);
-      if (idStop === -1) return false;
-      const idStart = p;
-      p = idStop;
-      if (!hasAt(b, p, end, PARENT_KEY)) return false;
-      p += PARENT_KEY.length;
-      let parent: string | null;
-      if (hasAt(b, p, end, NULL)) {
-        parent = null;
-        p += NULL.length;
-      } else {
-        if (p >= end || b[p] !== 0x22) return false;
-        const stop = idEnd(b, p + 1, end);
-        if (stop === -1) return false;
-        const len = stop - (p + 1);
-        let same = len === prevIdLen;
-        for (let k = 0; same && k < len; k++) same = b[p + 1 + k] === prevIdBytes[k];
-        parent = same ? prevId : latin1(b, p + 1, stop);
-        p = stop + 1;
-      }
-      if (p >= end || (b[p] !== 0x2c && b[p] !== 0x7d)) return false;
-      leadType = type.name;
-      leadId = latin1(b, idStart, idStop);
-      leadParent = parent;
-      const len = idStop - idStart;
-      if (len <= prevIdBytes.length) {
-        b.copy(prevIdBytes, 0, idStart, idStop);
-        prevIdLen = len;
-        prevId = leadId;
-      } else prevIdLen = -1;
-      return true;
-    };
-
-    /** The common line: complete in `b`, after the header, in SessionLog's form. False: take `onLine`. */
-    const fastLine = (b: Buffer, start: number, nl: number, total: number, endsWithCr: boolean): boolean => {
-      const bytes = endsWithCr ? total - 1 : total;
-      if (header === undefined || bytes <= 0 || bytes > maxLineBytes) return false;
-      if (!leading(b, start, Math.min(nl, start + HEAD) - (endsWithCr && nl - start <= HEAD ? 1 : 0)))
-        return false;
-      lineNo++;
-      const offset = lineStart;
-      lineStart += total + 1;
-      try {
-        addEntry(lineNo, offset, bytes, leadType, leadId, leadParent);
-      } catch (err) {
-        throw damagedFirst(err, lineNo, b.subarray(start, start + bytes));
-      }
-      return true;
-    };
-
-    /**
-     * The error for a line read by its leading fields only that failed a link check (`err`: duplicate id, bad
-     * parent): `ERR_SESSION_CORRUPT` when the whole line is not valid JSON — the one-pass reader parses a line before
-     * it checks its links, and both paths must give one code for one damaged line — else `err`.
-     */
-    const damagedFirst = (err: unknown, line: number, whole: Buffer): unknown => {
-      try {
-        parseBytes(path, line, whole, 0, whole.length, () => {});
-      } catch (notJson) {
-        return notJson;
-      }
-      return err;
-    };
-
-    let emptyRun: { run: EmptyRun; warning: SessionWarning } | undefined;
-    const endEmptyRun = () => {
-      if (emptyRun) emptyRun.warning.message = emptyRunMessage(path, emptyRun.run);
-      emptyRun = undefined;
-    };
-
-    /** A complete line [lineStart, lineStart + total) whose first bytes are `first` (at most HEAD of them). */
-    const onLine = async (first: Buffer, total: number, terminated: boolean, endsWithCr: boolean) => {
-      lineNo++;
-      const offset = lineStart;
-      lineStart += total + (terminated ? 1 : 0);
-      const bytes = total > 0 && endsWithCr ? total - 1 : total;
-      if (bytes > maxLineBytes) throw tooLong(lineNo);
-      if (bytes === 0) {
-        if (terminated) {
-          // One warning per run of consecutive empty lines (its message is written when the run ends).
-          if (emptyRun !== undefined && emptyRun.run.line + emptyRun.run.count === lineNo)
-            emptyRun.run.count++;
-          else {
-            endEmptyRun();
-            const warning: SessionWarning = { kind: 'empty_line', line: lineNo, message: '' };
-            warnings.push(warning);
-            emptyRun = { run: { line: lineNo, count: 1 }, warning };
-          }
-        }
-        return;
-      }
-      endEmptyRun();
-      if (header !== undefined && terminated && leading(first, 0, Math.min(bytes, first.length))) {
-        try {
-          addEntry(lineNo, offset, bytes, leadType, leadId, leadParent);
-        } catch (err) {
-          throw damagedFirst(
-            err,
-            lineNo,
-            bytes <= first.length ? first.subarray(0, bytes) : await readWhole(offset, bytes),
-          );
-        }
-        return;
-      }
-      const whole = bytes <= first.length ? first : await readWhole(offset, bytes);
-      // A byte order mark before the header is skipped, as loadSession skips it.
-      const from = lineNo === 1 && hasAt(whole, 0, bytes, BOM) ? BOM.length : 0;
-      if (!terminated) {
-        // The last line without a newline: torn (skipped) unless it parses, as loadSession decides.
-        let value: unknown;
-        try {
-          value = JSON.parse(whole.toString('utf8', from, bytes));
-        } catch (err) {
-          const problem = tornLineProblem(whole.subarray(0, bytes), header === undefined);
-          if (problem) throw corrupt(path, lineNo, problem, err);
-          torn = { line: lineNo, offset, bytes: total };
-          warnings.push({
-            kind: 'torn_line',
-            line: lineNo,
-            message:
-              `${path}:${lineNo}: last line is incomplete (${total} bytes, likely a crash mid-write); ` +
-              'skipped, everything before it loaded',
-          });
-          return;
-        }
-        if (!isUtf8(whole.subarray(0, bytes))) onInvalidUtf8(lineNo);
-        addParsed(lineNo, offset, bytes, value);
-        unterminated = true;
-        warnings.push({
-          kind: 'unterminated_line',
-          line: lineNo,
-          message: `${path}: last line has no trailing newline; loaded`,
-        });
-        return;
-      }
-      // An entry line (never the header) leaves its long texts in the file once its checks passed.
-      const lineTexts = header === undefined ? null : texts;
-      const value = parseBytes(path, lineNo, whole, from, bytes, onInvalidUtf8, lineTexts, offset);
-      addParsed(lineNo, offset, bytes, value);
-      lineTexts?.attach(value);
-    };
-
-    // The file as it was at the stat above: bytes appended since (a writer still running) are not indexed, and a
-    // line cut off there by a write in progress reads as a torn last line.
-    for (;;) {
-      const want = Math.min(size, identity.size - filePos);
-      if (want <= 0) break;
-      const { bytesRead } = await fh.read(buf, 0, want, filePos);
-      if (bytesRead === 0) break;
-      const chunkStart = filePos;
-      filePos += bytesRead;
-      let s = 0;
-      for (;;) {
-        const nl = buf.indexOf(NEWLINE, s);
-        if (nl === -1 || nl >= bytesRead) break;
-        const total = chunkStart + nl - lineStart;
-        if (headLen > 0 || lineStart < chunkStart) {
-          // The line began in an earlier read: its head was kept.
-          const room = Math.min(HEAD - headLen, nl - s);
-          buf.copy(head, headLen, s, s + room);
-          headLen += room;
-          await onLine(head.subarray(0, headLen), total, true, (nl > 0 ? buf[nl - 1] : lastByte) === CR);
-        } else {
-          const cr = nl > 0 && buf[nl - 1] === CR;
-          if (!fastLine(buf, s, nl, total, cr))
-            await onLine(buf.subarray(s, Math.min(nl, s + HEAD)), total, true, cr);
-        }
-        headLen = 0;
-        s = nl + 1;
-      }
-      if (s < bytesRead) {
-        const room = Math.min(HEAD - headLen, bytesRead - s);
-        buf.copy(head, headLen, s, s + room);
-        headLen += room;
-        if (filePos - lineStart > maxLineBytes + 1) throw tooLong(lineNo + 1);
-      }
-      lastByte = buf[bytesRead - 1] as number;
-    }
-    if (lineStart < filePos)
-      await onLine(head.subarray(0, headLen), filePos - lineStart, false, lastByte === CR);
-    endEmptyRun();
-    const end = await fh.stat();
+    const identity = fileIdentity(await fh.stat());
+    const scan = new IndexScan(path, fh);
+    const read = await readLines(
+      fh,
+      {
+        chunkBytes,
+        maxLineBytes,
+        limit: identity.size,
+        headBytes: LEADING_BYTES,
+        tooLong: () => lineTooLong(path, scan.lineNo + 1, maxLineBytes),
+      },
+      (block) => scan.block(block),
+      (head) => scan.long(head),
+    );
+    if (read.last) await scan.last(read.last);
+    scan.finish();
     const problem =
-      filePos !== identity.size
+      read.fileBytes !== identity.size
         ? 'it shrank'
-        : prefixChange(end, identity, torn ? torn.offset : identity.size);
-    if (problem !== null) {
-      throw new PantoError(
-        'ERR_SESSION_CHANGED',
-        `${path}: the file changed while it was being indexed (${problem})`,
-      );
-    }
-
-    const headerMissing = header === undefined;
-    if (header === undefined) header = headerlessSession(path, warnings);
-    texts?.source.settle(identity, torn ? torn.offset : identity.size);
-    const state = {
-      path,
-      header,
-      warnings,
-      ids,
-      parents,
-      types,
-      lines,
-      byId,
-      identity,
-      chunkBytes,
-      parsed,
-      torn,
-      unterminated,
-      headerMissing,
-      texts,
-    };
-    const index = new SessionIndex({ ...state, model: undefined });
-    // The current model: the latest model_change on the branch (that one line is parsed now).
-    let model = header.model;
-    if (modelChanges > 0) {
-      const branch = index.branch();
-      for (let k = branch.length - 1; k >= 0; k--) {
-        const i = branch[k] as number;
-        if (types[i] === 'model_change') {
-          const e = await index.entry(ids[i] as string);
-          if (e.type === 'model_change') model = e.model;
-          parsed.set(i, e);
-          break;
-        }
-      }
-    }
-    return model === undefined ? index : new SessionIndex({ ...state, model });
+        : prefixChange(await fh.stat(), identity, scan.torn ? scan.torn.offset : identity.size);
+    if (problem !== null) throw changed(path, `the file changed while it was being indexed (${problem})`);
+    return new SessionIndex(scan, identity, chunkBytes);
   } finally {
     await fh.close();
   }

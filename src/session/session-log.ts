@@ -27,16 +27,18 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, truncateSync, writeSync } from 'node:fs';
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
+import { mentionsCompaction } from './compaction-probe.js';
 import { FileLock } from './file-lock.js';
-import { adoptTextIdentity, type SessionText } from './file-text.js';
 import type { TornLine } from './jsonl-reader.js';
+import { type EagerState, type LoadSessionOptions, readEagerly } from './load-session.js';
 import {
-  type EagerState,
-  type LoadSessionOptions,
-  readEagerly,
-  readUncompacted,
-  type SessionWarning,
-} from './load-session.js';
+  type CompactionInput,
+  compactionEntry,
+  customEntry,
+  invalid,
+  messageEntry,
+  modelChangeEntry,
+} from './new-entries.js';
 import {
   type ConversationView,
   type LazyEntries,
@@ -52,14 +54,10 @@ import {
   type SessionEntry,
   type SessionHeader,
 } from './session-entry.js';
-import {
-  adoptFileIdentity,
-  openSessionIndex,
-  type ParsedRun,
-  type SessionIndex,
-  type SessionIndexOptions,
-} from './session-index.js';
-import { jsonProblem, messageJsonProblem, messageProblem, tooDeep } from './validate-entry.js';
+import { adoptFileIdentity, openSessionIndex, type ParsedRun, type SessionIndex } from './session-index.js';
+import type { SessionWarning } from './session-warning.js';
+import type { SessionWriter } from './session-writer.js';
+import { nestingProblem, tooDeep } from './validate-entry.js';
 
 export interface SessionLogOptions extends LoadSessionOptions {
   /** fsync the file after every append (default false). */
@@ -73,31 +71,6 @@ export interface CreateSessionOptions extends SessionLogOptions {
   workspace?: string;
   /** Session id (default: 16 random hex digits). */
   id?: string;
-}
-
-/**
- * What `appendCompaction` records; `compact()` returns it as `compaction` (its `CompactionRecord`, the same shape —
- * compaction/ and session/ import nothing from each other; test/compaction/compaction-record.test-d.ts keeps the two
- * identical). `firstKeptIndex` and `messageCountBefore` refer to the conversation that was compacted, which must be
- * this log's `conversation`.
- */
-export interface CompactionInput {
-  summary: string;
-  /** Messages that replace `messages[0 .. firstKeptIndex)` (kept system messages, then the summary message). */
-  replacement: Message[];
-  firstKeptIndex: number;
-  messageCountBefore: number;
-  tokensBefore: number;
-  tokensAfter: number;
-}
-
-function invalid(message: string): PantoError {
-  return new PantoError('ERR_INVALID_ARGUMENT', message);
-}
-
-function checkMessage(message: Message, where: string): void {
-  const problem = messageProblem(message, where) ?? messageJsonProblem(message, where);
-  if (problem) throw invalid(`cannot append: ${problem}`);
 }
 
 /** The entries a file held when a log opened it, by position in file order: parsed on demand, or all in memory. */
@@ -218,7 +191,7 @@ function openForAppend(
   return { path, header, warnings, fsync, lock, fd, size };
 }
 
-export class SessionLog {
+export class SessionLog implements SessionWriter {
   readonly path: string;
   readonly header: SessionHeader;
   /** What loading reported (in line order; live after a lazy open, see `warnings`). */
@@ -243,8 +216,6 @@ export class SessionLog {
   #leafId: string | null;
   #view: ConversationView;
   #model: string | undefined;
-  /** The file the conversation's file-backed texts read from (told about this log's own writes); null if none. */
-  #text: SessionText | null = null;
 
   private constructor(
     init: OpenedForAppend & {
@@ -331,15 +302,10 @@ export class SessionLog {
     const lock = FileLock.acquire(path);
     let fd: number | undefined;
     try {
-      if (options.eager) return SessionLog.#fromEager(path, await readEagerly(path, options), options, lock);
       // No compaction in sight: one pass parsing every line is the fastest open (see loadSession).
-      const whole = await readUncompacted(path, options);
-      if (whole) return SessionLog.#fromEager(path, whole, options, lock);
-      const indexOptions: SessionIndexOptions = {};
-      if (options.chunkBytes !== undefined) indexOptions.chunkBytes = options.chunkBytes;
-      if (options.maxLineBytes !== undefined) indexOptions.maxLineBytes = options.maxLineBytes;
-      if (options.textInFile !== undefined) indexOptions.textInFile = options.textInFile;
-      const index = await openSessionIndex(path, indexOptions);
+      if (options.eager || !(await mentionsCompaction(path)))
+        return SessionLog.#fromEager(path, await readEagerly(path, options), options, lock);
+      const index = await openSessionIndex(path, options);
       const known: ParsedRun[] = [];
       const view = index.conversationView(known);
       const opened = openForAppend(path, index.header, index, [], options.fsync ?? false, lock);
@@ -383,9 +349,6 @@ export class SessionLog {
       model,
     });
     log.#all = entries;
-    log.#text = state.text;
-    // The repairs just made (a torn tail cut, a newline written) are this log's own writes.
-    log.#adopt(opened.fd);
     return log;
   }
 
@@ -459,8 +422,7 @@ export class SessionLog {
 
   /** Append one message. Returns the entry written. */
   appendMessage(message: Message): MessageEntry {
-    checkMessage(message, 'message');
-    const entry: MessageEntry = { type: 'message', ...this.#base(), message };
+    const entry = messageEntry(message, this.#base());
     this.#append(entry);
     this.#view.messages.push(message);
     this.#view.entryIds.push(entry.id);
@@ -472,16 +434,7 @@ export class SessionLog {
    * Throws `ERR_INVALID_ARGUMENT` for an empty model id or non-string `api`/`provider`.
    */
   appendModelChange(change: { model: string; api?: string; provider?: string }): ModelChangeEntry {
-    if (change === null || typeof change !== 'object') throw invalid('model change must be an object');
-    if (typeof change.model !== 'string' || change.model === '')
-      throw invalid('model change: model must be a non-empty string');
-    const entry: ModelChangeEntry = { type: 'model_change', ...this.#base(), model: change.model };
-    for (const key of ['api', 'provider'] as const) {
-      const v = change[key];
-      if (v === undefined) continue;
-      if (typeof v !== 'string') throw invalid(`model change: ${key} must be a string`);
-      entry[key] = v;
-    }
+    const entry = modelChangeEntry(change, this.#base());
     this.#append(entry);
     this.#model = entry.model;
     return entry;
@@ -489,12 +442,7 @@ export class SessionLog {
 
   /** Append a host event (not part of the conversation). `data` must be plain JSON. */
   appendCustom(customType: string, data: unknown): CustomEntry {
-    if (typeof customType !== 'string' || customType === '')
-      throw invalid('customType must be a non-empty string');
-    if (data === undefined) throw invalid('custom entry data must be a JSON value (got undefined)');
-    const problem = jsonProblem(data, 'data');
-    if (problem) throw invalid(`cannot append: ${problem}`);
-    const entry: CustomEntry = { type: 'custom', ...this.#base(), customType, data };
+    const entry = customEntry(customType, data, this.#base());
     this.#append(entry);
     return entry;
   }
@@ -505,49 +453,14 @@ export class SessionLog {
    * record does not fit the current conversation.
    */
   appendCompaction(record: CompactionInput): CompactionEntry {
-    const { messages, entryIds } = this.#view;
-    if (record === null || typeof record !== 'object') throw invalid('compaction must be an object');
-    if (record.messageCountBefore !== messages.length) {
-      throw invalid(
-        `compaction was computed for ${record.messageCountBefore} messages but the log's conversation has ${messages.length}`,
-      );
-    }
-    const first = record.firstKeptIndex;
-    if (!Number.isInteger(first) || first < 0 || first > messages.length) {
-      throw invalid(`compaction firstKeptIndex ${first} is out of range 0..${messages.length}`);
-    }
-    if (typeof record.summary !== 'string') throw invalid('compaction summary must be a string');
-    for (const key of ['tokensBefore', 'tokensAfter'] as const) {
-      const n = record[key];
-      if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) {
-        throw invalid(`compaction ${key} must be a finite number >= 0, got ${String(n)}`);
-      }
-    }
-    if (!Array.isArray(record.replacement))
-      throw invalid('compaction replacement must be an array of messages');
-    record.replacement.forEach((m, i) => {
-      checkMessage(m, `replacement[${i}]`);
-    });
-    // Kept messages that are themselves replacements of an earlier compaction carry over into this replacement.
-    let k = first;
-    while (k < messages.length && entryIds[k] === null) k++;
-    const replacement = [...record.replacement, ...messages.slice(first, k)];
-    const entry: CompactionEntry = {
-      type: 'compaction',
-      ...this.#base(),
-      summary: record.summary,
-      replacement,
-      firstKeptEntryId: k < messages.length ? (entryIds[k] as string) : null,
-      tokensBefore: record.tokensBefore,
-      tokensAfter: record.tokensAfter,
-    };
+    const { entry, view } = compactionEntry(record, this.#view, this.#base());
     this.#append(entry);
-    this.#view = {
-      messages: [...replacement, ...messages.slice(k)],
-      entryIds: [...replacement.map(() => null), ...entryIds.slice(k)],
-    };
+    this.#view = view;
     return entry;
   }
+
+  /** Nothing to wait for: every append was written when it returned (the interface's `flush`). */
+  async flush(): Promise<void> {}
 
   /**
    * Continue from an earlier entry: the conversation becomes the path to `entryId` and the next append is attached
@@ -658,6 +571,9 @@ export class SessionLog {
   #writeLine(value: SessionHeader | SessionEntry): void {
     const fd = this.#fd;
     if (fd === null) throw invalid(`session log ${this.path} is closed`);
+    // What a load would refuse is never written.
+    const deep = nestingProblem(value, `the ${value.type} entry`);
+    if (deep) throw invalid(`${this.path}: cannot append: ${deep}`);
     let text: string;
     try {
       text = JSON.stringify(value);
@@ -687,11 +603,9 @@ export class SessionLog {
 
   /** After this log's own write: later lazy reads expect the file as it is now (see the module comment). */
   #adopt(fd: number): void {
-    if (this.#index === null && this.#text === null) return;
+    if (this.#index === null) return;
     try {
-      const st = fstatSync(fd);
-      if (this.#index !== null) adoptFileIdentity(this.#index, st);
-      if (this.#text !== null) adoptTextIdentity(this.#text, st);
+      adoptFileIdentity(this.#index, fstatSync(fd));
     } catch {
       // fstat of an open descriptor does not fail in practice; if it did, the next lazy read reports the change
     }

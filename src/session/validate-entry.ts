@@ -1,10 +1,12 @@
 /**
  * Shape checks for session lines and for values handed to the log. Each check returns a problem description (naming
  * the offending field) or `null`; callers turn it into `ERR_SESSION_FORMAT` (loading) or `ERR_INVALID_ARGUMENT`
- * (appending). Checks are structural and O(number of fields): base64 payloads are checked to be strings, never scanned.
+ * (appending). Checks are structural and O(number of fields), plus each image/PDF's claims against the head of its
+ * data (media/stored-media.ts: at most 64 KiB read, never the whole payload).
  */
 
-import type { Message } from '../conversation.js';
+import type { DocumentPart, ImagePart, Message } from '../conversation.js';
+import { checkStoredMedia } from '../media/stored-media.js';
 import { SESSION_FORMAT_VERSION, type SessionHeader } from './session-entry.js';
 
 type Obj = Record<string, unknown>;
@@ -59,15 +61,22 @@ export function partProblem(p: unknown, where: string): string | null {
       if (typeof p.data !== 'string') return `${where}.data must be a base64 string`;
       if (!isDimension(p.width) || !isDimension(p.height))
         return `${where} needs positive integer width and height`;
-      return null;
+      return mediaProblem(p as unknown as ImagePart, where);
     case 'document':
       if (p.mediaType !== 'application/pdf') return `${where}.mediaType must be application/pdf`;
       if (typeof p.data !== 'string') return `${where}.data must be a base64 string`;
       if (p.pages !== undefined && !isDimension(p.pages)) return `${where}.pages must be a positive integer`;
-      return optional(p, 'name', 'string', where);
+      return optional(p, 'name', 'string', where) ?? mediaProblem(p as unknown as DocumentPart, where);
     default:
       return `${where}.type must be text, image or document (got ${shown(p.type)})`;
   }
+}
+
+/** A stored image/PDF whose bytes say otherwise than its fields (or are no image/PDF at all), or null. */
+function mediaProblem(part: ImagePart | DocumentPart, where: string): string | null {
+  const verdict = checkStoredMedia(part);
+  if (verdict.kind === 'ok') return null;
+  return `${where}: ${verdict.kind === 'rejected' ? verdict.rejected : verdict.lie}`;
 }
 
 function partsProblem(parts: unknown, where: string): string | null {
@@ -153,7 +162,7 @@ export function headerProblem(h: unknown): string | null {
 
 /** Problem with a header line, a format version newer than this library reads included, or null. */
 export function readableHeaderProblem(h: unknown): string | null {
-  const problem = headerProblem(h);
+  const problem = headerProblem(h) ?? nestingProblem(h, 'header');
   if (problem) return problem;
   const version = (h as SessionHeader).version;
   return version > SESSION_FORMAT_VERSION
@@ -161,8 +170,49 @@ export function readableHeaderProblem(h: unknown): string | null {
     : null;
 }
 
+/**
+ * Deepest nesting of arrays and objects a session line may hold (the line's own object is level 1). `JSON.parse`
+ * reads any depth, but `JSON.stringify`, `structuredClone` and every recursive walk overflow the stack a few thousand
+ * levels down, so a deeper entry would load and then break every request, print and save of the session.
+ */
+export const MAX_JSON_DEPTH = 512;
+
+/** Problem with a value nested deeper than `MAX_JSON_DEPTH`, or null. Iterative: any depth is safe to check. */
+export function nestingProblem(value: unknown, where: string): string | null {
+  const stack: unknown[] = [value];
+  const depths: number[] = [1];
+  while (stack.length > 0) {
+    const v = stack.pop() as object;
+    const depth = depths.pop() as number;
+    if (depth > MAX_JSON_DEPTH)
+      return `${where} is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const c: unknown = v[i];
+        if (typeof c === 'object' && c !== null) {
+          stack.push(c);
+          depths.push(depth + 1);
+        }
+      }
+    } else {
+      for (const k in v) {
+        const c: unknown = (v as Obj)[k];
+        if (typeof c === 'object' && c !== null) {
+          stack.push(c);
+          depths.push(depth + 1);
+        }
+      }
+    }
+  }
+  return null;
+}
+
 /** Problem with an entry line (not the header), or null. */
 export function entryProblem(e: unknown): string | null {
+  return entryShapeProblem(e) ?? nestingProblem(e, 'entry');
+}
+
+function entryShapeProblem(e: unknown): string | null {
   if (!isObj(e)) return 'entry must be a JSON object';
   if (typeof e.id !== 'string' || e.id === '') return 'entry.id must be a non-empty string';
   if (e.parentId !== null && typeof e.parentId !== 'string') return 'entry.parentId must be a string or null';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { contextTokens, estimateRequestTokens } from '../../src/agent/agent-compaction.js';
 import type { AssistantMessage, Message, Usage } from '../../src/conversation.js';
-import { resolveModel } from '../../src/providers/model-catalog.js';
+import { resolveModel } from '../../src/providers/model/model-catalog.js';
 
 const model = resolveModel('claude-sonnet-4-5');
 const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });

@@ -7,13 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
 import type { AgentEvent } from '../../src/agent/agent-events.js';
 import { LuaToolSource } from '../../src/lua/lua-tool-source.js';
-import { resolveModel } from '../../src/providers/model-catalog.js';
-import type { ModelInfo } from '../../src/providers/model-info.js';
-import {
-  createProvider,
-  type Provider,
-  type ProviderOptions,
-} from '../../src/providers/transport/http-provider.js';
+import { createProvider, type Provider, type ProviderOptions } from '../../src/providers/http-provider.js';
+import { resolveModel } from '../../src/providers/model/model-catalog.js';
+import type { ModelInfo } from '../../src/providers/model/model-info.js';
 import {
   type FakeProviderServer,
   type Surface,

@@ -3,15 +3,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import type { AgentEvent } from '../../src/agent/agent-events.js';
-import { ABORTED_RESULT_TEXT } from '../../src/agent/dispatch.js';
 import { STEERING_CANCELLED_TEXT, STEERING_SKIPPED_TEXT } from '../../src/agent/steering.js';
 import type { Message, ToolResultsMessage } from '../../src/conversation.js';
-import { resolveModel } from '../../src/providers/model-catalog.js';
+import { resolveModel } from '../../src/providers/model/model-catalog.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 import { loadSession } from '../../src/session/load-session.js';
 import { SessionLog } from '../../src/session/session-log.js';
 import { defineTool } from '../../src/tool.js';
 import { ToolRegistry } from '../../src/tool-source.js';
+import { ABORTED_RESULT_TEXT } from '../../src/tools/dispatch.js';
 import type { RecordedRequest } from '../helpers/fake-provider-server.js';
 import {
   agentFixture,
@@ -640,34 +640,49 @@ describe('model ids', () => {
 });
 
 describe('compaction that fails', () => {
-  it('warns and still sends the request', async () => {
-    const model = resolveModel('claude-sonnet-4-5', { limits: { contextWindow: 3000 } });
-    const history: Message[] = [];
+  const model = resolveModel('claude-sonnet-4-5', { limits: { contextWindow: 3000 } });
+  const history = (chars: number): Message[] => {
+    const out: Message[] = [];
     for (let i = 0; i < 4; i++) {
-      history.push({ role: 'user', content: [{ type: 'text', text: `q${i} ${'y'.repeat(4000)}` }] });
-      history.push({ role: 'assistant', content: [{ type: 'text', text: `a${i}` }], stopReason: 'end' });
+      out.push({ role: 'user', content: [{ type: 'text', text: `q${i} ${'y'.repeat(chars)}` }] });
+      out.push({ role: 'assistant', content: [{ type: 'text', text: `a${i}` }], stopReason: 'end' });
     }
+    return out;
+  };
+  const failingCompaction = {
+    reserveTokens: 500,
+    keepRecentTokens: 1200,
+    summarizer: async (): Promise<string> => {
+      throw new Error('summarizer down');
+    },
+  };
+
+  it('warns and still sends the request while the conversation fits the window', async () => {
+    // ~2,600 estimated tokens: past the trigger (3,000 - 500), within the window.
+    const handed = history(2500);
     server.enqueue({ type: 'reply', text: 'answered anyway' });
     const events: AgentEvent[] = [];
-    const agent = anthropicAgent(
-      {
-        messages: history,
-        model,
-        compaction: {
-          reserveTokens: 500,
-          keepRecentTokens: 1200,
-          summarizer: async () => {
-            throw new Error('summarizer down');
-          },
-        },
-      },
-      events,
-    );
+    const agent = anthropicAgent({ messages: handed, model, compaction: failingCompaction }, events);
     const result = await agent.prompt('next');
     expect(result.stopReason).toBe('end');
     const warning = eventsOf(events, 'warning').find((e) => e.warning.code === 'compaction-failed');
     expect(warning?.warning.message).toContain('summarizer down');
-    expect(agent.messages).toHaveLength(history.length + 2);
+    expect(agent.messages).toHaveLength(handed.length + 2);
+  });
+
+  it('does not send a request it knows cannot fit: the run ends with ERR_MODEL_CAPABILITY', async () => {
+    // ~4,000 estimated tokens in a 3,000-token window, and no summary to be had.
+    const handed = history(4000);
+    server.reset();
+    const n = server.requests.length;
+    const events: AgentEvent[] = [];
+    const agent = anthropicAgent({ messages: handed, model, compaction: failingCompaction }, events);
+    const result = await agent.prompt('next');
+    expect(result.stopReason).toBe('error');
+    expect(result.error?.code).toBe('ERR_MODEL_CAPABILITY');
+    expect(server.requests.length).toBe(n);
+    expect(eventsOf(events, 'warning').some((e) => e.warning.code === 'compaction-failed')).toBe(true);
+    expect(agent.messages).toHaveLength(handed.length + 1);
   });
 });
 

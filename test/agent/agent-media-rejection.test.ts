@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { findRejectedMedia, mediaDataAt, normalizeRequestPath } from '../../src/agent/media-rejection.js';
 import type { Message } from '../../src/conversation.js';
-import type { MediaRef } from '../../src/providers/serialize-options.js';
+import type { MediaRef } from '../../src/providers/common/serialize-options.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 
 const err = (status: number | undefined, providerMessage: string, param?: string) =>

@@ -10,7 +10,7 @@ import type { AgentEvent } from '../../src/agent/agent-events.js';
 import { isContextOverflow, statedContextWindow } from '../../src/agent/context-overflow.js';
 import { SUMMARY_PREFIX } from '../../src/compaction/compact.js';
 import type { Message } from '../../src/conversation.js';
-import { resolveModel } from '../../src/providers/model-catalog.js';
+import { resolveModel } from '../../src/providers/model/model-catalog.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 import { loadSession } from '../../src/session/load-session.js';
 import { SessionLog } from '../../src/session/session-log.js';
@@ -401,7 +401,7 @@ describe('retry-after', () => {
     expect((result.error as ProviderError).retryAfterMs).toBe(120_000);
     // Word for word as docs/agent.md shows it.
     expect(result.error?.message).toBe(
-      'anthropic-messages HTTP 429 (rate_limit_error): rate limited (the provider asked to retry after 120 s, longer than the longest wait allowed (retry.maxRetryAfterMs = 60 s); not retried)',
+      `anthropic-messages HTTP 429 (rate_limit_error): rate limited (the provider asked to retry after 120 s, longer than the longest wait allowed (retry.maxRetryAfterMs = 60 s); not retried) [POST ${server.url}/v1/messages]`,
     );
     expect((result.error as ProviderError).providerMessage).toBe('rate limited');
   });

@@ -1,10 +1,4 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  ABORTED_RESULT_TEXT,
-  dispatchToolCalls,
-  type ToolEvent,
-  toStoredParts,
-} from '../../src/agent/index.js';
 import type {
   DocumentPart,
   ImagePart,
@@ -16,6 +10,12 @@ import { processMedia } from '../../src/media/index.js';
 import type { ProcessOptions } from '../../src/media/types.js';
 import { defineTool, type ResultPart } from '../../src/tool.js';
 import { ToolRegistry } from '../../src/tool-source.js';
+import {
+  ABORTED_RESULT_TEXT,
+  dispatchToolCalls,
+  type ToolEvent,
+  toStoredParts,
+} from '../../src/tools/index.js';
 import { encodePng, fixture, imageSize, noiseBytes, tiffHeader } from './dispatch-fixtures.js';
 
 /** A tool that returns whatever parts the test puts under `outputs[key]`. */

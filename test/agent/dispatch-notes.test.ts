@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { droppedNote, processedNote } from '../../src/agent/index.js';
 import { MediaError } from '../../src/media/media-error.js';
 import type { MediaChange, ProcessedMedia } from '../../src/media/types.js';
+import { droppedNote, processedNote } from '../../src/tools/index.js';
 
 /** A pipeline result as `processMedia` reports it (the notes are a pure function of it). */
 function processed(

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ABORTED_RESULT_TEXT, dispatchToolCalls, type ToolEvent } from '../../src/agent/index.js';
 import type { TextPart, ToolCallBlock, ToolResultBlock } from '../../src/conversation.js';
 import { isPantoError } from '../../src/errors.js';
 import { defineTool, type Tool } from '../../src/tool.js';
 import { type CallResult, StaticToolSource, ToolRegistry, type ToolSource } from '../../src/tool-source.js';
+import { ABORTED_RESULT_TEXT, dispatchToolCalls, type ToolEvent } from '../../src/tools/index.js';
 import { type Deferred, deferred } from './dispatch-fixtures.js';
 
 const objectSchema = { type: 'object', properties: {} } as const;

@@ -1,13 +1,13 @@
 /**
- * Regressions found by the agent-loop fuzzer (scripts/fuzz-agent.mjs), each the fuzzer's input shrunk by hand, run
+ * Regressions found by the agent-loop fuzzer (test/fuzz/fuzz-agent.mjs), each the fuzzer's input shrunk by hand, run
  * through the real Agent against the loopback provider server.
  */
 
 import { describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import type { AssistantMessage, Usage } from '../../src/conversation.js';
-import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
-import type { Provider } from '../../src/providers/transport/http-provider.js';
+import type { StreamEvent } from '../../src/providers/common/stream-event.js';
+import type { Provider } from '../../src/providers/http-provider.js';
 import type { Surface } from '../helpers/fake-provider-server.js';
 import { agentFixture, modelFor, providerFor } from './agent-helpers.js';
 

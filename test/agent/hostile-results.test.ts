@@ -5,11 +5,11 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { dispatchToolCalls } from '../../src/agent/index.js';
-import { validateArgs } from '../../src/agent/validate-args.js';
 import type { StoredPart, TextPart, ToolCallBlock, ToolResultBlock } from '../../src/conversation.js';
 import { defineTool } from '../../src/tool.js';
 import { type CallResult, StaticToolSource, type ToolSource } from '../../src/tool-source.js';
+import { dispatchToolCalls } from '../../src/tools/index.js';
+import { validateArgs } from '../../src/tools/validate-args.js';
 
 function call(name: string, input: Record<string, unknown> = {}, id = `${name}-1`): ToolCallBlock {
   return { type: 'tool_call', id, name, input };

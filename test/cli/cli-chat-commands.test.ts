@@ -605,6 +605,16 @@ describe('panto session: lazy transcript, eager --entries', () => {
         say('a', null, 'hi'),
         say('b', 'a', 'old branch').slice(0, 90), // cut short, its leading fields intact
         say('c', 'a', 'again'),
+        // The word "compaction" as a value: the probe takes the lazy index path (a file without it is parsed in one
+        // pass, which reports the damaged line at once).
+        JSON.stringify({
+          type: 'custom',
+          id: 'd',
+          parentId: 'c',
+          timestamp: 't',
+          customType: 'note',
+          data: 'compaction',
+        }),
         '',
       ].join('\n'),
     );

@@ -78,7 +78,7 @@ describe('compact', () => {
             toolName: 'read',
             parts: [
               { type: 'text', text: 'Read image file [image/png]' },
-              { type: 'image', mediaType: 'image/png', data: pngBase64(12, 8), width: 1200, height: 800 },
+              { type: 'image', mediaType: 'image/png', data: pngBase64(1200, 800), width: 1200, height: 800 },
             ],
             isError: false,
             meta: { path: 'shot.png' },

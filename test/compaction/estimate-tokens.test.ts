@@ -77,6 +77,20 @@ describe('image estimates for known dimensions', () => {
     expect(geminiImageTokens(768, 385)).toBe(258);
   });
 
+  it('Gemini counts a picture after its scale-down to fit 3072x3072: at most 16 tiles, whatever the header claims', () => {
+    expect(geminiImageTokens(3072, 3072)).toBe(16 * 258);
+    expect(geminiImageTokens(6144, 3072)).toBe(4 * 2 * 258);
+    // A header bomb (2^31-1 px sides) once counted ~2e15 tokens and made the agent compact on every turn.
+    expect(geminiImageTokens(2 ** 31 - 1, 2 ** 31 - 1)).toBe(16 * 258);
+    expect(estimateImageTokens(image(2 ** 31 - 1, 1), { imageTokenRule: 'gemini' })).toBe(4 * 258);
+    // Every rule is bounded by what the provider's own scale-down leaves.
+    for (const rule of ['anthropic', 'openai-tile', 'openai-patch', 'gemini'] as const) {
+      expect(estimateImageTokens(image(2 ** 31 - 1, 2 ** 31 - 1), { imageTokenRule: rule })).toBeLessThan(
+        5000,
+      );
+    }
+  });
+
   it('uses a fixed 4800-character (1200-token) estimate by default, configurable', () => {
     expect(estimateImageTokens(image(4000, 3000))).toBe(1200);
     expect(estimateImageTokens(image(4000, 3000), { fixedImageChars: 2000 })).toBe(500);

@@ -18,8 +18,9 @@ import {
 } from '../../src/compaction/index.js';
 import type { Message } from '../../src/conversation.js';
 import { isPantoError } from '../../src/errors.js';
-import { defineModel } from '../../src/providers/model-catalog.js';
+import { defineModel } from '../../src/providers/model/model-catalog.js';
 import { SessionLog } from '../../src/session/index.js';
+import { PNG_SIGNATURE, pngChunk } from '../helpers/png-file.js';
 import { pdfBase64, pngBase64 } from '../session/helpers/media.js';
 
 const MAX = Number.MAX_SAFE_INTEGER;
@@ -86,11 +87,28 @@ describe('estimates are finite integers <= 2^53 - 1', () => {
     expect(findCutPoint(messages, MAX, options)).toBe(2);
   });
 
-  it('compact with a 1e308 x 1e308 stored image under gemini: the record is accepted by appendCompaction', async () => {
+  it('compact with a stored image whose header claims 2^31-1 px sides under gemini: the record is accepted by appendCompaction', async () => {
+    // A session holds only parts whose header says what they claim; the largest side a PNG header can state.
+    const side = 2 ** 31 - 1;
+    const ihdr = Buffer.alloc(13);
+    ihdr.writeUInt32BE(side, 0);
+    ihdr.writeUInt32BE(side, 4);
+    ihdr.set([8, 2, 0, 0, 0], 8);
+    const headerBomb = {
+      type: 'image' as const,
+      mediaType: 'image/png' as const,
+      data: Buffer.concat([
+        PNG_SIGNATURE,
+        pngChunk('IHDR', ihdr),
+        pngChunk('IEND', new Uint8Array(0)),
+      ]).toString('base64'),
+      width: side,
+      height: side,
+    };
     const path = join(dir, 'huge.jsonl');
     const log = await SessionLog.create(path);
     const messages: Message[] = [
-      { role: 'user', content: [{ type: 'text', text: 'look' }, hugeImage] },
+      { role: 'user', content: [{ type: 'text', text: 'look' }, headerBomb] },
       { role: 'assistant', content: [{ type: 'text', text: 'a huge image' }] },
       { role: 'user', content: [{ type: 'text', text: 'and now?' }] },
     ];

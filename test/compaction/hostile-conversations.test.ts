@@ -1,5 +1,5 @@
 /**
- * Hostile conversations into compaction (the unit-run share; scripts/fuzz-sessions.mjs runs the heavy ones: a 50 MB
+ * Hostile conversations into compaction (the unit-run share; test/fuzz/fuzz-sessions.mjs runs the heavy ones: a 50 MB
  * message, 100k messages, a 10 MB summary). `compact` must settle (resolve or reject with a PantoError), never split
  * a tool call from its result, and give `replacement` + the kept messages.
  */

@@ -1,5 +1,5 @@
 /**
- * Estimate options out of range (findings of scripts/fuzz-sessions.mjs): a JavaScript caller's unknown
+ * Estimate options out of range (findings of test/fuzz/fuzz-sessions.mjs): a JavaScript caller's unknown
  * `imageTokenRule`, a `charsPerToken` of 0, a negative `fixedImageChars`, a `NaN` `keepRecentTokens` gave `NaN`,
  * negative or infinite estimates (and a cut of everything, or never one) — now `ERR_INVALID_ARGUMENT`.
  */

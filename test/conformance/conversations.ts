@@ -12,7 +12,7 @@ import type {
   StoredPart,
   ToolResultBlock,
 } from '../../src/conversation.js';
-import { reasoningSignature } from '../../src/providers/openai-responses.js';
+import { reasoningSignature } from '../../src/providers/openai-responses/openai-responses-response.js';
 import { gif, jpeg, pdf, png } from '../providers/scenarios.js';
 
 const text = (t: string): StoredPart => ({ type: 'text', text: t });

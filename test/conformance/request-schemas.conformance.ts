@@ -8,12 +8,12 @@
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/conversation.js';
-import { toAnthropicMessages } from '../../src/providers/anthropic-messages.js';
-import { toGemini } from '../../src/providers/gemini.js';
-import { defineModel, resolveModel } from '../../src/providers/model-catalog.js';
-import type { ModelApi, ModelInfo } from '../../src/providers/model-info.js';
-import { toOpenAIChat } from '../../src/providers/openai-chat.js';
-import { toOpenAIResponses } from '../../src/providers/openai-responses.js';
+import { toAnthropicMessages } from '../../src/providers/anthropic-messages/anthropic-messages.js';
+import { toGemini } from '../../src/providers/gemini/gemini.js';
+import { defineModel, resolveModel } from '../../src/providers/model/model-catalog.js';
+import type { ModelApi, ModelInfo } from '../../src/providers/model/model-info.js';
+import { toOpenAIChat } from '../../src/providers/openai-chat/openai-chat.js';
+import { toOpenAIResponses } from '../../src/providers/openai-responses/openai-responses.js';
 import { ENDPOINTS } from '../../src/providers/transport/endpoints.js';
 import { tools } from '../providers/scenarios.js';
 import { conversations } from './conversations.js';

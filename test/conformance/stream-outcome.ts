@@ -8,8 +8,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
 import type { StopReason, Usage } from '../../src/conversation.js';
-import type { ModelApi } from '../../src/providers/model-info.js';
-import { createProvider } from '../../src/providers/transport/http-provider.js';
+import { createProvider } from '../../src/providers/http-provider.js';
+import type { ModelApi } from '../../src/providers/model/model-info.js';
 import type { RecordedStream } from './wire-fixtures.js';
 
 export interface OutcomeCall {

@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ModelApi } from '../../src/providers/model-info.js';
+import type { ModelApi } from '../../src/providers/model/model-info.js';
 
 export const FIXTURES_ENV = 'PANTO_WIRE_FIXTURES';
 

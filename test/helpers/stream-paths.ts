@@ -5,13 +5,13 @@
  */
 
 import type { AssistantMessage } from '../../src/conversation.js';
-import type { ModelApi } from '../../src/providers/model-info.js';
-import { AnthropicStreamParser } from '../../src/providers/stream/anthropic-stream.js';
-import { GeminiStreamParser } from '../../src/providers/stream/gemini-stream.js';
-import { OpenAIChatStreamParser } from '../../src/providers/stream/openai-chat-stream.js';
-import { OpenAIResponsesStreamParser } from '../../src/providers/stream/openai-responses-stream.js';
-import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
-import type { StreamParserOptions, SurfaceStreamParser } from '../../src/providers/stream/surface-parser.js';
+import { AnthropicStreamParser } from '../../src/providers/anthropic-messages/anthropic-stream.js';
+import type { StreamEvent } from '../../src/providers/common/stream-event.js';
+import type { StreamParserOptions, SurfaceStreamParser } from '../../src/providers/common/surface-parser.js';
+import { GeminiStreamParser } from '../../src/providers/gemini/gemini-stream.js';
+import type { ModelApi } from '../../src/providers/model/model-info.js';
+import { OpenAIChatStreamParser } from '../../src/providers/openai-chat/openai-chat-stream.js';
+import { OpenAIResponsesStreamParser } from '../../src/providers/openai-responses/openai-responses-stream.js';
 import { type SseEvent, SseParser } from '../../src/providers/transport/sse-parser.js';
 import { seededRandom } from './media-corruption.js';
 

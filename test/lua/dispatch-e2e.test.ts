@@ -3,9 +3,9 @@ import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dispatchToolCalls } from '../../src/agent/index.js';
 import type { ToolCallBlock } from '../../src/conversation.js';
 import { LuaToolSource } from '../../src/lua/index.js';
+import { dispatchToolCalls } from '../../src/tools/index.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '..', 'fixtures', 'media');
 

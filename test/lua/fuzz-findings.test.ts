@@ -1,5 +1,5 @@
 /**
- * Regression tests for what scripts/fuzz-lua.mjs found, each the fuzzer's input shrunk by hand (seed and case in the
+ * Regression tests for what test/fuzz/fuzz-lua.mjs found, each the fuzzer's input shrunk by hand (seed and case in the
  * test name). Real fengari, real LuaToolSource, small budgets.
  */
 

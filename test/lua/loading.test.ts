@@ -31,7 +31,7 @@ describe('loading tool files', () => {
       {
         file: at('d_returns_string.lua'),
         message:
-          'd_returns_string.lua: a tool file must return a table {name, description, parameters, handler}; it returned a string',
+          'd_returns_string.lua: a tool file must return a table {name, description, parameters, handler} (or a list of them); it returned a string',
       },
       {
         file: at('e_bad_name.lua'),

@@ -81,9 +81,10 @@ describe('sandbox escapes fail as tool errors and the host keeps running', () =>
       ok: false,
       error: expect.stringMatching(/attempt to call a nil value \(field 'execute'\) \(os_execute\.lua:\d+\)/),
     });
+    // require loads only lib/*.lua modules (Lua source, sandboxed): never a host module.
     expect(await run('require')).toEqual({
       ok: false,
-      error: expect.stringMatching(/attempt to call a nil value \(global 'require'\)/),
+      error: expect.stringMatching(/^module 'fs' not found: no fs\.lua in .*lib.*\(require\.lua:\d+\)$/),
     });
     expect(await run('binary_chunk')).toEqual({
       ok: false,
@@ -121,6 +122,7 @@ describe('sandbox escapes fail as tool errors and the host keeps running', () =>
         'rawget',
         'rawlen',
         'rawset',
+        'require',
         'select',
         'setmetatable',
         'string',

@@ -1,7 +1,7 @@
 // Tool-author ergonomics (issue 13): calling a tool directly, empty schema arrays, the JSON mapping, strict globals,
 // error messages, library faults, capabilities.
 import { describe, expect, it } from 'vitest';
-import { dispatchToolCalls } from '../../src/agent/index.js';
+import { dispatchToolCalls } from '../../src/tools/index.js';
 import { ALL_CAPABILITIES, ctx, type Loaded, loadTools, tool } from './lua-test-helpers.js';
 
 const run = (e: Loaded, name: string, args: Record<string, unknown> = {}) =>
@@ -53,6 +53,10 @@ describe('the JSON mapping', () => {
         'return panto.json_encode({ empty = panto.json.array(), obj = {}, seq = { 1, 2 } })',
       ),
       'e.lua': tool('argnull', 'return tostring(args.a) .. " " .. tostring(args.list[2] == panto.json.null)'),
+      'e2.lua': tool(
+        'nestednull',
+        'return tostring(args.obj.a == panto.json.null) .. " " .. panto.json_encode(args.obj) .. " " .. tostring(args.top)',
+      ),
       'f.lua': tool(
         'protected',
         'local ok = pcall(setmetatable, panto.json.array(), {}); return getmetatable(args.list) .. " " .. tostring(ok)',
@@ -76,6 +80,10 @@ describe('the JSON mapping', () => {
     expect(await run(e, 'arr')).toEqual(ok('{"empty":[],"obj":{},"seq":[1,2]}'));
     // Tool arguments: an object member that is null is absent (nil); null inside an array keeps its place.
     expect(await run(e, 'argnull', { a: null, list: [1, null, 3] })).toEqual(ok('nil true'));
+    // Deeper than the top level, a null member keeps its key: {"obj":{"a":null}} is obj.a == panto.json.null.
+    expect(await run(e, 'nestednull', { obj: { a: null, b: { c: null } }, top: null })).toEqual(
+      ok('true {"a":null,"b":{"c":null}} nil'),
+    );
     // The array marker is shared by every tool, so it is protected.
     expect(await run(e, 'protected', { list: [] })).toEqual(ok('json.array false'));
   });
@@ -164,7 +172,8 @@ describe('capabilities', () => {
     const e = await loadTools(
       {
         'a.lua': `return { name = "a", description = "d", capabilities = ${ALL_CAPABILITIES}, handler = function() end }`,
-        'b.lua': `return { name = "b", description = "d", capabilities = { "exec" }, handler = function() end }`,
+        'b.lua': `return { name = "b", description = "d", capabilities = { "shell" }, handler = function() end }`,
+        'b2.lua': `return { name = "b2", description = "d", capabilities = { "exec" }, handler = function() end }`,
         'c.lua': `return { name = "c", description = "d", capabilities = { "stat" }, handler = function() return "c" end }`,
       },
       { capabilities: ['stat'] },
@@ -172,7 +181,8 @@ describe('capabilities', () => {
     expect(e.source.list().map((d) => d.name)).toEqual(['c']);
     expect(e.source.loadErrors.map((l) => l.message)).toEqual([
       "a.lua: tool 'a': 'capabilities': the host does not grant 'read_file' (granted: stat)",
-      "b.lua: tool 'b': 'capabilities': unknown capability 'exec' (known: read_file, stat, list_dir)",
+      "b.lua: tool 'b': 'capabilities': unknown capability 'shell' (known: read_file, stat, list_dir, write_file, make_dir, exec, fetch)",
+      "b2.lua: tool 'b2': 'capabilities': the host does not grant 'exec' (granted: stat)",
     ]);
   });
 });

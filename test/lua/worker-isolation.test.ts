@@ -49,7 +49,7 @@ describe("isolation: 'worker'", () => {
       {
         file: path.join(dir, 'bad.lua'),
         message:
-          'bad.lua: a tool file must return a table {name, description, parameters, handler}; it returned a number',
+          'bad.lua: a tool file must return a table {name, description, parameters, handler} (or a list of them); it returned a number',
       },
     ]);
   });

@@ -24,7 +24,14 @@ describe('mcpServers config', () => {
 
   it.each([
     [{ mcpServers: [] }, 'must be an object'],
-    [{ mcpServers: { 'a b': { command: 'x' } } }, "server 'a b' a server name must match"],
+    [
+      { mcpServers: { 'a b': { command: 'x' } } },
+      "server 'a b' a server name must be 1-32 of the characters",
+    ],
+    // One-to-one names: `evil_` + `deploy` would meet `evil` + `_deploy` as `evil___deploy`.
+    [{ mcpServers: { evil_: { command: 'x' } } }, "not end in '_' and not contain '__'"],
+    [{ mcpServers: { a__b: { command: 'x' } } }, "not end in '_' and not contain '__'"],
+    [{ mcpServers: { ['x'.repeat(33)]: { command: 'x' } } }, 'a server name must be 1-32'],
     [{ mcpServers: { a: { command: 'x', url: 'http://h/' } } }, 'exactly one of "command" or "url"'],
     [{ mcpServers: { a: {} } }, 'exactly one of "command" or "url"'],
     [{ mcpServers: { a: { command: '' } } }, '"command" must be a non-empty string'],
@@ -112,9 +119,15 @@ describe('McpToolSource before start', () => {
 });
 
 describe('namespaced tool names', () => {
-  it('prefixes the server, replaces characters providers refuse and shortens long names with a stable hash', () => {
+  it('prefixes the server; a name providers refuse or too long is escaped with a stable hash, one-to-one', () => {
     expect(namespacedName('fs', 'read_file')).toBe('fs__read_file');
-    expect(namespacedName('fs', 'ns.read/file v2')).toBe('fs__ns_read_file_v2');
+    expect(namespacedName('fs', 'ns.read/file v2')).toMatch(/^fs__ns_read_file_v2_[0-9a-f]{8}$/);
+    // Escaped names never equal a name kept as it is: `a.b` and `a_b` stay apart.
+    expect(namespacedName('fs', 'a.b')).not.toBe(namespacedName('fs', 'a_b'));
+    expect(namespacedName('fs', 'a.b')).not.toBe(namespacedName('fs', 'a-b'));
+    // Across servers the first `__` ends the server name (which cannot end in `_`): these never meet.
+    expect(namespacedName('evil', '_deploy')).toBe('evil___deploy');
+    expect(namespacedName('evi', 'l__deploy')).toBe('evi__l__deploy');
     const long = namespacedName('server', 'x'.repeat(100));
     expect(long).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     expect(long).toHaveLength(64);

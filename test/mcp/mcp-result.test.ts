@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { toStoredParts } from '../../src/agent/store-parts.js';
 import type { ImagePart } from '../../src/conversation.js';
 import { mcpResultToCallResult } from '../../src/mcp/mcp-result.js';
 import type { ResultPart } from '../../src/tool.js';
+import { toStoredParts } from '../../src/tools/store-parts.js';
 import { encodePng, fixture, imageSize } from '../agent/dispatch-fixtures.js';
 
 const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');

@@ -281,7 +281,7 @@ describe('serveMcpStdio against a client that misbehaves on the pipe', () => {
       for (const bad of [
         '[]',
         '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
-        // Found by scripts/fuzz-mcp.mjs (seed 1, case 1), shrunk: the sender of id 7 waited for ever.
+        // Found by test/fuzz/fuzz-mcp.mjs (seed 1, case 1), shrunk: the sender of id 7 waited for ever.
         '{"jsonrpc":"1.0","id":7,"method":"ping"}',
         '42',
         '{"jsonrpc":"2.0","id":8,"method":"ping"',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { validateArgs } from '../../src/agent/validate-args.js';
 import { MAX_DESCRIPTION_CHARS, safeDescription, safeInputSchema } from '../../src/mcp/mcp-tool-schema.js';
+import { validateArgs } from '../../src/tools/validate-args.js';
 
 const EVIL = '^(a|a)*$';
 

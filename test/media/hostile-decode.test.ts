@@ -7,7 +7,6 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { toStoredParts } from '../../src/agent/store-parts.js';
 import {
   DEFAULT_MEDIA_MEMORY_LIMIT,
   MediaError,
@@ -15,6 +14,7 @@ import {
   processMedia,
   setMediaMemoryLimit,
 } from '../../src/media/index.js';
+import { toStoredParts } from '../../src/tools/store-parts.js';
 import {
   type BmpV3Layout,
   bmpV3Bitfields,

@@ -10,8 +10,6 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { markPrivateMedia } from '../../src/agent/private-media.js';
-import { toStoredParts } from '../../src/agent/store-parts.js';
 import {
   DEFAULT_MEDIA_MEMORY_LIMIT,
   DEFAULT_PROCESS_OPTIONS,
@@ -22,6 +20,8 @@ import {
   setMediaMemoryLimit,
   sniffMedia,
 } from '../../src/media/index.js';
+import { markPrivateMedia } from '../../src/tools/private-media.js';
+import { toStoredParts } from '../../src/tools/store-parts.js';
 import { gradientPng, noisePng } from './pixel-helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ImagePart } from '../../src/conversation.js';
-import { toOpenAIChat } from '../../src/providers/openai-chat.js';
-import { toOpenAIResponses } from '../../src/providers/openai-responses.js';
-import { partDataUrl } from '../../src/providers/serializer-common.js';
+import { partDataUrl } from '../../src/providers/common/serializer-common.js';
+import { toOpenAIChat } from '../../src/providers/openai-chat/openai-chat.js';
+import { toOpenAIResponses } from '../../src/providers/openai-responses/openai-responses.js';
 import { deepFreeze, pdf, png } from './scenarios.js';
 
 describe('data URLs of stored parts', () => {

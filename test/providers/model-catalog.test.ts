@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { isPantoError } from '../../src/errors.js';
-import { defineModel, getModel, mediaPolicyFor, resolveModel } from '../../src/providers/model-catalog.js';
-import type { ModelApi } from '../../src/providers/model-info.js';
+import {
+  defineModel,
+  getModel,
+  mediaPolicyFor,
+  resolveModel,
+} from '../../src/providers/model/model-catalog.js';
+import type { ModelApi } from '../../src/providers/model/model-info.js';
 
 function expectInvalid(fn: () => unknown, message: RegExp): void {
   try {

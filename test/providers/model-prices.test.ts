@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { getModel, resolveModel } from '../../src/providers/model-catalog.js';
-import { priceOf, usageCost } from '../../src/providers/model-prices.js';
+import { getModel, resolveModel } from '../../src/providers/model/model-catalog.js';
+import { priceOf, usageCost } from '../../src/providers/model/model-prices.js';
 
 describe('price table', () => {
   it.each([

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { isPantoError } from '../../src/errors.js';
-import { parseAnthropicResponse } from '../../src/providers/anthropic-messages.js';
-import { parseGeminiResponse } from '../../src/providers/gemini.js';
-import { parseOpenAIChatResponse } from '../../src/providers/openai-chat.js';
-import { parseOpenAIResponsesResponse, reasoningSignature } from '../../src/providers/openai-responses.js';
+import { parseAnthropicResponse } from '../../src/providers/anthropic-messages/anthropic-response.js';
+import { parseGeminiResponse } from '../../src/providers/gemini/gemini-response.js';
+import { parseOpenAIChatResponse } from '../../src/providers/openai-chat/openai-chat-response.js';
+import {
+  parseOpenAIResponsesResponse,
+  reasoningSignature,
+} from '../../src/providers/openai-responses/openai-responses-response.js';
 import * as anthropic from '../fixtures/providers/responses/anthropic-messages.js';
 import * as gemini from '../fixtures/providers/responses/gemini.js';
 import * as chat from '../fixtures/providers/responses/openai-chat.js';

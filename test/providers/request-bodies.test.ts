@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/conversation.js';
-import { toGemini } from '../../src/providers/gemini.js';
-import { defineModel, resolveModel } from '../../src/providers/model-catalog.js';
+import { toGemini } from '../../src/providers/gemini/gemini.js';
+import { defineModel, resolveModel } from '../../src/providers/model/model-catalog.js';
 import { expectGolden } from './golden.js';
 import { deepFreeze, fourImages, jpeg, pdf, png, scenarios, tools } from './scenarios.js';
 import { surfaces } from './surfaces.js';

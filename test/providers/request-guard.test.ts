@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Conversation, ImagePart, Message, StoredPart } from '../../src/conversation.js';
-import { toAnthropicMessages } from '../../src/providers/anthropic-messages.js';
-import { defineModel, resolveModel } from '../../src/providers/model-catalog.js';
-import type { ModelApi, ModelLimits } from '../../src/providers/model-info.js';
-import { toOpenAIChat } from '../../src/providers/openai-chat.js';
-import type { MediaRef } from '../../src/providers/serialize-options.js';
+import { toAnthropicMessages } from '../../src/providers/anthropic-messages/anthropic-messages.js';
+import type { MediaRef } from '../../src/providers/common/serialize-options.js';
+import { defineModel, resolveModel } from '../../src/providers/model/model-catalog.js';
+import type { ModelApi, ModelLimits } from '../../src/providers/model/model-info.js';
+import { toOpenAIChat } from '../../src/providers/openai-chat/openai-chat.js';
 import { call, fourImages, jpeg, pdf, png, result, scenarios, text } from './scenarios.js';
 import { solidPng } from './solid-png.js';
 import { surfaces } from './surfaces.js';

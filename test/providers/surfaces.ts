@@ -1,13 +1,13 @@
 /** The four serializers behind one signature, with the model each golden uses. */
 
 import type { Conversation } from '../../src/conversation.js';
-import { toAnthropicMessages } from '../../src/providers/anthropic-messages.js';
-import { toGemini } from '../../src/providers/gemini.js';
-import { resolveModel } from '../../src/providers/model-catalog.js';
-import type { ModelApi, ModelInfo } from '../../src/providers/model-info.js';
-import { toOpenAIChat } from '../../src/providers/openai-chat.js';
-import { toOpenAIResponses } from '../../src/providers/openai-responses.js';
-import type { SerializeOptions, SerializeResult } from '../../src/providers/serialize-options.js';
+import { toAnthropicMessages } from '../../src/providers/anthropic-messages/anthropic-messages.js';
+import type { SerializeOptions, SerializeResult } from '../../src/providers/common/serialize-options.js';
+import { toGemini } from '../../src/providers/gemini/gemini.js';
+import { resolveModel } from '../../src/providers/model/model-catalog.js';
+import type { ModelApi, ModelInfo } from '../../src/providers/model/model-info.js';
+import { toOpenAIChat } from '../../src/providers/openai-chat/openai-chat.js';
+import { toOpenAIResponses } from '../../src/providers/openai-responses/openai-responses.js';
 
 export interface Surface {
   api: ModelApi;

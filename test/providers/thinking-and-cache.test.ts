@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../src/conversation.js';
-import { toAnthropicMessages } from '../../src/providers/anthropic-messages.js';
-import { toGemini } from '../../src/providers/gemini.js';
-import { resolveModel } from '../../src/providers/model-catalog.js';
-import { toOpenAIChat } from '../../src/providers/openai-chat.js';
-import { toOpenAIResponses } from '../../src/providers/openai-responses.js';
+import { toAnthropicMessages } from '../../src/providers/anthropic-messages/anthropic-messages.js';
+import { toGemini } from '../../src/providers/gemini/gemini.js';
+import { resolveModel } from '../../src/providers/model/model-catalog.js';
+import { toOpenAIChat } from '../../src/providers/openai-chat/openai-chat.js';
+import { toOpenAIResponses } from '../../src/providers/openai-responses/openai-responses.js';
 import type { ToolDecl } from '../../src/tool.js';
 
 const conversation: Message[] = [

@@ -70,7 +70,7 @@ import {
   type AnthropicUserMessage,
   anthropicTools,
   toAnthropicMessages,
-} from '../../src/providers/anthropic-messages.js';
+} from '../../src/providers/anthropic-messages/anthropic-messages.js';
 import {
   type GeminiBlob,
   type GeminiContent,
@@ -83,7 +83,7 @@ import {
   type GeminiTool,
   geminiTools,
   toGemini,
-} from '../../src/providers/gemini.js';
+} from '../../src/providers/gemini/gemini.js';
 import {
   type OpenAIChatAssistantMessage,
   type OpenAIChatFilePart,
@@ -97,7 +97,7 @@ import {
   type OpenAIChatUserMessage,
   openAIChatTools,
   toOpenAIChat,
-} from '../../src/providers/openai-chat.js';
+} from '../../src/providers/openai-chat/openai-chat.js';
 import {
   type OpenAIResponsesRequestBody,
   openAIResponsesTools,
@@ -112,7 +112,7 @@ import {
   type ResponsesReasoningItem,
   type ResponsesUserMessage,
   toOpenAIResponses,
-} from '../../src/providers/openai-responses.js';
+} from '../../src/providers/openai-responses/openai-responses.js';
 
 declare const conversation: Conversation;
 

@@ -5,11 +5,11 @@
 
 import { describe, expect, it } from 'vitest';
 import type { Conversation, DocumentPart } from '../../src/conversation.js';
-import { toAnthropicMessages } from '../../src/providers/anthropic-messages.js';
-import { resolveModel } from '../../src/providers/model-catalog.js';
-import { toOpenAIChat } from '../../src/providers/openai-chat.js';
-import { toOpenAIResponses } from '../../src/providers/openai-responses.js';
-import { documentName } from '../../src/providers/serializer-common.js';
+import { toAnthropicMessages } from '../../src/providers/anthropic-messages/anthropic-messages.js';
+import { documentName } from '../../src/providers/common/serializer-common.js';
+import { resolveModel } from '../../src/providers/model/model-catalog.js';
+import { toOpenAIChat } from '../../src/providers/openai-chat/openai-chat.js';
+import { toOpenAIResponses } from '../../src/providers/openai-responses/openai-responses.js';
 import { call, pdf, png, result, text } from './scenarios.js';
 
 /** user → assistant calling `read` with `id` → its result `parts`. */

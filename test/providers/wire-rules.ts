@@ -9,7 +9,7 @@
  */
 
 import { expect } from 'vitest';
-import type { ModelApi } from '../../src/providers/model-info.js';
+import type { ModelApi } from '../../src/providers/model/model-info.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: request bodies are walked by their documented wire shape
 export type Json = Record<string, any>;

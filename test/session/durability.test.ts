@@ -111,7 +111,12 @@ describe('corrupt middle line', () => {
     const err = await loadSession(path, { eager: true }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'ERR_SESSION_FORMAT' });
     expect((err as Error).message).toMatch(/:3: entry\.message\.role/);
-    // Lazily: line 3 is off the current branch, so the load parses it only when `entries` is read, with the same error.
+    // Lazily on the index path (the file mentions a compaction): line 3 is off the current branch, so the load parses
+    // it only when `entries` is read, with the same error.
+    appendFileSync(
+      path,
+      `${JSON.stringify({ type: 'custom', id: 'n', parentId: JSON.parse(lines[lines.length - 1] as string).id, timestamp: 't', customType: 'note', data: 'compaction' })}\n`,
+    );
     const loaded = await loadSession(path);
     expect(loaded.conversation.messages).toStrictEqual([say('one'), say('two')]);
     const lazyErr = (() => {

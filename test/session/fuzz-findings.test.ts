@@ -1,5 +1,5 @@
 /**
- * Findings of the generative fuzzer (scripts/fuzz-sessions.mjs), each the exact input it found, shrunk by hand, loaded
+ * Findings of the generative fuzzer (test/fuzz/fuzz-sessions.mjs), each the exact input it found, shrunk by hand, loaded
  * through every path (helpers/every-path.ts): every path must give the same session or the same `PantoError` code.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -246,30 +246,59 @@ describe('values of the wrong type and very deep values', () => {
   const deepArray = '['.repeat(DEPTH) + ']'.repeat(DEPTH);
   const deepObject = `${'{"a":'.repeat(DEPTH)}1${'}'.repeat(DEPTH)}`;
 
-  it('data, tool input and meta nested 100k levels load on every path (nothing walks them recursively)', async () => {
-    const path = write([
-      HEADER,
-      customLine('a', null, 'x', deepArray),
-      `{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"assistant","content":[{"type":"tool_call","id":"t","name":"n","input":{"x":${deepArray}}}],"stopReason":"tool_use"}}`,
-      `{"type":"message","id":"c","parentId":"b","timestamp":"t","message":{"role":"tool","results":[{"type":"tool_result","toolUseId":"t","toolName":"n","isError":false,"parts":[],"meta":${deepObject}}]}}`,
-      compactionLine('d', 'c', 'b'),
-    ]);
-    // Compared by shape (vitest's deep equality is itself recursive and would overflow on these values).
-    const depth = (v: unknown): number => {
-      let d = 0;
-      for (let x = v; Array.isArray(x); x = x[0]) d++;
-      return d;
-    };
-    for (const options of [{}, { chunkBytes: 65_536 }]) {
-      const all = await everyPath(path, options);
-      for (const [name, o] of Object.entries(all)) {
-        if (!('ok' in o)) throw new Error(`${name}: ${JSON.stringify(o)}`);
-        const entries = o.ok.entries as Array<{ id: string; data?: unknown }>;
-        expect(entries.map((e) => e.id)).toStrictEqual(['a', 'b', 'c', 'd']);
-        expect(depth(entries[0]?.data)).toBe(DEPTH);
-        expect((o.ok.conversation as { messages: unknown[] }).messages).toHaveLength(3);
+  it.each([
+    ['custom data', (d: string) => customLine('a', null, 'x', d)],
+    [
+      'a tool input',
+      (d: string) =>
+        `{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"assistant","content":[{"type":"tool_call","id":"t","name":"n","input":{"x":${d}}}],"stopReason":"tool_use"}}`,
+    ],
+    [
+      'tool-result meta',
+      (d: string) =>
+        `{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"tool","results":[{"type":"tool_result","toolUseId":"t","toolName":"n","isError":false,"parts":[],"meta":{"x":${d}}}]}}`,
+    ],
+  ])(
+    '%s nested 100k levels deep: ERR_SESSION_FORMAT naming the line on every path (checked iteratively)',
+    async (_what, line) => {
+      // Such a line used to load, and then `panto session` and every resumed turn died of stack overflow.
+      for (const deep of [deepArray, deepObject]) {
+        const path = write([
+          HEADER,
+          messageLine('m', null, 'x'),
+          line(deep).replace('"parentId":null', '"parentId":"m"'),
+        ]);
+        await failsEverywhere(path, 'ERR_SESSION_FORMAT', 3, /nested deeper than 512 levels/);
+        // Behind a compaction (the index path parses it only when `entries` is read): the same error then.
+        const compacted = write([
+          HEADER,
+          line(deep),
+          messageLine('m', 'a', 'x'),
+          compactionLine('c', 'm', 'm'),
+        ]);
+        const loaded = await loadSession(compacted);
+        expect(() => loaded.entries).toThrow(
+          expect.objectContaining({
+            code: 'ERR_SESSION_FORMAT',
+            message: expect.stringContaining(`${compacted}:2: `),
+          }),
+        );
       }
-    }
+    },
+  );
+
+  it('512 levels load; 513 do not', async () => {
+    const nest = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    // The entry object is level 1, `data` level 2.
+    expect(
+      (await loadsEverywhere(write([HEADER, customLine('a', null, 'x', nest(511))]))).entries,
+    ).toHaveLength(1);
+    await failsEverywhere(
+      write([HEADER, customLine('a', null, 'x', nest(512))]),
+      'ERR_SESSION_FORMAT',
+      2,
+      /nested deeper/,
+    );
   });
 
   it.each([

@@ -367,6 +367,7 @@ describe('hostile files stay bounded and typed on the lazy path', () => {
     log.appendMessage(say('b'));
     log.branch(a.id);
     log.appendMessage(say('c'));
+    log.appendCustom('note', 'compaction'); // the probe sees "compaction": the index path
     log.close();
     const lines = readFileSync(path, 'utf8').split('\n');
     // Line 3 ("b", off the current branch) says parent a up front, and parent "nowhere" at its end.
@@ -377,6 +378,13 @@ describe('hostile files stay bounded and typed on the lazy path', () => {
     const err = thrown(() => loaded.entries);
     expect(err?.code).toBe('ERR_SESSION_FORMAT');
     expect(err?.message).toMatch(/:3: .*repeats a key/);
+    // With no compaction in sight the one-pass path parses it at load: the same error, then.
+    lines.splice(4, 1);
+    writeFileSync(path, lines.join('\n'));
+    await expect(loadSession(path)).rejects.toMatchObject({
+      code: 'ERR_SESSION_FORMAT',
+      message: expect.stringMatching(/:3: .*repeats a key/),
+    });
     await expect(loadSession(path, { eager: true })).rejects.toMatchObject({ code: 'ERR_SESSION_FORMAT' });
   });
 
@@ -520,7 +528,7 @@ describe('a default load with no compaction in sight parses in one pass', () => 
     await expectLikeEager(path);
   });
 
-  it('a compaction the probe cannot see (type spelled with \\u escapes) hands over to the index path', async () => {
+  it('a compaction the probe cannot see (type spelled with \\u escapes): the one pass resolves it, no handover', async () => {
     for (const current of [true, false]) {
       const path = file();
       const ids = await plainLog(path, 12);
@@ -534,7 +542,7 @@ describe('a default load with no compaction in sight parses in one pass', () => 
         message: say('after'),
       });
       appendFileSync(path, `${after}\n`);
-      expect(await pathTaken(path)).toBe('index');
+      expect(await pathTaken(path)).toBe('one pass');
       const eager = await expectLikeEager(path);
       expect(eager.conversation.messages[0]).toStrictEqual(current ? say('summary') : say('u0 日本'));
     }
@@ -568,7 +576,7 @@ describe('a default load with no compaction in sight parses in one pass', () => 
     expect(eager.conversation.messages).toHaveLength(49);
   });
 
-  it('a damaged line off the current branch: the load hands over to the index path and succeeds', async () => {
+  it('a damaged line off the current branch: the one pass reports it at load; behind a compaction, when entries is read', async () => {
     const path = file();
     const log = await SessionLog.create(path);
     const first = log.appendMessage(say('root'));
@@ -580,7 +588,20 @@ describe('a default load with no compaction in sight parses in one pass', () => 
     const lines = text.split('\n');
     lines[2] = (lines[2] as string).replace('"text":"off branch"}', '"text":"off branch"');
     writeFileSync(path, lines.join('\n'));
-    await expect(loadSession(path, { eager: true })).rejects.toMatchObject({ code: 'ERR_SESSION_CORRUPT' });
+    // No compaction in sight: the path is chosen once, and it parses every line.
+    for (const eager of [false, true]) {
+      await expect(loadSession(path, { eager })).rejects.toMatchObject({
+        code: 'ERR_SESSION_CORRUPT',
+        message: expect.stringContaining(`${path}:3: not valid JSON`),
+      });
+    }
+    await expect(SessionLog.open(path)).rejects.toMatchObject({ code: 'ERR_SESSION_CORRUPT' });
+    // The index path (the file mentions a compaction) parses the line only when `entries` is read.
+    const leaf = JSON.parse(lines[3] as string).id;
+    appendFileSync(
+      path,
+      `{"type":"custom","id":"n","parentId":"${leaf}","timestamp":"t","customType":"n","data":"compaction"}\n`,
+    );
     const loaded = await loadSession(path);
     expect(loaded.conversation.messages).toStrictEqual([say('root'), say('current')]);
     expect(thrown(() => loaded.entries)).toMatchObject({
@@ -590,14 +611,6 @@ describe('a default load with no compaction in sight parses in one pass', () => 
     const opened = await SessionLog.open(path);
     expect(opened.conversation.messages).toStrictEqual([say('root'), say('current')]);
     opened.close();
-    // On the current branch the damage fails the load on every path, naming the line.
-    writeFileSync(path, text.replace('"text":"current"}', '"text":"current"'));
-    for (const eager of [false, true]) {
-      await expect(loadSession(path, { eager })).rejects.toMatchObject({
-        code: 'ERR_SESSION_CORRUPT',
-        message: expect.stringContaining(`${path}:4: not valid JSON`),
-      });
-    }
   });
 
   it('tail repairs and huge lines on both paths: torn, unterminated, CRLF, lines longer than a chunk', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DeltaTemplate } from '../../src/providers/stream/delta-template.js';
+import { DeltaTemplate } from '../../src/providers/common/delta-template.js';
 import type { SseEvent } from '../../src/providers/transport/sse-parser.js';
 import { firstDifference, mutate, prng, runBothPaths } from '../helpers/stream-paths.js';
 

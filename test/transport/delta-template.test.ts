@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { ModelApi } from '../../src/providers/model-info.js';
-import { createStreamParser } from '../../src/providers/stream/create-stream-parser.js';
-import { DeltaTemplate, DeltaTemplateSet } from '../../src/providers/stream/delta-template.js';
-import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
+import { DeltaTemplate, DeltaTemplateSet } from '../../src/providers/common/delta-template.js';
+import type { StreamEvent } from '../../src/providers/common/stream-event.js';
+import { createStreamParser } from '../../src/providers/create-stream-parser.js';
+import type { ModelApi } from '../../src/providers/model/model-info.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 
 const anthropicDelta = (text: string, index = 0, type = 'text_delta', field = 'text') =>

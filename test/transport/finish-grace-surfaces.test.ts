@@ -8,9 +8,9 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AnthropicStreamParser } from '../../src/providers/stream/anthropic-stream.js';
-import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
-import { createProvider, type ProviderOptions } from '../../src/providers/transport/http-provider.js';
+import { AnthropicStreamParser } from '../../src/providers/anthropic-messages/anthropic-stream.js';
+import type { StreamEvent } from '../../src/providers/common/stream-event.js';
+import { createProvider, type ProviderOptions } from '../../src/providers/http-provider.js';
 
 type Api = ProviderOptions['api'];
 

@@ -1,12 +1,12 @@
 /**
- * Regression cases found by `scripts/fuzz-streams.mjs`, shrunk by hand: each is the hostile input the fuzzer met and
+ * Regression cases found by `test/fuzz/fuzz-streams.mjs`, shrunk by hand: each is the hostile input the fuzzer met and
  * the invariant it broke (a thrown RangeError / TypeError instead of a typed `ProviderError`). Every case goes through
  * the SSE parser and the surface parser as the transport drives them.
  */
 import { describe, expect, it } from 'vitest';
 import { PantoError } from '../../src/errors.js';
-import type { ModelApi } from '../../src/providers/model-info.js';
-import { createStreamParser } from '../../src/providers/stream/create-stream-parser.js';
+import { createStreamParser } from '../../src/providers/create-stream-parser.js';
+import type { ModelApi } from '../../src/providers/model/model-info.js';
 import { SseParser } from '../../src/providers/transport/sse-parser.js';
 
 /** Parse `body`; the thrown value (if any) and the message (finished or partial). */
@@ -98,7 +98,7 @@ describe('fuzz findings: hostile values quoted or used as ids', () => {
 
 describe('fuzz findings: usage counts the wire reports', () => {
   it('anthropic: negative, fractional and huge token counts become non-negative safe integers', () => {
-    // Found by scripts/fuzz-agent.mjs (the agent cleans usage before storing; a direct stream user saw raw values).
+    // Found by test/fuzz/fuzz-agent.mjs (the agent cleans usage before storing; a direct stream user saw raw values).
     const { thrown, message } = parse(
       'anthropic-messages',
       [

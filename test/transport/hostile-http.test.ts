@@ -10,12 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
-import {
-  createProvider,
-  type Provider,
-  type ProviderOptions,
-} from '../../src/providers/transport/http-provider.js';
+import type { StreamEvent } from '../../src/providers/common/stream-event.js';
+import { createProvider, type Provider, type ProviderOptions } from '../../src/providers/http-provider.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 import { fixturesDir, recordedStreams } from '../conformance/wire-fixtures.js';
 

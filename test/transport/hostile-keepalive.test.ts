@@ -10,15 +10,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { OpenAIChatStreamParser } from '../../src/providers/stream/openai-chat-stream.js';
-import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
-import { isKeepAliveEvent } from '../../src/providers/stream/surface-parser.js';
+import type { StreamEvent } from '../../src/providers/common/stream-event.js';
+import { isKeepAliveEvent } from '../../src/providers/common/surface-parser.js';
 import {
   createProvider,
   PROGRESS_TIMEOUT_MS,
   type Provider,
   type ProviderOptions,
-} from '../../src/providers/transport/http-provider.js';
+} from '../../src/providers/http-provider.js';
+import { OpenAIChatStreamParser } from '../../src/providers/openai-chat/openai-chat-stream.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 import { fixturesDir, recordedStreams } from '../conformance/wire-fixtures.js';
 

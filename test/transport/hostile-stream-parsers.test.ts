@@ -8,20 +8,20 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AssistantMessage, ToolCallBlock } from '../../src/conversation.js';
-import type { ModelApi } from '../../src/providers/model-info.js';
-import { AnthropicStreamParser } from '../../src/providers/stream/anthropic-stream.js';
-import { MAX_ARGUMENT_DEPTH } from '../../src/providers/stream/argument-depth.js';
-import { createStreamParser } from '../../src/providers/stream/create-stream-parser.js';
-import { GeminiStreamParser } from '../../src/providers/stream/gemini-stream.js';
+import { AnthropicStreamParser } from '../../src/providers/anthropic-messages/anthropic-stream.js';
+import { MAX_ARGUMENT_DEPTH } from '../../src/providers/common/argument-depth.js';
 import {
   MAX_MESSAGE_BLOCKS,
   MAX_MESSAGE_CHARS,
   MessageBuilder,
-} from '../../src/providers/stream/message-builder.js';
-import { OpenAIChatStreamParser } from '../../src/providers/stream/openai-chat-stream.js';
-import { OpenAIResponsesStreamParser } from '../../src/providers/stream/openai-responses-stream.js';
-import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
-import type { SurfaceStreamParser } from '../../src/providers/stream/surface-parser.js';
+} from '../../src/providers/common/message-builder.js';
+import type { StreamEvent } from '../../src/providers/common/stream-event.js';
+import type { SurfaceStreamParser } from '../../src/providers/common/surface-parser.js';
+import { createStreamParser } from '../../src/providers/create-stream-parser.js';
+import { GeminiStreamParser } from '../../src/providers/gemini/gemini-stream.js';
+import type { ModelApi } from '../../src/providers/model/model-info.js';
+import { OpenAIChatStreamParser } from '../../src/providers/openai-chat/openai-chat-stream.js';
+import { OpenAIResponsesStreamParser } from '../../src/providers/openai-responses/openai-responses-stream.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 import { SseParser } from '../../src/providers/transport/sse-parser.js';
 import { fixturesDir, recordedStreams } from '../conformance/wire-fixtures.js';

@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AssistantMessage } from '../../src/conversation.js';
 import { isPantoError } from '../../src/errors.js';
-import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
-import {
-  createProvider,
-  type Provider,
-  type ProviderOptions,
-} from '../../src/providers/transport/http-provider.js';
+import type { StreamEvent } from '../../src/providers/common/stream-event.js';
+import { createProvider, type Provider, type ProviderOptions } from '../../src/providers/http-provider.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 import {
   type FakeProviderServer,

@@ -5,12 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ToolCallBlock } from '../../src/conversation.js';
-import { parseAnthropicResponse } from '../../src/providers/anthropic-messages.js';
-import { parseGeminiResponse } from '../../src/providers/gemini.js';
-import { parseOpenAIChatResponse } from '../../src/providers/openai-chat.js';
-import { parseOpenAIResponsesResponse } from '../../src/providers/openai-responses.js';
-import { createStreamParser } from '../../src/providers/stream/create-stream-parser.js';
-import type { ProviderOptions } from '../../src/providers/transport/http-provider.js';
+import { parseAnthropicResponse } from '../../src/providers/anthropic-messages/anthropic-response.js';
+import { createStreamParser } from '../../src/providers/create-stream-parser.js';
+import { parseGeminiResponse } from '../../src/providers/gemini/gemini-response.js';
+import type { ProviderOptions } from '../../src/providers/http-provider.js';
+import { parseOpenAIChatResponse } from '../../src/providers/openai-chat/openai-chat-response.js';
+import { parseOpenAIResponsesResponse } from '../../src/providers/openai-responses/openai-responses-response.js';
 
 type Api = ProviderOptions['api'];
 

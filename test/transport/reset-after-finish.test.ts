@@ -8,8 +8,8 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
-import { createProvider, type ProviderOptions } from '../../src/providers/transport/http-provider.js';
+import type { StreamEvent } from '../../src/providers/common/stream-event.js';
+import { createProvider, type ProviderOptions } from '../../src/providers/http-provider.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 
 type Api = ProviderOptions['api'];

@@ -4,10 +4,10 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import type { ModelApi } from '../../src/providers/model-info.js';
-import { createStreamParser } from '../../src/providers/stream/create-stream-parser.js';
-import { PartialArgsAccumulator, parseJsonPath } from '../../src/providers/stream/gemini-partial-args.js';
-import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
+import type { StreamEvent } from '../../src/providers/common/stream-event.js';
+import { createStreamParser } from '../../src/providers/create-stream-parser.js';
+import { PartialArgsAccumulator, parseJsonPath } from '../../src/providers/gemini/gemini-partial-args.js';
+import type { ModelApi } from '../../src/providers/model/model-info.js';
 
 function parse(api: ModelApi, events: Array<[string, unknown]>) {
   const out: StreamEvent[] = [];

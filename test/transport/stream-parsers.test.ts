@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { parseGeminiResponse } from '../../src/providers/gemini.js';
-import type { ModelApi } from '../../src/providers/model-info.js';
-import { parseOpenAIChatResponse } from '../../src/providers/openai-chat.js';
-import { parseOpenAIResponsesResponse } from '../../src/providers/openai-responses.js';
-import { createStreamParser } from '../../src/providers/stream/create-stream-parser.js';
-import type { StreamEvent } from '../../src/providers/stream/stream-event.js';
+import type { StreamEvent } from '../../src/providers/common/stream-event.js';
+import { createStreamParser } from '../../src/providers/create-stream-parser.js';
+import { parseGeminiResponse } from '../../src/providers/gemini/gemini-response.js';
+import type { ModelApi } from '../../src/providers/model/model-info.js';
+import { parseOpenAIChatResponse } from '../../src/providers/openai-chat/openai-chat-response.js';
+import { parseOpenAIResponsesResponse } from '../../src/providers/openai-responses/openai-responses-response.js';
 import { ProviderError } from '../../src/providers/transport/provider-error.js';
 import * as gemini from '../fixtures/providers/responses/gemini.js';
 import * as chat from '../fixtures/providers/responses/openai-chat.js';

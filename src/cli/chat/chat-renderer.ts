@@ -4,8 +4,9 @@
  * streams and folded to one line when the answer starts (`collapse`, the default), kept (`show`) or never streamed
  * (`hide`); `/thinking` prints the last turn's thinking in full.
  */
-import type { AgentEvent, ToolMediaProcessedEvent } from '../../agent/index.js';
+import type { AgentEvent } from '../../agent/index.js';
 import type { AssistantMessage } from '../../conversation.js';
+import type { ToolMediaProcessedEvent } from '../../tools/index.js';
 import { describeProcessed } from '../media-summary.js';
 import { formatCall } from '../transcript.js';
 import type { RowMark, Terminal } from './terminal.js';

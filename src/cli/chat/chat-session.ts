@@ -12,10 +12,8 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Agent, type AgentEvent, type AgentOptions, type UsageTotals } from '../../agent/index.js';
-
-import type { ModelInfo, ThinkingLevel } from '../../providers/index.js';
-import type { Provider } from '../../providers/transport/index.js';
-import { SessionLog } from '../../session/index.js';
+import type { ModelInfo, Provider, ThinkingLevel } from '../../providers/index.js';
+import { SessionLog, type SessionWriter } from '../../session/index.js';
 import type { ToolSource } from '../../tool-source.js';
 
 export const SHOWN_ENTRY = 'panto.cli/shown';
@@ -32,9 +30,13 @@ export interface ChatSessionOptions {
   /** Prompt caching (Anthropic cache breakpoints). */
   promptCache?: boolean | undefined;
   /** An opened log to continue (`--resume`). */
-  resumed?: SessionLog;
+  resumed?: SessionWriter;
   /** Where a new session is written (created on the first message). */
   newPath?: string;
+  /** With `--store`: creates the new session in the store (instead of a file at `newPath`). */
+  createInStore?: (header: { model: string; workspace: string }) => Promise<SessionWriter>;
+  /** With `--store`: how the session is named to the user (`<store> session <id>`). */
+  storeName?: string;
   /** Every agent event, after the chat's own bookkeeping. */
   onEvent: (e: AgentEvent) => void;
   /** Show a note or warning (already filtered: never one the session has shown before). */
@@ -45,7 +47,7 @@ export class ChatSession {
   model: ModelInfo;
   readonly provider: Provider;
   #agent: Agent;
-  #session: SessionLog | undefined;
+  #session: SessionWriter | undefined;
   readonly #o: ChatSessionOptions;
   readonly #shown = new Set<string>();
   /** Notes raised before the file existed, recorded once it does. */
@@ -76,13 +78,15 @@ export class ChatSession {
   }
 
   /** The session log, once it exists. */
-  get log(): SessionLog | undefined {
+  get log(): SessionWriter | undefined {
     return this.#session;
   }
 
-  /** The session file (existing or to be created). */
+  /** The session file (existing or to be created), or the store session's name. */
   get path(): string {
-    return this.#session?.path ?? this.#o.newPath ?? '(none)';
+    if (this.#o.storeName !== undefined)
+      return `${this.#o.storeName} session ${this.#session?.header.id ?? '(created on the first message)'}`;
+    return (this.#session as SessionLog | undefined)?.path ?? this.#o.newPath ?? '(none)';
   }
 
   /** Token and cost totals of the whole session (see the module contract). */
@@ -112,11 +116,16 @@ export class ChatSession {
   }
 
   /** Create the session file if this is a new chat (call before sending anything). */
-  async ensureSession(): Promise<SessionLog> {
+  async ensureSession(): Promise<SessionWriter> {
     if (this.#session) return this.#session;
-    const file = this.#o.newPath as string;
-    await mkdir(path.dirname(file), { recursive: true });
-    const log = await SessionLog.create(file, { model: this.model.id, workspace: this.#o.workspaceRoot });
+    let log: SessionWriter;
+    if (this.#o.createInStore) {
+      log = await this.#o.createInStore({ model: this.model.id, workspace: this.#o.workspaceRoot });
+    } else {
+      const file = this.#o.newPath as string;
+      await mkdir(path.dirname(file), { recursive: true });
+      log = await SessionLog.create(file, { model: this.model.id, workspace: this.#o.workspaceRoot });
+    }
     this.#session = log;
     for (const key of this.#pendingShown.splice(0)) log.appendCustom(SHOWN_ENTRY, key);
     // Nothing was sent yet, so the new agent starts from the same (empty) history.
@@ -133,8 +142,9 @@ export class ChatSession {
     return this.#agent.compact(signal ? { signal } : {});
   }
 
-  close(): void {
-    this.#session?.close();
+  /** Close the log (a store's log first stores what is still on its way). */
+  async close(): Promise<void> {
+    await this.#session?.close();
   }
 
   #makeAgent(): Agent {

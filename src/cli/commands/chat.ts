@@ -11,10 +11,11 @@ import { isPantoError } from '../../errors.js';
 import { LuaToolSource } from '../../lua/index.js';
 import { McpToolSource } from '../../mcp/index.js';
 import type { ModelInfo, ThinkingLevel } from '../../providers/index.js';
-import { createProvider, ENDPOINTS, type Provider } from '../../providers/transport/index.js';
+import { createProvider, ENDPOINTS, type Provider } from '../../providers/index.js';
 import { notRegular } from '../../regular-file.js';
-import { SessionLog } from '../../session/index.js';
+import { SessionLog, type SessionWriter } from '../../session/index.js';
 import { ToolRegistry } from '../../tool-source.js';
+import { cliApiKey } from '../api-key.js';
 import { chatCommands } from '../chat/chat-commands.js';
 import { ChatLoop } from '../chat/chat-loop.js';
 import { ChatRenderer } from '../chat/chat-renderer.js';
@@ -25,6 +26,7 @@ import { Terminal } from '../chat/terminal.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
 import { parseIntOption } from '../parse-options.js';
+import { openStore, shownStore } from '../session-store-option.js';
 import { describeSystemError, isSystemError, systemErrorReason } from '../system-error.js';
 import { formatDollars, formatUsage, messageCost } from '../usage-format.js';
 
@@ -50,16 +52,19 @@ Options:
   --model M             model id (default: a current model of the provider); a catalog model of another
                         vendor is refused unless --base-url names a gateway that serves it
   --base-url URL        another server speaking the provider's protocol (llama.cpp, vLLM, Ollama,
-                        OpenRouter...; include its /v1 for openai-chat)
-  --api-key-env VAR     read the API key from VAR instead of the provider's usual variable
+                        OpenRouter...; with or without its /v1). The provider's key variable is not
+                        sent to another host than the provider's own unless --api-key-env names it
+  --api-key-env VAR     send the API key in VAR (to --base-url's host too)
   --context-window N    the model's context window in tokens (for models the catalog does not know, e.g. an
                         8192-token llama.cpp server; default 128000 for those); compaction keeps within it
   --tools DIR           also load Lua tools from DIR (repeatable)
   --mcp FILE            also use the tools of the MCP servers in FILE ({"mcpServers": {...}}; repeatable)
   --workspace DIR       workspace root the tools may read (default: current directory)
-  --resume FILE         continue a saved session
+  --resume FILE         continue a saved session (with --store: the session's id)
   --session FILE        where to save a new session, a path that does not exist yet (default:
                         .panto/sessions/<time>.jsonl in the workspace)
+  --store STORE         keep the session in a session store: a PostgreSQL URL (postgres://user@host/db)
+                        or a folder of JSONL files; a new session gets an id, --resume ID continues one
   --thinking LEVEL      reasoning effort: off | low | medium | high (Anthropic extended thinking, OpenAI
                         reasoning effort, Gemini thinking budget); thinking text is shown dimmed and folded
   --no-prompt-cache     no Anthropic cache breakpoints (prompt caching is on by default)
@@ -87,6 +92,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
       mcp: { type: 'string', multiple: true },
       resume: { type: 'string' },
       session: { type: 'string' },
+      store: { type: 'string' },
       system: { type: 'string' },
       thinking: { type: 'string' },
       'prompt-cache': { type: 'boolean', default: true },
@@ -111,6 +117,11 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
   // leaves nothing running that would keep the process alive.
   const workspaceRoot = path.resolve(values.workspace ?? process.cwd());
   if (values.workspace !== undefined) await checkWorkspace(values.workspace);
+  if (values.store !== undefined && values.session !== undefined)
+    throw new CliError(
+      '--store and --session: a session is either in a store or in a file of its own',
+      EXIT_USAGE,
+    );
   if (values.session !== undefined && values.resume === undefined) await checkNewSession(values.session);
   const mcpFiles = values.mcp ?? [];
   const mcpConfigs: McpToolSource[] = [];
@@ -119,11 +130,14 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
 
   // From here on, what was opened or started is closed again when a later step throws.
   const mcp: McpToolSource[] = [];
-  let resumed: SessionLog | undefined;
+  let resumed: SessionWriter | undefined;
   let chat: ChatSession | undefined;
   let setupDone = false;
+  const store = values.store === undefined ? undefined : await openStore(values.store);
   try {
-    if (values.resume) {
+    if (values.resume && store) {
+      resumed = await store.open(values.resume, { eager: true });
+    } else if (values.resume) {
       try {
         resumed = await SessionLog.open(path.resolve(values.resume), { eager: true });
       } catch (err) {
@@ -144,13 +158,14 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
 
     let provider: Provider;
     try {
-      const keyVar = values['api-key-env'];
-      const apiKey = keyVar ? env[keyVar] : undefined;
-      if (keyVar && !apiKey) throw new CliError(`--api-key-env ${keyVar}: that variable is not set`);
+      const key = cliApiKey(api, values['base-url'], values['api-key-env'], env);
+      if (key.notice !== undefined) io.err(key.notice);
       provider = createProvider({
         api,
         ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
-        ...(apiKey ? { apiKey } : {}),
+        ...(key.apiKey ? { apiKey: key.apiKey } : {}),
+        // The key is chosen above (api-key.ts), never taken from the environment by the library.
+        env: {},
       });
     } catch (err) {
       if (isPantoError(err, 'ERR_PROVIDER_AUTH')) {
@@ -208,6 +223,9 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
       thinking,
       promptCache: values['prompt-cache'],
       ...(resumed ? { resumed } : { newPath }),
+      ...(store && values.store !== undefined
+        ? { createInStore: (header) => store.create(header), storeName: shownStore(values.store) }
+        : {}),
       onEvent: (e) => renderer.handle(e),
       notify: (text) => terminal.line(text),
     });
@@ -249,15 +267,16 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
       return await loop.run();
     } finally {
       terminal.dispose();
-      chat.close();
+      await chat.close();
       if (chat.log) io.err(`session saved: ${chat.path}${usageSummary(chat)}`);
     }
   } finally {
     if (!setupDone) {
-      if (chat) chat.close();
-      else resumed?.close();
+      if (chat) await chat.close();
+      else await resumed?.close();
     }
     await Promise.all(mcp.map((m) => m.close()));
+    await store?.close();
   }
 }
 

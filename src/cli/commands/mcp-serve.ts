@@ -20,16 +20,26 @@ Options:
   --tools DIR         also load Lua tools from DIR (repeatable)
   --workspace DIR     workspace root the tools may read (default: current directory)
   --http PORT         serve Streamable HTTP on http://127.0.0.1:PORT/mcp instead (0 = any free port)
+  --host ADDR         --http only: the address to bind (default 127.0.0.1; any other needs the token)
+  --no-auth           --http only: accept requests without the bearer token (loopback only)
   -h, --help          show this help
+
+With --http every request must carry 'Authorization: Bearer <token>'. The token is
+$PANTO_MCP_TOKEN when set (at least 16 characters), else a new random one per start,
+printed on stderr.
 
 Limits against a hostile client (each a positive integer; see docs/mcp.md):
   --max-pending-calls N     tool calls in flight per client; more get an error result (default 64)
   --max-result-bytes N      largest tool result sent; a bigger one becomes an error result (default 50331648)
   --max-message-bytes N     largest request: one stdio line (ends the session; default 10485760),
-                            or with --http one request body (413; default 16777216)
+                            or with --http one request body (413; default 4194304)
   --session-idle-ms N       --http only: close a session idle this long (default 600000)
   --request-timeout-ms N    --http only: a request not received in full this fast gets 408 (default 30000)
-  --max-connections N       --http only: most open TCP connections (default 256)
+  --max-connections N       --http only: most open TCP connections (default 64)
+  --max-unsent-bytes N      --http only: answers written but not read by all clients, past which new
+                            calls wait (default 16777216; per session a quarter of it)
+  --drain-timeout-ms N      --http only: a client that leaves its share unread this long loses its
+                            session and its calls (default 30000)
 `;
 
 /** The limit flags: CLI name → option name of `serveMcpStdio` / `serveMcpHttp`, and whether it needs --http. */
@@ -40,6 +50,8 @@ const LIMIT_FLAGS = [
   ['session-idle-ms', 'sessionIdleMs', true],
   ['request-timeout-ms', 'requestTimeoutMs', true],
   ['max-connections', 'maxConnections', true],
+  ['max-unsent-bytes', 'maxUnsentBytes', true],
+  ['drain-timeout-ms', 'drainTimeoutMs', true],
 ] as const;
 
 export async function runMcp(argv: string[], io: CliIo): Promise<number> {
@@ -57,6 +69,8 @@ export async function runMcp(argv: string[], io: CliIo): Promise<number> {
       tools: { type: 'string', multiple: true },
       workspace: { type: 'string' },
       http: { type: 'string' },
+      host: { type: 'string' },
+      'no-auth': { type: 'boolean' },
       ...Object.fromEntries(LIMIT_FLAGS.map(([flag]) => [flag, { type: 'string' as const }])),
       help: { type: 'boolean', short: 'h' },
     },
@@ -82,6 +96,27 @@ export async function runMcp(argv: string[], io: CliIo): Promise<number> {
     }
     limits[option] = n;
   }
+  if (port === undefined && (values.host !== undefined || values['no-auth'] === true)) {
+    throw new CliError(
+      `--${values.host !== undefined ? 'host' : 'no-auth'} applies to --http only`,
+      EXIT_USAGE,
+    );
+  }
+  if (limits.maxUnsentBytes !== undefined) {
+    limits.maxUnsentBytesPerSession = Math.max(1, Math.floor(limits.maxUnsentBytes / 4));
+  }
+  const envToken = process.env.PANTO_MCP_TOKEN;
+  if (
+    port !== undefined &&
+    values['no-auth'] !== true &&
+    envToken !== undefined &&
+    !/^[\x21-\x7e]{16,}$/.test(envToken)
+  ) {
+    throw new CliError(
+      'PANTO_MCP_TOKEN must be at least 16 printable ASCII characters without spaces',
+      EXIT_USAGE,
+    );
+  }
   const workspaceRoot = path.resolve(values.workspace ?? process.cwd());
   // Everything but the protocol goes to stderr: on stdio, stdout belongs to JSON-RPC.
   const tools = await LuaToolSource.fromDir(
@@ -103,7 +138,21 @@ export async function runMcp(argv: string[], io: CliIo): Promise<number> {
       workspaceRoot,
       ...rest,
       ...(maxMessageBytes !== undefined ? { maxBodyBytes: maxMessageBytes } : {}),
+      ...(values.host !== undefined ? { host: values.host } : {}),
+      ...(values['no-auth'] === true
+        ? { authToken: false as const }
+        : envToken !== undefined
+          ? { authToken: envToken }
+          : {}),
+      log: (message) => io.err(`panto mcp: ${message}`),
     });
+    if (server.authToken === undefined) {
+      io.err('panto mcp: --no-auth: any local process can call these tools');
+    } else if (envToken !== undefined) {
+      io.err('panto mcp: token: from PANTO_MCP_TOKEN (send Authorization: Bearer <token>)');
+    } else {
+      io.err(`panto mcp: token: ${server.authToken} (send Authorization: Bearer <token>)`);
+    }
     io.err(`panto mcp: serving ${names.length} tools (${names.join(', ')}) at ${server.url}`);
     await new Promise<void>((resolve) => {
       const stop = () => resolve();

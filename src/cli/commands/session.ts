@@ -1,20 +1,31 @@
 /** `panto session FILE`: the transcript of a saved session log (images described, never dumped as base64). */
+import { open } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { estimateTokens } from '../../compaction/index.js';
 import { loadSession, type SessionEntry } from '../../session/index.js';
+import { readJsonl } from '../../session/jsonl-reader.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
+import { openStore, shownStore } from '../session-store-option.js';
 import { abbreviateBase64 } from '../surfaces.js';
 import { describeSystemError, isSystemError } from '../system-error.js';
 import { renderCliTranscript } from '../transcript.js';
 import { formatUsage, sumUsage } from '../usage-format.js';
 
 export const sessionHelp = `Usage: panto session FILE [options]
+       panto session list --store STORE
+       panto session export ID --store STORE [--out FILE]
+       panto session import FILE --store STORE
 
 Print the transcript of a saved session log (JSONL): the current conversation,
 with images and documents described as [image: image/png 1200x800], the token
 usage of each answer, and answers the user aborted or the provider failed marked
 as such ([assistant — aborted ...]; they are not sent to the model again).
+
+list, export and import work on a session store: STORE is a PostgreSQL URL
+(postgres://user@host:port/db) or a folder of JSONL session files. export
+writes the session's JSONL lines (to FILE or standard output); import checks
+every line of a JSONL file as a load does and stores it under its header's id.
 
 Options:
   --entries   list every entry in the file (ids, parents, kinds), including
@@ -22,6 +33,8 @@ Options:
               without it only the current conversation's lines are read)
   --json      print {header, warnings, messages} as JSON (base64 abbreviated)
   --full      with --json: base64 in full
+  --store S   the session store (list, export, import)
+  --out FILE  export: write to FILE instead of standard output
   -h, --help  show this help
 `;
 
@@ -33,12 +46,20 @@ export async function runSession(argv: string[], io: CliIo): Promise<number> {
       entries: { type: 'boolean' },
       json: { type: 'boolean' },
       full: { type: 'boolean' },
+      store: { type: 'string' },
+      out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
     io.out(sessionHelp);
     return 0;
+  }
+  const verb = positionals[0];
+  if (verb === 'list' || verb === 'export' || verb === 'import') {
+    if (values.store === undefined)
+      throw new CliError(`panto session ${verb} needs --store\n\n${sessionHelp}`, EXIT_USAGE);
+    return runStoreVerb(verb, positionals.slice(1), values.store, values.out, io);
   }
   const file = positionals[0];
   if (!file || positionals.length > 1) throw new CliError(`expected one FILE\n\n${sessionHelp}`, EXIT_USAGE);
@@ -89,6 +110,64 @@ export async function runSession(argv: string[], io: CliIo): Promise<number> {
   io.out('');
   io.out(renderCliTranscript(conversation.messages));
   return 0;
+}
+
+async function runStoreVerb(
+  verb: 'list' | 'export' | 'import',
+  args: string[],
+  storeOption: string,
+  out: string | undefined,
+  io: CliIo,
+): Promise<number> {
+  if (args.length !== (verb === 'list' ? 0 : 1))
+    throw new CliError(
+      `panto session ${verb}: expected ${verb === 'list' ? 'no argument' : verb === 'export' ? 'one ID' : 'one FILE'}\n\n${sessionHelp}`,
+      EXIT_USAGE,
+    );
+  const store = await openStore(storeOption);
+  try {
+    if (verb === 'list') {
+      for (const s of await store.list())
+        io.out(`${s.id}  ${s.created}  ${s.entries} entries${s.model ? `  ${s.model}` : ''}`);
+      return 0;
+    }
+    if (verb === 'export') {
+      const id = args[0] as string;
+      if (out === undefined) {
+        for await (const line of store.exportLines(id)) io.out(line);
+        return 0;
+      }
+      const fh = await open(out, 'wx').catch((err: unknown) => {
+        if (isSystemError(err)) throw new CliError(describeSystemError(err, out));
+        throw err;
+      });
+      try {
+        for await (const line of store.exportLines(id)) await fh.write(`${line}\n`);
+      } finally {
+        await fh.close();
+      }
+      io.err(`exported session ${id} from ${shownStore(storeOption)} to ${out}`);
+      return 0;
+    }
+    const file = args[0] as string;
+    const lines: string[] = [];
+    try {
+      const read = await readJsonl(file, (_value, _line, text) => lines.push(text));
+      if (read.torn)
+        io.err(
+          `warning: ${file}:${read.torn.line}: last line is incomplete (a crash mid-write); not imported`,
+        );
+    } catch (err) {
+      if (isSystemError(err)) throw new CliError(describeSystemError(err, file));
+      throw err;
+    }
+    const id = await store.importLines(lines);
+    io.out(id);
+    io.err(`imported ${file} into ${shownStore(storeOption)} as session ${id}`);
+    return 0;
+  } finally {
+    await store.close();
+  }
 }
 
 function describeEntry(e: SessionEntry): string {

@@ -1,11 +1,11 @@
 /** `panto tool NAME`: one tool call through the real dispatcher, offline; `--as` shows the request fragment a surface gets. Exit 1 when the tool failed. */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { dispatchToolCalls, type ToolEvent } from '../../agent/index.js';
 import type { Conversation, StoredPart, ToolCallBlock, ToolResultBlock } from '../../conversation.js';
 import { LuaToolSource } from '../../lua/index.js';
 import { mediaPolicyFor, resolveModel } from '../../providers/index.js';
 import { ToolRegistry } from '../../tool-source.js';
+import { dispatchToolCalls, type ToolEvent } from '../../tools/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from '../cli-error.js';
 import { type CliIo, formatBytes, withProgress } from '../cli-io.js';
 import { describeProcessed } from '../media-summary.js';

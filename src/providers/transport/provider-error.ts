@@ -9,6 +9,8 @@
  * - `retryable` says whether the transport may retry the same request (429, 5xx, overloaded, network failure).
  * - `stall` is set when the transport itself ended the attempt: `'idle'` (no bytes for `idleTimeoutMs`) or
  *   `'keep-alives-only'` (bytes, but no content, for `progressTimeoutMs`); a stable value to branch on.
+ * - `url` is the URL the failed request went to, as messages show it (shown-url.ts: never a credential); the message
+ *   ends with `[POST <url>]` when it is known.
  */
 
 import { PantoError } from '../../errors.js';
@@ -33,6 +35,8 @@ export interface ProviderErrorDetails {
   stall?: ProviderStall;
   /** What the transport adds to the message (e.g. why it did not retry); never part of `providerMessage`. */
   note?: string;
+  /** The URL requested, credentials masked (see `shownUrl`). */
+  url?: string;
   cause?: unknown;
 }
 
@@ -46,14 +50,18 @@ export class ProviderError extends PantoError {
   readonly retryAfterMs: number | undefined;
   readonly requestId: string | undefined;
   readonly stall: ProviderStall | undefined;
+  readonly note: string | undefined;
+  readonly url: string | undefined;
 
   constructor(details: ProviderErrorDetails) {
     const auth = details.status === 401 || details.status === 403;
     const where = details.status === undefined ? details.api : `${details.api} HTTP ${details.status}`;
     const kind = details.providerType ? ` (${details.providerType})` : '';
+    const note = details.note ? ` (${details.note})` : '';
+    const url = details.url ? ` [POST ${details.url}]` : '';
     super(
       auth ? 'ERR_PROVIDER_AUTH' : 'ERR_PROVIDER',
-      `${where}${kind}: ${details.providerMessage}${details.note ? ` (${details.note})` : ''}`,
+      `${where}${kind}: ${details.providerMessage}${note}${url}`,
       details.cause === undefined ? undefined : { cause: details.cause },
     );
     this.name = 'ProviderError';
@@ -66,7 +74,33 @@ export class ProviderError extends PantoError {
     this.retryAfterMs = details.retryAfterMs;
     this.requestId = details.requestId;
     this.stall = details.stall;
+    this.note = details.note;
+    this.url = details.url;
   }
+
+  /** The details this error was made from (to make a changed copy). */
+  details(): ProviderErrorDetails {
+    const d: ProviderErrorDetails = {
+      api: this.api,
+      providerMessage: this.providerMessage,
+      retryable: this.retryable,
+    };
+    if (this.status !== undefined) d.status = this.status;
+    if (this.providerType !== undefined) d.providerType = this.providerType;
+    if (this.param !== undefined) d.param = this.param;
+    if (this.retryAfterMs !== undefined) d.retryAfterMs = this.retryAfterMs;
+    if (this.requestId !== undefined) d.requestId = this.requestId;
+    if (this.stall !== undefined) d.stall = this.stall;
+    if (this.note !== undefined) d.note = this.note;
+    if (this.url !== undefined) d.url = this.url;
+    if (this.cause !== undefined) d.cause = this.cause;
+    return d;
+  }
+}
+
+/** `error` naming the URL its request went to (itself when it already names one). */
+export function errorAt(error: ProviderError, url: string): ProviderError {
+  return error.url !== undefined ? error : new ProviderError({ ...error.details(), url });
 }
 
 /** HTTP statuses worth retrying: timeouts, conflicts, rate limits, server errors, Anthropic's 529 overloaded. */

@@ -1,9 +1,10 @@
 /** Realistic agent transcripts for cut-point and compaction tests: user turns, tool calls, tool results with images. */
 
 import type { Message } from '../../../src/conversation.js';
-import { pngBase64 } from '../../session/helpers/media.js';
+import { pngFile } from '../../helpers/png-file.js';
 
-const shot = pngBase64(48, 32, 7);
+/** A real 1200x800 screenshot (black: a few KB), so its header says what the part claims. */
+const shot = pngFile(1200, 800, 2, new Uint8Array((1200 * 3 + 1) * 800)).toString('base64');
 
 /**
  * `turns` user turns; turn i has (i % 3) assistant tool-call rounds with (1 + i % 2) parallel calls each, every

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -147,6 +148,112 @@ describe('panto mcp serve over stdio, driven by the official SDK client', () => 
     ]) {
       expect(help.stdout).toContain(flag);
     }
+  });
+});
+
+describe('panto mcp serve --http: the bearer token', () => {
+  /** Start `panto mcp serve --http 0 ...`; resolves once it prints its URL. */
+  async function serveHttp(args: string[] = [], env: Record<string, string> = {}) {
+    const child = spawn(
+      process.execPath,
+      [PANTO_CLI, 'mcp', 'serve', '--http', '0', '--tools', LUA_TOOLS, '--workspace', root, ...args],
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } },
+    );
+    let stderr = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no URL in: ${stderr}`)), 30_000);
+      child.stderr.on('data', (c: Buffer) => {
+        stderr += c.toString();
+        const m = /at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1] as string);
+        }
+      });
+      child.on('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+    });
+    return { child, url, stderr: () => stderr };
+  }
+  const initialize = (url: string, authorization?: string) =>
+    fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(authorization ? { authorization } : {}),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
+    }).then(async (r) => {
+      await r.text();
+      return r.status;
+    });
+
+  it('a fresh token per start, printed on stderr; without it 401; McpToolSource with it works', async () => {
+    const a = await serveHttp();
+    const b = await serveHttp();
+    try {
+      const token = /token: ([A-Za-z0-9_-]{43}) /.exec(a.stderr())?.[1] as string;
+      expect(token).toBeDefined();
+      expect(b.stderr()).not.toContain(token);
+      expect(await initialize(a.url)).toBe(401);
+      expect(await initialize(a.url, 'Bearer not-the-token-at-all-no')).toBe(401);
+      const source = new McpToolSource({
+        p: { type: 'http', url: a.url, headers: { Authorization: `Bearer ${token}` } },
+      });
+      try {
+        expect((await source.start()).started).toEqual(['p']);
+        const r = await source.call(
+          'p__test_simple_text',
+          {},
+          {
+            signal: new AbortController().signal,
+            workspaceRoot: root,
+            toolCallId: 't',
+            update: () => {},
+          },
+        );
+        expect(r).toMatchObject({
+          ok: true,
+          parts: [{ type: 'text', text: 'This is a simple text response for testing.' }],
+        });
+      } finally {
+        await source.close();
+      }
+    } finally {
+      a.child.kill();
+      b.child.kill();
+    }
+  });
+
+  it('PANTO_MCP_TOKEN sets it (not echoed); --no-auth turns it off, saying so; both checked before starting', async () => {
+    const token = 'env-token-0123456789-abcdef';
+    const env = await serveHttp([], { PANTO_MCP_TOKEN: token });
+    try {
+      expect(env.stderr()).toContain('token: from PANTO_MCP_TOKEN');
+      expect(env.stderr()).not.toContain(token);
+      expect(await initialize(env.url)).toBe(401);
+      expect(await initialize(env.url, `Bearer ${token}`)).toBe(200);
+    } finally {
+      env.child.kill();
+    }
+    const open = await serveHttp(['--no-auth']);
+    try {
+      expect(open.stderr()).toContain('--no-auth: any local process can call these tools');
+      expect(await initialize(open.url)).toBe(200);
+    } finally {
+      open.child.kill();
+    }
+    const weak = await runPanto(['mcp', 'serve', '--http', '0'], { env: { PANTO_MCP_TOKEN: 'short' } });
+    expect(weak.code).toBe(2);
+    expect(weak.stderr).toContain('PANTO_MCP_TOKEN must be at least 16');
+    const stdio = await runPanto(['mcp', 'serve', '--no-auth']);
+    expect(stdio.code).toBe(2);
+    expect(stdio.stderr).toContain('--no-auth applies to --http only');
   });
 });
 

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dispatchToolCalls } from '../../../src/agent/dispatch.js';
-import type { ToolEvent } from '../../../src/agent/tool-events.js';
 import type { ToolCallBlock, ToolResultBlock } from '../../../src/conversation.js';
 import type { McpLogEntry } from '../../../src/mcp/mcp-connection.js';
 import { McpToolSource } from '../../../src/mcp/mcp-tool-source.js';
 import { ToolRegistry } from '../../../src/tool-source.js';
+import { dispatchToolCalls } from '../../../src/tools/dispatch.js';
+import type { ToolEvent } from '../../../src/tools/tool-events.js';
 import { EVERYTHING } from './servers.js';
 
 const log: McpLogEntry[] = [];

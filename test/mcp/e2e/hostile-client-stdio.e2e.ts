@@ -159,8 +159,9 @@ describe('panto mcp serve (stdio) against a hostile client', () => {
         );
       }
       s.child.stdin.write(SIMPLE(14));
-      // Quadratic framing took 17 s for the three here (load ~9); linear framing ~2 s.
-      const lines = await bounded(answers, 8_000, 'three 9 MiB pings');
+      // A bound against a hang only: linearity itself is pinned without timing (Buffer.concat once per message,
+      // test/mcp/stdio-transports.test.ts). (Quadratic framing took 17 s for the three here at load ~9, linear ~2 s.)
+      const lines = await bounded(answers, 60_000, 'three 9 MiB pings');
       expect(lines.filter((x) => /"id":1[123]/.test(x))).toHaveLength(3);
       await bounded(
         readUntil(s.child, (l) => l.some((x) => x.includes('"id":14'))),

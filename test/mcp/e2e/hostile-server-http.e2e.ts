@@ -2,10 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createGzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dispatchToolCalls } from '../../../src/agent/dispatch.js';
 import type { ToolResultBlock } from '../../../src/conversation.js';
 import type { McpLogEntry } from '../../../src/mcp/mcp-connection.js';
 import { McpToolSource } from '../../../src/mcp/mcp-tool-source.js';
+import { dispatchToolCalls } from '../../../src/tools/dispatch.js';
 
 // A hostile Streamable HTTP MCP server on loopback (raw node:http, no SDK), and a second origin it redirects to.
 // Paths: /mcp (the server), /redirect (307 to the other origin), /unauthorized (401 on everything).

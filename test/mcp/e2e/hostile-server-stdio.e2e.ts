@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/agent/agent.js';
-import { dispatchToolCalls } from '../../../src/agent/dispatch.js';
 import type { ToolResultBlock } from '../../../src/conversation.js';
 import type { McpLogEntry } from '../../../src/mcp/mcp-connection.js';
 import { McpToolSource } from '../../../src/mcp/mcp-tool-source.js';
+import { dispatchToolCalls } from '../../../src/tools/dispatch.js';
 import { modelFor, providerFor } from '../../agent/agent-helpers.js';
 import { type FakeProviderServer, startFakeProviderServer } from '../../helpers/fake-provider-server.js';
 import { HOSTILE } from './servers.js';
@@ -77,9 +77,9 @@ describe('hostile tool declarations', () => {
       expect(decls.has('h__big_in')).toBe(false);
       const warned = log.filter((e) => e.level === 'warn').map((e) => e.message);
       expect(warned).toContainEqual(
-        expect.stringMatching(/h__deep_in' left out: .*nests deeper than 64 levels/),
+        expect.stringMatching(/'deep_in' left out: .*nests deeper than 64 levels/),
       );
-      expect(warned).toContainEqual(expect.stringMatching(/h__big_in' left out: .*over the limit/));
+      expect(warned).toContainEqual(expect.stringMatching(/'big_in' left out: .*over the limit/));
       const desc = decls.get('h__long_desc')?.description ?? '';
       expect(desc.length).toBeLessThan(17_000);
       expect(desc).toMatch(/description cut: 1048576 characters\]$/);
@@ -154,22 +154,89 @@ describe('hostile tool declarations', () => {
       const names = source.list().map((d) => d.name);
       expect(new Set(names).size).toBe(names.length);
       for (const n of names) expect(n).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+      // One-to-one: `a b` is escaped (so it does not take `a_b`'s name), `dup` listed twice is offered once.
       expect(names).toEqual([
+        expect.stringMatching(/^h__a_b_[0-9a-f]{8}$/),
         'h__a_b',
         'h__dup',
-        'h__x_y',
+        expect.stringMatching(/^h__x_y_[0-9a-f]{8}$/),
         'h____proto__',
         expect.stringMatching(/^h__n+_[0-9a-f]{8}$/),
-        'h__lone_surrogate',
+        expect.stringMatching(/^h__lone_surrogate_[0-9a-f]{8}$/),
       ]);
-      expect(log.filter((e) => /clashes with another tool/.test(e.message))).toHaveLength(2);
+      expect(source.leftOut).toEqual([]);
+      const escaped = (n: RegExp) => names.find((x) => n.test(x)) as string;
+      expect(text(await run(source, escaped(/^h__a_b_/)))).toMatch(/Unknown tool: a b$/);
+      expect(text(await run(source, 'h__a_b'))).toMatch(/Unknown tool: a_b$/);
       // The fixture answers every call with "Unknown tool: <the name it received>".
-      expect(text(await run(source, 'h__x_y'))).toMatch(/Unknown tool: x\/y$/);
+      expect(text(await run(source, escaped(/^h__x_y_/)))).toMatch(/Unknown tool: x\/y$/);
       expect(text(await run(source, 'h____proto__'))).toMatch(/Unknown tool: __proto__$/);
       // (The error quoting it is clipped: a server's error text is bounded too.)
-      const long = text(await run(source, names[4] as string));
+      const long = text(await run(source, names[5] as string));
       expect(long).toMatch(/Unknown tool: n+… \((\d+) characters\)$/);
       expect(Number(/\((\d+) characters\)$/.exec(long)?.[1])).toBeGreaterThan(10_240);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('43 MB of declarations (200 tools of 216 KB): the budget per server keeps what fits, the host is warned', {
+    timeout: 30_000,
+  }, async () => {
+    const log: McpLogEntry[] = [];
+    const { source, report } = await started('huge-decl', undefined, log);
+    try {
+      expect(report.started).toEqual(['h']);
+      const decls = source.list();
+      const bytes = Buffer.byteLength(JSON.stringify(decls));
+      expect(bytes).toBeLessThanOrEqual(512 * 1024);
+      expect(decls.map((d) => d.name)).toEqual(['h__huge0', 'h__huge1']);
+      expect(source.leftOut).toHaveLength(198);
+      expect(source.leftOut[0]).toMatchObject({ server: 'h', tool: 'huge2' });
+      expect(source.leftOut[0]?.reason).toContain('maxDeclarationBytesPerServer (524288 bytes)');
+      const warned = log.filter((e) => e.level === 'warn' && /198 tools left out/.test(e.message));
+      expect(warned).toHaveLength(1);
+      expect(warned[0]?.message.length).toBeLessThan(2000);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('the budget per source bounds two servers together, in config order', { timeout: 30_000 }, async () => {
+    const source = new McpToolSource(
+      { a: hostile('huge-decl'), b: hostile('huge-decl') },
+      { initTimeoutMs: 20_000, maxDeclarationBytesPerServer: 1024 * 1024, maxDeclarationBytes: 1536 * 1024 },
+    );
+    try {
+      await source.start();
+      const names = source.list().map((d) => d.name);
+      // ~221 KB each: four of a's fit its 1 MiB, then three of b's fit the rest of the source's 1.5 MiB.
+      expect(names).toEqual([
+        'a__huge0',
+        'a__huge1',
+        'a__huge2',
+        'a__huge3',
+        'b__huge0',
+        'b__huge1',
+        'b__huge2',
+      ]);
+      expect(Buffer.byteLength(JSON.stringify(source.list()))).toBeLessThanOrEqual(1536 * 1024);
+      expect(source.leftOut.filter((l) => l.server === 'b')[0]?.reason).toContain(
+        'maxDeclarationBytes (1572864',
+      );
+    } finally {
+      await source.close();
+    }
+  });
+
+  it("a server's error text that already carries its code is shown with the code once", {
+    timeout: 15_000,
+  }, async () => {
+    const { source } = await started();
+    try {
+      const r = await run(source, 'h__coded');
+      expect(r?.isError).toBe(true);
+      expect(text(r)).toBe("MCP server 'h' failed the call: MCP error -32602: Unknown tool: coded");
     } finally {
       await source.close();
     }

@@ -45,7 +45,11 @@ beforeAll(async () => {
   source = new Recording(await LuaToolSource.fromDir(LUA, { includeBuiltins: true, workspaceRoot: root }));
   server = await serveMcpHttp(source, { workspaceRoot: root });
   client = new Client({ name: 'sdk-test-client', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(server.url), {
+      requestInit: { headers: { authorization: `Bearer ${server.authToken}` } },
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -132,7 +136,11 @@ describe('Lua tools served over Streamable HTTP, driven by the official SDK clie
       isError: true,
       content: [{ type: 'text', text: expect.stringContaining('intentionally') }],
     });
-    await expect(call('no_such_tool')).rejects.toMatchObject({ code: -32602 });
+    // The code once: the server sends the bare text, the SDK client adds `MCP error -32602: ` itself.
+    await expect(call('no_such_tool')).rejects.toMatchObject({
+      code: -32602,
+      message: 'MCP error -32602: Unknown tool: no_such_tool',
+    });
   });
 
   it('refuses a foreign Host (DNS rebinding), a foreign Origin, unknown sessions and oversized bodies', async () => {
@@ -142,17 +150,31 @@ describe('Lua tools served over Streamable HTTP, driven by the official SDK clie
       method: 'initialize',
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
     });
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${server.authToken}`,
+    };
     const { request } = await import('node:http');
-    const raw = (extra: Record<string, string>, body: string) =>
-      new Promise<number>((resolve, reject) => {
+    const answer = (extra: Record<string, string>, body: string) =>
+      new Promise<{ status: number; auth: string | undefined }>((resolve, reject) => {
         const req = request(server.url, { method: 'POST', headers: { ...headers, ...extra } }, (res) => {
           res.resume();
-          resolve(res.statusCode ?? 0);
+          resolve({ status: res.statusCode ?? 0, auth: res.headers['www-authenticate'] });
         });
         req.on('error', reject);
         req.end(body);
       });
+    const raw = async (extra: Record<string, string>, body: string) => (await answer(extra, body)).status;
+    expect(await answer({ authorization: '' }, init)).toEqual({
+      status: 401,
+      auth: 'Bearer realm="panto-mcp"',
+    });
+    expect(await answer({ authorization: 'Bearer wrong-token-of-the-right-kind' }, init)).toEqual({
+      status: 401,
+      auth: 'Bearer realm="panto-mcp", error="invalid_token"',
+    });
+    expect(await raw({ authorization: `Basic ${server.authToken}` }, init)).toBe(401);
     expect(await raw({ host: 'evil.example:80' }, init)).toBe(403);
     expect(await raw({ origin: 'http://evil.example' }, init)).toBe(403);
     expect(await raw({ 'mcp-session-id': 'no-such-session' }, init)).toBe(404);

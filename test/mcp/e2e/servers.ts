@@ -11,5 +11,6 @@ export const EVERYTHING = path.join(pkgDir('@modelcontextprotocol/server-everyth
 export const FILESYSTEM = path.join(pkgDir('@modelcontextprotocol/server-filesystem'), 'dist/index.js');
 export const BROKEN = fileURLToPath(new URL('../../fixtures/mcp/broken-server.mjs', import.meta.url));
 export const LUA_TOOLS = fileURLToPath(new URL('../../fixtures/mcp/lua/', import.meta.url));
+export const LUA_BIG = fileURLToPath(new URL('../../fixtures/mcp/lua-big/', import.meta.url));
 export const PANTO_CLI = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
 export const HOSTILE = fileURLToPath(new URL('../../fixtures/mcp/hostile-server.mjs', import.meta.url));

@@ -11,9 +11,14 @@ import ts from 'typescript';
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '../../../src');
 
 function sourceFiles(): string[] {
-  const files = ['conversation.ts', 'errors.ts', 'package-root.ts', 'regular-file.ts', 'tool.ts'].map((f) =>
-    join(SRC, f),
-  );
+  const files = [
+    'conversation.ts',
+    'errors.ts',
+    'media/stored-media.ts',
+    'package-root.ts',
+    'regular-file.ts',
+    'tool.ts',
+  ].map((f) => join(SRC, f));
   for (const dir of ['session', 'compaction']) {
     for (const f of readdirSync(join(SRC, dir))) if (f.endsWith('.ts')) files.push(join(SRC, dir, f));
   }
