@@ -75,6 +75,18 @@ export interface ToolResultBlock {
   isError: boolean;
   /** Host-facing presentation data (e.g. `{path}`), persisted, never sent to a model. Never holds image bytes. */
   meta?: Record<string, unknown>;
+  /**
+   * The approval decision for a call that needed one (`ToolDecl.needsApproval`): persisted with the result, never sent
+   * to a model. A declined call did not run; its result is the error `declined by the user: <reason>`.
+   */
+  approval?: ToolApproval;
+}
+
+/** How a call that needed approval was decided. */
+export interface ToolApproval {
+  approved: boolean;
+  /** Why it was declined (as the host or the user said). */
+  reason?: string;
 }
 
 /** Token usage a provider reported for one answer. The context it measured is the sum of all four fields. */

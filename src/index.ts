@@ -67,6 +67,7 @@ export {
   type TextBlock,
   type TextPart,
   type ThinkingBlock,
+  type ToolApproval,
   type ToolCallBlock,
   type ToolResultBlock,
   type ToolResultsMessage,
@@ -86,6 +87,7 @@ export type { HostFunction, HostFunctionContext, HostValue } from './lua/host-fu
 export type { LuaLogEntry, LuaLogger, LuaLogLevel } from './lua/lua-log.js';
 export type { LuaLoadError } from './lua/lua-runtime.js';
 export { type LuaRunOptions, LuaToolSource, type LuaToolSourceOptions } from './lua/lua-tool-source.js';
+export type { ApprovalPolicy as LuaApprovalPolicy } from './lua/resolved-source-options.js';
 export type { WorkerOptions as LuaWorkerOptions } from './lua/worker-backend.js';
 export { DEFAULT_DENYLIST } from './lua/workspace-paths.js';
 // MCP: servers as a tool source, tool sources as a server
@@ -267,6 +269,7 @@ export {
   type ToolUpdate,
 } from './tool.js';
 export { type CallResult, StaticToolSource, ToolRegistry, type ToolSource } from './tool-source.js';
+export type { ApprovalDecision, ApprovalInfo, ApproveToolCall } from './tools/approval.js';
 export {
   ABORTED_RESULT_TEXT,
   DEFAULT_TOOL_CONCURRENCY,

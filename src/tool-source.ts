@@ -40,11 +40,12 @@ export class StaticToolSource implements ToolSource {
   }
 
   list(): ToolDecl[] {
-    return [...this.#tools.values()].map((t) => ({
-      name: t.name,
-      description: t.description,
-      inputSchema: t.inputSchema,
-    }));
+    return [...this.#tools.values()].map((t) => {
+      const decl: ToolDecl = { name: t.name, description: t.description, inputSchema: t.inputSchema };
+      if (t.needsApproval) decl.needsApproval = true;
+      if (t.capabilities !== undefined) decl.capabilities = [...t.capabilities];
+      return decl;
+    });
   }
 
   async call(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<CallResult> {

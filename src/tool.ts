@@ -9,11 +9,24 @@ import { PantoError } from './errors.js';
 /** A JSON Schema object (draft 2020-12 / draft-07 subset that Ajv accepts). */
 export type JsonSchema = { [key: string]: unknown };
 
-/** What the model is told about a tool. `inputSchema` must describe an object. */
+/**
+ * What the model is told about a tool (`name`, `description`, `inputSchema`, which must describe an object), and what
+ * a host is told about it besides (never sent to a model).
+ */
 export interface ToolDecl {
   name: string;
   description: string;
   inputSchema: JsonSchema;
+  /**
+   * Each call must be approved before it runs (`approveToolCall` of the Agent, `approve` of `dispatchToolCalls`);
+   * without an approver such calls run as any other.
+   */
+  needsApproval?: boolean;
+  /**
+   * What the tool may do that changes the world or reaches out of it (a Lua tool's declared `write_file`, `make_dir`,
+   * `exec`, `fetch`), for a host deciding on approval (`panto chat --allow exec`).
+   */
+  capabilities?: readonly string[];
 }
 
 /** A text part of a tool result. */
@@ -143,6 +156,10 @@ export function defineTool<A extends Record<string, unknown> = Record<string, un
   name: string;
   description: string;
   inputSchema: JsonSchema;
+  /** Each call must be approved before it runs (see `ToolDecl.needsApproval`). */
+  needsApproval?: boolean;
+  /** What the tool may change or reach (see `ToolDecl.capabilities`). */
+  capabilities?: readonly string[];
   invoke: (args: A, ctx: ToolContext) => Promise<ToolOutput> | ToolOutput;
 }): Tool {
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) {
@@ -162,6 +179,18 @@ export function defineTool<A extends Record<string, unknown> = Record<string, un
   }
   if (typeof tool.invoke !== 'function') {
     throw new PantoError('ERR_INVALID_ARGUMENT', `tool '${tool.name}': invoke must be a function`);
+  }
+  if (tool.needsApproval !== undefined && typeof tool.needsApproval !== 'boolean') {
+    throw new PantoError('ERR_INVALID_ARGUMENT', `tool '${tool.name}': needsApproval must be a boolean`);
+  }
+  if (
+    tool.capabilities !== undefined &&
+    (!Array.isArray(tool.capabilities) || tool.capabilities.some((c) => typeof c !== 'string'))
+  ) {
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `tool '${tool.name}': capabilities must be a list of strings`,
+    );
   }
   return tool as Tool;
 }

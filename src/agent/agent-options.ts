@@ -15,6 +15,7 @@ import { checkPrice, type ModelPrice } from '../providers/model/model-prices.js'
 import type { RequestOptions } from '../providers/serialize-request.js';
 import type { SessionWriter } from '../session/session-writer.js';
 import type { ToolSource } from '../tool-source.js';
+import { type ApproveToolCall, checkApprover } from '../tools/approval.js';
 import { DEFAULT_TOOL_CONCURRENCY } from '../tools/dispatch.js';
 import type { AgentCompactionOptions } from './agent-compaction.js';
 import type { AgentEventListener } from './agent-events.js';
@@ -80,6 +81,12 @@ export interface AgentOptions {
    * (Lua, TypeScript, MCP) it came from. Default 0.25.
    */
   maxToolResultShare?: number;
+  /**
+   * Asked before each call of a tool that `needsApproval` (one at a time, in call order): `true` runs it, `false` or
+   * `{approved: false, reason}` declines it (the model reads `declined by the user: <reason>`; the decision is kept on
+   * the result, in the session log). Without it such calls run as any other. See tools/approval.ts.
+   */
+  approveToolCall?: ApproveToolCall;
   onEvent?: AgentEventListener;
 }
 
@@ -94,6 +101,7 @@ export interface CheckedAgentOptions {
   streamRetryDelayMs: number;
   concurrency: number;
   maxToolResultShare: number;
+  approveToolCall: ApproveToolCall | undefined;
 }
 
 const DEFAULT_MAX_TURNS = 50;
@@ -123,6 +131,7 @@ export function checkAgentOptions(options: AgentOptions): CheckedAgentOptions {
   const thinking = options.thinking ?? options.request?.thinking;
   checkThinking(thinking, 'new Agent: thinking');
   if (options.price !== undefined && options.price !== null) checkPrice(options.price);
+  checkApprover(options.approveToolCall, 'new Agent: approveToolCall');
   return {
     provider: options.provider,
     model,
@@ -133,6 +142,7 @@ export function checkAgentOptions(options: AgentOptions): CheckedAgentOptions {
     streamRetryDelayMs: count(options.streamRetryDelayMs, 1000, 'streamRetryDelayMs'),
     concurrency: options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY,
     maxToolResultShare: share(options.maxToolResultShare),
+    approveToolCall: options.approveToolCall,
   };
 }
 

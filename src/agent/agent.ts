@@ -48,6 +48,7 @@ import type { RequestOptions } from '../providers/serialize-request.js';
 import type { SessionWriter } from '../session/session-writer.js';
 import type { ToolSource } from '../tool-source.js';
 import { errorMessage, StaticToolSource } from '../tool-source.js';
+import type { ApproveToolCall } from '../tools/approval.js';
 import { ABORTED_RESULT_TEXT } from '../tools/dispatch.js';
 import { notifyListener } from '../tools/tool-events.js';
 import {
@@ -115,6 +116,7 @@ export class Agent {
   readonly #workspaceRoot: string | undefined;
   readonly #concurrency: number;
   readonly #toolResultShare: number;
+  readonly #approve: ApproveToolCall | undefined;
   readonly #listeners = new Set<AgentEventListener>();
   #messages: Message[];
   /** Assistant messages at this index or later carry usage that measured the current context. */
@@ -155,6 +157,7 @@ export class Agent {
     this.#workspaceRoot = options.workspaceRoot;
     this.#concurrency = checked.concurrency;
     this.#toolResultShare = checked.maxToolResultShare;
+    this.#approve = checked.approveToolCall;
     for (const warning of handedIn?.warnings ?? []) this.#warn(warning);
   }
 
@@ -468,6 +471,7 @@ export class Agent {
       workspaceRoot: this.#workspaceRoot,
       // ~4 characters per token, as the estimates count.
       resultChars: Math.floor(this.contextWindow * this.#toolResultShare * 4),
+      approve: this.#approve,
       steered: this.#steering.length > 0,
       setToolsController: (ctl) => {
         this.#toolsCtl = ctl;

@@ -9,6 +9,7 @@
 import type { ToolCallBlock, ToolResultBlock } from '../conversation.js';
 import type { ProcessOptions } from '../media/types.js';
 import type { ToolSource } from '../tool-source.js';
+import type { ApproveToolCall } from '../tools/approval.js';
 import { dispatchToolCalls } from '../tools/dispatch.js';
 import type { ToolEvent } from '../tools/tool-events.js';
 import { unparsedArguments } from '../tools/validate-args.js';
@@ -22,6 +23,8 @@ export interface ToolTurnContext {
   readonly workspaceRoot: string | undefined;
   /** Text characters the turn's results may keep together (the agent's share of the context window). */
   readonly resultChars: number;
+  /** Asked before each call of a tool that needs approval (`AgentOptions.approveToolCall`). */
+  readonly approve: ApproveToolCall | undefined;
   /** True when steering is queued already: the calls are ended before they start. */
   readonly steered: boolean;
   /** The controller `steer()` aborts while the calls run (`undefined` once they are done). */
@@ -57,6 +60,7 @@ export async function runToolCalls(
     concurrency: ctx.concurrency,
     maxResultChars: Math.floor(ctx.resultChars / Math.max(1, calls.length)),
     ...(ctx.workspaceRoot === undefined ? {} : { workspaceRoot: ctx.workspaceRoot }),
+    ...(ctx.approve === undefined ? {} : { approve: ctx.approve }),
     onEvent: (event: ToolEvent) => {
       if (event.type === 'tool_call_end' && event.aborted && steered()) {
         const result = steeringResult(event.toolCallId, event.toolName, event.started);

@@ -22,7 +22,7 @@ export const DEFAULT_GRANT: readonly Capability[] = Object.freeze(['read_file', 
 
 /**
  * Capabilities that change the world or reach out of it: a tool declaring one needs approval before each call unless
- * the host says otherwise (`approval` option of `fromDir`, `needs_approval = false` is not enough on its own).
+ * the host says otherwise (the `approval` option of `fromDir`; a tool's own `needs_approval = false` does not lift it).
  */
 export const WORLD_CAPABILITIES: ReadonlySet<string> = new Set(['write_file', 'make_dir', 'exec', 'fetch']);
 

@@ -236,8 +236,9 @@ export function runCommand(req: ExecRequest): Promise<FileResult<ExecResult>> {
     });
     child.on('exit', (code, signal) => {
       exited = { code, signal };
-      // What the command left running in its group goes with it (and lets go of the pipes).
-      killTree(child);
+      // What the command left running in its group goes with it (and lets go of the pipes). Windows has no group to
+      // reach once the parent is gone (taskkill /T follows the living tree only): the drain limit bounds the wait.
+      if (!IS_WINDOWS) killTree(child);
       drainTimer = setTimeout(() => finish(result()), DRAIN_MS);
     });
     child.on('close', () => {

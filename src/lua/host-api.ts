@@ -48,12 +48,6 @@ const { lua, lauxlib } = fengari;
 
 /** What host functions need to know about the call that is running right now. */
 export interface HostCall extends HostCallInfo {
-  /** The tool file (or, while it loads, the file being loaded). */
-  readonly file: string;
-  /** The capabilities of the tool being called. */
-  readonly capabilities: ReadonlySet<string>;
-  /** What is left of the call's time budget, in ms (waiting for the host counts). */
-  remainingMs(): number;
   log(level: LuaLogLevel, message: string): void;
   /** Report progress to the host (`ToolContext.update`); a no-op when the host gave no callback. */
   update(update: ToolUpdate): void;

@@ -9,5 +9,6 @@ export type { LuaLogEntry, LuaLogger, LuaLogLevel } from './lua-log.js';
 export type { LuaLoadError } from './lua-runtime.js';
 export type { LuaRunOptions, LuaToolSourceOptions } from './lua-tool-source.js';
 export { LuaToolSource } from './lua-tool-source.js';
+export type { ApprovalPolicy as LuaApprovalPolicy } from './resolved-source-options.js';
 export type { WorkerOptions as LuaWorkerOptions } from './worker-backend.js';
 export { DEFAULT_DENYLIST } from './workspace-paths.js';

@@ -72,6 +72,8 @@ export interface LoadedLuaTool {
   capabilitySet: ReadonlySet<string>;
   /** `name` as a Lua string (for `ctx.tool_name`, pushed on every call). */
   nameBytes: Uint8Array;
+  /** The file's `needs_approval` (undefined when it does not say). */
+  needsApproval: boolean | undefined;
 }
 
 /** Why a tool file did not load. `line` is set when the error has a position. */
@@ -248,15 +250,14 @@ export class LuaRuntime {
     );
   }
 
+  /** The `HostCall` view of `call` (what `panto.*` functions see), made on first use. */
   #hostCall(call: CallState): HostCall {
     const runtime = this;
     return {
       root: call.root,
       tool: call.tool,
       toolCallId: call.toolCallId,
-      file: call.file,
       tag: call.tag,
-      capabilities: call.capabilities,
       get signal(): AbortSignal {
         if (call.controller === null) {
           const controller = new AbortController();
@@ -267,7 +268,6 @@ export class LuaRuntime {
         }
         return call.controller.signal;
       },
-      remainingMs: () => runtime.#budgets.wallClockMs - call.ownMs - (performance.now() - call.sliceStart),
       log: (level, message) => this.#log({ level, message, ...this.#attribution() }),
       update: (update) => call.update?.(update),
     };
@@ -396,6 +396,13 @@ export class LuaRuntime {
     if (description === null) return `${where}: tool '${name}' has no 'description' string`;
     const capabilities = this.#readCapabilities(T, idx, where, name);
     if (typeof capabilities === 'string') return capabilities;
+    rawField(T, idx, 'needs_approval');
+    const approvalType = lua.lua_type(T, -1);
+    const needsApproval = approvalType === lua.LUA_TBOOLEAN ? lua.lua_toboolean(T, -1) : undefined;
+    lua.lua_pop(T, 1);
+    if (approvalType !== lua.LUA_TBOOLEAN && approvalType !== lua.LUA_TNIL) {
+      return `${where}: tool '${name}': 'needs_approval' must be true or false, got ${typeName(T, approvalType)}`;
+    }
     let parameters: Record<string, unknown> = { type: 'object', properties: {} };
     rawField(T, idx, 'parameters');
     const paramsType = lua.lua_type(T, -1);
@@ -436,6 +443,7 @@ export class LuaRuntime {
       capabilities,
       capabilitySet: new Set(capabilities),
       nameBytes: new TextEncoder().encode(name),
+      needsApproval,
     };
   }
 

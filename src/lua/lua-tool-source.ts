@@ -25,7 +25,7 @@ import type { FetchOptions } from './fetch-url.js';
 import { checkHostFunctions, directInvoker, type HostFunction } from './host-functions.js';
 import type { LuaLogger } from './lua-log.js';
 import type { LuaLoadError } from './lua-runtime.js';
-import type { ResolvedSourceOptions } from './resolved-source-options.js';
+import type { ApprovalPolicy, ResolvedSourceOptions } from './resolved-source-options.js';
 import type { ToolBackend } from './thread-backend.js';
 import type { WorkerOptions } from './worker-backend.js';
 import { DEFAULT_DENYLIST, realRoot } from './workspace-paths.js';
@@ -60,6 +60,12 @@ export interface LuaToolSourceOptions {
    * `panto.*` name. See docs/lua-tools.md "Host functions".
    */
   hostFunctions?: Readonly<Record<string, HostFunction>>;
+  /**
+   * Which tools need approval before each call (`ToolDecl.needsApproval`, asked by the Agent's `approveToolCall`):
+   * `'auto'` (default: tools with `needs_approval = true`, and tools declaring `write_file`, `make_dir`, `exec` or
+   * `fetch`), `'declared'` (only `needs_approval = true`), `'none'`.
+   */
+  approval?: ApprovalPolicy;
   /** Settings of `exec` (when granted): the environment commands get, the default timeout, the output cap. */
   exec?: ExecOptions;
   /** Settings of `fetch` (when granted): allowed hosts, private hosts/ranges, the default deadline, the body cap. */
@@ -188,6 +194,7 @@ export class LuaToolSource implements ToolSource {
       fixedRoot,
       loadRoot: fixedRoot ?? (await realRoot(process.cwd())),
       ignoreMissing: options.ignoreMissing === true,
+      approval: checkApproval(options.approval),
     };
     const name = options.name ?? `lua:${dirs[dirs.length - 1] ?? ''}`;
     if (isolation === 'worker') {
@@ -316,4 +323,12 @@ function checkFetchOptions(o: FetchOptions | undefined): FetchOptions | undefine
     ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }),
     ...(o.maxBytes === undefined ? {} : { maxBytes: o.maxBytes }),
   };
+}
+
+function checkApproval(v: ApprovalPolicy | undefined): ApprovalPolicy {
+  if (v === undefined) return 'auto';
+  if (v !== 'auto' && v !== 'declared' && v !== 'none') {
+    return invalid(`approval must be 'auto', 'declared' or 'none', got ${String(v)}`);
+  }
+  return v;
 }

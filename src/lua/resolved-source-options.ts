@@ -25,4 +25,14 @@ export interface ResolvedSourceOptions {
   loadRoot: string;
   /** A directory that does not exist gives no tools (`LuaToolSourceOptions.ignoreMissing`). */
   ignoreMissing: boolean;
+  /** Which tools need approval (`LuaToolSourceOptions.approval`). */
+  approval: ApprovalPolicy;
 }
+
+/**
+ * Which Lua tools need approval before each call (`ToolDecl.needsApproval`): `'auto'` — those declaring
+ * `needs_approval = true` and those declaring a capability that changes the world or reaches out of it
+ * (`write_file`, `make_dir`, `exec`, `fetch`; their `needs_approval = false` does not lift it); `'declared'` — only
+ * those declaring `needs_approval = true`; `'none'` — none.
+ */
+export type ApprovalPolicy = 'auto' | 'declared' | 'none';

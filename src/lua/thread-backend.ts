@@ -10,7 +10,7 @@ import { packagePath } from '../package-root.js';
 import { readRegularFile } from '../regular-file.js';
 import type { ToolDecl } from '../tool.js';
 import type { CallResult } from '../tool-source.js';
-import { CAPABILITIES } from './capabilities.js';
+import { CAPABILITIES, WORLD_CAPABILITIES } from './capabilities.js';
 import { accountingAvailable } from './fengari-fixes.js';
 import type { HostInvoker } from './host-functions.js';
 import type { LuaLogger } from './lua-log.js';
@@ -111,11 +111,17 @@ export async function loadToolsInThread(
       }
     }
   }
-  const decls = [...tools.values()].map((t) => ({
-    name: t.name,
-    description: t.description,
-    inputSchema: t.parameters,
-  }));
+  const decls = [...tools.values()].map((t) => {
+    const decl: ToolDecl = { name: t.name, description: t.description, inputSchema: t.parameters };
+    const world = t.capabilities.filter((c) => WORLD_CAPABILITIES.has(c));
+    if (world.length > 0) decl.capabilities = world;
+    const needs =
+      opts.approval === 'none'
+        ? false
+        : t.needsApproval === true || (opts.approval === 'auto' && world.length > 0);
+    if (needs) decl.needsApproval = true;
+    return decl;
+  });
   const backend: ToolBackend = {
     call: (name, args, ctx) => {
       const tool = tools.get(name);

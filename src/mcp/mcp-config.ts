@@ -7,7 +7,8 @@
  *     "remote": { "url": "https://example.test/mcp", "headers": { "Authorization": "Bearer ..." } } } }
  * ```
  *
- * Entries with `"disabled": true` are skipped; unknown keys (`type`, `autoApprove`, ...) are ignored so configs
+ * Entries with `"disabled": true` are skipped; `"needsApproval": true` makes every tool of the server need approval
+ * before each call (`ToolDecl.needsApproval`); unknown keys (`type`, `autoApprove`, ...) are ignored so configs
  * written for other hosts load unchanged. Anything malformed is a `PantoError` `ERR_MCP_CONFIG` naming the entry.
  */
 
@@ -31,7 +32,13 @@ export interface McpHttpServerConfig {
   headers?: Record<string, string>;
 }
 
-export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
+/** Settings of either kind of server. */
+interface McpServerCommon {
+  /** Every tool of this server needs approval before each call (`ToolDecl.needsApproval`). */
+  needsApproval?: boolean;
+}
+
+export type McpServerConfig = (McpStdioServerConfig | McpHttpServerConfig) & McpServerCommon;
 
 /**
  * Server names become tool-name prefixes (`server__tool`), so they must be provider-safe; and one-to-one: a name that
@@ -58,7 +65,13 @@ export function parseMcpConfig(value: unknown, origin = 'MCP config'): Record<st
     }
     if (!isObject(entry)) throw configError(where, 'must be an object with "command" or "url"');
     if (entry.disabled === true) continue;
-    out[name] = parseEntry(entry, where);
+    const cfg: McpServerConfig = parseEntry(entry, where);
+    if (entry.needsApproval !== undefined) {
+      if (typeof entry.needsApproval !== 'boolean')
+        throw configError(where, '"needsApproval" must be true or false');
+      if (entry.needsApproval) cfg.needsApproval = true;
+    }
+    out[name] = cfg;
   }
   return out;
 }

@@ -278,6 +278,7 @@ export class McpToolSource implements ToolSource {
         }
         const description = safeDescription(t.description ?? t.title ?? '');
         const decl: ToolDecl = { name, description, inputSchema: schema.schema };
+        if (conn.config.needsApproval) decl.needsApproval = true;
         const size = Buffer.byteLength(JSON.stringify(decl), 'utf8');
         if (used + size > this.#maxDeclPerServer || total + size > this.#maxDecl) {
           overBudget.push(t.name);

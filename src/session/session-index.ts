@@ -109,6 +109,8 @@ function prefixChange(now: FileIdentity, was: FileIdentity, covered: number): st
  */
 export let adoptFileIdentity: (index: SessionIndex, stat: FileIdentity) => void;
 
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
 const latin1 = (b: Buffer, end: number): string =>
   (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(0, end);
 
@@ -573,6 +575,8 @@ export class SessionIndex {
     const covered = this.#covered;
     if (fileBytes <= covered || covered === 0) return null;
     const b = Buffer.alloc(3);
+    // Only a byte order mark is covered (the first line was torn): nothing indexed can be extended.
+    if (covered === 3 && readSync(fd, b, 0, 3, 0) === 3 && b.equals(UTF8_BOM)) return null;
     readSync(fd, b, 0, 3, covered - 1);
     const ends =
       b[0] === NEWLINE || (this.#openEnd && (b[1] === NEWLINE || (b[1] === CR && b[2] === NEWLINE)));

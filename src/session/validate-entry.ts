@@ -111,7 +111,19 @@ function toolResultProblem(r: unknown, where: string): string | null {
     return `${where} needs string toolUseId and toolName`;
   }
   if (typeof r.isError !== 'boolean') return `${where}.isError must be a boolean`;
-  return partsProblem(r.parts, `${where}.parts`) ?? optional(r, 'meta', 'object', where);
+  return (
+    partsProblem(r.parts, `${where}.parts`) ??
+    optional(r, 'meta', 'object', where) ??
+    approvalProblem(r.approval, `${where}.approval`)
+  );
+}
+
+/** A tool result's approval decision: `{approved: boolean, reason?: string}` when present. */
+function approvalProblem(a: unknown, where: string): string | null {
+  if (a === undefined) return null;
+  if (!isObj(a) || typeof a.approved !== 'boolean')
+    return `${where} must be {approved: boolean, reason?: string}`;
+  return optional(a, 'reason', 'string', where);
 }
 
 /** Problem with a conversation message, or null. */

@@ -17,8 +17,11 @@
  * - `maxResultChars` (the Agent sets it from its share of the context window): a result whose text is longer is cut
  *   from the middle of its long parts, head and tail kept, with a note saying how much was cut and how to get the rest
  *   (compaction/shorten-result.ts) — before it is reported or stored, whatever tool or source it came from.
+ * - Approval (`approve`, see approval.ts): a call whose tool `needsApproval` runs only once the approver said yes; the
+ *   approver is asked about one call at a time, in call order (the call holds its slot while it waits); a declined
+ *   call never runs and ends with `declined by the user: <reason>`; the decision is on the result (`approval`).
  * - Abort (`signal`): every call without a final result ends at once with an aborted error result, queued calls never
- *   start, and the returned promise resolves. Work already running (a tool, an image on the threadpool) cannot be
+ *   start, an approver still deciding is told to stop (its `info.signal`), and the returned promise resolves. Work already running (a tool, an image on the threadpool) cannot be
  *   cancelled by force; it is left to finish, its outcome is discarded (a late result never replaces the aborted
  *   one) and its rejection is handled (no unhandled rejection).
  */
@@ -26,6 +29,7 @@
 import { shortenToolResult } from '../compaction/shorten-result.js';
 import {
   type StoredPart,
+  type ToolApproval,
   type ToolCallBlock,
   type ToolResultBlock,
   toolErrorResult,
@@ -35,6 +39,7 @@ import { checkProcessOptions } from '../media/policy.js';
 import type { ProcessOptions } from '../media/types.js';
 import { normalizeToolOutput, type ToolContext, type ToolDecl, type ToolUpdate } from '../tool.js';
 import { type CallResult, errorMessage, ToolRegistry, type ToolSource } from '../tool-source.js';
+import { type ApproveToolCall, askApproval, checkApprover, declinedText } from './approval.js';
 import { toStoredParts } from './store-parts.js';
 import { safeListener, type ToolEventListener } from './tool-events.js';
 import { unparsedArguments, validateArgs } from './validate-args.js';
@@ -61,6 +66,11 @@ export interface DispatchOptions {
   now?: (() => number) | undefined;
   /** Most text characters one call's result keeps (see the module contract). Default: no limit. */
   maxResultChars?: number | undefined;
+  /**
+   * Asked before each call whose tool `needsApproval` (one at a time, in call order); without it those calls run as
+   * any other. See approval.ts.
+   */
+  approve?: ApproveToolCall | undefined;
 }
 
 /** Text of the result of a call cancelled before it finished. */
@@ -90,6 +100,10 @@ export function dispatchToolCalls(
 
   const results: Array<ToolResultBlock | undefined> = new Array(n);
   const startedAt: Array<number | undefined> = new Array(n);
+  const approvals: Array<ToolApproval | undefined> = new Array(n);
+  const approve = options.approve;
+  /** The approver is asked about one call at a time: each ask waits for the one before. */
+  let asking: Promise<unknown> = Promise.resolve();
 
   return new Promise<ToolResultBlock[]>((resolve) => {
     let remaining = n;
@@ -107,6 +121,8 @@ export function dispatchToolCalls(
     function settle(i: number, result: ToolResultBlock, aborted = false): void {
       if (results[i] !== undefined) return;
       const block = maxResultChars === undefined ? result : shortenToolResult(result, maxResultChars);
+      const approval = approvals[i];
+      if (approval !== undefined && block.approval === undefined) block.approval = approval;
       results[i] = block;
       remaining--;
       if (emit) {
@@ -181,7 +197,33 @@ export function dispatchToolCalls(
         settle(i, errorResult(call, check.message));
         return false;
       }
+      if (decl.needsApproval && approve !== undefined) {
+        const info = { tool: decl, index: i, count: n, signal };
+        const decided = asking.then(() =>
+          results[i] === undefined ? askApproval(approve, call, info) : null,
+        );
+        asking = decided;
+        decided.then((decision) => {
+          if (decision === null || results[i] !== undefined) {
+            release(); // aborted meanwhile: the abort settled it
+            return;
+          }
+          approvals[i] = decision;
+          if (!decision.approved) {
+            release();
+            settle(i, errorResult(call, declinedText(decision.reason)));
+            return;
+          }
+          run(i, call);
+        });
+        return true;
+      }
+      run(i, call);
+      return true;
+    }
 
+    /** Call the tool of call `i` (validated, approved when needed); releases the slot when it settles. */
+    function run(i: number, call: ToolCallBlock): void {
       const ctx: ToolContext = {
         signal,
         workspaceRoot,
@@ -221,7 +263,6 @@ export function dispatchToolCalls(
           settle(i, errorResult(call, errorMessage(err)));
         },
       );
-      return true;
     }
 
     /** Turn a tool's outcome into the stored result of call `i`. */
@@ -313,6 +354,7 @@ function checkOptions(calls: readonly ToolCallBlock[], options: DispatchOptions)
       `dispatchToolCalls: maxResultChars must be an integer >= 0, got ${String(max)}`,
     );
   }
+  checkApprover(options.approve, 'dispatchToolCalls: approve');
   if (options.sequential) return 1;
   const c = options.concurrency ?? DEFAULT_TOOL_CONCURRENCY;
   if (!Number.isInteger(c) || c < 1) {

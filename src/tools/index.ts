@@ -1,3 +1,4 @@
+export type { ApprovalDecision, ApprovalInfo, ApproveToolCall } from './approval.js';
 export {
   ABORTED_RESULT_TEXT,
   DEFAULT_TOOL_CONCURRENCY,

@@ -128,6 +128,60 @@ describe('capabilities are off unless granted', () => {
   });
 });
 
+describe('approval: which Lua tools need it', () => {
+  it("by default ('auto'): tools declaring write_file, make_dir, exec or fetch, and tools saying needs_approval = true", async () => {
+    const d = await mkdtemp(path.join(tmpdir(), 'panto-lua-approval-'));
+    await writeFile(path.join(d, 'a.lua'), luaTool('reader', ['read_file'], 'return "x"'));
+    await writeFile(
+      path.join(d, 'b.lua'),
+      luaTool('runner', ['exec', 'read_file'], 'return "x"').replace(
+        'description = "d",',
+        'description = "d", needs_approval = false,',
+      ),
+    );
+    await writeFile(
+      path.join(d, 'c.lua'),
+      luaTool('careful', [], 'return "x"').replace(
+        'description = "d",',
+        'description = "d", needs_approval = true,',
+      ),
+    );
+    await writeFile(
+      path.join(d, 'd.lua'),
+      luaTool('bad', [], 'return "x"').replace(
+        'description = "d",',
+        'description = "d", needs_approval = "yes",',
+      ),
+    );
+    const grant = { capabilities: ['read_file', 'exec'] as const };
+    const decls = async (approval?: 'auto' | 'declared' | 'none') => {
+      const src = await LuaToolSource.fromDir(d, { ...grant, ...(approval ? { approval } : {}) });
+      return Object.fromEntries(
+        src.list().map((t) => [t.name, [t.needsApproval ?? false, t.capabilities ?? []]]),
+      );
+    };
+    expect(await decls()).toEqual({
+      careful: [true, []],
+      reader: [false, []],
+      runner: [true, ['exec']],
+    });
+    expect(await decls('declared')).toEqual({
+      careful: [true, []],
+      reader: [false, []],
+      runner: [false, ['exec']],
+    });
+    expect(await decls('none')).toEqual({
+      careful: [false, []],
+      reader: [false, []],
+      runner: [false, ['exec']],
+    });
+    const src = await LuaToolSource.fromDir(d, grant);
+    expect(src.loadErrors.map((e) => e.message)).toEqual([
+      "d.lua: tool 'bad': 'needs_approval' must be true or false, got string",
+    ]);
+  });
+});
+
 describe('write_file and make_dir', () => {
   let t: Awaited<ReturnType<typeof load>>;
   beforeAll(async () => {
@@ -279,7 +333,9 @@ describe('exec', () => {
     const t0 = performance.now();
     const r = await meta({ argv: js('setTimeout(() => {}, 60000)'), timeout_ms: 300 });
     expect(r).toMatchObject({ timed_out: true });
-    expect(r.code).toBeUndefined();
+    // POSIX: killed by a signal (no exit code); Windows: taskkill /F ends it with an exit code.
+    if (posix) expect(r).toMatchObject({ signal: 'SIGKILL' });
+    if (posix) expect(r.code).toBeUndefined();
     expect(performance.now() - t0).toBeLessThan(10_000);
   });
 

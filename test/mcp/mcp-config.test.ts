@@ -22,7 +22,22 @@ describe('mcpServers config', () => {
     });
   });
 
+  it('reads needsApproval per server', () => {
+    expect(
+      parseMcpConfig({
+        mcpServers: {
+          a: { command: 'x', needsApproval: true },
+          b: { url: 'http://h/', needsApproval: false },
+        },
+      }),
+    ).toEqual({
+      a: { type: 'stdio', command: 'x', needsApproval: true },
+      b: { type: 'http', url: 'http://h/' },
+    });
+  });
+
   it.each([
+    [{ mcpServers: { a: { command: 'x', needsApproval: 'yes' } } }, '"needsApproval" must be true or false'],
     [{ mcpServers: [] }, 'must be an object'],
     [
       { mcpServers: { 'a b': { command: 'x' } } },

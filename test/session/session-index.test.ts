@@ -111,6 +111,20 @@ describe('hostile files', () => {
     expect((await openSessionIndex(path)).warnings.map((w) => w.kind)).toEqual(['unterminated_line']);
   });
 
+  it('a byte order mark then a torn header reads as an empty session, like loadSession (fuzz-sessions seed 1)', async () => {
+    const path = file();
+    writeFileSync(
+      path,
+      '\ufeff{"type":"session","version":1,"id":"0000000000000000","created":"2026-01-01T00:00',
+    );
+    const loaded = await loadSession(path, { eager: true });
+    const index = await openSessionIndex(path);
+    expect(index.warnings.map((w) => w.kind)).toEqual(loaded.warnings.map((w) => w.kind));
+    expect(index.warnings.map((w) => w.kind)).toEqual(['torn_line', 'no_header']);
+    expect((await index.conversation()).messages).toEqual([]);
+    await index.verify();
+  });
+
   it('a 50 MB line spanning many reads reads back intact; over maxLineBytes it is ERR_SESSION_CORRUPT', async () => {
     const path = file();
     const big = `${'x'.repeat(50 * 1024 * 1024 - 7)}é—end`;

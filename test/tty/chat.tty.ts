@@ -4,7 +4,7 @@
  * Ctrl-C at the prompt exiting with 0, and resuming the saved session with the model /model chose.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -173,6 +173,69 @@ describe('panto chat in a terminal', () => {
       expect(await exitCode(codeFile2)).toBe(0);
     } finally {
       resumed.kill();
+    }
+  });
+
+  it('a call that needs approval: asked on the terminal; n with a reason declines, a runs it and later calls', async () => {
+    const tools = path.join(tmp, 'approval-tools');
+    await mkdir(tools, { recursive: true });
+    await writeFile(
+      path.join(tools, 'run.lua'),
+      `return { name = "run", description = "run a node script", capabilities = { "exec" },
+        parameters = { type = "object", properties = { code = { type = "string" } }, required = { "code" } },
+        handler = function(args)
+          local r, err = panto.exec({ ${JSON.stringify(process.execPath)}, "-e", args.code })
+          if not r then return nil, err end
+          return "ran: " .. r.stdout
+        end }`,
+    );
+    const script = (id: string) => ({
+      type: 'reply' as const,
+      toolCalls: [{ id, name: 'run', args: { code: `process.stdout.write("${id}")` } }],
+    });
+    server.enqueue(
+      script('c1'),
+      { type: 'reply', text: 'Fine, I left it.' },
+      script('c2'),
+      { type: 'reply', text: 'It ran.' },
+      script('c3'),
+      { type: 'reply', text: 'Ran again without asking.' },
+    );
+    const codeFile = path.join(tmp, 'code-approval');
+    const before = server.requests.length;
+    const pane = startChat(
+      'approval',
+      ['--model', 'gpt-4o', '--tools', tools, '--session', path.join(tmp, 'approval.jsonl')],
+      codeFile,
+    );
+    try {
+      await pane.waitFor(/^> $/m);
+      pane.type('run c1');
+      pane.keys('Enter');
+      await pane.waitFor("allow? [y]es / [n]o (a reason may follow) / [a]lways for 'run':");
+      expect(pane.screen()).toContain('approval needed: run (may exec)');
+      pane.type('n: not on a Friday');
+      pane.keys('Enter');
+      await pane.waitFor('Fine, I left it.');
+      const declined = server.requests[before + 1]?.body.messages as ChatMessage[];
+      expect(JSON.stringify(declined)).toContain('declined by the user: not on a Friday');
+
+      pane.type('run c2');
+      pane.keys('Enter');
+      await pane.waitFor(/for 'run': $/m);
+      pane.type('a');
+      pane.keys('Enter');
+      await pane.waitFor('It ran.');
+      expect(JSON.stringify(server.requests[before + 3]?.body.messages)).toContain('ran: c2');
+
+      pane.type('run c3');
+      pane.keys('Enter');
+      await pane.waitFor('Ran again without asking.');
+      expect(JSON.stringify(server.requests[before + 5]?.body.messages)).toContain('ran: c3');
+      pane.keys('C-d');
+      expect(await exitCode(codeFile)).toBe(0);
+    } finally {
+      pane.kill();
     }
   });
 

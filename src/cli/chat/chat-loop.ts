@@ -53,6 +53,8 @@ export class ChatLoop {
   #muted: MutedOutput | undefined;
   #finish: ((code: number) => void) | undefined;
   #exitCode: number | undefined;
+  /** A question waiting for the user's next line (`ask`). */
+  #asking: ((line: string | null) => void) | undefined;
 
   constructor(options: ChatLoopOptions) {
     this.#o = options;
@@ -85,6 +87,7 @@ export class ChatLoop {
     rl.on('line', (raw) => this.#onLine(raw));
     rl.on('close', () => {
       this.#ended = true;
+      this.#asking?.(null);
       if (!this.#busy) this.exit(this.failures > 0 ? 1 : 0);
     });
     const onSigint = () => this.#onInterrupt();
@@ -100,11 +103,40 @@ export class ChatLoop {
   exit(code: number): void {
     if (this.#exitCode !== undefined) return;
     this.#exitCode = code;
+    this.#asking?.(null);
     this.chat.agent.abort();
     this.#commandCtl?.abort();
     if (this.#muted) this.#muted.muted = false;
     this.#rl?.close();
     this.#finish?.(code);
+  }
+
+  /**
+   * Ask the user a question while a turn runs (a tool call that needs approval): the next line typed answers it
+   * (instead of steering). Resolves to that line, or null when `signal` aborts (Ctrl-C stops the turn), the input
+   * ends, or there is no terminal.
+   */
+  ask(question: string, signal: AbortSignal): Promise<string | null> {
+    if (!this.interactive || this.#exitCode !== undefined || this.#ended || signal.aborted) {
+      return Promise.resolve(null);
+    }
+    this.#asking?.(null);
+    return new Promise((resolve) => {
+      const done = (line: string | null) => {
+        if (this.#asking !== done) return;
+        this.#asking = undefined;
+        signal.removeEventListener('abort', onAbort);
+        if (this.#muted) this.#muted.muted = this.chat.agent.running;
+        resolve(line);
+      };
+      const onAbort = () => done(null);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#asking = done;
+      if (this.#muted) this.#muted.muted = false;
+      this.terminal.newline();
+      this.#rl?.setPrompt(question);
+      this.#rl?.prompt(true);
+    });
   }
 
   /** A signal for a slash command's own long work, aborted by Ctrl-C. */
@@ -148,6 +180,10 @@ export class ChatLoop {
 
   #onLine(raw: string): void {
     if (this.#exitCode !== undefined) return;
+    if (this.#asking !== undefined) {
+      this.#asking(raw);
+      return;
+    }
     if (this.interactive && this.chat.agent.running) {
       this.#steer(raw).catch((err: unknown) => {
         this.failures++;

@@ -15,6 +15,7 @@ import { Agent, type AgentEvent, type AgentOptions, type UsageTotals } from '../
 import type { ModelInfo, Provider, ThinkingLevel } from '../../providers/index.js';
 import { SessionLog, type SessionWriter } from '../../session/index.js';
 import type { ToolSource } from '../../tool-source.js';
+import type { ApproveToolCall } from '../../tools/approval.js';
 
 export const SHOWN_ENTRY = 'panto.cli/shown';
 
@@ -41,6 +42,8 @@ export interface ChatSessionOptions {
   onEvent: (e: AgentEvent) => void;
   /** Show a note or warning (already filtered: never one the session has shown before). */
   notify: (text: string) => void;
+  /** Decides on calls of tools that need approval (approval-prompt.ts). */
+  approveToolCall?: ApproveToolCall | undefined;
 }
 
 export class ChatSession {
@@ -169,6 +172,7 @@ export class ChatSession {
     if (o.maxTurns !== undefined) options.maxTurns = o.maxTurns;
     if (this.thinking !== undefined) options.thinking = this.thinking;
     if (o.promptCache !== undefined) options.promptCache = o.promptCache;
+    if (o.approveToolCall !== undefined) options.approveToolCall = o.approveToolCall;
     return new Agent(options);
   }
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AssistantMessage } from '../../conversation.js';
 import { isPantoError } from '../../errors.js';
-import { LuaToolSource } from '../../lua/index.js';
+import { CAPABILITIES, LuaToolSource } from '../../lua/index.js';
 import { McpToolSource } from '../../mcp/index.js';
 import type { ModelInfo, ThinkingLevel } from '../../providers/index.js';
 import { createProvider, ENDPOINTS, type Provider } from '../../providers/index.js';
@@ -16,6 +16,7 @@ import { notRegular } from '../../regular-file.js';
 import { SessionLog, type SessionWriter } from '../../session/index.js';
 import { ToolRegistry } from '../../tool-source.js';
 import { cliApiKey } from '../api-key.js';
+import { ChatApprover } from '../chat/approval-prompt.js';
 import { chatCommands } from '../chat/chat-commands.js';
 import { ChatLoop } from '../chat/chat-loop.js';
 import { ChatRenderer } from '../chat/chat-renderer.js';
@@ -40,6 +41,13 @@ Ctrl-C stops the running turn (a second Ctrl-C, or Ctrl-C at an empty prompt,
 exits); Ctrl-D exits. The session is saved as you go (the file is created when
 the first message is sent). AGENTS.md / CLAUDE.md files from the repository root
 down to the workspace are added to the system prompt.
+
+Approval: Lua tools that write files, run commands or fetch URLs (and MCP servers
+configured with "needsApproval": true) ask before each call, showing the call (the
+command line, or the path and what a write changes): y runs it, n declines (a
+reason may follow; the model reads it), a runs it and every later call of that
+tool in this chat. Without a terminal such calls are declined unless --allow or
+--yes allows them.
 
 Commands: /help, /exit, /model, /retry, /compact, /session, /thinking (see /help).
 After each answer: its tokens (cache reads/writes apart) and cost at list
@@ -71,6 +79,9 @@ Options:
   --system TEXT         system prompt (the context files follow it)
   --no-context-files    do not add AGENTS.md / CLAUDE.md to the system prompt
   --max-turns N         model requests per prompt (default 50)
+  --allow LIST          run calls that need approval without asking when the tool, or every capability it
+                        declares, is in LIST (comma-separated; e.g. exec,write_file or a tool name; repeatable)
+  --yes                 run every call that needs approval without asking
   --image-input         declare that the model accepts images (for models the catalog does not know)
   --pdf-input           declare that the model accepts PDFs
   -h, --help            show this help
@@ -100,6 +111,8 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
       'max-turns': { type: 'string' },
       'image-input': { type: 'boolean' },
       'pdf-input': { type: 'boolean' },
+      allow: { type: 'string', multiple: true },
+      yes: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -177,8 +190,10 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     }
 
     const toolDirs = (values.tools ?? []).map((d) => path.resolve(d));
+    // Every capability is granted: a call of a tool that writes, runs commands or fetches is asked about first.
     const luaTools = await LuaToolSource.fromDir(toolDirs, {
       includeBuiltins: true,
+      capabilities: CAPABILITIES,
       workspaceRoot,
       log: (e) => {
         if (e.level === 'error' || e.level === 'warn') io.err(`[lua ${e.level}] ${e.message}`);
@@ -210,6 +225,15 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
           );
 
     const terminal = new Terminal({ stdout: process.stdout, stderr: process.stderr });
+    let loop: ChatLoop | undefined;
+    const approver = new ChatApprover({
+      allow: allowList(values.allow),
+      yes: values.yes === true,
+      interactive: Boolean(process.stdin.isTTY),
+      ask: (question, signal) => loop?.ask(question, signal) ?? Promise.resolve(null),
+      say: (text) => terminal.line(text),
+      workspaceRoot,
+    });
     const renderer = new ChatRenderer(terminal, {
       usageLine: (m) => (m.usage === undefined ? undefined : turnUsageLine(m, session)),
     });
@@ -228,6 +252,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
         : {}),
       onEvent: (e) => renderer.handle(e),
       notify: (text) => terminal.line(text),
+      approveToolCall: approver.approve,
     });
     chat = session;
 
@@ -253,7 +278,7 @@ export async function runChat(argv: string[], io: CliIo): Promise<number> {
     );
     io.err('type /help for help, /exit to leave');
 
-    const loop = new ChatLoop({
+    loop = new ChatLoop({
       chat,
       renderer,
       terminal,
@@ -346,6 +371,18 @@ async function checkWorkspace(dir: string): Promise<void> {
   if (!info.isDirectory()) {
     throw new CliError(`--workspace ${dir}: ${notRegular(info) ?? 'a regular file'}, not a directory`);
   }
+}
+
+/** `--allow a,b --allow c` as one set of tool names and capabilities. */
+function allowList(values: string[] | undefined): Set<string> {
+  const out = new Set<string>();
+  for (const v of values ?? []) {
+    for (const item of v.split(',')) {
+      const t = item.trim();
+      if (t !== '') out.add(t);
+    }
+  }
+  return out;
 }
 
 /** `--thinking` value; a usage error names the levels. */

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Conversation, StoredPart, ToolCallBlock, ToolResultBlock } from '../../conversation.js';
-import { LuaToolSource } from '../../lua/index.js';
+import { CAPABILITIES, LuaToolSource } from '../../lua/index.js';
 import { mediaPolicyFor, resolveModel } from '../../providers/index.js';
 import { ToolRegistry } from '../../tool-source.js';
 import { dispatchToolCalls, type ToolEvent } from '../../tools/index.js';
@@ -28,7 +28,8 @@ size, dimensions before/after and what was changed. Works offline.
   panto tool read '{"path":"photo.jpg"}' --workspace examples --as anthropic
 
 Options:
-  --tools DIR        load Lua tools from DIR (repeatable; the built-in tools are always loaded)
+  --tools DIR        load Lua tools from DIR (repeatable; the built-in tools are always loaded; every
+                     capability is granted: the call you name is the one that runs)
   --workspace DIR    the workspace root tools may read (default: current directory)
   --as SURFACE       also print the request fragment SURFACE would receive:
                      anthropic | openai-chat | openai-responses | gemini
@@ -72,10 +73,12 @@ export async function runTool(argv: string[], io: CliIo): Promise<number> {
   const modelId = values.model ?? (surface ? DEFAULT_MODEL[surfaceApi(surface)] : undefined);
   const model = modelId === undefined ? undefined : resolveModel(modelId);
 
+  // The user names the one call to run: that is the approval, so every capability is granted.
   const source = await LuaToolSource.fromDir(
     (values.tools ?? []).map((d) => path.resolve(d)),
     {
       includeBuiltins: true,
+      capabilities: CAPABILITIES,
       workspaceRoot,
       ...(values.verbose ? { log: (e) => io.err(`[lua ${e.level}] ${e.message}`) } : {}),
     },

@@ -20,13 +20,21 @@ beforeAll(async () => {
   await writeFile(join(dir, 'holiday.jpg'), photo);
   // The de-facto config shape, as a host's users already have it.
   source = await McpToolSource.fromConfig({
-    mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir] } },
+    mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, dir], needsApproval: true } },
   });
   expect(await source.start()).toEqual({ started: ['fs'], failed: [] });
 });
 afterAll(async () => {
   await source?.close();
   await rm(dir, { recursive: true, force: true });
+});
+
+describe('a server configured with needsApproval', () => {
+  it('declares every one of its tools as needing approval', () => {
+    const decls = source.list();
+    expect(decls.length).toBeGreaterThan(0);
+    expect(decls.every((d) => d.needsApproval === true)).toBe(true);
+  });
 });
 
 describe('server-filesystem over stdio: read_media_file on a large phone photo', () => {
