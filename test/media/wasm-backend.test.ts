@@ -145,7 +145,7 @@ describe.runIf(wasmFiles && native)('the wasm backend gives the native addon’s
       ]);
       expect(f, `maxDimension ${maxDimension}`).toEqual(e);
     }
-  });
+  }, 300_000);
 
   it('decodeToRgba: same pixels and same cap errors', async () => {
     for (const f of [
