@@ -31,10 +31,11 @@ rss="${PANTO_FUZZ_RSS_MB:-2048}"
 export CC="${CC:-clang}" CXX="${CXX:-clang++}"
 
 echo "== building fuzz_process in $build"
-cmake -S "$repo" -B "$build" -DPANTO_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log" >&2; exit 2; }
-nice -n 10 cmake --build "$build" -j2 --target fuzz_process >"$build.build.log" 2>&1 ||
-  { tail -50 "$build.build.log" >&2; exit 2; }
+mkdir -p "$build"  # (its logs go inside it: a build dir in the repository, as .ci/run's, leaves no stray files)
+cmake -S "$repo" -B "$build" -DPANTO_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build/fuzz-configure.log" 2>&1 ||
+  { cat "$build/fuzz-configure.log" >&2; exit 2; }
+nice -n 10 cmake --build "$build" -j2 --target fuzz_process >"$build/fuzz-build.log" 2>&1 ||
+  { tail -50 "$build/fuzz-build.log" >&2; exit 2; }
 fuzzer="$build/fuzz_process"
 
 # Fixture name patterns per target (test/fixtures/media/<pattern>).

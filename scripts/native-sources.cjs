@@ -150,6 +150,7 @@ module.exports = {
     'native/core/encode.cpp',
     'native/core/jpeg-decode.cpp',
     'native/core/jpeg-resize-stream.cpp',
+    'native/core/jpeg-planar.cpp',
     'native/core/row-resize-stream.cpp',
     'native/core/jpeg-encode.cpp',
     'native/core/jpeg-memory.cpp',

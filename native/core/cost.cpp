@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "jpeg-decode.h"
+#include "jpeg-planar.h"
 #include "jpeg-resize-stream.h"
 #include "png-decode.h"
 #include "png-encode.h"
@@ -111,8 +112,13 @@ uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& i
     // A JPEG decoded and resized row by row (jpeg-resize-stream.h): libjpeg's own memory, the ring and stbir's.
     JpegLayout l;
     const uint64_t reader = jpeg_reader_bytes(d, len, &l);
+    // Planar YCbCr (jpeg-planar.h) when it applies: its planes instead of the ring (whichever is larger: a file
+    // that is not YCbCr falls back to the ring).
     decode = reader == 0 ? estimate_decode_bytes(d, len, info, jpeg_eighths, png_shrink)
-                         : reader + jpeg_resize_stream_bytes(jpeg_scaled_dim(info.width, jpeg_eighths), sw);
+                         : reader + std::max(jpeg_resize_stream_bytes(jpeg_scaled_dim(info.width, jpeg_eighths), sw),
+                                             jpeg_planar_applies(info, jpeg_eighths, sw, sh)
+                                                 ? jpeg_planar_bytes(info, jpeg_eighths, sw, sh)
+                                                 : 0);
   } else {
     decode = estimate_decode_bytes(d, len, info, jpeg_eighths, png_shrink);
   }

@@ -165,7 +165,7 @@ Status decode_webp_animated(const uint8_t* d, size_t len, const MediaInfo& info,
   return Status::Ok();
 }
 
-Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out) {
+Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, uint32_t tw, uint32_t th) {
   const MediaType T = MediaType::Webp;
   if (info.frames > 1) return decode_webp_animated(d, len, info, out);
   WebPDecoderConfig config;
@@ -174,27 +174,39 @@ Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* 
   if (rc != VP8_STATUS_OK) return corrupt(T, webp_reason(rc));
   if (config.input.has_animation) return decode_webp_animated(d, len, info, out);
   int c = info.has_alpha ? 4 : 3;
-  if (!alloc_owned(size_t(info.width) * info.height * c, &out->data)) return oom(T);
+  const bool scaled = webp_scales_on_decode(info, tw, th);
+  const uint32_t w = scaled ? tw : info.width, h = scaled ? th : info.height;
+  if (!alloc_owned(size_t(w) * h * c, &out->data)) return oom(T);
   config.output.colorspace = c == 4 ? MODE_RGBA : MODE_RGB;
   config.output.is_external_memory = 1;
   config.output.u.RGBA.rgba = out->data.data;
-  config.output.u.RGBA.stride = int(info.width) * c;
+  config.output.u.RGBA.stride = int(w) * c;
   config.output.u.RGBA.size = out->data.size;
+  if (scaled) {
+    config.options.use_scaling = 1;
+    config.options.scaled_width = int(w);
+    config.options.scaled_height = int(h);
+  }
   rc = webp_decode_abortable(d, len, &config);
   if (rc != VP8_STATUS_OK) {
     out->data.reset();
     return webp_failure(rc, "");
   }
-  out->width = info.width;
-  out->height = info.height;
+  out->width = w;
+  out->height = h;
   out->channels = c;
   return Status::Ok();
 }
 
 }  // namespace
 
+bool webp_scales_on_decode(const MediaInfo& info, uint32_t tw, uint32_t th) {
+  return info.type == MediaType::Webp && info.frames <= 1 && !info.has_alpha && tw > 0 && th > 0 &&
+         tw <= info.width && th <= info.height && (tw < info.width || th < info.height);
+}
+
 Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, int jpeg_eighths,
-                    uint32_t png_shrink) {
+                    uint32_t png_shrink, uint32_t webp_w, uint32_t webp_h) {
   switch (info.type) {
     case MediaType::Png: {
       bool not_handled = false;
@@ -206,7 +218,7 @@ Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels*
     case MediaType::Jpeg: return decode_jpeg(d, len, info, jpeg_eighths, out);
     case MediaType::Gif:
     case MediaType::Bmp: return decode_stb(d, len, info, out);
-    case MediaType::Webp: return decode_webp(d, len, info, out);
+    case MediaType::Webp: return decode_webp(d, len, info, out, webp_w, webp_h);
     default:
       return Status::Err("ERR_UNSUPPORTED_MEDIA", std::string(mime_of(info.type)) + " cannot be decoded", info.type);
   }

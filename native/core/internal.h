@@ -102,11 +102,18 @@ bool strip_metadata(MediaType t, const uint8_t* d, size_t len, OwnedBytes* out, 
 /**
  * Decodes the first frame of a supported raster image into `out`. Caller has checked the pixel cap. A JPEG comes back
  * at `jpeg_eighths`/8 of its size (DCT-domain scaling, jpeg-decode.h; 8 = full size); with `png_shrink` k >= 2, a PNG
- * the streaming path handles comes back at ceil(w/k) x ceil(h/k) (box-averaged while decoding, png-decode.h). Callers
- * check out->width/height.
+ * the streaming path handles comes back at ceil(w/k) x ceil(h/k) (box-averaged while decoding, png-decode.h); a WebP
+ * for which webp_scales_on_decode(info, webp_w, webp_h) holds comes back at webp_w x webp_h (libwebp's own rescaler,
+ * area-averaging, applied to the YUV planes before conversion: the full-size RGB image never exists). Callers check
+ * out->width/height.
  */
 Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* out, int jpeg_eighths = 8,
-                    uint32_t png_shrink = 1);
+                    uint32_t png_shrink = 1, uint32_t webp_w = 0, uint32_t webp_h = 0);
+
+/** True when a WebP goes to tw x th (stored orientation) through libwebp's scaled decode: a still, opaque image that
+ *  shrinks. (With alpha, libwebp would average colours of transparent pixels into the visible ones: not premultiplied;
+ *  such images take the full decode and the premultiplied Mitchell resize.) */
+bool webp_scales_on_decode(const MediaInfo& info, uint32_t tw, uint32_t th);
 
 /** True when any alpha byte is below 255. */
 bool has_transparency(const Pixels& px);

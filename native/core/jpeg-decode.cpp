@@ -21,7 +21,7 @@ namespace {
 
 constexpr int kMaxScans = 256;  // as jpeg_walk (probe.cpp); checked again here while decoding
 
-enum Stop : int { kLibjpegError = 1, kCorruptWarning, kAborted, kTooManyScans, kOutOfMemory, kBadSize };
+enum Stop : int { kLibjpegError = 1, kCorruptWarning, kAborted, kTooManyScans, kOutOfMemory, kBadSize, kNotYcc };
 
 struct ErrorMgr {
   jpeg_error_mgr pub;
@@ -40,6 +40,7 @@ struct JpegJob {
   ErrorMgr err;
   jpeg_progress_mgr progress;
   bool live;  // the decompressor exists (created, not yet destroyed)
+  bool raw;   // planar YCbCr (raw_data_out): open_planar
   uint32_t width, height;
   int channels;  // of the rows libjpeg writes: 3 (RGB) or 4 (CMYK, inverted as Adobe writes it)
 };
@@ -112,7 +113,13 @@ int run_open(JpegJob* j, const uint8_t* d, size_t len, uint32_t want_w, uint32_t
   jpeg_read_header(&j->cinfo, TRUE);
   if (j->cinfo.image_width != want_w || j->cinfo.image_height != want_h) stop_with(j_common_ptr(&j->cinfo), kBadSize);
   j->channels = j->cinfo.num_components == 4 ? 4 : 3;
-  j->cinfo.out_color_space = j->channels == 4 ? JCS_CMYK : JCS_RGB;  // grayscale -> RGB is libjpeg-turbo's own
+  if (j->raw) {
+    if (j->cinfo.num_components != 3 || j->cinfo.jpeg_color_space != JCS_YCbCr)
+      stop_with(j_common_ptr(&j->cinfo), kNotYcc);
+    j->cinfo.raw_data_out = TRUE;  // the components as stored (out_color_space stays YCbCr)
+  } else {
+    j->cinfo.out_color_space = j->channels == 4 ? JCS_CMYK : JCS_RGB;  // grayscale -> RGB is libjpeg-turbo's own
+  }
   j->cinfo.scale_num = static_cast<unsigned>(eighths);
   j->cinfo.scale_denom = 8;
   j->cinfo.dct_method = JDCT_ISLOW;  // bit-exact between the SIMD and C builds (native and wasm agree)
@@ -140,6 +147,18 @@ int run_read(JpegJob* j, uint8_t* const* rows, uint32_t n) {
     if (got == 0) stop_with(j_common_ptr(&j->cinfo), kCorruptWarning);
     done += got;
   }
+  return 1;
+}
+
+/** The next iMCU row of every component (planar mode); 1 on success, 0 with j->err.stop set. */
+int run_read_raw(JpegJob* j, JSAMPARRAY* planes) {
+  if (setjmp(j->err.jmp)) {
+    jpeg_destroy_decompress(&j->cinfo);
+    j->live = false;
+    return 0;
+  }
+  const JDIMENSION lines = JDIMENSION(j->cinfo.max_v_samp_factor * j->cinfo.min_DCT_scaled_size);
+  if (jpeg_read_raw_data(&j->cinfo, planes, lines) != lines) stop_with(j_common_ptr(&j->cinfo), kCorruptWarning);
   return 1;
 }
 
@@ -172,6 +191,7 @@ Status stop_status(const JpegJob* j) {
                        "image/jpeg is corrupt: more than " + std::to_string(kMaxScans) +
                            " scans (refused: decoding cost)",
                        T);
+  if (stop == kNotYcc) return Status::Err(kNotPlanarCode, "image/jpeg is not stored as 3-component YCbCr", T);
   if (stop == kBadSize)
     return Status::Err("ERR_CORRUPT_MEDIA", "image/jpeg is corrupt: decoded size differs from the header", T);
   if (stop == kLibjpegError && code == JERR_BAD_PRECISION)
@@ -184,7 +204,7 @@ Status stop_status(const JpegJob* j) {
 
 int jpeg_scale_eighths(uint32_t w, uint32_t h, uint32_t min_w, uint32_t min_h) {
   if (min_w == 0 || min_h == 0) return 8;
-  for (int m = 1; m < 8; m++)
+  for (int m = 1; m < 8; m *= 2)
     if (jpeg_scaled_dim(w, m) >= min_w && jpeg_scaled_dim(h, m) >= min_h) return m;
   return 8;
 }
@@ -246,6 +266,38 @@ Status JpegRowReader::fail() {
   return failed_;
 }
 
+const char* const kNotPlanarCode = "NOT_PLANAR";
+
+Status JpegRowReader::open_planar(const uint8_t* d, size_t len, const MediaInfo& info, int eighths) {
+  planar_ = true;
+  return open(d, len, info, eighths);
+}
+
+uint32_t JpegRowReader::plane_width(int k) const { return job_->cinfo.comp_info[k].downsampled_width; }
+uint32_t JpegRowReader::plane_height(int k) const { return job_->cinfo.comp_info[k].downsampled_height; }
+uint32_t JpegRowReader::plane_stride(int k) const {
+  const jpeg_component_info& c = job_->cinfo.comp_info[k];
+  return c.width_in_blocks * unsigned(c.DCT_scaled_size);
+}
+uint32_t JpegRowReader::plane_rows_per_read(int k) const {
+  const jpeg_component_info& c = job_->cinfo.comp_info[k];
+  return unsigned(c.v_samp_factor * c.DCT_scaled_size);
+}
+uint32_t JpegRowReader::reads() const {
+  const uint32_t lines = unsigned(job_->cinfo.max_v_samp_factor * job_->cinfo.min_DCT_scaled_size);
+  return (height_ + lines - 1) / lines;
+}
+
+Status JpegRowReader::read_planes(uint8_t* const* const* rows) {
+  if (!failed_.ok()) return failed_;
+  if (!job_ || !job_->live || !planar_ || job_->cinfo.output_scanline >= height_)
+    return Status::Err("ERR_INTERNAL", "JpegRowReader read past its planes", MediaType::Jpeg);
+  JSAMPARRAY planes[3];
+  for (int k = 0; k < 3; k++) planes[k] = const_cast<JSAMPARRAY>(rows[k]);
+  if (!run_read_raw(job_, planes)) return fail();
+  return Status::Ok();
+}
+
 Status JpegRowReader::open(const uint8_t* d, size_t len, const MediaInfo& info, int eighths) {
   if (job_) return Status::Err("ERR_INTERNAL", "JpegRowReader opened twice", MediaType::Jpeg);
   if (eighths < 1 || eighths > 8) eighths = 8;
@@ -256,6 +308,7 @@ Status JpegRowReader::open(const uint8_t* d, size_t len, const MediaInfo& info, 
     return failed_;
   }
   std::memset(job_, 0, sizeof(JpegJob));
+  job_->raw = planar_;
   if (!run_open(job_, d, len, info.width, info.height, eighths)) return fail();
   width_ = job_->width;
   height_ = job_->height;
@@ -265,7 +318,7 @@ Status JpegRowReader::open(const uint8_t* d, size_t len, const MediaInfo& info, 
 
 Status JpegRowReader::read_rows(uint8_t* const* rows, uint32_t n) {
   if (!failed_.ok()) return failed_;
-  if (!job_ || !job_->live || n > 16 || job_->cinfo.output_scanline + n > height_)
+  if (!job_ || !job_->live || planar_ || n > 16 || job_->cinfo.output_scanline + n > height_)
     return Status::Err("ERR_INTERNAL", "JpegRowReader read past its rows", MediaType::Jpeg);
   if (!run_read(job_, rows, n)) return fail();
   return Status::Ok();

@@ -1,6 +1,9 @@
 // JPEG decode through libjpeg-turbo with DCT-domain scaling (shrink-on-load): a JPEG whose target is smaller than the
-// image is decoded straight at M/8 of its size (M = 1..8), the smallest scale still at least the target in both
-// dimensions; the resize step then makes the exact target from there.
+// image is decoded straight at 1/8, 2/8 or 4/8 of its size, the smallest of these still at least the target in both
+// dimensions; the resize step then makes the exact target from there. (libjpeg-turbo also scales by 3/8, 5/8, 6/8
+// and 7/8, but only its 1x1, 2x2, 4x4 and 8x8 inverse DCTs have SIMD code: a 7/8 decode of a 4:2:0 photo runs a C
+// 7x7 IDCT on luma and a C 14x14 one on chroma, and measured 27% more instructions per call than decoding at full size
+// and resizing the larger image; 5/8 and 6/8 were 7-18% worse, 3/8 within +-6% of 4/8.)
 #pragma once
 
 #include <cstddef>
@@ -14,8 +17,8 @@ namespace panto {
 inline uint32_t jpeg_scaled_dim(uint32_t dim, int eighths) { return uint32_t((uint64_t(dim) * eighths + 7) / 8); }
 
 /**
- * The smallest scale in eighths (1..8) at which a `w` x `h` JPEG decodes to at least `min_w` x `min_h`; 8 (full size)
- * when the target is not smaller or is 0.
+ * The smallest scale in eighths among 1, 2, 4 and 8 at which a `w` x `h` JPEG decodes to at least `min_w` x `min_h`;
+ * 8 (full size) when the target is not smaller or is 0. (decode_jpeg and JpegRowReader take any of 1..8.)
  */
 int jpeg_scale_eighths(uint32_t w, uint32_t h, uint32_t min_w, uint32_t min_h);
 
@@ -58,13 +61,34 @@ class JpegRowReader {
   /** After the last row: reads to the end of the image and releases the decoder. */
   Status finish();
 
+  /**
+   * open() for planar YCbCr (libjpeg's raw data): the components as stored, each at its own (DCT-scaled) size, no
+   * upsampling and no colour conversion. Fails with kNotPlanarCode (nothing decoded; open() another reader) when the
+   * file is not 3-component YCbCr (grey, CMYK/YCCK, Adobe RGB).
+   */
+  Status open_planar(const uint8_t* d, size_t len, const MediaInfo& info, int eighths);
+  /** Component k's plane (planar mode, between open_planar and finish): its size, the row stride read_planes needs
+   *  (whole blocks), the rows one read_planes call writes, and the number of calls (the last ones may write rows past
+   *  plane_height: padding). */
+  uint32_t plane_width(int k) const;
+  uint32_t plane_height(int k) const;
+  uint32_t plane_stride(int k) const;
+  uint32_t plane_rows_per_read(int k) const;
+  uint32_t reads() const;
+  /** The next iMCU row: rows[k][0 .. plane_rows_per_read(k) - 1], plane_stride(k) bytes each. */
+  Status read_planes(uint8_t* const* const* rows);
+
  private:
   Status fail();
+  bool planar_ = false;
   JpegJob* job_ = nullptr;
   uint32_t width_ = 0, height_ = 0;
   int channels_ = 3;
   Status failed_;
 };
+
+/** The status code of JpegRowReader::open_planar for a file that is not 3-component YCbCr (never shown to users). */
+extern const char* const kNotPlanarCode;
 
 /** Adobe CMYK/YCCK (stored inverted) to RGB: R = C'K'/255 (as stb did), `n` pixels; `dst` may be `src` (in place). */
 void cmyk_row_to_rgb(const uint8_t* src, uint8_t* dst, size_t n);

@@ -5,6 +5,7 @@
 // keeps all state in a trivially destructible job, so the jump skips no destructor.
 #include "jpeg-encode.h"
 
+#include <algorithm>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
@@ -69,7 +70,7 @@ boolean dest_empty(j_compress_ptr cinfo) {
 void dest_term(j_compress_ptr) {}
 
 /** Starts the compressor; 1 on success, 0 (compressor destroyed, msg_code/message set) on a libjpeg error. */
-int run_begin(EncodeJob* j, uint32_t w, uint32_t h, int channels, int quality) {
+int run_begin(EncodeJob* j, uint32_t w, uint32_t h, int channels, int quality, bool raw) {
   j->cinfo.err = jpeg_std_error(&j->err);
   j->err.error_exit = on_error_exit;
   j->err.output_message = on_output_message;
@@ -87,11 +88,13 @@ int run_begin(EncodeJob* j, uint32_t w, uint32_t h, int channels, int quality) {
   j->cinfo.image_width = w;
   j->cinfo.image_height = h;
   j->cinfo.input_components = channels == 4 ? 4 : 3;
-  j->cinfo.in_color_space = channels == 4 ? JCS_EXT_RGBX : JCS_RGB;  // alpha (if any) is ignored
+  // alpha (if any) is ignored; planar input is already YCbCr
+  j->cinfo.in_color_space = raw ? JCS_YCbCr : channels == 4 ? JCS_EXT_RGBX : JCS_RGB;
   jpeg_set_defaults(&j->cinfo);  // YCbCr, 4:2:0 (2x2 luma sampling), baseline Huffman
   jpeg_set_quality(&j->cinfo, quality, TRUE);
   j->cinfo.dct_method = JDCT_ISLOW;
   j->cinfo.optimize_coding = TRUE;
+  j->cinfo.raw_data_in = raw ? TRUE : FALSE;
   jpeg_start_compress(&j->cinfo, TRUE);
   return 1;
 }
@@ -105,6 +108,17 @@ int run_write(EncodeJob* j, const uint8_t* const* rows, uint32_t n) {
   JSAMPROW r[16];
   for (uint32_t i = 0; i < n; i++) r[i] = const_cast<JSAMPROW>(rows[i]);
   jpeg_write_scanlines(&j->cinfo, r, n);
+  return 1;
+}
+
+/** One iMCU row of planar 4:2:0 data (16 luma rows, 8 of each chroma plane). */
+int run_write_raw(EncodeJob* j, JSAMPARRAY* planes) {
+  if (setjmp(j->jmp)) {
+    jpeg_destroy_compress(&j->cinfo);
+    j->live = false;
+    return 0;
+  }
+  jpeg_write_raw_data(&j->cinfo, planes, 16);
   return 1;
 }
 
@@ -137,6 +151,22 @@ void JpegRowEncoder::fail_from_job() {
   else failed_ = Status::Err("ERR_INTERNAL", "JPEG encoding failed: " + std::string(job_->message));
 }
 
+Status JpegRowEncoder::begin_planar(uint32_t w, uint32_t h, int quality) {
+  planar_ = true;
+  return begin(w, h, 3, quality);
+}
+
+void JpegRowEncoder::put_planes(const uint8_t* const* y, const uint8_t* const* cb, const uint8_t* const* cr) {
+  if (!failed_.ok()) return;
+  if (!job_ || !job_->live || !planar_ || y_ >= h_) {
+    failed_ = Status::Err("ERR_INTERNAL", "JPEG encoder given more rows than the image has");
+    return;
+  }
+  JSAMPARRAY planes[3] = {const_cast<JSAMPARRAY>(y), const_cast<JSAMPARRAY>(cb), const_cast<JSAMPARRAY>(cr)};
+  if (!run_write_raw(job_, planes)) fail_from_job();
+  else y_ = std::min(h_, y_ + 16);
+}
+
 Status JpegRowEncoder::begin(uint32_t w, uint32_t h, int channels, int quality) {
   if (job_) return Status::Err("ERR_INTERNAL", "JpegRowEncoder begun twice");
   job_ = static_cast<EncodeJob*>(panto_budget_malloc(sizeof(EncodeJob)));
@@ -146,7 +176,7 @@ Status JpegRowEncoder::begin(uint32_t w, uint32_t h, int channels, int quality) 
   job_->cap = size_t(w) * h / 4 + 65536;
   job_->data = static_cast<uint8_t*>(panto_budget_malloc_sparse(job_->cap));  // a guess; only what is written is resident
   if (!job_->data) return failed_ = oom();
-  if (!run_begin(job_, w, h, channels, quality < 1 ? 1 : quality > 100 ? 100 : quality)) {
+  if (!run_begin(job_, w, h, channels, quality < 1 ? 1 : quality > 100 ? 100 : quality, planar_)) {
     fail_from_job();
     return failed_;
   }
@@ -155,7 +185,7 @@ Status JpegRowEncoder::begin(uint32_t w, uint32_t h, int channels, int quality) 
 
 void JpegRowEncoder::put_rows(const uint8_t* const* rows, uint32_t n) {
   if (!failed_.ok()) return;
-  if (!job_ || !job_->live || n > 16 || y_ + n > h_) {
+  if (!job_ || !job_->live || planar_ || n > 16 || y_ + n > h_) {
     failed_ = Status::Err("ERR_INTERNAL", "JPEG encoder given more rows than the image has");
     return;
   }

@@ -31,6 +31,13 @@ class JpegRowEncoder {
   Status begin(uint32_t w, uint32_t h, int channels, int quality);
   /** The next `n` rows (n <= 16; w * channels bytes each). */
   void put_rows(const uint8_t* const* rows, uint32_t n);
+  /**
+   * begin() for planar YCbCr 4:2:0 input (libjpeg's raw data: no colour conversion, no downsampling); rows then come
+   * through put_planes, 16 luma rows and 8 rows of each chroma plane per call, each row padded to whole 16-pixel
+   * MCUs (luma: a multiple of 16 samples, chroma: of 8), the last call's rows past the image repeating its last row.
+   */
+  Status begin_planar(uint32_t w, uint32_t h, int quality);
+  void put_planes(const uint8_t* const* y, const uint8_t* const* cb, const uint8_t* const* cr);
   /** Stops the encoder: finish() then returns ERR_ABORTED. */
   void abort();
   Status finish(OwnedBytes* out);
@@ -38,6 +45,7 @@ class JpegRowEncoder {
  private:
   void fail_from_job();
   EncodeJob* job_ = nullptr;
+  bool planar_ = false;
   uint32_t h_ = 0, y_ = 0;
   Status failed_;
 };

@@ -17,6 +17,7 @@
 #include "cost.h"
 #include "decoded-resize-stream.h"
 #include "jpeg-decode.h"
+#include "jpeg-planar.h"
 #include "jpeg-resize-stream.h"
 #include "internal.h"
 #include "png-decode.h"
@@ -271,7 +272,12 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     if (!s.ok()) return s;
     if (should_abort()) return aborted(t);
   } else if (jpeg_fused) {
-    s = jpeg_resize_stream_encode(d, len, info, eighths, sw, sh, std::clamp(opts.jpeg_quality, 1, 100), &out->data);
+    // Planar YCbCr when the file is stored that way (jpeg-planar.h), else the RGB stream: the same rows' bytes either
+    // way within a JPEG's rounding, not the same file.
+    const int q = std::clamp(opts.jpeg_quality, 1, 100);
+    s = jpeg_planar_applies(info, eighths, sw, sh) ? jpeg_planar_encode(d, len, info, eighths, sw, sh, q, &out->data)
+                                                   : Status::Err(kNotPlanarCode, "");
+    if (s.code == kNotPlanarCode) s = jpeg_resize_stream_encode(d, len, info, eighths, sw, sh, q, &out->data);
     if (!s.ok()) return s;
     if (should_abort()) return aborted(t);
     px.width = sw, px.height = sh, px.channels = 3;  // (no pixels unless the ladder needs them, below)
@@ -284,7 +290,7 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
       // A PNG decoded row by row (png-decode.h Streaming) returns its consumed input to the OS as it goes: the input
       // is not read again past its header after this decode.
       InputDiscardScope discard(&budget, t == MediaType::Png && opts.input_discardable ? d : nullptr, len);
-      s = decode_image(d, len, info, &px, eighths, png_shrink);
+      s = decode_image(d, len, info, &px, eighths, png_shrink, sw, sh);
     }
     if (!s.ok()) return s;
     // Decoded whole: nothing reads the input again in this call past its first page (sniff on an error path;

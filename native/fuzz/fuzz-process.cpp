@@ -7,7 +7,8 @@
 //   bits 4-5   byte cap: default, 150 + 97 * q-nibble (the quality/size ladder), 1200, 40 (ladder exhausted)
 //   bit 6      keep_metadata (the pass-through strip with privacy off)
 //   bit 7      streaming resizes off (set_png/jpeg/gif_streaming(false): the whole-image decode + resize instead)
-//   bits 8-11  q-nibble: jpeg_quality = 1 + 6.6 * nibble; also scales the ladder cap
+//   bits 8-11  q-nibble: jpeg_quality = 1 + 6.6 * nibble; also scales the ladder cap; its bit 1 (0x200) turns the
+//              planar YCbCr JPEG path off (set_jpeg_planar(false): the RGB stream instead)
 //   bit 12     input_discardable (the input copied into a panto_budget_malloc_input block, as the binding does)
 //   bit 13     part threads off (set_parts_concurrency(false))
 //   bit 14     media_type_hint "image/png" (else "image/jpeg"), so hint-corrected is reached both ways
@@ -37,6 +38,7 @@
 #include "budget.h"
 #include "decoded-resize-stream.h"
 #include "internal.h"
+#include "jpeg-planar.h"
 #include "jpeg-resize-stream.h"
 #include "media-core.h"
 #include "parallel.h"
@@ -176,6 +178,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool streaming = (sel & 0x80) == 0;
   panto::set_png_streaming(streaming);
   panto::set_jpeg_streaming(streaming);
+  panto::set_jpeg_planar((nibble & 2) == 0);
   panto::set_gif_streaming(streaming);
   panto::set_parts_concurrency((sel & 0x2000) == 0);
 

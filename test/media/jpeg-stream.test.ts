@@ -4,8 +4,8 @@
  * processMedia: real JPEGs made by sharp at test time (4:2:0, 4:4:4, progressive, grayscale, CMYK, every EXIF
  * orientation, odd sizes, targets at each DCT scale, forced PNG/WebP output, one over maxEncodedBytes so the byte-cap
  * ladder runs) give byte-identical outputs. The old path is forced in a child process by the internal
- * PANTO_JPEG_STREAMING=0 (read once when the addon loads; not API); both children run the built library (dist/) on
- * the same addon build. Damaged streams and aborts keep their error codes.
+ * PANTO_JPEG_STREAMING=0 (read once when the addon loads; not API), the planar path off in both (PANTO_JPEG_PLANAR=0);
+ * both children run the built library (dist/) on the same addon build. Damaged streams and aborts keep their error codes.
  */
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,7 +31,9 @@ function photoLike(width: number, height: number): Buffer {
   return out;
 }
 
-const sw = new StreamingSwitch('PANTO_JPEG_STREAMING', 'jpg');
+// The planar YCbCr path (native/core/jpeg-planar.cpp) off in both children: it takes JPEG -> JPEG without orientation
+// and is checked on its own (jpeg-planar.test.ts); here the RGB stream is compared with the whole-image path.
+const sw = new StreamingSwitch('PANTO_JPEG_STREAMING', 'jpg', { PANTO_JPEG_PLANAR: '0' });
 const cases = sw.cases;
 
 beforeAll(async () => {

@@ -136,5 +136,5 @@ describe('streaming PNG path: damaged input', () => {
 });
 
 describe.runIf(wasmFiles)('streaming PNG path in WebAssembly (no threads: the resize pulls the rows)', () => {
-  it('gives the native addon’s bytes for every case', () => sw.expectWasmMatchesNative(), 120_000);
+  it('gives the native addon’s bytes for every case', () => sw.expectWasmMatchesNative(), 300_000);
 });

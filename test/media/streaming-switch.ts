@@ -48,10 +48,15 @@ export class StreamingSwitch {
   readonly cases: StreamingCase[] = [];
   private dir = '';
 
-  /** `envVar`: the internal switch ('0' forces the whole-image path); `ext`: the case files' extension. */
+  /**
+   * `envVar`: the internal switch ('0' forces the whole-image path); `ext`: the case files' extension; `fixedEnv`:
+   * set in both children of expectStreamedMatchesWhole (e.g. another path switched off, so that the streaming child
+   * runs the path under test).
+   */
   constructor(
     private readonly envVar: string,
     private readonly ext: string,
+    private readonly fixedEnv: Record<string, string> = {},
   ) {}
 
   add(name: string, input: Buffer, options: Record<string, unknown> = {}): void {
@@ -68,8 +73,9 @@ export class StreamingSwitch {
     if (this.dir) rmSync(this.dir, { recursive: true, force: true });
   }
 
-  /** Runs every case in a child process on dist/ (streaming on or off); one result per case, in order. */
-  runChild(streaming: boolean): ChildOutput[] {
+  /** Runs every case in a child process on dist/ (streaming on or off, with `fixedEnv` or with the defaults); one
+   *  result per case, in order. */
+  runChild(streaming: boolean, fixed = true): ChildOutput[] {
     const script = `
       const { readFileSync } = require('node:fs');
       const { createHash } = require('node:crypto');
@@ -85,7 +91,7 @@ export class StreamingSwitch {
         process.stdout.write(JSON.stringify(out));
       })().catch((e) => { console.error(e); process.exit(1); });`;
     const arg = JSON.stringify(this.cases.map((c, i) => ({ file: this.file(i), options: c.options })));
-    const env = { ...process.env };
+    const env = { ...process.env, ...(fixed ? this.fixedEnv : {}) };
     if (streaming) delete env[this.envVar];
     else env[this.envVar] = '0';
     const r = spawnSync(process.execPath, ['-e', script, arg], { env, encoding: 'utf8', maxBuffer: 1 << 24 });
@@ -112,7 +118,7 @@ export class StreamingSwitch {
   async expectInProcessMatchesChild(): Promise<void> {
     const c = this.cases[0] as StreamingCase;
     const r = await processMedia(c.input, c.options);
-    const [child] = this.runChild(true);
+    const [child] = this.runChild(true, false);
     expect(sha256(r.data)).toBe(child?.hash);
   }
 
