@@ -10,6 +10,7 @@
  *   "model": "qwen3-coder",
  *   "apiKeyEnv": "LOCAL_KEY",
  *   "thinking": "low",
+ *   "uploads": true,
  *   "models": {
  *     "qwen3-coder": { "contextWindow": 32768, "maxOutputTokens": 8192, "input": ["text", "image"],
  *                      "price": { "input": 0.2, "output": 0.8 }, "reasoning": true }
@@ -50,6 +51,8 @@ export interface PantoConfig {
   model?: string;
   apiKeyEnv?: string;
   thinking?: ThinkingLevel;
+  /** As `--uploads`: images and PDFs go to the provider's Files API once and are referenced after that. */
+  uploads?: boolean;
   models: Map<string, ConfigModel>;
 }
 
@@ -95,7 +98,16 @@ export function parseConfig(text: string, file: string): PantoConfig {
   const bad = (field: string, expected: string, got: unknown) =>
     new CliError(`config ${file}: '${field}' must be ${expected}, got ${describe(got)}`, EXIT_USAGE);
   if (!isObject(raw)) throw bad('(the file)', 'a JSON object', raw);
-  const known = new Set(['provider', 'baseUrl', 'model', 'apiKeyEnv', 'thinking', 'models', '$schema']);
+  const known = new Set([
+    'provider',
+    'baseUrl',
+    'model',
+    'apiKeyEnv',
+    'thinking',
+    'uploads',
+    'models',
+    '$schema',
+  ]);
   for (const key of Object.keys(raw))
     if (!known.has(key))
       throw new CliError(
@@ -134,6 +146,10 @@ export function parseConfig(text: string, file: string): PantoConfig {
     if (typeof raw.thinking !== 'string' || !THINKING.includes(raw.thinking))
       throw bad('thinking', `one of ${THINKING.join(', ')}`, raw.thinking);
     config.thinking = raw.thinking as ThinkingLevel;
+  }
+  if (raw.uploads !== undefined) {
+    if (typeof raw.uploads !== 'boolean') throw bad('uploads', 'true or false', raw.uploads);
+    config.uploads = raw.uploads;
   }
   if (raw.models !== undefined) {
     if (!isObject(raw.models)) throw bad('models', 'an object of model id -> settings', raw.models);

@@ -5,7 +5,7 @@
  * it only.
  */
 
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -75,5 +75,44 @@ describe('panto chat --uploads / panto session --delete-uploads', () => {
       env,
     });
     expect(again.stdout).toContain('deleted 0 files');
+  });
+
+  it('"uploads": true in the config file uploads as --uploads does; --no-uploads sends the bytes inline', async () => {
+    const config = path.join(tmp, 'config.json');
+    writeFileSync(config, JSON.stringify({ uploads: true }));
+    const base = ['--provider', 'anthropic', '--base-url', server.baseUrl('anthropic-messages')];
+    const chat = async (extra: string[], session: string) => {
+      const before = files.uploads.length;
+      server.enqueue(
+        files.guard({ type: 'reply', toolCalls: [{ id: 'c1', name: 'read', args: { path: 'cat.png' } }] }),
+        files.guard({ type: 'reply', text: 'A cat.' }),
+      );
+      const r = await runPanto(
+        [
+          'chat',
+          ...base,
+          '--api-key-env',
+          'MY_KEY',
+          ...extra,
+          '--workspace',
+          tmp,
+          '--session',
+          path.join(tmp, session),
+        ],
+        { cwd: tmp, stdin: 'look\n/exit\n', env: { ...env, PANTO_CONFIG: config } },
+      );
+      expect(r.code).toBe(0);
+      return files.uploads.length - before;
+    };
+    expect(await chat([], 'config-on.jsonl')).toBe(1);
+    expect(await chat(['--no-uploads'], 'flag-off.jsonl')).toBe(0);
+    writeFileSync(config, JSON.stringify({ uploads: 'yes' }));
+    const bad = await runPanto(['chat', ...base, '--workspace', tmp], {
+      cwd: tmp,
+      stdin: '',
+      env: { ...env, PANTO_CONFIG: config },
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("'uploads' must be true or false");
   });
 });

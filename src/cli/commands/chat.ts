@@ -70,7 +70,8 @@ const OPTIONS_HELP = `Options:
   --no-prompt-cache     no Anthropic cache breakpoints (prompt caching is on by default)
   --uploads             upload each image and PDF once to the provider's Files API (Anthropic, OpenAI
                         Responses, Gemini) and send a reference instead of its bytes each turn; the files
-                        stay in your provider account until deleted (panto session FILE --delete-uploads)
+                        stay in your provider account until deleted (panto session FILE --delete-uploads);
+                        "uploads": true in the config file does the same, --no-uploads turns it off
   --system TEXT         instructions instead of the built-in ones (environment, tools and context files follow)
   --no-context-files    do not add AGENTS.md / CLAUDE.md to the system prompt
   --max-turns N         model requests per prompt (default 50)
@@ -89,7 +90,7 @@ One prompt (panto chat -p PROMPT, or panto run PROMPT):
   -v, --verbose         also show tool calls, retries and usage on stderr
 
 Config file: $PANTO_CONFIG, else ~/.config/panto/config.json (provider, baseUrl, model, apiKeyEnv,
-thinking, and "models" with contextWindow, maxOutputTokens, input, price, reasoning); see docs/cli.md.
+thinking, uploads, and "models" with contextWindow, maxOutputTokens, input, price, reasoning); see docs/cli.md.
 `;
 
 export const chatHelp = `Usage: panto chat [options]
@@ -372,7 +373,7 @@ async function chatCommand(argv: string[], io: CliIo, mode: 'chat' | 'run'): Pro
       maxTurns,
       thinking,
       promptCache: values['prompt-cache'],
-      uploads: values.uploads === true,
+      uploads: values.uploads ?? config.uploads ?? false,
       ...(resumed
         ? { resumed }
         : { newPath: values.session ? path.resolve(values.session) : newSessionPath(workspaceRoot) }),
