@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -8,6 +9,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Vitest's default is one worker less than the cores: a single worker on a 2-core machine. Most files wait on
+    // child processes, sockets and timers, so two workers halve the run there.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // CI also writes machine-readable results, from which .ci/run prints a plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: '.vitest-results.json' },

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Native CI steps for the media core (called by .ci/run; also runnable by hand from any directory):
 #   1. installs the Debian packages it needs when missing (idempotent; root or sudo)
-#   2. configures ONE clang build with ASan + UBSan + libFuzzer instrumentation (CMakeLists.txt: PANTO_SANITIZE=ON,
-#      PANTO_FUZZ=ON), builds the core, the native unit tests and the fuzzer
-#   3. runs ctest (native unit tests over test/fixtures/media, under ASan + UBSan), then builds the Node addon itself
-#      with ASan + UBSan (cmake-js) and drives its Node-API surface with scripts/native-asan-smoke.mjs (fixtures,
-#      truncations, byte flips, a pixel bomb; 16 calls in flight) with the ASan runtime preloaded, then the
-#      hostile-input suite (scripts/test-hostile-media.mjs; heavy 100 MP decodes skipped) on the same addon
+#   2. configures ONE clang tree with ASan + UBSan + libFuzzer instrumentation (CMakeLists.txt: PANTO_SANITIZE=ON,
+#      PANTO_FUZZ=ON; cmake-js configures it so it can build the addon too) and builds the native unit tests, the
+#      fuzzer and the Node addon from it (the C libraries compiled once)
+#   3. runs ctest (native unit tests over test/fixtures/media, under ASan + UBSan), drives the addon's Node-API surface
+#      with scripts/native-asan-smoke.mjs (fixtures, truncations, byte flips, a pixel bomb; 16 calls in flight) with
+#      the ASan runtime preloaded, then the hostile-input suite (scripts/test-hostile-media.mjs; heavy 100 MP decodes
+#      skipped) on the same addon
 #   4. runs the fuzzer over the whole decode path for PANTO_FUZZ_SECONDS (default 60) seeded with the fixtures;
 #      any crash, sanitizer report, leak, timeout or OOM fails the script (the reproducer is kept, path printed)
 #   5. prints a summary
@@ -43,10 +44,15 @@ if [ ! -f "$FUZZ_RT" ] && ! ls "$(clang --print-resource-dir)"/lib/linux/libclan
 fi
 
 # --- 2. configure + build --------------------------------------------------------------------------------------------
+# One tree for all three targets, so the C libraries are compiled once: cmake-js configures it (Node-API headers for
+# the addon), cmake builds it.
 log "configure $BUILD (clang $CLANG_MAJOR, ASan+UBSan+libFuzzer)"
-CC=clang CXX=clang++ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPANTO_SANITIZE=ON -DPANTO_FUZZ=ON >/dev/null
+mkdir -p "$BUILD"
+CC=clang CXX=clang++ npx --no-install cmake-js configure --out "$BUILD" --config RelWithDebInfo \
+  --CDPANTO_SANITIZE=ON --CDPANTO_FUZZ=ON >"$BUILD/configure.log" 2>&1 || { tail -n 30 "$BUILD/configure.log"; exit 1; }
 log "build ($JOBS jobs)"
-cmake --build "$BUILD" -j "$JOBS" --target panto_native_tests fuzz_process
+cmake --build "$BUILD" -j "$JOBS" --target panto_native_tests fuzz_process panto_media
+ADDON="$BUILD/RelWithDebInfo/panto_media.node"
 BUILD_DONE=$(date +%s)
 
 # --- 3. ctest --------------------------------------------------------------------------------------------------------
@@ -54,22 +60,17 @@ log "ctest (ASan + UBSan)"
 CTEST_STATUS=0
 ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" || CTEST_STATUS=$?
 
-log "ASan+UBSan Node addon (cmake-js) + native-asan-smoke"
+log "ASan+UBSan Node addon + native-asan-smoke"
 # The smoke takes the media policy defaults from the built media entry (src/media/policy.ts, bundled in dist/).
 [ -f dist/media/index.js ] || npm run build:ts
-ADDON_BUILD="$BUILD-addon"
 SMOKE_STATUS=0
-CC=clang CXX=clang++ npx --no-install cmake-js build --out "$ADDON_BUILD" --CDPANTO_SANITIZE=ON >"$BUILD/addon-build.log" 2>&1 ||
-  { SMOKE_STATUS=$?; tail -n 30 "$BUILD/addon-build.log"; }
-if [ "$SMOKE_STATUS" = 0 ]; then
-  LD_PRELOAD="$(clang -print-file-name=libclang_rt.asan-x86_64.so)" \
-    ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-    node scripts/native-asan-smoke.mjs "$ADDON_BUILD/Release/panto_media.node" || SMOKE_STATUS=$?
-fi
+LD_PRELOAD="$(clang -print-file-name=libclang_rt.asan-x86_64.so)" \
+  ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+  node scripts/native-asan-smoke.mjs "$ADDON" || SMOKE_STATUS=$?
 HOSTILE_STATUS=0
 if [ "$SMOKE_STATUS" = 0 ]; then
   log "hostile-input suite on the ASan+UBSan addon (one child per case)"
-  PANTO_HOSTILE_ADDON="$(cd "$ADDON_BUILD" && pwd)/Release/panto_media.node" \
+  PANTO_HOSTILE_ADDON="$(cd "$(dirname "$ADDON")" && pwd)/panto_media.node" \
     PANTO_HOSTILE_PRELOAD="$(clang -print-file-name=libclang_rt.asan-x86_64.so)" PANTO_HOSTILE_SANITIZED=1 \
     ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \

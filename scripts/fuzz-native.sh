@@ -13,8 +13,8 @@
 # in the summary either way, so a run can be repeated: same seed, same corpus, same binary).
 # Exit status: 0 when no target found anything; 1 when any did (crash, sanitizer report, timeout, OOM: the artifact
 # path and its reproducer command are printed); 2 on a usage or build error.
-# Runs at nice 10, one in-process fuzzer per target (no -jobs: that forks and logs to ./fuzz-N.log), targets in
-# turn: one core busy at a time. Peak RSS per target is what libFuzzer prints (stat::peak_rss_mb), capped by -rss_limit_mb.
+# Runs at nice 10, one in-process fuzzer per target (no -jobs: that forks and logs to ./fuzz-N.log), PANTO_FUZZ_JOBS
+# targets at a time (default: the number of cores). Peak RSS per target is what libFuzzer prints (stat::peak_rss_mb), capped by -rss_limit_mb.
 set -euo pipefail
 
 seconds="${1:-60}"
@@ -57,10 +57,12 @@ fixtures_of() {
 trailers=("\x00\x00" "\x00\x05" "\x0a\x1a" "\x05\x26" "\x0f\x38" "\x10\xc5" "\x20\x47" "\x40\x17" "\x03\x94"
           "\x00\x29" "\x80\x00" "\x83\x00" "\x88\x00" "\x8f\x00")
 
-status=0
-summary=()
-for t in "${targets[@]}"; do
-  patterns="$(fixtures_of "$t")" || { echo "unknown target '$t' (one of: ${all_targets[*]})" >&2; exit 2; }
+# One campaign per target, PANTO_FUZZ_JOBS (default: the number of cores) at a time. Each writes its summary line to
+# $work/<target>.summary and returns 1 when it found something.
+run_target() {
+  local t=$1 patterns corpus artifacts seeds b i tr before after rc stats execs speed seed log
+  local extra=() dict=()
+  patterns="$(fixtures_of "$t")"
   corpus="$work/corpus-$t"
   artifacts="$work/artifacts-$t/"
   mkdir -p "$corpus" "$artifacts"
@@ -78,9 +80,7 @@ for t in "${targets[@]}"; do
       done
     done
   done
-  extra=()
   [[ -n "${PANTO_FUZZ_SEED:-}" ]] && extra=("-seed=$PANTO_FUZZ_SEED")
-  dict=()
   [[ -f "$repo/native/fuzz/dict/$t.dict" ]] && dict=("-dict=$repo/native/fuzz/dict/$t.dict")
   log="$work/$t.log"
   echo "== $t: ${seconds}s (corpus $corpus, log $log)"
@@ -93,15 +93,33 @@ for t in "${targets[@]}"; do
   execs="$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}' || true)"
   speed="$(grep -E '^stat::average_exec_per_sec' "$log" | awk '{print $2}' || true)"
   seed="$(grep -m1 -oE 'INFO: Seed: [0-9]+' "$log" | awk '{print $3}' || true)"
-  summary+=("$t: seed=${seed:-?} execs=${execs:-?} exec/s=${speed:-?} | ${stats:-no stats}")
+  echo "$t: seed=${seed:-?} execs=${execs:-?} exec/s=${speed:-?} | ${stats:-no stats}" >"$work/$t.summary"
   if [[ $rc -ne 0 || "$after" != "$before" ]]; then
-    status=1
     echo "!! $t found something (exit $rc); last lines of $log:"
     grep -E 'ERROR|SUMMARY|invariant broken|Test unit written|runtime error' "$log" | head -20 || true
     echo "   reproduce: $fuzzer <artifact>; minimise: $fuzzer -minimize_crash=1 -runs=10000 <artifact>"
+    return 1
   fi
+}
+
+for t in "${targets[@]}"; do
+  fixtures_of "$t" >/dev/null || { echo "unknown target '$t' (one of: ${all_targets[*]})" >&2; exit 2; }
+done
+jobs_max="${PANTO_FUZZ_JOBS:-$(nproc)}"
+status=0 running=0
+for t in "${targets[@]}"; do
+  if [[ $running -ge $jobs_max ]]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  run_target "$t" &
+  running=$((running + 1))
+done
+while [[ $running -gt 0 ]]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 
-echo "== summary (${seconds}s per target)"
-printf '%s\n' "${summary[@]}"
+echo "== summary (${seconds}s per target, $jobs_max at a time)"
+for t in "${targets[@]}"; do cat "$work/$t.summary" 2>/dev/null || echo "$t: no summary"; done
 exit "$status"
