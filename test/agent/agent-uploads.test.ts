@@ -146,7 +146,7 @@ describe("uploads: 'auto' — each picture crosses the wire once per account", (
     }
     expect(fileRefs(reqs[2]?.body)).toEqual([id]);
     expect(fileRefs(reqs[3]?.body)).toEqual([id, id]);
-    const parts = (reqs[3]?.body.messages as Array<{ content: unknown }>).flatMap((m) =>
+    const parts = ((reqs[3]?.body.messages ?? []) as Array<{ content: unknown }>).flatMap((m) =>
       Array.isArray(m.content) ? m.content : [],
     );
     expect(parts).toContainEqual({ type: 'file', file: { file_id: id } });
