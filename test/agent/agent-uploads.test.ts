@@ -104,6 +104,16 @@ describe("uploads: 'auto' — each picture crosses the wire once per account", (
       ['application/pdf', 'string'],
     ]);
     expect(eventsOf(events, 'upload_start')).toHaveLength(2);
+    // Each upload reports the bytes of its body, between its start and its end, up to the total.
+    for (const end of ends) {
+      const steps = eventsOf(events, 'upload_progress').filter((p) => p.sha256 === end.sha256);
+      expect(steps.length).toBeGreaterThan(0);
+      expect(steps.at(-1)?.sent).toBe(steps.at(-1)?.total);
+      expect(steps.at(-1)?.total).toBeGreaterThanOrEqual(end.bytes);
+      const start = events.findIndex((e) => e.type === 'upload_start' && e.sha256 === end.sha256);
+      expect(start).toBeLessThan(events.indexOf(steps[0] as AgentEvent));
+      expect(events.indexOf(steps.at(-1) as AgentEvent)).toBeLessThan(events.indexOf(end));
+    }
     const reqs = modelRequests(from);
     expect(reqs).toHaveLength(4);
     const pngId = ends[0]?.file as string;
