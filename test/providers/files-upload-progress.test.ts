@@ -9,9 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isPantoError } from '../../src/errors.js';
 import { createProviderFiles } from '../../src/providers/files/provider-files.js';
 import { bytesBody, multipartBody, UPLOAD_CHUNK_BYTES } from '../../src/providers/files/upload-body.js';
 import type { ModelApi } from '../../src/providers/model/model-info.js';
+import { ProviderError } from '../../src/providers/transport/provider-error.js';
 import { parseMultipart, startFilesServer } from '../helpers/fake-files-api.js';
 
 const { server, files } = await startFilesServer();
@@ -130,7 +132,63 @@ describe('upload progress follows the socket', () => {
       expect(steps.at(-1)?.sent).toBe(Buffer.concat(chunks).length);
     } finally {
       paused?.res.destroy();
+      slow.closeAllConnections();
       await new Promise<void>((resolve) => slow.close(() => resolve()));
+    }
+  });
+});
+
+describe('a server that never reads the body', () => {
+  it('the deadline ends the upload mid-body (retryable), an abort ends it at once; the process is unharmed', async () => {
+    const big = randomBytes(24 * 1024 * 1024);
+    const held: ServerResponse[] = [];
+    const stuck = createServer((req, res) => {
+      req.pause();
+      held.push(res);
+    });
+    await new Promise<void>((resolve) => stuck.listen(0, '127.0.0.1', resolve));
+    try {
+      const baseUrl = `http://127.0.0.1:${(stuck.address() as AddressInfo).port}`;
+      const files = createProviderFiles({ api: 'anthropic-messages', baseUrl, apiKey: 'k', timeoutMs: 500 });
+      const steps: Step[] = [];
+      const t0 = Date.now();
+      const err = await files
+        ?.upload(
+          { data: big, mediaType: 'application/pdf', filename: 'x.pdf' },
+          { onProgress: (sent, total) => steps.push({ sent, total }) },
+        )
+        .catch((e: unknown) => e);
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      expect(err).toBeInstanceOf(ProviderError);
+      expect((err as ProviderError).retryable).toBe(true);
+      expect((err as ProviderError).message).toMatch(/timed out after 500 ms/);
+      expect(steps.at(-1)?.sent ?? 0).toBeLessThan(big.length);
+
+      const controller = new AbortController();
+      const patient = createProviderFiles({
+        api: 'openai-responses',
+        baseUrl,
+        apiKey: 'k',
+        timeoutMs: 30_000,
+      });
+      const midBody: Step[] = [];
+      const pending = patient
+        ?.upload(
+          { data: big, mediaType: 'application/pdf', filename: 'x.pdf' },
+          { signal: controller.signal, onProgress: (sent, total) => midBody.push({ sent, total }) },
+        )
+        .catch((e: unknown) => e);
+      while (midBody.length === 0) await new Promise((r) => setTimeout(r, 20));
+      const t1 = Date.now();
+      controller.abort();
+      const aborted = await pending;
+      expect(Date.now() - t1).toBeLessThan(5000);
+      expect(midBody.at(-1)?.sent ?? 0).toBeLessThan(big.length);
+      expect(isPantoError(aborted, 'ERR_ABORTED')).toBe(true);
+    } finally {
+      for (const r of held) r.destroy();
+      stuck.closeAllConnections();
+      await new Promise<void>((resolve) => stuck.close(() => resolve()));
     }
   });
 });
