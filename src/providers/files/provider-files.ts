@@ -44,9 +44,9 @@ const AUTH_HEADERS = new Set(['authorization', 'x-api-key', 'x-goog-api-key', 'a
 
 /**
  * The Files API client for a provider (OpenAI Chat Completions and Responses share OpenAI's; Chat references PDFs
- * only). Reads the key as `createProvider` does. The return type keeps `undefined` for a surface without one.
+ * only). Reads the key as `createProvider` does.
  */
-export function createProviderFiles(options: ProviderFilesOptions): ProviderFiles | undefined {
+export function createProviderFiles(options: ProviderFilesOptions): ProviderFiles {
   const endpoint = ENDPOINTS[options.api];
   if (endpoint === undefined) {
     throw new PantoError('ERR_INVALID_ARGUMENT', `createProviderFiles: unknown api '${String(options.api)}'`);
