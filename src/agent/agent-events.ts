@@ -2,7 +2,7 @@
  * Events an `Agent` reports while it runs, for a host to render (streaming text, spinners, warnings).
  *
  * Order per run: `agent_start` → per turn: (`compaction_start` → `compaction_end`)? → `turn_start` →
- * (`upload_start` → `upload_end`)* → `message_start` (assistant) → `message_delta`* → `message_end` → tool events (see tool-events.ts) →
+ * (`upload_start` → `upload_progress`* → `upload_end`)* → `message_start` (assistant) → `message_delta`* → `message_end` → tool events (see tool-events.ts) →
  * `message_end` (the tool results) → `turn_end` → ... → `agent_end`. A user or steering message appended to the
  * conversation gets one `message_end`. `warning` and `retry` may come at any point. `message_reset` comes when a
  * stream was cut after part of the answer arrived and the request is made again: drop what the current assistant
@@ -98,6 +98,19 @@ export type AgentEvent =
   | { type: 'warning'; warning: AgentWarning }
   /** `uploads: 'auto'`: an image/PDF (by the sha256 of its bytes) is being uploaded to the provider's Files API. */
   | { type: 'upload_start'; api: string; sha256: string; mediaType: string; bytes: number }
+  /**
+   * Bytes of that upload's request body written so far (`sent`) of its `total` (the file plus the multipart framing):
+   * every 256 KiB as the body goes out, the last with `sent === total`. For a host's progress bar.
+   */
+  | {
+      type: 'upload_progress';
+      api: string;
+      sha256: string;
+      mediaType: string;
+      bytes: number;
+      sent: number;
+      total: number;
+    }
   /** The upload ended: `file` is the provider's id, or `error` why it failed (the part then goes inline). */
   | {
       type: 'upload_end';

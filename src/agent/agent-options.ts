@@ -66,11 +66,11 @@ export interface AgentOptions {
   /** Wait before such a re-request, times the attempt number, in ms (a provider's retry-after wins). Default 1000. */
   streamRetryDelayMs?: number;
   /**
-   * `'auto'`: upload each image and PDF once to the provider's Files API (Anthropic, OpenAI Responses, Gemini) and
-   * send a reference instead of its bytes; ids are cached by the sha256 of the bytes per provider account, in the
+   * `'auto'`: upload each image and PDF once to the provider's Files API (Anthropic, OpenAI, Gemini) and send a
+   * reference instead of its bytes; ids are cached by the sha256 of the bytes per provider account, in the
    * session log when there is one (a resume reuses them). A failed upload sends that part inline. Uploaded files stay
    * in the provider account until deleted (`deleteUploads`; Gemini deletes them after 48 h): a person opts in.
-   * OpenAI Chat Completions has no image references: always inline. Default `'off'`.
+   * OpenAI Chat Completions references PDFs only: its images always go inline. Default `'off'`.
    */
   uploads?: 'auto' | 'off';
   /** Compaction settings, or `false` to never compact. */

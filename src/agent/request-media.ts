@@ -2,8 +2,9 @@
  * The media work before a request: serialize, and when the serializer wants uploads (`uploads: 'auto'` on a surface
  * with a Files API) or smaller copies of old images (the request guard had to shed bytes or pixels), do that work and
  * serialize again (at most three passes). Contract:
- * - Uploads run concurrently (`UPLOAD_CONCURRENCY` at once) before the request, each reported by `upload_start` /
- *   `upload_end`; every success goes to the cache and, with a session, into one `upload` entry per pass.
+ * - Uploads run concurrently (`UPLOAD_CONCURRENCY` at once) before the request, each reported by `upload_start`,
+ *   `upload_progress` (bytes of its body written) and `upload_end`; every success goes to the cache and, with a
+ *   session, into one `upload` entry per pass.
  * - A failed, refused or timed-out upload sends that part inline (an `upload-failed` warning); an abort of the turn
  *   rejects with `ERR_ABORTED`. A failed re-encode leaves that image out as the request guard did before.
  * - Re-encoded copies are kept by `degradeKey` (hash and target) for the agent's life.
@@ -100,7 +101,10 @@ async function uploadAll(
             mediaType: wish.part.mediaType,
             filename: uploadFilename(wish.sha256, wish.part.mediaType),
           },
-          { signal },
+          {
+            signal,
+            onProgress: (sent, total) => media.emit({ type: 'upload_progress', ...about, sent, total }),
+          },
         );
         done.push(media.cache.add(scope, wish.sha256, file));
         media.emit({ type: 'upload_end', ...about, file: file.id });

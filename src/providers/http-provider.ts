@@ -71,7 +71,7 @@ export interface Provider {
   stream(request: ProviderRequest, options?: StreamOptions): AsyncIterable<StreamEvent>;
   /**
    * The provider's Files API (upload once, reference by id), with this provider's base URL and credentials:
-   * Anthropic, OpenAI Responses and Gemini. Absent for OpenAI Chat Completions, which cannot reference an image.
+   * Anthropic, OpenAI (Responses: images and PDFs; Chat Completions: PDFs only, images stay inline) and Gemini.
    */
   readonly files?: ProviderFiles;
 }

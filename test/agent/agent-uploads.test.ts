@@ -4,7 +4,7 @@
  * (test/helpers/fake-files-api.ts, which refuses a request referencing an unknown, deleted or expired file as the
  * real APIs do). Pins: each picture is uploaded once per account and referenced after; a resume reuses the ids; a
  * refused id is uploaded again and the request retried once; a failed upload goes inline; an abort mid-upload ends
- * the run at once; expiry; deletion; Chat stays inline.
+ * the run at once; expiry; deletion; Chat Completions references PDFs only (its images stay inline).
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -104,6 +104,16 @@ describe("uploads: 'auto' — each picture crosses the wire once per account", (
       ['application/pdf', 'string'],
     ]);
     expect(eventsOf(events, 'upload_start')).toHaveLength(2);
+    // Each upload reports the bytes of its body, between its start and its end, up to the total.
+    for (const end of ends) {
+      const steps = eventsOf(events, 'upload_progress').filter((p) => p.sha256 === end.sha256);
+      expect(steps.length).toBeGreaterThan(0);
+      expect(steps.at(-1)?.sent).toBe(steps.at(-1)?.total);
+      expect(steps.at(-1)?.total).toBeGreaterThanOrEqual(end.bytes);
+      const start = events.findIndex((e) => e.type === 'upload_start' && e.sha256 === end.sha256);
+      expect(start).toBeLessThan(events.indexOf(steps[0] as AgentEvent));
+      expect(events.indexOf(steps.at(-1) as AgentEvent)).toBeLessThan(events.indexOf(end));
+    }
     const reqs = modelRequests(from);
     expect(reqs).toHaveLength(4);
     const pngId = ends[0]?.file as string;
@@ -121,12 +131,65 @@ describe("uploads: 'auto' — each picture crosses the wire once per account", (
     expect(eventsOf(events, 'warning')).toEqual([]);
   });
 
-  it('OpenAI Chat Completions cannot reference an image: it stays inline, nothing is uploaded', async () => {
+  it('OpenAI Chat Completions: the PDF is uploaded once (user_data) and sent as file.file_id; images stay inline', async () => {
     const before = files.uploads.length;
-    server.enqueue(read('cat.png', 'c1'), done);
-    const { agent: a } = agent('openai-chat');
+    const from = server.requests.length;
+    server.enqueue(
+      files.guard(read('cat.png', 'c1')),
+      files.guard(read('report.pdf', 'c2')),
+      files.guard(read('report.pdf', 'c3')),
+      files.guard(done),
+    );
+    const { agent: a, events } = agent('openai-chat');
     expect((await a.prompt('look')).stopReason).toBe('end');
-    expect(files.uploads.length).toBe(before);
+    expect(files.uploads.slice(before).map((u) => u.mediaType)).toEqual(['application/pdf']);
+    const id = eventsOf(events, 'upload_end')[0]?.file as string;
+    expect(files.files.get(id)?.purpose).toBe('user_data');
+    const reqs = modelRequests(from);
+    expect(reqs).toHaveLength(4);
+    const pdfBase64 = files.files.get(id)?.data.toString('base64') as string;
+    const pngSeen = JSON.stringify(reqs[1]?.body).match(/data:image\/png;base64,/g) ?? [];
+    expect(pngSeen).toHaveLength(1);
+    for (const r of reqs.slice(2)) {
+      expect(JSON.stringify(r.body)).not.toContain(pdfBase64.slice(0, 200));
+      expect(JSON.stringify(r.body)).toContain('data:image/png;base64,');
+    }
+    expect(fileRefs(reqs[2]?.body)).toEqual([id]);
+    expect(fileRefs(reqs[3]?.body)).toEqual([id, id]);
+    const parts = ((reqs[3]?.body.messages ?? []) as Array<{ content: unknown }>).flatMap((m) =>
+      Array.isArray(m.content) ? m.content : [],
+    );
+    expect(parts).toContainEqual({ type: 'file', file: { file_id: id } });
+    expect(eventsOf(events, 'warning')).toEqual([]);
+  });
+
+  it('OpenAI Chat Completions: a deleted PDF is uploaded again and the request retried once; a failed upload goes inline', async () => {
+    server.enqueue(files.guard(read('report.pdf', 'c1')), files.guard(done));
+    const { agent: a, events } = agent('openai-chat');
+    await a.prompt('read');
+    const id = eventsOf(events, 'upload_end')[0]?.file as string;
+    files.drop(id);
+    const before = files.uploads.length;
+    const from = server.requests.length;
+    server.enqueue(files.guard(done), files.guard(done));
+    expect((await a.prompt('again')).stopReason).toBe('end');
+    expect(files.uploads.length).toBe(before + 1);
+    expect(eventsOf(events, 'warning').map((w) => w.warning.code)).toEqual(['file-refused']);
+    const reqs = modelRequests(from);
+    expect(reqs).toHaveLength(2);
+    const fresh = eventsOf(events, 'upload_end')[1]?.file as string;
+    expect(fresh).not.toBe(id);
+    expect(fileRefs(reqs[1]?.body)).toEqual([fresh]);
+
+    files.misbehave({ kind: 'status', status: 500, message: 'boom' }, Number.POSITIVE_INFINITY);
+    const failing = agent('openai-chat');
+    const next = server.requests.length;
+    server.enqueue(files.guard(read('report.pdf', 'c1')), files.guard(done));
+    expect((await failing.agent.prompt('read')).stopReason).toBe('end');
+    files.behave();
+    expect(eventsOf(failing.events, 'warning').map((w) => w.warning.code)).toEqual(['upload-failed']);
+    expect(fileRefs(modelRequests(next)[1]?.body)).toEqual([]);
+    expect(JSON.stringify(modelRequests(next)[1]?.body)).toContain('data:application/pdf;base64,');
   });
 
   it("uploads 'off' (the default) uploads nothing", async () => {

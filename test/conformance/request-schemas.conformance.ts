@@ -59,6 +59,15 @@ function referencing<B extends { body: unknown; media: Array<{ file?: string }> 
   return out;
 }
 
+/** Chat Completions: every PDF must be a file reference, every image inline (`image_url` takes no file id). */
+function referencingPdfs<B extends { body: unknown; media: Array<{ type: string; file?: string }> }>(
+  out: B,
+): B {
+  const wrong = out.media.filter((m) => (m.type === 'document') !== (m.file !== undefined));
+  if (wrong.length > 0) throw new Error(`${wrong.length} media parts referenced or inlined against the rule`);
+  return out;
+}
+
 const CONFIGS: Config[] = [
   {
     api: 'anthropic-messages',
@@ -113,6 +122,12 @@ const CONFIGS: Config[] = [
     label: 'gpt-4.1, tools + system + limits + detail high',
     model: resolveModel('gpt-4.1', { api: 'openai-chat' }),
     serialize: (c, m) => toOpenAIChat(c, m, { ...common, imageDetail: 'high' }),
+  },
+  {
+    api: 'openai-chat',
+    label: 'gpt-4.1, every PDF an uploaded file (file.file_id), images inline',
+    model: resolveModel('gpt-4.1', { api: 'openai-chat' }),
+    serialize: (c, m) => referencingPdfs(toOpenAIChat(c, m, { ...common, files: uploaded(c) })),
   },
   {
     api: 'openai-chat',

@@ -11,7 +11,7 @@
  * Anthropic and OpenAI share the path `/v1/files` on this one port: a request with `anthropic-version` is Anthropic's.
  *
  * Multipart bodies are parsed for real (boundary, part headers, bytes). `refusal(request)` says what the real Messages
- * / Responses / generateContent endpoint answers to a request that references an unknown, deleted or expired file
+ * / Responses / Chat Completions / generateContent endpoint answers to a request that references an unknown, deleted or expired file
  * (or a file reference without the Anthropic beta header); `guard(turn)` wraps a scripted turn with it. `next` makes
  * upload requests misbehave (garbage, oversized, endless or hanging answers, error statuses), for hostile tests.
  */
@@ -427,7 +427,7 @@ export function createFakeFilesApi(options: FakeFilesApiOptions = {}): FakeFiles
           errorType: 'not_found_error',
           message: `File ${missing} not found.`,
         };
-    } else if (request.surface === 'openai-responses') {
+    } else if (request.surface === 'openai-responses' || request.surface === 'openai-chat') {
       const missing = refs.find((r) => files.get(r)?.api !== 'openai');
       if (missing !== undefined)
         return { type: 'http-error', status: 404, message: `No such File object: ${missing}` };

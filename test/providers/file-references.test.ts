@@ -158,11 +158,49 @@ describe('Gemini: fileData where the API takes it', () => {
   });
 });
 
-describe('OpenAI Chat Completions: always inline', () => {
-  it('ignores the map and wants no upload (an image_url takes no file id)', () => {
-    const out = toOpenAIChat(mixed(), resolveModel('gpt-4.1', { api: 'openai-chat' }), { files: new Map() });
-    expect(out.wanted).toBeUndefined();
+describe('OpenAI Chat Completions: PDFs by file_id, images always inline', () => {
+  const model = resolveModel('gpt-4.1', { api: 'openai-chat' });
+
+  it('wants the PDF uploaded, never an image (an image_url takes no file id)', () => {
+    const out = toOpenAIChat(mixed(), model, { files: new Map() });
+    expect(out.wanted?.uploads.map((w) => w.sha256)).toEqual([mediaSha256(pdf)]);
     expect(JSON.stringify(out.body)).toContain(png.data.slice(0, 40));
+    // Without the map nothing is wanted: uploads are off.
+    expect(toOpenAIChat(mixed(), model).wanted).toBeUndefined();
+  });
+
+  it('sends an uploaded PDF as file.file_id; the images stay data URLs even with ids for them', () => {
+    const out = toOpenAIChat(mixed(), model, { files: ids });
+    const body = JSON.stringify(out.body);
+    expect(body).not.toContain(pdf.data.slice(0, 40));
+    expect(body).toContain(png.data.slice(0, 40));
+    expect(body).toContain(jpeg.data.slice(0, 40));
+    expect(body).not.toContain('file_png');
+    const attachments = out.body.messages.at(-1) as { role: string; content: unknown[] };
+    expect(attachments.role).toBe('user');
+    expect(attachments.content).toContainEqual({ type: 'file', file: { file_id: 'file_pdf' } });
+    expect(out.media.map((m) => [m.type, m.file])).toEqual([
+      ['image', undefined],
+      ['image', undefined],
+      ['image', undefined],
+      ['document', 'file_pdf'],
+    ]);
+    expect(out.wanted).toBeUndefined();
+  });
+
+  it('a PDF in a user turn is referenced too; a failed upload (null) goes inline', () => {
+    const conversation: Conversation = { messages: [{ role: 'user', content: [text('Read'), pdf] }] };
+    const ref = toOpenAIChat(conversation, model, { files: ids });
+    expect(ref.body.messages[0]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Read' },
+        { type: 'file', file: { file_id: 'file_pdf' } },
+      ],
+    });
+    const failed = toOpenAIChat(conversation, model, { files: new Map([[mediaSha256(pdf), null]]) });
+    expect(JSON.stringify(failed.body)).toContain(pdf.data.slice(0, 40));
+    expect(failed.wanted).toBeUndefined();
   });
 });
 

@@ -101,8 +101,12 @@ describe('upload: what reaches each Files API', () => {
     }
   });
 
-  it('OpenAI Chat Completions has no files client (an image cannot be referenced by id there)', () => {
-    expect(createProviderFiles({ api: 'openai-chat', apiKey: 'k' })).toBeUndefined();
+  it("OpenAI Chat Completions has OpenAI's files client (for PDFs), scoped apart from Responses", () => {
+    const chat = createProviderFiles({ api: 'openai-chat', apiKey: 'k' });
+    const responses = createProviderFiles({ api: 'openai-responses', apiKey: 'k' });
+    expect(chat?.api).toBe('openai-chat');
+    expect(chat?.baseUrl).toBe(responses?.baseUrl);
+    expect(chat?.account).toBe(responses?.account);
   });
 });
 

@@ -57,6 +57,35 @@ describe('known model families', () => {
     });
   });
 
+  it('Claude: 600 images per request on the 1M-context models, 100 on the 200k ones (Anthropic vision docs)', () => {
+    const of = (id: string) => {
+      const m = getModel(id);
+      return [m?.limits.imagesPerRequest, m?.limits.contextWindow];
+    };
+    for (const id of [
+      'claude-opus-4-6',
+      'claude-opus-4-7',
+      'claude-opus-4-8',
+      'claude-sonnet-4-6',
+      'claude-opus-4-6-20260205',
+    ])
+      expect(of(id), id).toEqual([600, 1_000_000]);
+    for (const id of [
+      'claude-haiku-4-5',
+      'claude-haiku-4-5-20251001',
+      'claude-sonnet-4-5',
+      'claude-sonnet-4-5-20250929',
+      'claude-sonnet-4-20250514',
+      'claude-opus-4-5',
+      'claude-opus-4-1',
+      'claude-opus-4-20250514',
+    ])
+      expect(of(id), id).toEqual([100, 200_000]);
+    // Through a gateway (its spelling of the version) the model's own limit holds.
+    expect(getModel('anthropic/claude-sonnet-4.6')?.limits.imagesPerRequest).toBe(600);
+    expect(getModel('anthropic/claude-haiku-4.5')?.limits.imagesPerRequest).toBe(100);
+  });
+
   it('only Gemini 3+ takes images inside function responses; no Gemini takes GIF', () => {
     expect(getModel('gemini-3-flash')?.multimodalToolResults).toBe(true);
     expect(getModel('gemini-2.5-flash')?.multimodalToolResults).toBe(false);

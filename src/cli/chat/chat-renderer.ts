@@ -174,10 +174,14 @@ export class ChatRenderer {
         this.#spinner.stop();
         t.line(`[compacted the conversation: ~${e.tokensBefore} -> ~${e.tokensAfter} tokens]`);
         break;
+      case 'upload_progress':
+        this.#spinner.start(`uploading ${e.mediaType}: ${formatBytes(e.sent)} of ${formatBytes(e.total)}`);
+        break;
       case 'upload_end':
         // A failure comes as an upload-failed warning too; a success is one dim line.
         if (e.file !== undefined)
           t.line(`[uploaded ${e.mediaType}, ${formatBytes(e.bytes)}: ${e.file}]`, 'dim');
+        this.#spinner.start('waiting for the model…');
         break;
       case 'agent_end':
         this.#spinner.stop();

@@ -68,8 +68,8 @@ const OPTIONS_HELP = `Options:
   --thinking LEVEL      reasoning effort: off | low | medium | high (Anthropic extended thinking, OpenAI
                         reasoning effort, Gemini thinking budget); thinking text is shown dimmed and folded
   --no-prompt-cache     no Anthropic cache breakpoints (prompt caching is on by default)
-  --uploads             upload each image and PDF once to the provider's Files API (Anthropic, OpenAI
-                        Responses, Gemini) and send a reference instead of its bytes each turn; the files
+  --uploads             upload each image and PDF once to the provider's Files API (Anthropic, OpenAI,
+                        Gemini; OpenAI Chat: PDFs only) and send a reference instead of its bytes; the files
                         stay in your provider account until deleted (panto session FILE --delete-uploads);
                         "uploads": true in the config file does the same, --no-uploads turns it off
   --system TEXT         instructions instead of the built-in ones (environment, tools and context files follow)

@@ -7,7 +7,13 @@ import type { ProviderFiles } from '../../providers/files/file-types.js';
 import { createProviderFiles } from '../../providers/files/provider-files.js';
 import type { ModelApi } from '../../providers/model/model-info.js';
 import { ENDPOINTS } from '../../providers/transport/endpoints.js';
-import { loadSession, type SessionEntry, SessionLog } from '../../session/index.js';
+import {
+  type LoadedSession,
+  loadSession,
+  type SessionEntry,
+  SessionLog,
+  type SessionWriter,
+} from '../../session/index.js';
 import { readJsonl } from '../../session/jsonl-reader.js';
 import { cliApiKey } from '../api-key.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
@@ -19,6 +25,7 @@ import { renderCliTranscript } from '../transcript.js';
 import { formatUsage, sumUsage } from '../usage-format.js';
 
 export const sessionHelp = `Usage: panto session FILE [options]
+       panto session ID --store STORE [options]
        panto session list --store STORE
        panto session export ID --store STORE [--out FILE]
        panto session import FILE --store STORE
@@ -28,7 +35,9 @@ with images and documents described as [image: image/png 1200x800], the token
 usage of each answer, and answers the user aborted or the provider failed marked
 as such ([assistant — aborted ...]; they are not sent to the model again).
 
-list, export and import work on a session store: STORE is a PostgreSQL URL
+With --store, the session is ID in that store (the transcript, --entries,
+--json, --delete-uploads work as on a file). list, export and import work on a
+session store: STORE is a PostgreSQL URL
 (postgres://user@host:port/db) or a folder of JSONL session files. export
 writes the session's JSONL lines (to FILE or standard output); import checks
 every line of a JSONL file as a load does and stores it under its header's id.
@@ -39,13 +48,13 @@ Options:
               without it only the current conversation's lines are read)
   --json      print {header, warnings, messages} as JSON (base64 abbreviated)
   --full      with --json: base64 in full
-  --store S   the session store (list, export, import)
+  --store S   the session store (ID, list, export, import)
   --out FILE  export: write to FILE instead of standard output
   --delete-uploads
               delete the files the session uploaded to providers' Files
               APIs (chat --uploads), with the API keys of the environment
               (the key that uploaded them: files of another key are kept and
-              listed); records the deletions in the session file
+              listed); records the deletions in the session (file or store)
   --api-key-env VAR
               with --delete-uploads: the key for a --base-url host
   -h, --help  show this help
@@ -77,16 +86,30 @@ export async function runSession(argv: string[], io: CliIo): Promise<number> {
     return runStoreVerb(verb, positionals.slice(1), values.store, values.out, io);
   }
   const file = positionals[0];
-  if (!file || positionals.length > 1) throw new CliError(`expected one FILE\n\n${sessionHelp}`, EXIT_USAGE);
-  if (values['delete-uploads']) return deleteUploadsOf(file, values['api-key-env'], io);
-  let session: Awaited<ReturnType<typeof loadSession>>;
-  try {
-    // Lazy: the transcript needs the current conversation only. With --entries every line is read and checked now,
-    // so a damaged line in an old branch fails here, before anything is printed.
-    session = await loadSession(file, { eager: values.entries ?? false });
-  } catch (err) {
-    if (isSystemError(err)) throw new CliError(describeSystemError(err, file));
-    throw err;
+  const what = values.store === undefined ? 'FILE' : 'ID';
+  if (!file || positionals.length > 1)
+    throw new CliError(`expected one ${what}\n\n${sessionHelp}`, EXIT_USAGE);
+  if (values['delete-uploads']) {
+    if (values.store === undefined) return deleteUploadsOfFile(file, values['api-key-env'], io);
+    return deleteUploadsInStore(values.store, file, values['api-key-env'], io);
+  }
+  let session: LoadedSession;
+  if (values.store !== undefined) {
+    const store = await openStore(values.store);
+    try {
+      session = await store.load(file, { eager: values.entries ?? false });
+    } finally {
+      await store.close();
+    }
+  } else {
+    try {
+      // Lazy: the transcript needs the current conversation only. With --entries every line is read and checked now,
+      // so a damaged line in an old branch fails here, before anything is printed.
+      session = await loadSession(file, { eager: values.entries ?? false });
+    } catch (err) {
+      if (isSystemError(err)) throw new CliError(describeSystemError(err, file));
+      throw err;
+    }
   }
   const { header, conversation, warnings } = session;
 
@@ -128,11 +151,8 @@ export async function runSession(argv: string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-/**
- * `--delete-uploads`: delete the live files of the session through a Files API client per (api, base URL) it names,
- * with the environment's key for that host (cliApiKey's rule); exit 1 when a delete failed.
- */
-async function deleteUploadsOf(file: string, keyVar: string | undefined, io: CliIo): Promise<number> {
+/** `--delete-uploads` on a session file (its lock held while deleting). */
+async function deleteUploadsOfFile(file: string, keyVar: string | undefined, io: CliIo): Promise<number> {
   let log: SessionLog;
   try {
     log = await SessionLog.open(file);
@@ -141,29 +161,58 @@ async function deleteUploadsOf(file: string, keyVar: string | undefined, io: Cli
     throw err;
   }
   try {
-    const clients: ProviderFiles[] = [];
-    const seen = new Set<string>();
-    for (const e of await log.uploadEntries()) {
-      const key = `${e.api} ${e.baseUrl}`;
-      if (seen.has(key) || !(e.api in ENDPOINTS)) continue;
-      seen.add(key);
-      const api = e.api as ModelApi;
-      const { apiKey, notice } = cliApiKey(api, e.baseUrl, keyVar, process.env);
-      if (notice !== undefined) io.err(notice);
-      const client = createProviderFiles({ api, baseUrl: e.baseUrl, env: {}, ...(apiKey ? { apiKey } : {}) });
-      if (client !== undefined) clients.push(client);
-    }
-    const out = await deleteSessionUploads(log, clients);
-    await log.flush();
-    io.out(`deleted ${out.deleted.length} file${out.deleted.length === 1 ? '' : 's'}`);
-    for (const f of out.failed) io.out(`failed: ${f.id} (${f.api}): ${f.error.message}`);
-    for (const k of out.kept) {
-      io.out(`kept: ${k.id} (${k.api} @ ${k.baseUrl}): uploaded with another API key than the environment's`);
-    }
-    return out.failed.length > 0 ? 1 : 0;
+    return await deleteUploadsOf(log, keyVar, io);
   } finally {
     log.close();
   }
+}
+
+/** `--delete-uploads` on session `id` of a store (opened for appending: its lock held while deleting). */
+async function deleteUploadsInStore(
+  storeOption: string,
+  id: string,
+  keyVar: string | undefined,
+  io: CliIo,
+): Promise<number> {
+  const store = await openStore(storeOption);
+  try {
+    const log = await store.open(id);
+    try {
+      return await deleteUploadsOf(log, keyVar, io);
+    } finally {
+      await log.close();
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Delete the live files of the session through a Files API client per (api, base URL) it names, with the
+ * environment's key for that host (cliApiKey's rule); the deletions are recorded (and flushed) in the session. Exit
+ * 1 when a delete failed.
+ */
+async function deleteUploadsOf(log: SessionWriter, keyVar: string | undefined, io: CliIo): Promise<number> {
+  const clients: ProviderFiles[] = [];
+  const seen = new Set<string>();
+  for (const e of (await log.uploadEntries?.()) ?? []) {
+    const key = `${e.api} ${e.baseUrl}`;
+    if (seen.has(key) || !(e.api in ENDPOINTS)) continue;
+    seen.add(key);
+    const api = e.api as ModelApi;
+    const { apiKey, notice } = cliApiKey(api, e.baseUrl, keyVar, process.env);
+    if (notice !== undefined) io.err(notice);
+    const client = createProviderFiles({ api, baseUrl: e.baseUrl, env: {}, ...(apiKey ? { apiKey } : {}) });
+    if (client !== undefined) clients.push(client);
+  }
+  const out = await deleteSessionUploads(log, clients);
+  await log.flush();
+  io.out(`deleted ${out.deleted.length} file${out.deleted.length === 1 ? '' : 's'}`);
+  for (const f of out.failed) io.out(`failed: ${f.id} (${f.api}): ${f.error.message}`);
+  for (const k of out.kept) {
+    io.out(`kept: ${k.id} (${k.api} @ ${k.baseUrl}): uploaded with another API key than the environment's`);
+  }
+  return out.failed.length > 0 ? 1 : 0;
 }
 
 async function runStoreVerb(

@@ -35,14 +35,14 @@ export function messagesOf(conversation: Conversation | readonly Message[]): rea
 }
 
 /**
- * `referable` says where the surface can reference an uploaded file instead of sending bytes (default: nowhere); it
- * matters only when `options.files` is given.
+ * `referable` says where the surface can reference an uploaded file instead of sending bytes, by placement and kind
+ * (default: nowhere); it matters only when `options.files` is given.
  */
 export function prepareConversation(
   conversation: Conversation | readonly Message[],
   model: ModelInfo,
   options: SerializeOptions,
-  referable: (where: FilePlacement) => boolean = () => false,
+  referable: (where: FilePlacement, kind: 'image' | 'document') => boolean = () => false,
 ): PreparedConversation {
   const messages = messagesOf(conversation);
   const warnings: SerializeWarning[] = [];
@@ -88,8 +88,7 @@ export function prepareConversation(
   /** Keys of the text parts cut to `cap`. */
   const cut: string[] = [];
 
-  const referUser = options.files !== undefined && referable('user');
-  const referTool = options.files !== undefined && referable('tool');
+  const refer = options.files !== undefined;
   const prepareParts = (
     parts: readonly StoredPart[],
     messageIndex: number,
@@ -131,7 +130,7 @@ export function prepareConversation(
         list: out,
         index: partIndex,
         ref,
-        referable: where === 'user' ? referUser : referTool,
+        referable: refer && referable(where, prepared.kind),
       });
     }
     return out;

@@ -7,6 +7,7 @@
 
 import type { FilesCallOptions, FilesContext, FileUpload, UploadedFile } from './file-types.js';
 import { fileIdOf, filesRequest, objectAnswer } from './files-http.js';
+import { multipartBody } from './upload-body.js';
 
 const FILES_BETA = 'files-api-2025-04-14';
 
@@ -20,13 +21,16 @@ export function anthropicFiles(ctx: FilesContext) {
   };
   return {
     async upload(file: FileUpload, options: FilesCallOptions = {}): Promise<UploadedFile> {
-      const form = new FormData();
-      form.append('file', new Blob([file.data], { type: file.mediaType }), file.filename);
+      const form = multipartBody(
+        [],
+        { field: 'file', filename: file.filename, mediaType: file.mediaType, data: file.data },
+        options.onProgress,
+      );
       const answer = await filesRequest(ctx.ex, {
         method: 'POST',
         url: `${ctx.baseUrl}/v1/files`,
-        headers: headers(),
-        body: form,
+        headers: { ...headers(), ...form.headers },
+        body: form.body,
         signal: options.signal,
       });
       const o = objectAnswer(ctx.ex.api, 'upload', answer.json);

@@ -26,6 +26,11 @@ export interface UploadedFile {
 
 export interface FilesCallOptions {
   signal?: AbortSignal | undefined;
+  /**
+   * Upload: bytes of the request body carrying the file sent so far, and the body's total (the multipart framing
+   * included), called as the body is written (every 256 KiB, and at the end with `sent === total`).
+   */
+  onProgress?: ((sent: number, total: number) => void) | undefined;
 }
 
 export interface ProviderFiles {

@@ -66,6 +66,8 @@ export async function filesRequest(
         method: req.method,
         headers: req.headers,
         ...(req.body === undefined ? {} : { body: req.body }),
+        // A streamed body (an upload reporting its progress) needs half duplex in Node's fetch.
+        ...(req.body instanceof ReadableStream ? { duplex: 'half' } : {}),
         signal,
         redirect: 'manual',
       });

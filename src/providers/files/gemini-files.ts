@@ -13,6 +13,7 @@
 import { PantoError } from '../../errors.js';
 import type { FilesCallOptions, FilesContext, FileUpload, UploadedFile } from './file-types.js';
 import { fileIdOf, filesRequest, malformed, objectAnswer } from './files-http.js';
+import { bytesBody } from './upload-body.js';
 
 /** A File's `name`: `files/` and up to 40 lowercase letters, digits and dashes (file.proto); a little leeway. */
 const FILE_NAME = /^files\/[A-Za-z0-9_-]{1,64}$/;
@@ -66,16 +67,17 @@ export function geminiFiles(ctx: FilesContext) {
           `upload start: the upload URL is on another origin (${url.origin}); not sending the key there`,
         );
       }
+      const bytes = bytesBody(file.data, file.mediaType, options.onProgress);
       const done = await filesRequest(ctx.ex, {
         method: 'POST',
         url: url.href,
         headers: {
           ...ctx.headers,
-          'content-type': file.mediaType,
+          ...bytes.headers,
           'x-goog-upload-command': 'upload, finalize',
           'x-goog-upload-offset': '0',
         },
-        body: file.data,
+        body: bytes.body,
         signal: options.signal,
       });
       let meta = fileOf(done.json, 'upload', true);

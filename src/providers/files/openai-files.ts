@@ -7,18 +7,21 @@
 
 import type { FilesCallOptions, FilesContext, FileUpload, UploadedFile } from './file-types.js';
 import { fileIdOf, filesRequest, objectAnswer } from './files-http.js';
+import { multipartBody } from './upload-body.js';
 
 export function openAIFiles(ctx: FilesContext) {
   return {
     async upload(file: FileUpload, options: FilesCallOptions = {}): Promise<UploadedFile> {
-      const form = new FormData();
-      form.append('purpose', file.mediaType.startsWith('image/') ? 'vision' : 'user_data');
-      form.append('file', new Blob([file.data], { type: file.mediaType }), file.filename);
+      const form = multipartBody(
+        [['purpose', file.mediaType.startsWith('image/') ? 'vision' : 'user_data']],
+        { field: 'file', filename: file.filename, mediaType: file.mediaType, data: file.data },
+        options.onProgress,
+      );
       const answer = await filesRequest(ctx.ex, {
         method: 'POST',
         url: `${ctx.baseUrl}/files`,
-        headers: ctx.headers,
-        body: form,
+        headers: { ...ctx.headers, ...form.headers },
+        body: form.body,
         signal: options.signal,
       });
       const o = objectAnswer(ctx.ex.api, 'upload', answer.json);

@@ -1,7 +1,8 @@
 /**
  * `ProviderFiles`: upload an image/PDF once to a provider's Files API and delete it again — Anthropic (`POST
- * /v1/files`, beta `files-api-2025-04-14`), OpenAI (`POST /files`, for Responses `file_id`s) and Gemini (the
- * resumable File API; files expire after 48 h). OpenAI Chat Completions cannot reference an image by id: it has none.
+ * /v1/files`, beta `files-api-2025-04-14`), OpenAI (`POST /files`: Responses `file_id`s, and Chat Completions
+ * `file.file_id` for PDFs — Chat cannot reference an image by id, its images stay inline) and Gemini (the resumable
+ * File API; files expire after 48 h).
  *
  * Contract:
  * - An id belongs to the provider and account that minted it. `account` is a fingerprint of the credential (the
@@ -42,15 +43,14 @@ export interface ProviderFilesOptions {
 const AUTH_HEADERS = new Set(['authorization', 'x-api-key', 'x-goog-api-key', 'api-key']);
 
 /**
- * The Files API client for a provider, or `undefined` for a surface without one (OpenAI Chat Completions: an image
- * cannot be referenced by id there). Reads the key as `createProvider` does.
+ * The Files API client for a provider (OpenAI Chat Completions and Responses share OpenAI's; Chat references PDFs
+ * only). Reads the key as `createProvider` does.
  */
-export function createProviderFiles(options: ProviderFilesOptions): ProviderFiles | undefined {
+export function createProviderFiles(options: ProviderFilesOptions): ProviderFiles {
   const endpoint = ENDPOINTS[options.api];
   if (endpoint === undefined) {
     throw new PantoError('ERR_INVALID_ARGUMENT', `createProviderFiles: unknown api '${String(options.api)}'`);
   }
-  if (options.api === 'openai-chat') return undefined;
   const env = options.env ?? process.env;
   const apiKey =
     options.apiKey ?? endpoint.keyEnv.map((k) => env[k]).find((v) => v !== undefined && v !== '');

@@ -23,6 +23,7 @@ const MiB = 1024 * 1024;
 
 type Family = Omit<ModelInfo, 'id' | 'known'>;
 
+/** Claude models with a 200k-token context window (100 images per request; see `ANTHROPIC_1M` for the others). */
 const ANTHROPIC_LIMITS: ModelLimits = {
   imagesPerRequest: 100,
   maxImageSide: 8000,
@@ -58,12 +59,22 @@ const GEMINI_LIMITS: ModelLimits = {
   maxOutputTokens: 65_536,
 };
 
-function claude(maxOutputTokens: number): Family {
+/**
+ * Images per request and context window of the Claude models whose context window is 1M tokens. Anthropic: "up to
+ * 600 for API requests (100 for models with a 200k-token context window)" (https://platform.claude.com/docs/en/build-with-claude/vision,
+ * "Basics and limits"). Which models have 1M: anthropics/skills
+ * `skills/claude-api/shared/models.md` @ 2a6fda3f06c5d4fa6252ba54bee97eb538bee251 lists Claude Opus 4.6, 4.7, 4.8 and
+ * Sonnet 4.6 at 1M, Haiku 4.5 at 200K. Sonnet 4 / 4.5 reach 1M only with a beta header this library does not send,
+ * and Opus 4 / 4.1 / 4.5 have 200K: those keep 100 (`ANTHROPIC_LIMITS`).
+ */
+const ANTHROPIC_1M: Partial<ModelLimits> = { imagesPerRequest: 600, contextWindow: 1_000_000 };
+
+function claude(maxOutputTokens: number, long: Partial<ModelLimits> = {}): Family {
   return {
     api: 'anthropic-messages',
     provider: 'anthropic',
     input: { text: true, image: true, pdf: true },
-    limits: { ...ANTHROPIC_LIMITS, maxOutputTokens },
+    limits: { ...ANTHROPIC_LIMITS, ...long, maxOutputTokens },
     imageTokenRule: 'anthropic',
     multimodalToolResults: true,
     reasoning: true,
@@ -103,6 +114,8 @@ function gemini(maxOutputTokens: number, multimodalToolResults: boolean, reasoni
 const FAMILIES: ReadonlyArray<readonly [RegExp, Family]> = [
   // Claude Opus 4 and 4.1 stop at 32k output tokens; later 4.x models at 64k.
   [/^claude-opus-4(-0|-1)?(-\d{8})?$/, claude(32_000)],
+  // The 1M-context models (Opus 4.6+, Sonnet 4.6+; `4.6` as gateways spell it): 600 images per request.
+  [/^claude-(opus|sonnet)-4[-.][6-9](-|$)/, claude(64_000, ANTHROPIC_1M)],
   [/^claude-(opus|sonnet|haiku)-4/, claude(64_000)],
   [/^o3-mini/, openai({ contextWindow: 200_000, maxOutputTokens: 100_000 }, 'openai-tile', true, false)],
   [/^o4-mini/, openai({ contextWindow: 200_000, maxOutputTokens: 100_000 }, 'openai-patch', true)],

@@ -10,6 +10,10 @@
  * (`image_url` data URLs, `detail` option) and PDFs (`file` parts with `file_data` data URL + `filename`), each group
  * introduced by a text part naming the tool call it came from. User images/PDFs are the same parts in the user message.
  * Reasoning is not echoed (the API has no field for it).
+ *
+ * Uploaded files (`SerializeOptions.files`): a PDF uploaded to the OpenAI Files API is sent as `{type: "file", file:
+ * {file_id}}` wherever it sits; an image always goes inline — `image_url` takes a URL or a data URL, never a file id
+ * ("Chat Completions accepts only PDF files as file content parts", https://developers.openai.com/api/docs/guides/file-inputs).
  */
 
 import type { Conversation, Message, ToolCallBlock } from '../../conversation.js';
@@ -48,9 +52,10 @@ export interface OpenAIChatImagePart {
   image_url: { url: string; detail?: OpenAIChatImageDetail };
 }
 
+/** A PDF: inline (`file_data` data URL + `filename`) or a file uploaded to the OpenAI Files API (`file_id`). */
 export interface OpenAIChatFilePart {
   type: 'file';
-  file: { file_data: string; filename: string };
+  file: { file_data: string; filename: string } | { file_id: string };
 }
 
 export type OpenAIChatUserPart = OpenAIChatTextPart | OpenAIChatImagePart | OpenAIChatFilePart;
@@ -140,7 +145,8 @@ export function toOpenAIChat(
     );
   }
   const info = modelOf(model);
-  const prepared = prepareConversation(conversation, info, options);
+  // Only a PDF can be a file reference here (see above); images stay inline.
+  const prepared = prepareConversation(conversation, info, options, (_where, kind) => kind === 'document');
   const media: MediaRef[] = [];
   const messages: OpenAIChatMessage[] = [];
   if (prepared.system !== undefined) messages.push({ role: 'system', content: prepared.system });
@@ -150,11 +156,18 @@ export function toOpenAIChat(
       if (p.text.length > 0) out.push({ type: 'text', text: p.text });
       return;
     }
-    media.push({ key: p.key, type: p.kind, path: `messages[${messageIndex}].content[${out.length}]` });
+    const path = `messages[${messageIndex}].content[${out.length}]`;
+    media.push(
+      p.file === undefined
+        ? { key: p.key, type: p.kind, path }
+        : { key: p.key, type: p.kind, path, file: p.file.id },
+    );
     if (p.kind === 'image') {
       const image_url: OpenAIChatImagePart['image_url'] = { url: partDataUrl(p.part) };
       if (options.imageDetail !== undefined) image_url.detail = options.imageDetail;
       out.push({ type: 'image_url', image_url });
+    } else if (p.file !== undefined) {
+      out.push({ type: 'file', file: { file_id: p.file.id } });
     } else {
       out.push({
         type: 'file',
@@ -220,9 +233,8 @@ export function toOpenAIChat(
   const effort = thinkingFor(info, options.thinking, prepared.warnings);
   if (effort !== undefined) body.reasoning_effort = effort;
   const result: SerializeResult<OpenAIChatRequestBody> = { body, warnings: prepared.warnings, media };
-  // Re-encoded copies only: Chat Completions cannot reference an uploaded image (its `image_url` takes no file id).
-  if (prepared.wanted !== undefined && prepared.wanted.degrade.length > 0)
-    result.wanted = { uploads: [], degrade: prepared.wanted.degrade };
+  // Uploads are wanted for PDFs only (images are never referable here).
+  if (prepared.wanted !== undefined) result.wanted = prepared.wanted;
   return result;
 }
 
