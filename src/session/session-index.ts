@@ -14,7 +14,7 @@
  */
 
 import { isUtf8 } from 'node:buffer';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { addAnswer, copyUsage } from './answer-usage.js';
@@ -60,16 +60,7 @@ export interface SessionLineRef {
 type EntryType = SessionEntry['type'];
 
 /** The `fstat` fields a read compares with the file as it was indexed. */
-interface FileIdentity {
-  size: number;
-  mtimeMs: number;
-  ino: number;
-  dev: number;
-}
-
-function fileIdentity(st: FileIdentity): FileIdentity {
-  return { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, dev: st.dev };
-}
+type FileIdentity = Pick<Stats, 'size' | 'mtimeMs' | 'ino' | 'dev'>;
 
 /**
  * Why the file `now` describes may no longer hold the indexed bytes — the first `covered` bytes of the file `was`
@@ -281,7 +272,7 @@ export class SessionIndex {
 
   static {
     adoptFileIdentity = (index, stat) => {
-      index.#identity = fileIdentity(stat);
+      index.#identity = stat;
       index.#covered = stat.size;
       index.#openEnd = false;
     };
@@ -428,27 +419,23 @@ export class SessionIndex {
         break;
       }
     }
-    let batch: number[] = [];
-    let bytes = 0;
-    const count = () => {
-      const unread = batch.filter((i) => !parsed.has(i));
+    // The messages after it, in file order, reading a few MiB of lines not parsed yet at a time.
+    for (let i = from; i < this.ids.length; ) {
+      const start = i;
+      const unread: number[] = [];
+      for (let bytes = 0; i < this.ids.length && bytes < USAGE_BATCH_BYTES; i++) {
+        if (this.types[i] !== 'message' || parsed.has(i)) continue;
+        unread.push(i);
+        bytes += this.#ref(i).bytes;
+      }
       const read = this.#read(unread);
       for (let k = 0; k < unread.length; k++) parsed.set(unread[k] as number, read[k] as SessionEntry);
-      for (const i of batch) {
-        const e = parsed.get(i) as SessionEntry;
-        if (e.type === 'message') addAnswer(totals, e.message);
-        parsed.delete(i);
+      for (let j = start; j < i; j++) {
+        const e = this.types[j] === 'message' ? parsed.get(j) : undefined;
+        if (e?.type === 'message') addAnswer(totals, e.message);
+        parsed.delete(j);
       }
-      batch = [];
-      bytes = 0;
-    };
-    for (let i = from; i < this.ids.length; i++) {
-      if (this.types[i] !== 'message') continue;
-      batch.push(i);
-      if (!parsed.has(i)) bytes += this.#ref(i).bytes;
-      if (bytes >= USAGE_BATCH_BYTES) count();
     }
-    count();
     return totals;
   }
 
@@ -624,7 +611,7 @@ export async function openSessionIndex(
   const { chunkBytes, maxLineBytes } = readLimits(options);
   const fh = await openRegularFile(path);
   try {
-    const identity = fileIdentity(await fh.stat());
+    const identity = await fh.stat();
     const scan = new IndexScan(path);
     const read = await readLines(
       fh,
