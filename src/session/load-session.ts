@@ -100,11 +100,7 @@ export class EntryCollector {
   }
 
   /** The session the lines make (`warnings` pushed to; a new header when there was none). */
-  session(warnings: SessionWarning[]): {
-    session: LoadedSession & { entries: SessionEntry[] };
-    view: ConversationView;
-    headerMissing: boolean;
-  } {
+  session(warnings: SessionWarning[]): Omit<EagerState, 'read'> {
     const { entries, byId, where } = this;
     const headerMissing = this.header === undefined;
     // Nothing parsed: an empty file, blank lines, or a first line cut short by a crash before the header was written.
