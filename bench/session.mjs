@@ -195,7 +195,16 @@ function header() {
 
 /** Alternating tool calls and tool results with a ~3 MB base64 image each (lines written directly, as SessionLog does). */
 function writeImageSession(path, bytes) {
-  const data = randomBytes(2_400_000).toString('base64');
+  // A PNG's signature and IHDR (1568x1000, as the part claims) before random bytes: the loader checks a stored
+  // image's header against its fields (media/stored-media.ts), never its whole payload.
+  const ihdr = Buffer.alloc(25);
+  ihdr.writeUInt32BE(13, 0);
+  ihdr.write('IHDR', 4, 'latin1');
+  ihdr.writeUInt32BE(1568, 8);
+  ihdr.writeUInt32BE(1000, 12);
+  ihdr.set([8, 2, 0, 0, 0], 16);
+  const png = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), ihdr]);
+  const data = Buffer.concat([png, randomBytes(2_400_000 - png.length)]).toString('base64');
   const fd = openSync(path, 'w');
   let size = writeSync(fd, header());
   let i = 0;

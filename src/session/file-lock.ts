@@ -118,6 +118,14 @@ function readLock(lockPath: string): LockRead {
   return { kind: 'unreadable', raw };
 }
 
+function unlinkIfPresent(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
 function isStale(lockPath: string, read: LockRead): boolean {
   if (read.kind === 'ok') {
     const { info } = read;
@@ -132,14 +140,11 @@ function isStale(lockPath: string, read: LockRead): boolean {
     }
     return false;
   }
-  if (read.kind === 'unreadable') {
-    try {
-      return Date.now() - statSync(lockPath).mtimeMs > UNREADABLE_STALE_MS;
-    } catch {
-      return false;
-    }
+  try {
+    return read.kind === 'unreadable' && Date.now() - statSync(lockPath).mtimeMs > UNREADABLE_STALE_MS;
+  } catch {
+    return false;
   }
-  return false;
 }
 
 /** A held lock. */
@@ -188,13 +193,7 @@ export class FileLock {
         }
         // Stale: remove it only if it is still the same stale lock (another taker may have replaced it).
         const again = readLock(lockPath);
-        if (again.kind !== 'missing' && again.raw === read.raw) {
-          try {
-            unlinkSync(lockPath);
-          } catch (e) {
-            if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-          }
-        }
+        if (again.kind !== 'missing' && again.raw === read.raw) unlinkIfPresent(lockPath);
         continue;
       }
       try {
@@ -231,12 +230,6 @@ export class FileLock {
     this.#released = true;
     held.delete(this);
     const read = readLock(this.lockPath);
-    if (read.kind === 'ok' && read.info.token === this.#token) {
-      try {
-        unlinkSync(this.lockPath);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      }
-    }
+    if (read.kind === 'ok' && read.info.token === this.#token) unlinkIfPresent(this.lockPath);
   }
 }

@@ -1,17 +1,17 @@
 /**
  * Reading every line of a JSONL file as JSON, for files far larger than one JS string can hold. Lines come from the
- * shared splitter (line-reader.ts); a chunk's complete lines are decoded in batches of about `BATCH_BYTES` (one
- * `toString`, cut at a newline; UTF-8 resynchronises at the newline, so the text equals decoding line by line) and
- * each line is parsed on its own (an error names its line). Peak extra memory: two chunks, the longest line, one
- * batch. Bytes that are not valid UTF-8 decode to U+FFFD with an `invalid_utf8` warning (`isUtf8` per batch).
+ * shared splitter (line-reader.ts), a chunk's complete lines decoded in batches (`decodeLines`), and each line is
+ * parsed on its own (an error names its line). Peak extra memory: two chunks, the longest line, one batch. Bytes that
+ * are not valid UTF-8 decode to U+FFFD with an `invalid_utf8` warning.
  */
 
 import { isUtf8 } from 'node:buffer';
 import { PantoError } from '../errors.js';
-import { CR, DEFAULT_CHUNK, DEFAULT_MAX_LINE, type LineBlock, NEWLINE, readLines } from './line-reader.js';
+import { CR, DEFAULT_CHUNK, DEFAULT_MAX_LINE, decodeLines, type LastLine, readLines } from './line-reader.js';
 import { openRegularFile } from './regular-file.js';
 import { LineWarnings, type SessionWarning, type TornLine } from './session-warning.js';
 
+export { BATCH_BYTES } from './line-reader.js';
 export type { TornLine } from './session-warning.js';
 
 export interface JsonlReadOptions {
@@ -39,12 +39,6 @@ export interface JsonlReadResult {
  * order mark); a throw stops reading and propagates.
  */
 export type JsonlLineHandler = (value: unknown, line: number, text: string) => void;
-
-/**
- * Bytes decoded per `toString` when a chunk's complete lines are parsed. The decoded string (at most 2 bytes per byte)
- * stays below V8's large-object size (128 KiB), so it is allocated and dropped in the young generation.
- */
-export const BATCH_BYTES = 48 * 1024;
 
 const HEADER_START = Buffer.from('{"type":"session"', 'latin1');
 
@@ -95,6 +89,37 @@ export function readLimits(options: JsonlReadOptions): { chunkBytes: number; max
 }
 
 /**
+ * The file's last line when no newline ends it (line number `line`; `first`: no line before it parsed): its text and
+ * value when it parses (text '' for a lone CR: nothing to load), else `torn` when a crash can have left it. Its
+ * warnings are written (`torn_line`, or `unterminated_line` and `invalid_utf8`).
+ * @throws PantoError `ERR_SESSION_CORRUPT` when a crash cannot have left it (`tornLineProblem`).
+ */
+export function finalLine(
+  path: string,
+  line: number,
+  last: LastLine,
+  first: boolean,
+  warnings: LineWarnings,
+): { torn: TornLine } | { text: string; value: unknown } {
+  const text = last.bytes.toString('utf8');
+  let value: unknown;
+  if (text !== '') {
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      const problem = tornLineProblem(last.bytes, first);
+      if (problem) throw new PantoError('ERR_SESSION_CORRUPT', `${path}:${line}: ${problem}`, { cause: err });
+      const torn = { line, offset: last.offset, bytes: last.length };
+      warnings.torn(torn);
+      return { torn };
+    }
+    if (!isUtf8(last.bytes)) warnings.invalidUtf8(line);
+  }
+  warnings.unterminated(line);
+  return { text, value };
+}
+
+/**
  * Read `path` line by line and hand each parsed JSON value to `onLine`.
  *
  * Errors: a line that is not valid JSON and is followed by a newline fails with `ERR_SESSION_CORRUPT` naming the
@@ -113,7 +138,7 @@ export async function readJsonl(
   const warnings = new LineWarnings(path);
 
   /** One line's text (no newline, no CR): parsed and handed over, or counted as empty. */
-  const take = (text: string): void => {
+  const take = (text: string, invalidUtf8: boolean): void => {
     lineNo++;
     if (text === '') {
       warnings.empty(lineNo);
@@ -125,77 +150,31 @@ export async function readJsonl(
     } catch (err) {
       throw corruptLine(path, lineNo, err);
     }
+    if (invalidUtf8) warnings.invalidUtf8(lineNo);
     lines++;
     onLine(value, lineNo, text);
-  };
-
-  /** The complete lines of a block, decoded a batch of at most BATCH_BYTES at a time (a longer line alone). */
-  const onBlock = ({ buf, start, end }: LineBlock): void => {
-    let s = start;
-    while (s < end) {
-      let e = end;
-      if (end - s > BATCH_BYTES) {
-        e = buf.lastIndexOf(NEWLINE, s + BATCH_BYTES - 1) + 1;
-        if (e <= s) e = buf.indexOf(NEWLINE, s) + 1;
-      }
-      const bad: number[] = [];
-      if (!isUtf8(buf.subarray(s, e))) {
-        // Rare: find the lines with bad bytes (a line that is not JSON either fails below, before it is reported).
-        let line = lineNo;
-        for (let from = s; from < e; ) {
-          const nl = buf.indexOf(NEWLINE, from);
-          line++;
-          if (!isUtf8(buf.subarray(from, nl))) bad.push(line);
-          from = nl + 1;
-        }
-      }
-      const text = buf.toString('utf8', s, e);
-      for (let p = 0; p < text.length; ) {
-        const nl = text.indexOf('\n', p);
-        take(text.slice(p, nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl));
-        p = nl + 1;
-      }
-      for (const line of bad) warnings.invalidUtf8(line);
-      s = e;
-    }
   };
 
   const fh = await openRegularFile(path);
   try {
     const tooLong = () => lineTooLong(path, lineNo + 1, maxLineBytes);
-    const read = await readLines(fh, { chunkBytes, maxLineBytes, tooLong }, onBlock);
+    const read = await readLines(fh, { chunkBytes, maxLineBytes, tooLong }, ({ buf, start, end }) =>
+      decodeLines(buf, start, end, take),
+    );
     const result: JsonlReadResult = {
       lines,
       fileBytes: read.fileBytes,
       unterminated: false,
       warnings: warnings.list,
     };
-    const last = read.last;
-    if (last !== undefined) {
-      // The last line, without a newline: loaded when it parses, else torn (skipped) when a crash can have left it.
-      const bytes = last.head.subarray(0, last.cr ? last.length - 1 : last.length);
-      const text = bytes.toString('utf8');
-      if (text === '') {
-        // A lone CR at the end: nothing to load, but the line still needs its newline.
+    if (read.last !== undefined) {
+      const last = finalLine(path, lineNo + 1, read.last, lines === 0, warnings);
+      if ('torn' in last) result.torn = last.torn;
+      else {
         result.unterminated = true;
-        warnings.unterminated(lineNo + 1);
-        return result;
+        if (last.text !== '') take(last.text, false);
+        result.lines = lines;
       }
-      try {
-        JSON.parse(text);
-      } catch (err) {
-        const problem = tornLineProblem(bytes, lines === 0);
-        if (problem)
-          throw new PantoError('ERR_SESSION_CORRUPT', `${path}:${lineNo + 1}: ${problem}`, { cause: err });
-        result.torn = { line: lineNo + 1, offset: last.offset, bytes: last.length };
-        warnings.torn(result.torn);
-        return result;
-      }
-      take(text);
-      if (!isUtf8(bytes)) warnings.invalidUtf8(lineNo);
-      result.lines = lines;
-      result.unterminated = true;
-      warnings.unterminated(lineNo);
     }
     return result;
   } finally {

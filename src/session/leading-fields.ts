@@ -77,39 +77,16 @@ export function leadingFields(text: string, previousId = ''): LeadingFields | un
 }
 
 /**
- * Whether `text` begins with `entry`'s own type, id and parent in the leading form (the common case, checked without
- * allocating). Then the leading fields, where the form applies, are the entry's: nothing repeats.
- */
-function beginsWith(text: string, entry: SessionEntry): boolean {
-  let p = TYPE_KEY.length;
-  if (!text.startsWith(entry.type, p)) return false;
-  p += entry.type.length;
-  if (!text.startsWith(ID_KEY, p)) return false;
-  p += ID_KEY.length;
-  if (!text.startsWith(entry.id, p)) return false;
-  p += entry.id.length;
-  if (!text.startsWith(PARENT_KEY, p)) return false;
-  p += PARENT_KEY.length;
-  const parent = entry.parentId;
-  if (parent === null) {
-    if (!text.startsWith('null', p)) return false;
-    p += 4;
-  } else {
-    if (text.charCodeAt(p) !== 0x22 || !text.startsWith(parent, p + 1)) return false;
-    p += parent.length + 1;
-    if (text.charCodeAt(p) !== 0x22) return false;
-    p++;
-  }
-  const c = text.charCodeAt(p);
-  return c === 0x2c || c === 0x7d;
-}
-
-/**
  * Problem with an entry whose line begins with leading fields that its parsed value contradicts (a repeated key), or
  * null. `entry` is the parsed line (already a valid entry).
  */
 export function repeatedKeyProblem(text: string, entry: SessionEntry): string | null {
-  if (!text.startsWith(TYPE_KEY) || beginsWith(text, entry)) return null;
+  if (!text.startsWith(TYPE_KEY)) return null;
+  // The common case, checked without parsing the form: the line begins with the entry's own fields.
+  const parent = entry.parentId === null ? 'null' : `"${entry.parentId}"`;
+  const own = `${TYPE_KEY}${entry.type}${ID_KEY}${entry.id}${PARENT_KEY}${parent}`;
+  const next = text.charCodeAt(own.length);
+  if ((next === 0x2c || next === 0x7d) && text.startsWith(own)) return null;
   const lead = leadingFields(text);
   if (lead === undefined) return null;
   if (lead.type === entry.type && lead.id === entry.id && lead.parentId === entry.parentId) return null;

@@ -2,12 +2,12 @@
  * The one line splitter of session files, shared by the parser that reads every line (jsonl-reader.ts) and the index
  * that looks at each line's first bytes (session-index.ts). The file is read in chunks (the next one while the
  * current one is handled) and split on the newline BYTE. The complete lines of a chunk are handed over in place, as
- * one block; a line that spans chunks is assembled in a buffer grown up to `maxLineBytes` (or, with `headBytes`, only
- * its first bytes are kept and its length counted). A UTF-8 byte order mark at the file's start is skipped (the first
+ * one block; a line that spans chunks is assembled in a buffer grown up to `maxLineBytes`. A UTF-8 byte order mark at the file's start is skipped (the first
  * line then starts at offset 3). A longer line is an error, never a silent truncation. The file is never one string,
- * and memory stays at two chunks plus the longest line (or its head).
+ * and memory stays at two chunks plus the longest line.
  */
 
+import { isUtf8 } from 'node:buffer';
 import type { FileHandle } from 'node:fs/promises';
 
 /** Bytes read per call unless `chunkBytes` says otherwise. */
@@ -18,6 +18,12 @@ export const NEWLINE = 0x0a;
 export const CR = 0x0d;
 const BOM = [0xef, 0xbb, 0xbf];
 
+/**
+ * Bytes decoded per `toString` when lines are decoded (`decodeLines`). The decoded string (at most 2 bytes per byte)
+ * stays below V8's large-object size (128 KiB), so it is allocated and dropped in the young generation.
+ */
+export const BATCH_BYTES = 48 * 1024;
+
 /** Complete lines `buf[start, end)`: each ends with a newline (`end` is just past the last one); `offset` is the file offset of `buf[start]`. */
 export interface LineBlock {
   buf: Buffer;
@@ -26,27 +32,18 @@ export interface LineBlock {
   offset: number;
 }
 
-/**
- * A line that spanned chunks, read with `headBytes`: its first bytes (at most `headBytes`), its file offset and its
- * length in bytes without the newline (a trailing CR included; `cr` tells whether it ends with one).
- */
-export interface LineHead {
-  head: Buffer;
+/** The file's last line when no newline ends it: its bytes without a trailing CR, its offset and its whole length. */
+export interface LastLine {
+  bytes: Buffer;
   offset: number;
   length: number;
-  cr: boolean;
 }
-
-/** The file's last line when no newline ends it: its bytes (its head with `headBytes`), offset and length. */
-export type LastLine = LineHead;
 
 export interface LineReadSettings {
   chunkBytes: number;
   maxLineBytes: number;
   /** Read no further than this offset (the size a reader stat-ed first); default: to the end of the file. */
   limit?: number;
-  /** Keep only this many first bytes of a line that spans chunks, and hand it to `onHead` (default: whole lines). */
-  headBytes?: number;
   /** The error for a line longer than `maxLineBytes` (the next line after those handed over so far). */
   tooLong: () => Error;
 }
@@ -59,17 +56,15 @@ export interface LinesRead {
 
 /**
  * Split the file `fh` into lines (see the module comment). `onBlock` gets the complete lines of each chunk, and each
- * line assembled across chunks as a block of its own (with `headBytes`, `onHead` gets such a line instead), in file
- * order; the buffers are reused after the callback returns (or its promise settles). A throw stops the read and
+ * line assembled across chunks as a block of its own, in file order; the buffers are reused after the callback returns. A throw stops the read and
  * propagates once no read is in flight.
  */
 export async function readLines(
   fh: FileHandle,
   settings: LineReadSettings,
-  onBlock: (block: LineBlock) => void | Promise<void>,
-  onHead?: (line: LineHead) => void | Promise<void>,
+  onBlock: (block: LineBlock) => void,
 ): Promise<LinesRead> {
-  const { maxLineBytes, headBytes, tooLong } = settings;
+  const { maxLineBytes, tooLong } = settings;
   const limit = settings.limit ?? Number.POSITIVE_INFINITY;
   const size = Math.min(settings.chunkBytes, maxLineBytes + 1);
   const reads = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
@@ -81,39 +76,20 @@ export async function readLines(
   const bom = Buffer.alloc(3);
   const { bytesRead: bomRead } = await fh.read(bom, 0, Math.min(3, Math.max(0, limit)), 0);
   let pos = bomRead === 3 && BOM.every((b, k) => bom[k] === b) ? 3 : 0;
-  // The line that spans chunks: its bytes (or head) so far, its length and where it starts; `carrying` while one is open.
-  let carry = Buffer.allocUnsafe(headBytes ?? 0);
+  // The line that spans chunks (while `carryLen` > 0): its bytes so far and where it starts.
+  let carry = Buffer.allocUnsafe(0);
   let carryLen = 0;
-  let lineLength = 0;
   let lineOffset = 0;
-  let carrying = false;
-  let lastByte = 0;
   const append = (src: Buffer, from: number, to: number): void => {
-    lineLength += to - from;
-    if (lineLength > maxLineBytes) throw tooLong();
-    const room = headBytes === undefined ? to - from : Math.min(to - from, headBytes - carryLen);
-    if (room <= 0) return;
-    if (carryLen + room + 1 > carry.length) {
+    if (carryLen + to - from > maxLineBytes) throw tooLong();
+    if (carryLen + to - from + 1 > carry.length) {
       const grown = Buffer.allocUnsafe(
-        Math.min(Math.max(carryLen + room + 1, carry.length * 2), maxLineBytes + 1),
+        Math.min(Math.max(carryLen + to - from + 1, carry.length * 2), maxLineBytes + 1),
       );
       carry.copy(grown, 0, 0, carryLen);
       carry = grown;
     }
-    carryLen += src.copy(carry, carryLen, from, from + room);
-  };
-  const finish = async (): Promise<void> => {
-    carrying = false;
-    const head = {
-      head: carry.subarray(0, carryLen),
-      offset: lineOffset,
-      length: lineLength,
-      cr: lastByte === CR,
-    };
-    carryLen = 0;
-    if (headBytes !== undefined && onHead !== undefined) return onHead(head);
-    carry[head.head.length] = NEWLINE;
-    return onBlock({ buf: carry, start: 0, end: head.head.length + 1, offset: lineOffset });
+    carryLen += src.copy(carry, carryLen, from, to);
   };
 
   let which = 0;
@@ -128,29 +104,26 @@ export async function readLines(
       which ^= 1;
       next = read(which, pos);
       let s = 0;
-      if (carrying) {
+      if (carryLen > 0) {
         const nl = view.indexOf(NEWLINE);
         if (nl === -1) {
           append(view, 0, bytesRead);
-          lastByte = view[bytesRead - 1] as number;
           continue;
         }
         append(view, 0, nl);
-        if (nl > 0) lastByte = view[nl - 1] as number;
-        await finish();
+        carry[carryLen] = NEWLINE;
+        onBlock({ buf: carry, start: 0, end: carryLen + 1, offset: lineOffset });
+        carryLen = 0;
         s = nl + 1;
       }
       const last = view.lastIndexOf(NEWLINE);
       if (last >= s) {
-        await onBlock({ buf: view, start: s, end: last + 1, offset: chunkOffset + s });
+        onBlock({ buf: view, start: s, end: last + 1, offset: chunkOffset + s });
         s = last + 1;
       }
       if (s < bytesRead) {
-        carrying = true;
-        lineLength = 0;
         lineOffset = chunkOffset + s;
         append(view, s, bytesRead);
-        lastByte = view[bytesRead - 1] as number;
       }
     }
   } finally {
@@ -158,12 +131,54 @@ export async function readLines(
     await next.catch(() => undefined);
   }
   const result: LinesRead = { fileBytes: pos };
-  if (carrying)
+  if (carryLen > 0) {
+    const cr = carry[carryLen - 1] === CR;
     result.last = {
-      head: carry.subarray(0, carryLen),
+      bytes: carry.subarray(0, cr ? carryLen - 1 : carryLen),
       offset: lineOffset,
-      length: lineLength,
-      cr: lastByte === CR,
+      length: carryLen,
     };
+  }
   return result;
+}
+
+/**
+ * Each line of `buf[start, end)` in order, as text without its newline or trailing CR (each line ends with a newline
+ * except perhaps the last), with whether its bytes are valid UTF-8 (bad sequences decode to U+FFFD). Decoded a batch
+ * of at most `BATCH_BYTES` at a time (one `toString`, cut at a newline; a longer line alone): UTF-8 resynchronises at
+ * the newline, so the text equals decoding line by line.
+ */
+export function decodeLines(
+  buf: Buffer,
+  start: number,
+  end: number,
+  onLine: (text: string, invalidUtf8: boolean) => void,
+): void {
+  for (let s = start; s < end; ) {
+    let e = end;
+    if (end - s > BATCH_BYTES) {
+      e = buf.lastIndexOf(NEWLINE, s + BATCH_BYTES - 1) + 1;
+      if (e <= s) {
+        const nl = buf.indexOf(NEWLINE, s);
+        e = nl === -1 || nl >= end ? end : nl + 1;
+      }
+    }
+    // Rare: bytes that are not UTF-8 in the batch; each line is then checked on its own (`from` is its first byte).
+    let from = isUtf8(buf.subarray(s, e)) ? -1 : s;
+    const text = buf.toString('utf8', s, e);
+    for (let p = 0; p < text.length; ) {
+      let nl = text.indexOf('\n', p);
+      if (nl === -1) nl = text.length;
+      let invalid = false;
+      if (from !== -1) {
+        const to = buf.indexOf(NEWLINE, from);
+        const stop = to === -1 || to > e ? e : to;
+        invalid = !isUtf8(buf.subarray(from, stop));
+        from = stop + 1;
+      }
+      onLine(text.slice(p, nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl), invalid);
+      p = nl + 1;
+    }
+    s = e;
+  }
 }

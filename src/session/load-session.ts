@@ -41,18 +41,6 @@ export interface LoadedSession {
   warnings: SessionWarning[];
 }
 
-/** The latest `model_change` model on `path`, else `fallback`. */
-export function currentModel(
-  path: readonly SessionEntry[],
-  fallback: string | undefined,
-): string | undefined {
-  for (let i = path.length - 1; i >= 0; i--) {
-    const e = path[i];
-    if (e?.type === 'model_change') return e.model;
-  }
-  return fallback;
-}
-
 /** What an eager read gives `SessionLog.open` besides the loaded session. */
 export interface EagerState {
   session: LoadedSession & { entries: SessionEntry[] };
@@ -112,18 +100,15 @@ export class EntryCollector {
   }
 
   /** The session the lines make (`warnings` pushed to; a new header when there was none). */
-  session(warnings: SessionWarning[]): {
-    session: LoadedSession & { entries: SessionEntry[] };
-    view: ConversationView;
-    headerMissing: boolean;
-  } {
+  session(warnings: SessionWarning[]): Omit<EagerState, 'read'> {
     const { entries, byId, where } = this;
     const headerMissing = this.header === undefined;
     // Nothing parsed: an empty file, blank lines, or a first line cut short by a crash before the header was written.
     const header = this.header ?? headerlessSession(where, warnings);
     const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
     const branch = this.#linear ? entries : pathToLeaf(byId, leafId);
-    const model = currentModel(branch, header.model);
+    const changed = branch.findLast((e) => e.type === 'model_change');
+    const model = changed?.type === 'model_change' ? changed.model : header.model;
     const view = resolveConversation(branch, (compaction) =>
       formatError(
         where,

@@ -44,23 +44,6 @@ export function resolveConversation(
       `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
     ),
 ): ConversationView {
-  // Without a compaction the conversation is the path's messages, in order (the common, never-compacted case: one
-  // loop instead of the position lists resolveBranch builds for a lazily read tree).
-  let compacted = false;
-  for (let i = 0; i < path.length && !compacted; i++)
-    compacted = (path[i] as SessionEntry).type === 'compaction';
-  if (!compacted) {
-    const messages: Message[] = [];
-    const entryIds: Array<string | null> = [];
-    for (let i = 0; i < path.length; i++) {
-      const e = path[i] as SessionEntry;
-      if (e.type === 'message') {
-        messages.push(e.message);
-        entryIds.push(e.id);
-      }
-    }
-    return { messages, entryIds };
-  }
   const positions: number[] = new Array(path.length);
   for (let i = 0; i < path.length; i++) positions[i] = i;
   return resolveBranch(positions, {

@@ -14,22 +14,20 @@
  */
 
 import { isUtf8 } from 'node:buffer';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { addAnswer, copyUsage } from './answer-usage.js';
 import {
-  BATCH_BYTES,
   corruptLine,
+  finalLine,
   formatError,
   type JsonlReadOptions,
   lineTooLong,
   readLimits,
-  tornLineProblem,
 } from './jsonl-reader.js';
 import { LEADING_BYTES, type LeadingFields, leadingFields } from './leading-fields.js';
-import { CR, type LineBlock, type LineHead, NEWLINE, readLines } from './line-reader.js';
+import { CR, decodeLines, type LastLine, type LineBlock, NEWLINE, readLines } from './line-reader.js';
 import { openRegularFile, READ_FLAGS } from './regular-file.js';
 import {
   type ConversationView,
@@ -62,16 +60,7 @@ export interface SessionLineRef {
 type EntryType = SessionEntry['type'];
 
 /** The `fstat` fields a read compares with the file as it was indexed. */
-interface FileIdentity {
-  size: number;
-  mtimeMs: number;
-  ino: number;
-  dev: number;
-}
-
-function fileIdentity(st: FileIdentity): FileIdentity {
-  return { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, dev: st.dev };
-}
+type FileIdentity = Pick<Stats, 'size' | 'mtimeMs' | 'ino' | 'dev'>;
 
 /**
  * Why the file `now` describes may no longer hold the indexed bytes — the first `covered` bytes of the file `was`
@@ -133,63 +122,35 @@ export class IndexScan {
   unterminated = false;
   readonly onInvalidUtf8 = (line: number) => this.warnings.invalidUtf8(line);
 
-  constructor(
-    readonly path: string,
-    readonly fh: FileHandle,
-  ) {
+  constructor(readonly path: string) {
     this.warnings = new LineWarnings(path);
   }
 
-  /** The complete lines of a block (each parsed from the block when it must be). */
+  /** The complete lines of a block, each indexed from its leading fields or else parsed. */
   block({ buf, start, end, offset }: LineBlock): void {
     for (let s = start; s < end; ) {
       const nl = buf.indexOf(NEWLINE, s);
-      this.#whole(buf.subarray(s, nl > s && buf[nl - 1] === CR ? nl - 1 : nl), offset + (s - start));
+      const bytes = buf.subarray(s, nl > s && buf[nl - 1] === CR ? nl - 1 : nl);
+      const line = ++this.lineNo;
+      const at = offset + (s - start);
       s = nl + 1;
-    }
-  }
-
-  /** A line that spanned chunks: its head, and the whole line read from the file only when it must be parsed. */
-  async long({ head, offset, length, cr }: LineHead): Promise<void> {
-    const bytes = cr ? length - 1 : length;
-    if (bytes <= head.length) {
-      this.#whole(head.subarray(0, bytes), offset);
-      return;
-    }
-    const line = ++this.lineNo;
-    const lead = this.#lead(head);
-    if (lead !== undefined) {
+      if (bytes.length === 0) {
+        this.warnings.empty(line);
+        continue;
+      }
+      const lead = this.#lead(bytes);
+      if (lead === undefined) {
+        this.#addParsed(line, at, bytes.length, parseBytes(this.path, line, bytes, this.onInvalidUtf8));
+        continue;
+      }
       try {
-        this.#addEntry(line, offset, bytes, lead);
-        return;
+        this.#addEntry(line, at, bytes.length, lead);
       } catch (err) {
         // The one-pass reader parses a line before it checks its links: a line that is not JSON is CORRUPT first.
-        parseBytes(this.path, line, await this.#readWhole(offset, bytes), () => {});
-        throw err;
-      }
-    }
-    const value = parseBytes(this.path, line, await this.#readWhole(offset, bytes), this.onInvalidUtf8);
-    this.#addParsed(line, offset, bytes, value);
-  }
-
-  /** A complete line (no newline, no CR) at `offset`. */
-  #whole(bytes: Buffer, offset: number): void {
-    const line = ++this.lineNo;
-    if (bytes.length === 0) {
-      this.warnings.empty(line);
-      return;
-    }
-    const lead = this.#lead(bytes);
-    if (lead !== undefined) {
-      try {
-        this.#addEntry(line, offset, bytes.length, lead);
-        return;
-      } catch (err) {
         parseBytes(this.path, line, bytes, () => {});
         throw err;
       }
     }
-    this.#addParsed(line, offset, bytes.length, parseBytes(this.path, line, bytes, this.onInvalidUtf8));
   }
 
   /** The leading fields a line (after the header) begins with, else undefined (the first 128 bytes, then more). */
@@ -202,36 +163,14 @@ export class IndexScan {
   }
 
   /** The last line, without a newline: loaded when it parses, else torn (skipped) when a crash can have left it. */
-  async last({ head, offset, length, cr }: LineHead): Promise<void> {
+  last(last: LastLine): void {
     const line = ++this.lineNo;
-    const bytes = cr ? length - 1 : length;
-    if (bytes === 0) {
+    const end = finalLine(this.path, line, last, this.header === undefined, this.warnings);
+    if ('torn' in end) this.torn = end.torn;
+    else {
       this.unterminated = true;
-      return;
+      if (end.text !== '') this.#addParsed(line, last.offset, last.bytes.length, end.value);
     }
-    const whole = head.length >= bytes ? head.subarray(0, bytes) : await this.#readWhole(offset, bytes);
-    let value: unknown;
-    try {
-      value = JSON.parse(whole.toString('utf8'));
-    } catch (err) {
-      const problem = tornLineProblem(whole, this.header === undefined);
-      if (problem)
-        throw new PantoError('ERR_SESSION_CORRUPT', `${this.path}:${line}: ${problem}`, { cause: err });
-      this.torn = { line, offset, bytes: length };
-      this.warnings.torn(this.torn);
-      return;
-    }
-    if (!isUtf8(whole)) this.onInvalidUtf8(line);
-    this.#addParsed(line, offset, bytes, value);
-    this.unterminated = true;
-    this.warnings.unterminated(line);
-  }
-
-  async #readWhole(offset: number, bytes: number): Promise<Buffer> {
-    const b = Buffer.allocUnsafe(bytes);
-    const { bytesRead } = await this.fh.read(b, 0, bytes, offset);
-    if (bytesRead !== bytes) throw changed(this.path, 'the file shrank while it was being indexed');
-    return b;
   }
 
   #addEntry(line: number, offset: number, bytes: number, { type, id, parentId }: LeadingFields) {
@@ -333,7 +272,7 @@ export class SessionIndex {
 
   static {
     adoptFileIdentity = (index, stat) => {
-      index.#identity = fileIdentity(stat);
+      index.#identity = stat;
       index.#covered = stat.size;
       index.#openEnd = false;
     };
@@ -480,27 +419,23 @@ export class SessionIndex {
         break;
       }
     }
-    let batch: number[] = [];
-    let bytes = 0;
-    const count = () => {
-      const unread = batch.filter((i) => !parsed.has(i));
+    // The messages after it, in file order, reading a few MiB of lines not parsed yet at a time.
+    for (let i = from; i < this.ids.length; ) {
+      const start = i;
+      const unread: number[] = [];
+      for (let bytes = 0; i < this.ids.length && bytes < USAGE_BATCH_BYTES; i++) {
+        if (this.types[i] !== 'message' || parsed.has(i)) continue;
+        unread.push(i);
+        bytes += this.#ref(i).bytes;
+      }
       const read = this.#read(unread);
       for (let k = 0; k < unread.length; k++) parsed.set(unread[k] as number, read[k] as SessionEntry);
-      for (const i of batch) {
-        const e = parsed.get(i) as SessionEntry;
-        if (e.type === 'message') addAnswer(totals, e.message);
-        parsed.delete(i);
+      for (let j = start; j < i; j++) {
+        const e = this.types[j] === 'message' ? parsed.get(j) : undefined;
+        if (e?.type === 'message') addAnswer(totals, e.message);
+        parsed.delete(j);
       }
-      batch = [];
-      bytes = 0;
-    };
-    for (let i = from; i < this.ids.length; i++) {
-      if (this.types[i] !== 'message') continue;
-      batch.push(i);
-      if (!parsed.has(i)) bytes += this.#ref(i).bytes;
-      if (bytes >= USAGE_BATCH_BYTES) count();
     }
-    count();
     return totals;
   }
 
@@ -568,7 +503,28 @@ export class SessionIndex {
           buf = Buffer.allocUnsafe(Math.max(length, Math.min(this.#chunkBytes, 1 << 20)));
         if (readSync(fd, buf, 0, length, start) !== length)
           throw changed(this.path, 'the file is shorter than when it was indexed');
-        while (k <= last) k = this.#parseRun(indices, k, last, buf, start, fileBytes, out);
+        // Lines that follow each other, each ending where it was indexed, are decoded together.
+        while (k <= last) {
+          let to = this.#lineStop(indices[k] as number, buf, start, fileBytes);
+          let n = k;
+          while (n < last && this.#ref(indices[n + 1] as number).offset - start === to)
+            to = this.#lineStop(indices[++n] as number, buf, start, fileBytes);
+          let j = k;
+          decodeLines(buf, this.#ref(indices[k] as number).offset - start, to, (text, invalidUtf8) => {
+            if (j > n) throw changed(this.path, 'a line indexed whole holds a newline now; the file changed');
+            const i = indices[j] as number;
+            const line = this.lineOf(i);
+            if (invalidUtf8) this.#warnings.invalidUtf8(line);
+            let value: unknown;
+            try {
+              value = JSON.parse(text);
+            } catch (err) {
+              throw corruptLine(this.path, line, err);
+            }
+            out[j++] = this.#check(i, value);
+          });
+          k = n + 1;
+        }
       }
       this.#checkIdentity(fd);
     } finally {
@@ -577,71 +533,18 @@ export class SessionIndex {
     return out;
   }
 
-  /**
-   * Parse entries from indices[k] on (up to indices[last]) out of `buf`, which holds the file from offset `start`:
-   * lines that follow each other and each end with a newline are decoded as one batch of at most BATCH_BYTES (one
-   * `toString`, each line a slice of it); a line whose bytes are not valid UTF-8 on its own. Returns the next k.
-   */
-  #parseRun(
-    indices: readonly number[],
-    k: number,
-    last: number,
-    buf: Buffer,
-    start: number,
-    fileBytes: number,
-    out: SessionEntry[],
-  ): number {
-    const from = this.#ref(indices[k] as number).offset - start;
-    let to = this.#lineStop(indices[k] as number, buf, from, start, fileBytes);
-    let n = k;
-    while (n < last && to - from < BATCH_BYTES) {
-      const next = indices[n + 1] as number;
-      if (this.#ref(next).offset - start !== to) break;
-      const nextTo = this.#lineStop(next, buf, to, start, fileBytes);
-      if (nextTo - from > BATCH_BYTES) break;
-      to = nextTo;
-      n++;
-    }
-    const bytes = buf.subarray(from, to);
-    if (n > k && !isUtf8(bytes)) n = k; // find the bad line's number: one line at a time
-    const text = n > k ? bytes.toString('utf8') : '';
-    let p = 0;
-    for (let j = k; j <= n; j++) {
-      const i = indices[j] as number;
-      const ref = this.#ref(i);
-      let value: unknown;
-      if (n === k) {
-        const at = ref.offset - start;
-        value = parseBytes(this.path, ref.line, buf.subarray(at, at + ref.bytes), (line) =>
-          this.#warnings.invalidUtf8(line),
-        );
-      } else {
-        const nl = text.indexOf('\n', p);
-        const line = text.slice(p, nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl);
-        p = nl + 1;
-        try {
-          value = JSON.parse(line);
-        } catch (err) {
-          throw corruptLine(this.path, ref.line, err);
-        }
-      }
-      out[j] = this.#check(i, value);
-    }
-    return n + 1;
-  }
-
   #ref(i: number): SessionLineRef {
     return this.lines[i] as SessionLineRef;
   }
 
   /**
-   * Where entry `i`'s line (at `at` in `buf`, which holds the file from offset `start`) ends, just past its newline
-   * (an optional CR, then a newline; or the file's end, for an unterminated last line).
+   * Where entry `i`'s line ends in `buf` (which holds the file from offset `start`), just past its newline (an
+   * optional CR, then a newline; or the file's end, for an unterminated last line).
    * @throws ERR_SESSION_CHANGED when the bytes after the line are not such an end: the file was rewritten.
    */
-  #lineStop(i: number, buf: Buffer, at: number, start: number, fileBytes: number): number {
+  #lineStop(i: number, buf: Buffer, start: number, fileBytes: number): number {
     const ref = this.#ref(i);
-    let p = at + ref.bytes;
+    let p = ref.offset - start + ref.bytes;
     if (start + p < fileBytes && buf[p] === CR) p++;
     if (start + p === fileBytes) return p;
     if (buf[p] !== NEWLINE)
@@ -708,21 +611,19 @@ export async function openSessionIndex(
   const { chunkBytes, maxLineBytes } = readLimits(options);
   const fh = await openRegularFile(path);
   try {
-    const identity = fileIdentity(await fh.stat());
-    const scan = new IndexScan(path, fh);
+    const identity = await fh.stat();
+    const scan = new IndexScan(path);
     const read = await readLines(
       fh,
       {
         chunkBytes,
         maxLineBytes,
         limit: identity.size,
-        headBytes: LEADING_BYTES,
         tooLong: () => lineTooLong(path, scan.lineNo + 1, maxLineBytes),
       },
       (block) => scan.block(block),
-      (head) => scan.long(head),
     );
-    if (read.last) await scan.last(read.last);
+    if (read.last) scan.last(read.last);
     const problem =
       read.fileBytes !== identity.size
         ? 'it shrank'

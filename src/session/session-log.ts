@@ -21,7 +21,7 @@ import { addAnswer, sessionUsage } from './answer-usage.js';
 import { mentionsCompaction } from './compaction-probe.js';
 import { FileLock } from './file-lock.js';
 import type { TornLine } from './jsonl-reader.js';
-import { type EagerState, type LoadSessionOptions, readEagerly } from './load-session.js';
+import { type LoadSessionOptions, readEagerly } from './load-session.js';
 import {
   type CompactionInput,
   compactionEntry,
@@ -68,32 +68,6 @@ export interface CreateSessionOptions extends SessionLogOptions {
   id?: string;
 }
 
-/** The entries a file held when a log opened it lazily, by position in file order, parsed on demand. */
-interface OpenedEntries {
-  readonly size: number;
-  idAt(i: number): string;
-  parentAt(i: number): string | null;
-  typeAt(i: number): SessionEntry['type'];
-  positionOf(id: string): number | undefined;
-  /** The entries at these positions (ascending); a fresh array. */
-  read(positions: readonly number[]): SessionEntry[];
-  /** Every entry, in file order, reusing the entries in `known`; a fresh array the caller owns. */
-  all(known: readonly ParsedRun[]): SessionEntry[];
-}
-
-/** A lazy open's entries: through the index (synchronous reads; its errors). */
-function indexed(index: SessionIndex): OpenedEntries {
-  return {
-    size: index.size,
-    idAt: (i) => index.ids[i] as string,
-    parentAt: (i) => index.parents[i] as string | null,
-    typeAt: (i) => index.types[i] as SessionEntry['type'],
-    positionOf: (id) => index.positionOf(id),
-    read: (positions) => index.readAt(positions),
-    all: (known) => index.readAll(known),
-  };
-}
-
 /** The end of a session file as `open` found it (from the index or the eager read): what it repairs. */
 interface FileEnd {
   headerMissing: boolean;
@@ -106,7 +80,7 @@ interface FileEnd {
 interface OpenedForAppend {
   path: string;
   header: SessionHeader;
-  /** The repairs made before appending (`repaired`, pushed by `openForAppend`). */
+  /** The repairs made before appending (`repaired`). */
   warnings: SessionWarning[];
   fsync: boolean;
   lock: FileLock;
@@ -117,17 +91,17 @@ interface OpenedForAppend {
 /**
  * Repair the end of `path` so the next append starts a clean line, then open it with O_APPEND: a file without a
  * header is emptied and gets `header` (fsynced when `fsync`), a torn last line is cut off, a missing final newline
- * is written. Each cut is reported in `warnings` (pushed to) as `repaired`. The returned descriptor is the caller's
+ * is written. Each cut is reported in the returned `warnings` as `repaired`. The returned descriptor is the caller's
  * to close; it is closed here if a write fails. I/O errors are thrown as they come.
  */
 function openForAppend(
   path: string,
   header: SessionHeader,
   end: FileEnd,
-  warnings: SessionWarning[],
   fsync: boolean,
   lock: FileLock,
 ): OpenedForAppend {
+  const warnings: SessionWarning[] = [];
   let size = end.fileBytes;
   if (end.headerMissing) {
     truncateSync(path, 0);
@@ -173,9 +147,10 @@ export class SessionLog implements SessionWriter {
   readonly #repairs: readonly SessionWarning[];
   readonly #fsync: boolean;
   readonly #lock: FileLock;
-  /** The entries the file held at a lazy open (positions 0 .. size - 1); null otherwise. */
-  readonly #opened: OpenedEntries | null;
-  /** The index behind `#opened` after a lazy open (told about this log's own writes); null otherwise. */
+  /**
+   * After a lazy open, the index of the entries the file held then (positions 0 .. size - 1; told about this log's
+   * own writes); null otherwise.
+   */
   readonly #index: SessionIndex | null;
   /** Entries this log appended (positions index.size ..; from 0 with every entry read at open), by id too. */
   readonly #appended: SessionEntry[];
@@ -211,7 +186,6 @@ export class SessionLog implements SessionWriter {
     this.#fd = init.fd;
     this.#size = init.size;
     this.#index = init.index;
-    this.#opened = init.index ? indexed(init.index) : null;
     this.#appended = init.entries ?? [];
     for (let i = 0; i < this.#appended.length; i++)
       this.#appendedAt.set((this.#appended[i] as SessionEntry).id, i);
@@ -280,28 +254,37 @@ export class SessionLog implements SessionWriter {
     const lock = FileLock.acquire(path);
     let fd: number | undefined;
     try {
+      const fsync = options.fsync ?? false;
       // No compaction in sight: one pass parsing every line is the fastest open (see loadSession).
-      if (options.eager || !(await mentionsCompaction(path)))
-        return SessionLog.#fromEager(path, await readEagerly(path, options), options, lock);
+      if (options.eager || !(await mentionsCompaction(path))) {
+        const { session, view, read, headerMissing } = await readEagerly(path, options);
+        return new SessionLog({
+          ...openForAppend(path, session.header, { ...read, headerMissing }, fsync, lock),
+          loadWarnings: session.warnings,
+          index: null,
+          entries: session.entries,
+          leafId: session.leafId,
+          view,
+          model: session.model,
+          usage: sessionUsage(session.entries),
+        });
+      }
       const index = await openSessionIndex(path, options);
       const known: ParsedRun[] = [];
       const view = index.conversationView(known);
       const usage = index.usage(known);
-      const opened = openForAppend(path, index.header, index, [], options.fsync ?? false, lock);
+      const opened = openForAppend(path, index.header, index, fsync, lock);
       fd = opened.fd;
-      const loadWarnings = index.warnings;
-      if (index.headerMissing) {
-        return new SessionLog({
-          ...opened,
-          loadWarnings,
-          index: null,
-          view: { messages: [], entryIds: [] },
-          model: index.header.model,
-          usage,
-        });
-      }
+      // A file without a header held no entry: its index stays empty, and the file is now the new header alone.
       adoptFileIdentity(index, fstatSync(fd));
-      const log = new SessionLog({ ...opened, loadWarnings, index, view, model: index.model, usage });
+      const log = new SessionLog({
+        ...opened,
+        loadWarnings: index.warnings,
+        index,
+        view,
+        model: index.model,
+        usage,
+      });
       log.#known = known;
       return log;
     } catch (err) {
@@ -309,26 +292,6 @@ export class SessionLog implements SessionWriter {
       lock.release();
       throw err;
     }
-  }
-
-  /**
-   * A log over a file read whole (every line parsed: `eager: true`, or a file with no compaction), after the same
-   * repairs. The caller holds `lock` and releases it if this throws.
-   */
-  static #fromEager(path: string, state: EagerState, options: SessionLogOptions, lock: FileLock): SessionLog {
-    const { header, entries, leafId, model } = state.session;
-    const end = { ...state.read, headerMissing: state.headerMissing };
-    const opened = openForAppend(path, header, end, [], options.fsync ?? false, lock);
-    return new SessionLog({
-      ...opened,
-      loadWarnings: state.session.warnings,
-      index: null,
-      entries,
-      leafId,
-      view: state.view,
-      model,
-      usage: sessionUsage(entries),
-    });
   }
 
   /**
@@ -372,9 +335,9 @@ export class SessionLog implements SessionWriter {
 
   /** Every entry in file order (owned by the log; appends extend it). The first read may throw: module comment. */
   get entries(): readonly SessionEntry[] {
-    if (this.#opened === null) return this.#appended;
+    if (this.#index === null) return this.#appended;
     if (this.#all === undefined) {
-      const all = this.#opened.all(this.#known);
+      const all = this.#index.readAll(this.#known);
       for (const e of this.#appended) all.push(e);
       this.#all = all;
       this.#known = [];
@@ -441,10 +404,11 @@ export class SessionLog implements SessionWriter {
   async uploadEntries(): Promise<readonly UploadEntry[]> {
     const isUpload = (e: SessionEntry): e is UploadEntry => e.type === 'upload';
     if (this.#all !== undefined) return this.#all.filter(isUpload);
-    const opened = this.#opened;
+    const types = this.#index?.types ?? [];
     const positions: number[] = [];
-    for (let i = 0; i < (opened?.size ?? 0); i++) if (opened?.typeAt(i) === 'upload') positions.push(i);
-    const out = positions.length === 0 ? [] : (opened as OpenedEntries).read(positions).filter(isUpload);
+    for (let i = 0; i < types.length; i++) if (types[i] === 'upload') positions.push(i);
+    const out =
+      positions.length === 0 ? [] : (this.#index as SessionIndex).readAt(positions).filter(isUpload);
     for (const e of this.#appended) if (isUpload(e)) out.push(e);
     return out;
   }
@@ -475,15 +439,9 @@ export class SessionLog implements SessionWriter {
     const path: number[] = [];
     for (let i: number | undefined = at; i !== undefined; ) {
       path.push(i);
-      const parent = this.#parentAt(i);
-      const p: number | undefined = parent === null ? undefined : this.#positionOf(parent);
       // Parents are earlier entries (checked at open; appends attach to known entries), so this ends.
-      if (parent !== null && (p === undefined || p >= i))
-        throw new PantoError(
-          'ERR_SESSION_FORMAT',
-          `${this.path}: entry ${this.#idAt(i)} has no earlier parent`,
-        );
-      i = p;
+      const parent = this.#parentAt(i);
+      i = parent === null ? undefined : this.#positionOf(parent);
     }
     path.reverse();
     const tree = this.#lazy();
@@ -525,39 +483,30 @@ export class SessionLog implements SessionWriter {
 
   /** Number of entries the file held at open. */
   #based(): number {
-    return this.#opened?.size ?? 0;
+    return this.#index?.size ?? 0;
   }
 
   #positionOf(id: string): number | undefined {
-    return this.#opened?.positionOf(id) ?? this.#appendedAt.get(id);
-  }
-
-  #idAt(i: number): string {
-    const base = this.#based();
-    return i < base ? (this.#opened as OpenedEntries).idAt(i) : (this.#appended[i - base] as SessionEntry).id;
+    return this.#index?.positionOf(id) ?? this.#appendedAt.get(id);
   }
 
   #parentAt(i: number): string | null {
     const base = this.#based();
     return i < base
-      ? (this.#opened as OpenedEntries).parentAt(i)
+      ? ((this.#index as SessionIndex).parents[i] as string | null)
       : (this.#appended[i - base] as SessionEntry).parentId;
   }
 
   /** The entry tree by position: the file's entries at open through the index, then the appended ones. */
   #lazy(): LazyEntries {
-    const opened = this.#opened;
     const base = this.#based();
     return {
-      typeAt: (i) =>
-        (i < base
-          ? (opened as OpenedEntries).typeAt(i)
-          : this.#appended[i - base]?.type) as SessionEntry['type'],
+      typeAt: (i) => (this.#index?.types[i] ?? this.#appended[i - base]?.type) as SessionEntry['type'],
       positionOf: (id) => this.#positionOf(id),
       read: (positions) => {
         let split = 0;
         while (split < positions.length && (positions[split] as number) < base) split++;
-        const old = split === 0 ? [] : (opened as OpenedEntries).read(positions.slice(0, split));
+        const old = split === 0 ? [] : (this.#index as SessionIndex).readAt(positions.slice(0, split));
         for (let k = split; k < positions.length; k++)
           old.push(this.#appended[(positions[k] as number) - base] as SessionEntry);
         return old;

@@ -44,6 +44,24 @@ function optional(o: Obj, key: string, type: 'string' | 'number' | 'boolean' | '
   return null;
 }
 
+/** The first problem `check` finds in the items of the array `v` (each named `where[i]`), or null. */
+function eachProblem(
+  v: unknown,
+  where: string,
+  check: (item: unknown, at: string) => string | null,
+): string | null {
+  if (!Array.isArray(v)) return `${where} must be an array`;
+  for (let i = 0; i < v.length; i++) {
+    const problem = check(v[i], `${where}[${i}]`);
+    if (problem) return problem;
+  }
+  return null;
+}
+
+function isNonEmptyString(v: unknown): boolean {
+  return typeof v === 'string' && v !== '';
+}
+
 function isDimension(v: unknown): boolean {
   return typeof v === 'number' && Number.isInteger(v) && v > 0;
 }
@@ -79,15 +97,6 @@ function mediaProblem(part: ImagePart | DocumentPart, where: string): string | n
   return `${where}: ${verdict.kind === 'rejected' ? verdict.rejected : verdict.lie}`;
 }
 
-function partsProblem(parts: unknown, where: string): string | null {
-  if (!Array.isArray(parts)) return `${where} must be an array`;
-  for (let i = 0; i < parts.length; i++) {
-    const problem = partProblem(parts[i], `${where}[${i}]`);
-    if (problem) return problem;
-  }
-  return null;
-}
-
 function assistantBlockProblem(b: unknown, where: string): string | null {
   if (!isObj(b)) return `${where} must be an object`;
   switch (b.type) {
@@ -112,7 +121,7 @@ function toolResultProblem(r: unknown, where: string): string | null {
   }
   if (typeof r.isError !== 'boolean') return `${where}.isError must be a boolean`;
   return (
-    partsProblem(r.parts, `${where}.parts`) ??
+    eachProblem(r.parts, `${where}.parts`, partProblem) ??
     optional(r, 'meta', 'object', where) ??
     approvalProblem(r.approval, `${where}.approval`)
   );
@@ -133,13 +142,10 @@ export function messageProblem(m: unknown, where: string): string | null {
     case 'system':
       return typeof m.content === 'string' ? null : `${where}.content must be a string`;
     case 'user':
-      return partsProblem(m.content, `${where}.content`);
+      return eachProblem(m.content, `${where}.content`, partProblem);
     case 'assistant': {
-      if (!Array.isArray(m.content)) return `${where}.content must be an array`;
-      for (let i = 0; i < m.content.length; i++) {
-        const problem = assistantBlockProblem(m.content[i], `${where}.content[${i}]`);
-        if (problem) return problem;
-      }
+      const problem = eachProblem(m.content, `${where}.content`, assistantBlockProblem);
+      if (problem) return problem;
       if (m.stopReason !== undefined && !STOP_REASONS.has(m.stopReason as string)) {
         return `${where}.stopReason is not a known stop reason`;
       }
@@ -149,14 +155,8 @@ export function messageProblem(m: unknown, where: string): string | null {
         optional(m, 'errorMessage', 'string', where)
       );
     }
-    case 'tool': {
-      if (!Array.isArray(m.results)) return `${where}.results must be an array`;
-      for (let i = 0; i < m.results.length; i++) {
-        const problem = toolResultProblem(m.results[i], `${where}.results[${i}]`);
-        if (problem) return problem;
-      }
-      return null;
-    }
+    case 'tool':
+      return eachProblem(m.results, `${where}.results`, toolResultProblem);
     default:
       return `${where}.role must be system, user, assistant or tool (got ${shown(m.role)})`;
   }
@@ -226,7 +226,7 @@ export function entryProblem(e: unknown): string | null {
 
 function entryShapeProblem(e: unknown): string | null {
   if (!isObj(e)) return 'entry must be a JSON object';
-  if (typeof e.id !== 'string' || e.id === '') return 'entry.id must be a non-empty string';
+  if (!isNonEmptyString(e.id)) return 'entry.id must be a non-empty string';
   if (e.parentId !== null && typeof e.parentId !== 'string') return 'entry.parentId must be a string or null';
   if (typeof e.timestamp !== 'string') return 'entry.timestamp must be a string';
   switch (e.type) {
@@ -240,23 +240,17 @@ function entryShapeProblem(e: unknown): string | null {
       if (typeof e.tokensBefore !== 'number' || typeof e.tokensAfter !== 'number') {
         return 'entry.tokensBefore and entry.tokensAfter must be numbers';
       }
-      if (!Array.isArray(e.replacement)) return 'entry.replacement must be an array';
-      for (let i = 0; i < e.replacement.length; i++) {
-        const problem = messageProblem(e.replacement[i], `entry.replacement[${i}]`);
-        if (problem) return problem;
-      }
-      return e.usageBefore === undefined ? null : usageProblem(e.usageBefore);
+      return (
+        eachProblem(e.replacement, 'entry.replacement', messageProblem) ??
+        (e.usageBefore === undefined ? null : eachProblem(e.usageBefore, 'entry.usageBefore', usageProblem))
+      );
     }
     case 'custom':
-      if (typeof e.customType !== 'string' || e.customType === '')
-        return 'entry.customType must be a non-empty string';
+      if (!isNonEmptyString(e.customType)) return 'entry.customType must be a non-empty string';
       return e.data === undefined ? 'entry.data is missing' : null;
     case 'model_change':
-      if (typeof e.model !== 'string' || e.model === '') return 'entry.model must be a non-empty string';
-      if (e.api !== undefined && typeof e.api !== 'string') return 'entry.api must be a string';
-      if (e.provider !== undefined && typeof e.provider !== 'string')
-        return 'entry.provider must be a string';
-      return null;
+      if (!isNonEmptyString(e.model)) return 'entry.model must be a non-empty string';
+      return optional(e, 'api', 'string', 'entry') ?? optional(e, 'provider', 'string', 'entry');
     case 'upload':
       return uploadProblem(e, 'entry');
     default:
@@ -266,19 +260,14 @@ function entryShapeProblem(e: unknown): string | null {
 
 const USAGE_COUNTS = ['requests', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens'];
 
-/** Problem with a compaction's `usageBefore` (an array of per-model counts, each a safe integer >= 0), or null. */
-function usageProblem(u: unknown): string | null {
-  if (!Array.isArray(u)) return 'entry.usageBefore must be an array';
-  for (let i = 0; i < u.length; i++) {
-    const t: unknown = u[i];
-    const where = `entry.usageBefore[${i}]`;
-    if (!isObj(t)) return `${where} must be an object`;
-    if (t.model !== undefined && typeof t.model !== 'string') return `${where}.model must be a string`;
-    for (const key of USAGE_COUNTS) {
-      const n = t[key];
-      if (!Number.isSafeInteger(n) || (n as number) < 0)
-        return `${where}.${key} must be an integer >= 0 (got ${shown(n)})`;
-    }
+/** Problem with one per-model count of a compaction's `usageBefore` (each count a safe integer >= 0), or null. */
+function usageProblem(t: unknown, where: string): string | null {
+  if (!isObj(t)) return `${where} must be an object`;
+  if (t.model !== undefined && typeof t.model !== 'string') return `${where}.model must be a string`;
+  for (const key of USAGE_COUNTS) {
+    const n = t[key];
+    if (!Number.isSafeInteger(n) || (n as number) < 0)
+      return `${where}.${key} must be an integer >= 0 (got ${shown(n)})`;
   }
   return null;
 }
@@ -288,31 +277,27 @@ const SHA256 = /^[0-9a-f]{64}$/;
 /** Problem with the fields of an upload entry (or of what an append records), or null. */
 export function uploadProblem(e: Obj, where: string): string | null {
   for (const key of ['api', 'baseUrl', 'account'] as const) {
-    if (typeof e[key] !== 'string' || e[key] === '') return `${where}.${key} must be a non-empty string`;
+    if (!isNonEmptyString(e[key])) return `${where}.${key} must be a non-empty string`;
   }
   if (e.files === undefined && e.removed === undefined) return `${where} needs files or removed`;
-  if (e.files !== undefined) {
-    if (!Array.isArray(e.files)) return `${where}.files must be an array`;
-    for (let i = 0; i < e.files.length; i++) {
-      const f: unknown = e.files[i];
-      const at = `${where}.files[${i}]`;
-      if (!isObj(f)) return `${at} must be an object`;
-      if (typeof f.sha256 !== 'string' || !SHA256.test(f.sha256)) return `${at}.sha256 must be 64 hex digits`;
-      if (typeof f.id !== 'string' || f.id === '') return `${at}.id must be a non-empty string`;
-      if (typeof f.mediaType !== 'string') return `${at}.mediaType must be a string`;
-      if (typeof f.bytes !== 'number' || !Number.isInteger(f.bytes) || f.bytes < 0)
-        return `${at}.bytes must be an integer >= 0`;
-      const problem = optional(f, 'uri', 'string', at) ?? optional(f, 'expiresAt', 'string', at);
-      if (problem) return problem;
-    }
-  }
-  if (e.removed !== undefined) {
-    if (!Array.isArray(e.removed)) return `${where}.removed must be an array`;
-    for (let i = 0; i < e.removed.length; i++) {
-      if (typeof e.removed[i] !== 'string') return `${where}.removed[${i}] must be a string`;
-    }
-  }
-  return null;
+  return (
+    (e.files === undefined ? null : eachProblem(e.files, `${where}.files`, uploadedFileProblem)) ??
+    (e.removed === undefined
+      ? null
+      : eachProblem(e.removed, `${where}.removed`, (id, at) =>
+          typeof id === 'string' ? null : `${at} must be a string`,
+        ))
+  );
+}
+
+function uploadedFileProblem(f: unknown, at: string): string | null {
+  if (!isObj(f)) return `${at} must be an object`;
+  if (typeof f.sha256 !== 'string' || !SHA256.test(f.sha256)) return `${at}.sha256 must be 64 hex digits`;
+  if (!isNonEmptyString(f.id)) return `${at}.id must be a non-empty string`;
+  if (typeof f.mediaType !== 'string') return `${at}.mediaType must be a string`;
+  if (typeof f.bytes !== 'number' || !Number.isInteger(f.bytes) || f.bytes < 0)
+    return `${at}.bytes must be an integer >= 0`;
+  return optional(f, 'uri', 'string', at) ?? optional(f, 'expiresAt', 'string', at);
 }
 
 /**
