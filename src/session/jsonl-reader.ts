@@ -36,9 +36,9 @@ export interface JsonlReadResult {
 
 /**
  * Called once per parsed line, in file order, with the line's text (as parsed: no newline, no trailing CR, no byte
- * order mark); a throw stops reading and propagates.
+ * order mark); a throw stops reading and propagates. A promise returned holds the reading until it settles.
  */
-export type JsonlLineHandler = (value: unknown, line: number, text: string) => void;
+export type JsonlLineHandler = (value: unknown, line: number, text: string) => unknown;
 
 /**
  * Bytes decoded per `toString` when a chunk's complete lines are parsed. The decoded string (at most 2 bytes per byte)
@@ -113,7 +113,7 @@ export async function readJsonl(
   const warnings = new LineWarnings(path);
 
   /** One line's text (no newline, no CR): parsed and handed over, or counted as empty. */
-  const take = (text: string): void => {
+  const take = (text: string): unknown => {
     lineNo++;
     if (text === '') {
       warnings.empty(lineNo);
@@ -126,11 +126,11 @@ export async function readJsonl(
       throw corruptLine(path, lineNo, err);
     }
     lines++;
-    onLine(value, lineNo, text);
+    return onLine(value, lineNo, text);
   };
 
   /** The complete lines of a block, decoded a batch of at most BATCH_BYTES at a time (a longer line alone). */
-  const onBlock = ({ buf, start, end }: LineBlock): void => {
+  const onBlock = async ({ buf, start, end }: LineBlock): Promise<void> => {
     let s = start;
     while (s < end) {
       let e = end;
@@ -152,7 +152,8 @@ export async function readJsonl(
       const text = buf.toString('utf8', s, e);
       for (let p = 0; p < text.length; ) {
         const nl = text.indexOf('\n', p);
-        take(text.slice(p, nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl));
+        const held = take(text.slice(p, nl > p && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl));
+        if (held instanceof Promise) await held;
         p = nl + 1;
       }
       for (const line of bad) warnings.invalidUtf8(line);
@@ -191,7 +192,7 @@ export async function readJsonl(
         warnings.torn(result.torn);
         return result;
       }
-      take(text);
+      await take(text);
       if (!isUtf8(bytes)) warnings.invalidUtf8(lineNo);
       result.lines = lines;
       result.unterminated = true;

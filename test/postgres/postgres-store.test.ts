@@ -20,7 +20,7 @@ import { connectStore, PG_URL } from './pg-env.js';
 const WRITER = fileURLToPath(new URL('./writer-process.mjs', import.meta.url));
 const run = PG_URL === undefined ? describe.skip : describe;
 
-if (PG_URL !== undefined) describeSessionStore('PostgreSQL', () => connectStore());
+if (PG_URL !== undefined) describeSessionStore('PostgreSQL', () => connectStore(), PG_URL);
 
 const admin = PG_URL === undefined ? undefined : new pg.Pool({ connectionString: PG_URL, max: 2 });
 afterAll(async () => admin?.end());
