@@ -8,7 +8,9 @@
 import { type JsonlReadOptions, type JsonlReadResult, readJsonl } from '../session/jsonl-reader.js';
 
 /** Text (UTF-16 code units) per batch handed to the consumer. */
-const BATCH = 1024 * 1024;
+const BATCH = 256 * 1024;
+/** Bytes read per call unless `chunkBytes` says otherwise (the reader keeps two). */
+const CHUNK = 1024 * 1024;
 
 /** Thrown into the reader when the consumer stops early (`break`, a throw): ends the read, never surfaces. */
 const stopped = Symbol('stopped');
@@ -52,7 +54,7 @@ export async function* fileLines(path: string, options: FileLinesOptions = {}): 
         wakeReader = resolve;
       });
     },
-    options,
+    { chunkBytes: CHUNK, ...options },
   ).then(
     (read) => {
       if (batch.length > 0) ready.push(batch);

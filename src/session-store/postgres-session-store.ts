@@ -58,7 +58,7 @@ const DEFAULT_MAX_ENTRY = 256 * 1024 * 1024;
 /** Rows per page read (and per insert of an import). */
 const PAGE_ROWS = 500;
 /** JSON text per page read or insert of an import, in bytes (a longer single row goes alone). */
-const PAGE_BYTES = 8 * 1024 * 1024;
+const PAGE_BYTES = 2 * 1024 * 1024;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS panto_sessions (

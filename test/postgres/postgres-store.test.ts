@@ -159,6 +159,58 @@ run('locks', () => {
     await store.close();
   });
 
+  it('a branch on a log that lost the session is refused (ERR_SESSION_LOCKED), and so is every append after it', async () => {
+    const id = freshId();
+    const store = await connectStore();
+    const log = await store.create({ id });
+    const first = log.appendMessage(say('one'));
+    log.appendMessage(say('two'));
+    await log.flush();
+    await sql("UPDATE panto_sessions SET writer = 'someone-else' WHERE id = $1", [id]);
+    expect(await code(log.branch(first.id))).toBe('ERR_SESSION_LOCKED');
+    expect(texts(log.conversation.messages)).toStrictEqual(['one', 'two']);
+    expect(() => log.appendMessage(say('late'))).toThrow(
+      expect.objectContaining({ code: 'ERR_SESSION_LOCKED' }),
+    );
+    await code(log.close());
+    expect(await code(log.branch(first.id))).toBe('ERR_INVALID_ARGUMENT');
+    await store.close();
+  });
+
+  it('a branch through hostile rows: a parent that is not earlier, a cycle, a kept entry off the branch, all typed', async () => {
+    const store = await connectStore();
+    const id = freshId();
+    const log = await store.create({ id });
+    const a = log.appendMessage(say('a'));
+    const b = log.appendMessage(say('b'));
+    const c = log.appendMessage(say('c'));
+    await log.flush();
+    const key = (await sql('SELECT key FROM panto_sessions WHERE id = $1', [id]))[0]?.key;
+    // a's parent made c (later): a cycle a -> c -> b -> a that the walk must not follow.
+    const aBody = JSON.stringify({
+      ...JSON.parse(
+        (
+          await sql('SELECT body FROM panto_session_entries WHERE session_key = $1 AND id = $2', [key, a.id])
+        )[0]?.body,
+      ),
+      parentId: c.id,
+    });
+    await sql(
+      'UPDATE panto_session_entries SET parent_id = $3, body = $4 WHERE session_key = $1 AND id = $2',
+      [key, a.id, c.id, aBody],
+    );
+    expect(await code(log.branch(c.id))).toBe('ERR_SESSION_FORMAT');
+    expect(await code(log.branch(b.id))).toBe('ERR_SESSION_FORMAT');
+    // The row's JSON no longer matches its columns.
+    await sql('UPDATE panto_session_entries SET parent_id = NULL WHERE session_key = $1 AND id = $2', [
+      key,
+      a.id,
+    ]);
+    expect(await code(log.branch(b.id))).toBe('ERR_SESSION_FORMAT');
+    await code(log.close());
+    await store.close();
+  });
+
   it('the connection dropped mid-turn: the agent run fails typed, what was stored stays whole, the session reopens', async () => {
     const { server } = await fixture;
     const id = freshId();
