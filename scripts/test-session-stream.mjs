@@ -160,7 +160,7 @@ try {
   const entries = await writeSession(file, id, mib);
   const bytes = statSync(file).size;
   console.log(`session of ${(bytes / MiB).toFixed(0)} MiB, ${entries} entries:`);
-  const runs = [['heap capped at ' + heapMib + ' MiB', capped]];
+  const runs = [[`heap capped at ${heapMib} MiB`, capped]];
   if (args['default-heap']) runs.push(["Node's default heap", []]);
   for (const [name, flags] of runs) {
     console.log(`  ${name}:`);
