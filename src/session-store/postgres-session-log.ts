@@ -89,6 +89,8 @@ export class PostgresSessionLog implements SessionWriter {
   #writes: Promise<void> = Promise.resolve();
   #failure: unknown;
   #closed = false;
+  /** A `branch()` is reading: appends (which would attach to the old leaf) are refused until it settles. */
+  #branching = false;
 
   /** @internal Use `PostgresSessionStore.open` / `create`. */
   constructor(init: {
@@ -262,6 +264,17 @@ export class PostgresSessionLog implements SessionWriter {
   async branch(entryId: string): Promise<void> {
     if (this.#closed) throw invalid(`session ${this.header.id} is closed`);
     if (typeof entryId !== 'string') throw invalid(`no entry ${String(entryId)} in this session`);
+    if (this.#branching)
+      throw invalid(`session ${this.header.id}: a branch is already pending; await it first`);
+    this.#branching = true;
+    try {
+      await this.#branchTo(entryId);
+    } finally {
+      this.#branching = false;
+    }
+  }
+
+  async #branchTo(entryId: string): Promise<void> {
     await this.flush();
     const where = `session ${this.header.id}`;
     let path: PathRow[];
@@ -415,6 +428,8 @@ export class PostgresSessionLog implements SessionWriter {
   #base(): EntryBase {
     if (this.#closed) throw invalid(`session ${this.header.id} is closed`);
     if (this.#failure !== undefined) throw this.#failure;
+    if (this.#branching)
+      throw invalid(`session ${this.header.id}: cannot append while branch() is pending; await it`);
     return {
       id: randomBytes(6).toString('hex'),
       parentId: this.#leafId,

@@ -177,6 +177,23 @@ run('locks', () => {
     await store.close();
   });
 
+  it('an append or a second branch while a branch is pending is refused, never attached to the old leaf', async () => {
+    const store = await connectStore();
+    const log = await store.create({ id: freshId() });
+    const first = log.appendMessage(say('one'));
+    log.appendMessage(say('two'));
+    const pending = log.branch(first.id);
+    expect(() => log.appendMessage(say('too soon'))).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
+    );
+    expect(await code(log.branch(first.id))).toBe('ERR_INVALID_ARGUMENT');
+    await pending;
+    expect(log.appendMessage(say('now')).parentId).toBe(first.id);
+    expect(texts(log.conversation.messages)).toStrictEqual(['one', 'now']);
+    await log.close();
+    await store.close();
+  });
+
   it('a branch through hostile rows: a parent that is not earlier, a cycle, a kept entry off the branch, all typed', async () => {
     const store = await connectStore();
     const id = freshId();
