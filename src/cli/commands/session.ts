@@ -31,7 +31,9 @@ as such ([assistant — aborted ...]; they are not sent to the model again).
 list, export and import work on a session store: STORE is a PostgreSQL URL
 (postgres://user@host:port/db) or a folder of JSONL session files. export
 writes the session's JSONL lines (to FILE or standard output); import checks
-every line of a JSONL file as a load does and stores it under its header's id.
+every line of a JSONL file as a load does and stores it under its header's id
+(nothing when a line fails). Both stream: a session of any size moves in
+bounded memory, and an export imported and exported again is the same bytes.
 
 Options:
   --entries   list every entry in the file (ids, parents, kinds), including
