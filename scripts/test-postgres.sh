@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The PostgreSQL session-store suite: uses PANTO_TEST_PG_URL when set, else starts a throwaway server
+# The PostgreSQL session-store suite, the resume bench and the streaming export/import check: uses PANTO_TEST_PG_URL when set, else starts a throwaway server
 # (scripts/pg-test-server.sh) for the run and stops it after. Skips (exit 0, saying why) when PostgreSQL is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,3 +16,4 @@ fi
 export PANTO_TEST_PG_URL
 npx vitest run --config vitest.postgres.config.ts "$@"
 node bench/session-store.mjs --entries=2000 --quick
+node scripts/test-session-stream.mjs

@@ -270,6 +270,7 @@ export {
   type OpenStoredSessionOptions,
   type SessionStore,
   type StoredSessionInfo,
+  type StoredSessionWriter,
 } from './session-store/session-store.js';
 // Tools
 export {

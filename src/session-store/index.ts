@@ -8,5 +8,6 @@ export type {
   OpenStoredSessionOptions,
   SessionStore,
   StoredSessionInfo,
+  StoredSessionWriter,
 } from './session-store.js';
 export { checkSessionId } from './session-store.js';

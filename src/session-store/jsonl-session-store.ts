@@ -4,15 +4,14 @@
  * `importLines` writes them to a new file after checking them as a load does.
  */
 
-import { closeSync, openSync, writeSync } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { access, type FileHandle, link, mkdir, open, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isPantoError, PantoError } from '../errors.js';
-import { readJsonl } from '../session/jsonl-reader.js';
 import { type LoadedSession, loadSession } from '../session/load-session.js';
 import { openSessionIndex } from '../session/session-index.js';
 import { SessionLog } from '../session/session-log.js';
-import { importChecked } from './import-lines.js';
+import { fileLines } from './file-lines.js';
+import { ImportChecker } from './import-lines.js';
 import {
   type CreateStoredSessionOptions,
   checkSessionId,
@@ -20,6 +19,9 @@ import {
   type SessionStore,
   type StoredSessionInfo,
 } from './session-store.js';
+
+/** Text (UTF-16 code units) gathered before an import writes it. */
+const WRITE_BATCH = 1024 * 1024;
 
 export class JsonlSessionStore implements SessionStore {
   /** The folder holding the session files (created on first write). */
@@ -78,33 +80,69 @@ export class JsonlSessionStore implements SessionStore {
   }
 
   async *exportLines(id: string): AsyncIterable<string> {
-    const lines: string[] = [];
-    await notFound(id, () => readJsonl(this.pathOf(id), (_value, _line, text) => lines.push(text)));
-    yield* lines;
+    const path = this.pathOf(id);
+    await notFound(id, () => access(path));
+    yield* fileLines(path);
   }
 
+  /**
+   * Written to a hidden file in the folder as the lines pass the checks, linked to `<id>.jsonl` once all did (never
+   * replacing a file), so a failed import leaves nothing and no reader sees half a session.
+   */
   async importLines(lines: AsyncIterable<string> | Iterable<string>): Promise<string> {
-    const checked = await importChecked(lines, 'import');
-    const id = checkSessionId(checked.header.id);
-    await mkdir(this.dir, { recursive: true });
-    const path = this.pathOf(id);
-    let fd: number;
+    const checker = new ImportChecker('import');
+    let id: string | undefined;
+    let path = '';
+    let temp: string | undefined;
+    let fh: FileHandle | undefined;
+    let pending: string[] = [];
+    let size = 0;
+    const write = async () => {
+      if (pending.length === 0) return;
+      const text = `${pending.join('\n')}\n`;
+      pending = [];
+      size = 0;
+      await (fh as FileHandle).write(text);
+    };
+    const exists = () =>
+      new PantoError('ERR_INVALID_ARGUMENT', `import: session ${id} already exists (${path})`);
     try {
-      fd = openSync(path, 'wx');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST')
-        throw new PantoError('ERR_INVALID_ARGUMENT', `import: session ${id} already exists (${path})`);
-      throw err;
+      for await (const raw of lines) {
+        const line = checker.check(raw);
+        if (line === undefined) continue;
+        if (id === undefined) {
+          id = checkSessionId(checker.header?.id);
+          path = this.pathOf(id);
+          await mkdir(this.dir, { recursive: true });
+          if (
+            await access(path).then(
+              () => true,
+              () => false,
+            )
+          )
+            throw exists();
+          temp = join(this.dir, `.${id}.import-${randomId()}`);
+          fh = await open(temp, 'wx');
+        }
+        pending.push(line.text);
+        size += line.text.length;
+        if (size >= WRITE_BATCH) await write();
+      }
+      checker.finish();
+      await write();
+      await fh?.close();
+      fh = undefined;
+      try {
+        await link(temp as string, path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw exists();
+        throw err;
+      }
+      return id as string;
+    } finally {
+      await fh?.close();
+      if (temp !== undefined) await rm(temp, { force: true });
     }
-    try {
-      for (const text of checked.lines) writeSync(fd, `${text}\n`);
-    } catch (err) {
-      closeSync(fd);
-      await rm(path, { force: true });
-      throw err;
-    }
-    closeSync(fd);
-    return id;
   }
 
   async close(): Promise<void> {}

@@ -25,7 +25,7 @@ import {
   type UploadInput,
   uploadEntry,
 } from '../session/new-entries.js';
-import type { ConversationView } from '../session/resolve-conversation.js';
+import { type ConversationView, resolveConversation } from '../session/resolve-conversation.js';
 import type {
   CompactionEntry,
   CustomEntry,
@@ -48,6 +48,14 @@ export interface PgClient {
 
 type LockedClient = PgClient & { release(destroy?: boolean): void };
 
+/** An entry's columns without its body: a step of a branch's path. */
+interface PathRow {
+  seq: string;
+  id: string;
+  parent_id: string | null;
+  type: string;
+}
+
 const tokens = new WeakMap<object, string>();
 /** The advisory-lock namespace of the store ('pant'). */
 export const LOCK_CLASS = 0x70616e74 | 0;
@@ -69,6 +77,7 @@ export class PostgresSessionLog implements SessionWriter {
   readonly #client: LockedClient;
   readonly #key: string;
   readonly #token: string;
+  readonly #maxEntryBytes: number;
   #view: ConversationView;
   #leafId: string | null;
   #model: string | undefined;
@@ -80,6 +89,8 @@ export class PostgresSessionLog implements SessionWriter {
   #writes: Promise<void> = Promise.resolve();
   #failure: unknown;
   #closed = false;
+  /** A `branch()` is reading: appends (which would attach to the old leaf) are refused until it settles. */
+  #branching = false;
 
   /** @internal Use `PostgresSessionStore.open` / `create`. */
   constructor(init: {
@@ -92,8 +103,10 @@ export class PostgresSessionLog implements SessionWriter {
     size: number;
     usage: ModelUsage[];
     entries: SessionEntry[] | undefined;
+    maxEntryBytes: number;
   }) {
     this.#client = init.client;
+    this.#maxEntryBytes = init.maxEntryBytes;
     this.#key = init.key;
     this.#token = tokens.get(init.client) as string;
     this.header = init.header;
@@ -242,6 +255,152 @@ export class PostgresSessionLog implements SessionWriter {
     });
   }
 
+  /**
+   * Continue from entry `entryId` (see `StoredSessionWriter.branch`): after the appends so far are stored, the path
+   * from it to the root is read (ids, parents and types only, each parent an earlier row), then the entries the
+   * conversation needs — from the latest compaction on the path (its kept entry on), else all the path's — and the
+   * latest model change on it. Checks, on the lock's connection, that this log still holds the session.
+   */
+  async branch(entryId: string): Promise<void> {
+    if (this.#closed) throw invalid(`session ${this.header.id} is closed`);
+    if (typeof entryId !== 'string') throw invalid(`no entry ${String(entryId)} in this session`);
+    if (this.#branching)
+      throw invalid(`session ${this.header.id}: a branch is already pending; await it first`);
+    this.#branching = true;
+    try {
+      await this.#branchTo(entryId);
+    } finally {
+      this.#branching = false;
+    }
+  }
+
+  async #branchTo(entryId: string): Promise<void> {
+    await this.flush();
+    const where = `session ${this.header.id}`;
+    let path: PathRow[];
+    try {
+      const held = await this.#client.query<{ held: boolean }>(
+        'SELECT writer = $2 AS held FROM panto_sessions WHERE key = $1',
+        [this.#key, this.#token],
+      );
+      if (held.rows[0]?.held !== true) {
+        this.#failure ??= new PantoError(
+          'ERR_SESSION_LOCKED',
+          `${where}: this log no longer holds the session (another writer took it over); open it again`,
+        );
+        throw this.#failure;
+      }
+      path = (
+        await this.#client.query<PathRow>(
+          `WITH RECURSIVE path AS (
+             SELECT seq, id, parent_id, type FROM panto_session_entries WHERE session_key = $1 AND id = $2
+             UNION ALL
+             SELECT e.seq, e.id, e.parent_id, e.type FROM path p JOIN panto_session_entries e
+               ON e.session_key = $1 AND e.id = p.parent_id AND e.seq < p.seq)
+           SELECT seq, id, parent_id, type FROM path`,
+          [this.#key, entryId],
+        )
+      ).rows;
+    } catch (err) {
+      throw this.#readError(err);
+    }
+    if (path.length === 0) throw invalid(`no entry ${entryId} in this session`);
+    const root = path[path.length - 1] as PathRow;
+    if (root.parent_id !== null)
+      throw new PantoError('ERR_SESSION_FORMAT', `${where}: entry ${root.id} has no earlier parent`);
+    path.reverse();
+    // The conversation needs the path from the latest compaction's kept entry (or the compaction) on, else all of it.
+    let from = 0;
+    const c = path.findLastIndex((r) => r.type === 'compaction');
+    if (c !== -1) {
+      const [compaction] = await this.#bodies([path[c] as PathRow]);
+      const kept = compaction?.type === 'compaction' ? compaction.firstKeptEntryId : null;
+      from = kept === null ? c : path.findIndex((r) => r.id === kept);
+      if (from === -1 || (kept !== null && from >= c))
+        throw new PantoError(
+          'ERR_SESSION_FORMAT',
+          `${where}: compaction ${(path[c] as PathRow).id} keeps from entry ${kept}, which is not on its branch`,
+        );
+    }
+    const change = path.findLastIndex((r) => r.type === 'model_change');
+    const read = await this.#bodies(
+      change !== -1 && change < from ? [path[change] as PathRow, ...path.slice(from)] : path.slice(from),
+    );
+    const branch = read.slice(read.length - (path.length - from));
+    const model =
+      change === -1
+        ? this.header.model
+        : (read.find((e) => e.id === (path[change] as PathRow).id) as ModelChangeEntry).model;
+    this.#view = resolveConversation(branch);
+    this.#model = model;
+    this.#leafId = entryId;
+  }
+
+  /** The entries of these path rows (ascending), parsed and checked against their columns; refused past the size limit. */
+  async #bodies(rows: readonly PathRow[]): Promise<SessionEntry[]> {
+    const where = `session ${this.header.id}`;
+    let got: Array<PathRow & { body: string | null; bytes: number }>;
+    try {
+      got = (
+        await this.#client.query<PathRow & { body: string | null; bytes: number }>(
+          `SELECT seq, id, parent_id, type, CASE WHEN octet_length(body) <= $3 THEN body END AS body,
+             octet_length(body) AS bytes
+           FROM panto_session_entries WHERE session_key = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`,
+          [this.#key, rows.map((r) => r.seq), this.#maxEntryBytes],
+        )
+      ).rows;
+    } catch (err) {
+      throw this.#readError(err);
+    }
+    if (got.length !== rows.length)
+      throw new PantoError(
+        'ERR_SESSION_FORMAT',
+        `${where}: entries of the branch went missing while it was read`,
+      );
+    return got.map((r) => {
+      const line = Number(r.seq) + 2;
+      if (r.body === null)
+        throw new PantoError(
+          'ERR_SESSION_CORRUPT',
+          `${where}:${line}: ${r.bytes} bytes, longer than maxEntryBytes (${this.#maxEntryBytes}); refusing to load it`,
+        );
+      let value: unknown;
+      try {
+        value = JSON.parse(r.body);
+      } catch (err) {
+        throw new PantoError('ERR_SESSION_CORRUPT', `${where}:${line}: not valid JSON`, { cause: err });
+      }
+      const problem = entryProblem(value);
+      if (problem) throw new PantoError('ERR_SESSION_FORMAT', `${where}:${line}: ${problem}`);
+      const e = value as SessionEntry;
+      if (e.id !== r.id || e.parentId !== r.parent_id || e.type !== r.type)
+        throw new PantoError(
+          'ERR_SESSION_FORMAT',
+          `${where}:${line}: the row's columns do not match its JSON`,
+        );
+      return e;
+    });
+  }
+
+  /** A failed read: typed as the store types it (a lost connection loses the lock: `ERR_SESSION_LOCKED`). */
+  #readError(err: unknown): PantoError {
+    if (err instanceof PantoError) return err;
+    const e = err as { message?: string; code?: string };
+    if (connectionLost(err)) {
+      this.#failure ??= new PantoError(
+        'ERR_SESSION_LOCKED',
+        `session ${this.header.id}: the connection and with it the session's lock are lost (${e?.message ?? String(err)}); open the session again`,
+        { cause: err },
+      );
+      return this.#failure as PantoError;
+    }
+    return new PantoError(
+      'ERR_SESSION_STORE',
+      `session ${this.header.id}: reading failed (${e?.message ?? String(err)}${e?.code ? `, ${e.code}` : ''})`,
+      { cause: err },
+    );
+  }
+
   async flush(): Promise<void> {
     await this.#writes;
     if (this.#failure !== undefined) throw this.#failure;
@@ -269,6 +428,8 @@ export class PostgresSessionLog implements SessionWriter {
   #base(): EntryBase {
     if (this.#closed) throw invalid(`session ${this.header.id} is closed`);
     if (this.#failure !== undefined) throw this.#failure;
+    if (this.#branching)
+      throw invalid(`session ${this.header.id}: cannot append while branch() is pending; await it`);
     return {
       id: randomBytes(6).toString('hex'),
       parentId: this.#leafId,

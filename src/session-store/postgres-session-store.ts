@@ -29,7 +29,7 @@ import {
   type SessionHeader,
 } from '../session/session-entry.js';
 import { entryProblem, readableHeaderProblem } from '../session/validate-entry.js';
-import { importChecked } from './import-lines.js';
+import { ImportChecker } from './import-lines.js';
 import { LOCK_CLASS, lockKey, type PgClient, PostgresSessionLog } from './postgres-session-log.js';
 import {
   type CreateStoredSessionOptions,
@@ -55,7 +55,10 @@ export interface PostgresSessionStoreOptions {
 }
 
 const DEFAULT_MAX_ENTRY = 256 * 1024 * 1024;
-const EXPORT_BATCH = 500;
+/** Rows per page read (and per insert of an import). */
+const PAGE_ROWS = 500;
+/** JSON text per page read or insert of an import, in bytes (a longer single row goes alone). */
+const PAGE_BYTES = 2 * 1024 * 1024;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS panto_sessions (
@@ -82,9 +85,14 @@ CREATE INDEX IF NOT EXISTS panto_session_compactions ON panto_session_entries (s
   WHERE type = 'compaction';
 `;
 
-/** A database error as a typed one (the driver's message, the SQLSTATE code when there is one). */
-export function storeError(what: string, err: unknown): PantoError {
+/**
+ * A database error as a typed one (the driver's message, the SQLSTATE code when there is one). A file-system error (an
+ * import's file) is the caller's, not the database's: returned as is.
+ */
+export function storeError(what: string, err: unknown): PantoError | Error {
   if (err instanceof PantoError) return err;
+  const fs = err as { syscall?: unknown; path?: unknown };
+  if (err instanceof Error && typeof fs.syscall === 'string' && typeof fs.path === 'string') return err;
   const e = err as { message?: string; code?: string };
   return new PantoError(
     'ERR_SESSION_STORE',
@@ -208,6 +216,7 @@ export class PostgresSessionStore implements SessionStore {
       size: 0,
       usage: [],
       entries: [],
+      maxEntryBytes: this.#maxEntryBytes,
     });
   }
 
@@ -217,7 +226,7 @@ export class PostgresSessionStore implements SessionStore {
     const client = await this.#lock(id, row.key, options);
     try {
       const state = await this.#read(id, row, options.eager ?? false, client);
-      return new PostgresSessionLog({ client, key: row.key, ...state });
+      return new PostgresSessionLog({ client, key: row.key, ...state, maxEntryBytes: this.#maxEntryBytes });
     } catch (err) {
       await PostgresSessionLog.release(client, row.key);
       throw err;
@@ -273,52 +282,116 @@ export class PostgresSessionStore implements SessionStore {
     }
   }
 
+  /**
+   * Pages of rows in order (keyset by `seq`): at most `PAGE_ROWS` rows and, past the first, `PAGE_BYTES` of JSON
+   * text each (the sizes are asked first), so memory stays at one page whatever the session's size.
+   */
   async *exportLines(id: string): AsyncIterable<string> {
     checkSessionId(id);
     const row = await this.#session(id);
     yield row.header;
     for (let from = 0; ; ) {
-      const rows = await this.#rows(id, row.key, 'seq >= $2 ORDER BY seq LIMIT $3', [from, EXPORT_BATCH]);
+      let sizes: Array<{ seq: string; bytes: number }>;
+      try {
+        sizes = (
+          await this.#pool.query<{ seq: string; bytes: number }>(
+            'SELECT seq, octet_length(body) AS bytes FROM panto_session_entries WHERE session_key = $1 AND seq >= $2 ORDER BY seq LIMIT $3',
+            [row.key, from, PAGE_ROWS],
+          )
+        ).rows;
+      } catch (err) {
+        throw storeError(`session ${id}`, err);
+      }
+      if (sizes.length === 0) return;
+      let last = sizes[0] as { seq: string; bytes: number };
+      let bytes = last.bytes;
+      for (let i = 1; i < sizes.length; i++) {
+        const s = sizes[i] as { seq: string; bytes: number };
+        if (bytes + s.bytes > PAGE_BYTES) break;
+        bytes += s.bytes;
+        last = s;
+      }
+      const rows = await this.#rows(id, row.key, 'seq >= $2 AND seq <= $3 ORDER BY seq', [from, last.seq]);
       for (const r of rows) yield this.#body(id, r);
-      if (rows.length < EXPORT_BATCH) return;
-      from = Number((rows[rows.length - 1] as EntryRow).seq) + 1;
+      if (sizes.length < PAGE_ROWS && last === sizes[sizes.length - 1]) return;
+      from = Number(last.seq) + 1;
     }
   }
 
+  /**
+   * In one transaction, the lines inserted in batches (`PAGE_ROWS` rows, `PAGE_BYTES` of text) as they pass the
+   * checks; a line that fails (or a lost connection) rolls it all back, so a failed import leaves nothing.
+   */
   async importLines(lines: AsyncIterable<string> | Iterable<string>): Promise<string> {
-    const checked = await importChecked(lines, 'import');
-    const id = checkSessionId(checked.header.id);
-    const client = await this.#pool.connect();
+    const checker = new ImportChecker('import');
+    let id: string | undefined;
+    let client: (PgClient & { release(destroy?: boolean): void }) | undefined;
+    let key = '';
+    let seq = 0;
+    let values: unknown[] = [];
+    let tuples: string[] = [];
+    let bytes = 0;
+    const insert = async (c: PgClient) => {
+      if (tuples.length === 0) return;
+      const text = `INSERT INTO panto_session_entries (session_key, seq, id, parent_id, type, body) VALUES ${tuples.join(', ')}`;
+      const v = values;
+      values = [key];
+      tuples = [];
+      bytes = 0;
+      await c.query(text, v);
+    };
     try {
-      await client.query('BEGIN');
-      const r = await client.query<{ key: string }>(
-        'INSERT INTO panto_sessions (id, header, model, entry_count) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING RETURNING key',
-        [id, checked.lines[0], checked.model ?? null, checked.entries.length],
-      );
-      if (r.rows.length === 0)
-        throw new PantoError('ERR_INVALID_ARGUMENT', `import: session ${id} already exists`);
-      const key = (r.rows[0] as { key: string }).key;
-      for (let s = 0; s < checked.entries.length; s += EXPORT_BATCH) {
-        const values: unknown[] = [key];
-        const tuples: string[] = [];
-        for (let i = s; i < Math.min(s + EXPORT_BATCH, checked.entries.length); i++) {
-          const e = checked.entries[i] as SessionEntry;
-          const at = values.length;
-          values.push(i, e.id, e.parentId, e.type, checked.lines[i + 1]);
-          tuples.push(`($1, $${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5})`);
+      for await (const raw of lines) {
+        const line = checker.check(raw);
+        if (line === undefined) continue;
+        const size = Buffer.byteLength(line.text);
+        if (size > this.#maxEntryBytes)
+          throw new PantoError(
+            'ERR_SESSION_CORRUPT',
+            `import:${checker.line}: ${size} bytes, longer than maxEntryBytes (${this.#maxEntryBytes})`,
+          );
+        const e = line.entry;
+        if (e === undefined) {
+          id = checkSessionId(checker.header?.id);
+          client = await this.#pool.connect();
+          await client.query('BEGIN');
+          const r = await client.query<{ key: string }>(
+            'INSERT INTO panto_sessions (id, header, model) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING key',
+            [id, line.text, checker.header?.model ?? null],
+          );
+          if (r.rows.length === 0)
+            throw new PantoError('ERR_INVALID_ARGUMENT', `import: session ${id} already exists`);
+          key = (r.rows[0] as { key: string }).key;
+          values = [key];
+          continue;
         }
-        await client.query(
-          `INSERT INTO panto_session_entries (session_key, seq, id, parent_id, type, body) VALUES ${tuples.join(', ')}`,
-          values,
-        );
+        const at = values.length;
+        values.push(seq++, e.id, e.parentId, e.type, line.text);
+        tuples.push(`($1, $${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5})`);
+        bytes += size;
+        if (tuples.length >= PAGE_ROWS || bytes >= PAGE_BYTES) await insert(client as PgClient);
       }
-      await client.query('COMMIT');
-      return id;
+      const session = checker.finish();
+      const c = client as PgClient;
+      await insert(c);
+      await c.query('UPDATE panto_sessions SET entry_count = $2, model = $3 WHERE key = $1', [
+        key,
+        session.entries,
+        session.model ?? null,
+      ]);
+      await c.query('COMMIT');
+      return id as string;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw storeError(`import session ${id}`, err);
+      // A connection in doubt (the rollback failed) is closed, never reused.
+      const doubt = await client?.query('ROLLBACK').then(
+        () => false,
+        () => true,
+      );
+      client?.release(doubt);
+      client = undefined;
+      throw storeError(`import session ${id ?? ''}`.trimEnd(), err);
     } finally {
-      client.release();
+      client?.release();
     }
   }
 
@@ -470,11 +543,11 @@ export class PostgresSessionStore implements SessionStore {
         id,
         row.key,
         'seq >= $2 ORDER BY seq LIMIT $3',
-        [from, EXPORT_BATCH],
+        [from, PAGE_ROWS],
         client,
       );
       for (const r of rows) this.#add(collector, id, r);
-      if (rows.length < EXPORT_BATCH) break;
+      if (rows.length < PAGE_ROWS) break;
       from = Number((rows[rows.length - 1] as EntryRow).seq) + 1;
     }
     const { session, view } = collector.session([]);

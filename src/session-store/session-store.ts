@@ -55,24 +55,41 @@ export interface StoredSessionInfo {
   entries: number;
 }
 
+/** An open session of a store: a `SessionWriter` that can also continue from an earlier entry. */
+export interface StoredSessionWriter extends SessionWriter {
+  /**
+   * Continue from entry `entryId`: any entry of the session, also one before the latest compaction. The conversation
+   * and model become those of the path to it and the next append attaches under it; nothing is stored until that
+   * append (the leaf is the last entry stored), so a branch with no append does not survive a reopen. `await` it: a
+   * file log (`SessionLog`) branches at once, a database log first reads the path from the database. Errors:
+   * `ERR_INVALID_ARGUMENT` for an id the session does not hold (or a closed log), `ERR_SESSION_FORMAT` for a broken
+   * path, `ERR_SESSION_LOCKED` when a database log no longer holds the session.
+   */
+  branch(entryId: string): void | Promise<void>;
+}
+
 export interface SessionStore {
   /** Create a new session and open it for appending (its lock held). `ERR_INVALID_ARGUMENT` when the id exists. */
-  create(options?: CreateStoredSessionOptions): Promise<SessionWriter>;
+  create(options?: CreateStoredSessionOptions): Promise<StoredSessionWriter>;
   /**
    * Open session `id` for appending: take its lock (`ERR_SESSION_LOCKED` while another writer holds it), read the
    * current conversation from the latest compaction on, repair a file's torn end. `ERR_SESSION_NOT_FOUND` when there
    * is no such session.
    */
-  open(id: string, options?: OpenStoredSessionOptions): Promise<SessionWriter>;
+  open(id: string, options?: OpenStoredSessionOptions): Promise<StoredSessionWriter>;
   /** Read session `id` without locking it (`entries` ready with `eager`). */
   load(id: string, options?: { eager?: boolean }): Promise<LoadedSession>;
   /** The sessions in the store, oldest first. */
   list(): Promise<StoredSessionInfo[]>;
-  /** The session as JSONL lines (header first, no newlines), in order: what a file of it holds. */
+  /**
+   * The session as JSONL lines (header first, no newlines), in order: what a file of it holds. Streams: read a page at
+   * a time as the consumer takes them, never the whole session.
+   */
   exportLines(id: string): AsyncIterable<string>;
   /**
    * Store a session given as JSONL lines (header first; each checked as a load checks it, nothing stored unless all
-   * pass). Returns its id. `ERR_INVALID_ARGUMENT` when a session with that id exists.
+   * pass). Streams: lines are checked and stored as they come, only each entry's id and parent kept, so memory does
+   * not grow with the entries' size. Returns its id. `ERR_INVALID_ARGUMENT` when a session with that id exists.
    */
   importLines(lines: AsyncIterable<string> | Iterable<string>): Promise<string>;
   /** Release the store's resources (open logs stay usable until closed, as the store allows). */

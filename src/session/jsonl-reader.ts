@@ -36,9 +36,10 @@ export interface JsonlReadResult {
 
 /**
  * Called once per parsed line, in file order, with the line's text (as parsed: no newline, no trailing CR, no byte
- * order mark); a throw stops reading and propagates.
+ * order mark); a throw stops reading and propagates. A promise returned holds the reading (from the end of the chunk's
+ * lines) until it settles; the rest of that chunk's lines are still handed over meanwhile.
  */
-export type JsonlLineHandler = (value: unknown, line: number, text: string) => void;
+export type JsonlLineHandler = (value: unknown, line: number, text: string) => unknown;
 
 const HEADER_START = Buffer.from('{"type":"session"', 'latin1');
 
@@ -138,7 +139,7 @@ export async function readJsonl(
   const warnings = new LineWarnings(path);
 
   /** One line's text (no newline, no CR): parsed and handed over, or counted as empty. */
-  const take = (text: string, invalidUtf8: boolean): void => {
+  const take = (text: string, invalidUtf8: boolean): unknown => {
     lineNo++;
     if (text === '') {
       warnings.empty(lineNo);
@@ -152,15 +153,28 @@ export async function readJsonl(
     }
     if (invalidUtf8) warnings.invalidUtf8(lineNo);
     lines++;
-    onLine(value, lineNo, text);
+    return onLine(value, lineNo, text);
+  };
+  /** Promises the handler returned in the current chunk: the reading waits for them before the next one. */
+  let held: Promise<unknown>[] = [];
+  const takeHeld = (text: string, invalidUtf8: boolean): void => {
+    const r = take(text, invalidUtf8);
+    if (r instanceof Promise) held.push(r);
+  };
+  const release = (): Promise<unknown> | undefined => {
+    if (held.length === 0) return undefined;
+    const all = Promise.all(held);
+    held = [];
+    return all;
   };
 
   const fh = await openRegularFile(path);
   try {
     const tooLong = () => lineTooLong(path, lineNo + 1, maxLineBytes);
-    const read = await readLines(fh, { chunkBytes, maxLineBytes, tooLong }, ({ buf, start, end }) =>
-      decodeLines(buf, start, end, take),
-    );
+    const read = await readLines(fh, { chunkBytes, maxLineBytes, tooLong }, ({ buf, start, end }) => {
+      decodeLines(buf, start, end, takeHeld);
+      return release();
+    });
     const result: JsonlReadResult = {
       lines,
       fileBytes: read.fileBytes,
@@ -172,7 +186,7 @@ export async function readJsonl(
       if ('torn' in last) result.torn = last.torn;
       else {
         result.unterminated = true;
-        if (last.text !== '') take(last.text, false);
+        if (last.text !== '') await take(last.text, false);
         result.lines = lines;
       }
     }

@@ -56,13 +56,14 @@ export interface LinesRead {
 
 /**
  * Split the file `fh` into lines (see the module comment). `onBlock` gets the complete lines of each chunk, and each
- * line assembled across chunks as a block of its own, in file order; the buffers are reused after the callback returns. A throw stops the read and
+ * line assembled across chunks as a block of its own, in file order; a promise it returns is awaited before the next
+ * block; the buffers are reused after that. A throw stops the read and
  * propagates once no read is in flight.
  */
 export async function readLines(
   fh: FileHandle,
   settings: LineReadSettings,
-  onBlock: (block: LineBlock) => void,
+  onBlock: (block: LineBlock) => unknown,
 ): Promise<LinesRead> {
   const { maxLineBytes, tooLong } = settings;
   const limit = settings.limit ?? Number.POSITIVE_INFINITY;
@@ -112,13 +113,13 @@ export async function readLines(
         }
         append(view, 0, nl);
         carry[carryLen] = NEWLINE;
-        onBlock({ buf: carry, start: 0, end: carryLen + 1, offset: lineOffset });
+        await onBlock({ buf: carry, start: 0, end: carryLen + 1, offset: lineOffset });
         carryLen = 0;
         s = nl + 1;
       }
       const last = view.lastIndexOf(NEWLINE);
       if (last >= s) {
-        onBlock({ buf: view, start: s, end: last + 1, offset: chunkOffset + s });
+        await onBlock({ buf: view, start: s, end: last + 1, offset: chunkOffset + s });
         s = last + 1;
       }
       if (s < bytesRead) {

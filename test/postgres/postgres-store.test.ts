@@ -20,7 +20,7 @@ import { connectStore, PG_URL } from './pg-env.js';
 const WRITER = fileURLToPath(new URL('./writer-process.mjs', import.meta.url));
 const run = PG_URL === undefined ? describe.skip : describe;
 
-if (PG_URL !== undefined) describeSessionStore('PostgreSQL', () => connectStore());
+if (PG_URL !== undefined) describeSessionStore('PostgreSQL', () => connectStore(), PG_URL);
 
 const admin = PG_URL === undefined ? undefined : new pg.Pool({ connectionString: PG_URL, max: 2 });
 afterAll(async () => admin?.end());
@@ -156,6 +156,75 @@ run('locks', () => {
       [id],
     );
     expect(rows).toHaveLength(1);
+    await store.close();
+  });
+
+  it('a branch on a log that lost the session is refused (ERR_SESSION_LOCKED), and so is every append after it', async () => {
+    const id = freshId();
+    const store = await connectStore();
+    const log = await store.create({ id });
+    const first = log.appendMessage(say('one'));
+    log.appendMessage(say('two'));
+    await log.flush();
+    await sql("UPDATE panto_sessions SET writer = 'someone-else' WHERE id = $1", [id]);
+    expect(await code(log.branch(first.id))).toBe('ERR_SESSION_LOCKED');
+    expect(texts(log.conversation.messages)).toStrictEqual(['one', 'two']);
+    expect(() => log.appendMessage(say('late'))).toThrow(
+      expect.objectContaining({ code: 'ERR_SESSION_LOCKED' }),
+    );
+    await code(log.close());
+    expect(await code(log.branch(first.id))).toBe('ERR_INVALID_ARGUMENT');
+    await store.close();
+  });
+
+  it('an append or a second branch while a branch is pending is refused, never attached to the old leaf', async () => {
+    const store = await connectStore();
+    const log = await store.create({ id: freshId() });
+    const first = log.appendMessage(say('one'));
+    log.appendMessage(say('two'));
+    const pending = log.branch(first.id);
+    expect(() => log.appendMessage(say('too soon'))).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
+    );
+    expect(await code(log.branch(first.id))).toBe('ERR_INVALID_ARGUMENT');
+    await pending;
+    expect(log.appendMessage(say('now')).parentId).toBe(first.id);
+    expect(texts(log.conversation.messages)).toStrictEqual(['one', 'now']);
+    await log.close();
+    await store.close();
+  });
+
+  it('a branch through hostile rows: a parent that is not earlier, a cycle, a kept entry off the branch, all typed', async () => {
+    const store = await connectStore();
+    const id = freshId();
+    const log = await store.create({ id });
+    const a = log.appendMessage(say('a'));
+    const b = log.appendMessage(say('b'));
+    const c = log.appendMessage(say('c'));
+    await log.flush();
+    const key = (await sql('SELECT key FROM panto_sessions WHERE id = $1', [id]))[0]?.key;
+    // a's parent made c (later): a cycle a -> c -> b -> a that the walk must not follow.
+    const aBody = JSON.stringify({
+      ...JSON.parse(
+        (
+          await sql('SELECT body FROM panto_session_entries WHERE session_key = $1 AND id = $2', [key, a.id])
+        )[0]?.body,
+      ),
+      parentId: c.id,
+    });
+    await sql(
+      'UPDATE panto_session_entries SET parent_id = $3, body = $4 WHERE session_key = $1 AND id = $2',
+      [key, a.id, c.id, aBody],
+    );
+    expect(await code(log.branch(c.id))).toBe('ERR_SESSION_FORMAT');
+    expect(await code(log.branch(b.id))).toBe('ERR_SESSION_FORMAT');
+    // The row's JSON no longer matches its columns.
+    await sql('UPDATE panto_session_entries SET parent_id = NULL WHERE session_key = $1 AND id = $2', [
+      key,
+      a.id,
+    ]);
+    expect(await code(log.branch(b.id))).toBe('ERR_SESSION_FORMAT');
+    await code(log.close());
     await store.close();
   });
 

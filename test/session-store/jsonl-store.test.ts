@@ -11,7 +11,11 @@ import { describeSessionStore } from './store-behaviour.js';
 const dir = mkdtempSync(join(tmpdir(), 'panto-jsonl-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describeSessionStore('JSONL files', async () => new JsonlSessionStore(join(dir, 'store')));
+describeSessionStore(
+  'JSONL files',
+  async () => new JsonlSessionStore(join(dir, 'store')),
+  join(dir, 'store'),
+);
 
 describe('the JSONL store is the files SessionLog writes', () => {
   it('a session the store made is a file SessionLog opens, and its export is the file byte for byte', async () => {

@@ -2,6 +2,9 @@
  * One behaviour suite for every `SessionStore`: the JSONL store runs it in the unit run
  * (jsonl-store.test.ts), the PostgreSQL store against a real server (test/postgres/, `npm run test:postgres`).
  */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../src/conversation.js';
 import { isPantoError } from '../../src/errors.js';
@@ -51,8 +54,23 @@ async function lines(it: AsyncIterable<string>): Promise<string[]> {
 let n = 0;
 const freshId = () => `s${process.pid}-${Date.now().toString(36)}-${n++}`;
 
-/** The suite for the store `make()` gives (a fresh store per test; closed after it). */
-export function describeSessionStore(name: string, make: () => Promise<SessionStore>): void {
+const RESUME = fileURLToPath(new URL('./resume-process.mjs', import.meta.url));
+
+/** Session `id` of store `where` opened in another process (the built library): what it resumed; it appends `text`. */
+async function resumeInProcess(
+  where: string,
+  id: string,
+  text: string,
+): Promise<{ leafId: string | null; model?: string; messages: Message[] }> {
+  const { stdout } = await promisify(execFile)(process.execPath, [RESUME, where, id, text]);
+  return JSON.parse(stdout);
+}
+
+/**
+ * The suite for the store `make()` gives (a fresh store per test; closed after it). `where` names the same store for
+ * another process (a folder of JSONL files or a PostgreSQL URL, as `--store` takes it).
+ */
+export function describeSessionStore(name: string, make: () => Promise<SessionStore>, where: string): void {
   const withStore = (fn: (store: SessionStore) => Promise<void>) => async () => {
     const store = await make();
     try {
@@ -184,6 +202,136 @@ export function describeSessionStore(name: string, make: () => Promise<SessionSt
           expect(again.usage).toStrictEqual(expected);
           await again.close();
         }
+      }),
+    );
+
+    it(
+      'branch to an entry before the latest compaction (from a log that read only what follows it), append: the branch is current, also reopened and in another process',
+      withStore(async (store) => {
+        const id = freshId();
+        const first = await store.create({ id, model: 'm0' });
+        const ids: string[] = [];
+        for (let i = 0; i < 10; i++) {
+          ids.push(first.appendMessage(say(`q${i}`)).id);
+          ids.push(first.appendMessage(answer(`a${i}`)).id);
+          if (i === 1) first.appendModelChange({ model: 'm1' });
+        }
+        first.appendCompaction({
+          summary: 'sum',
+          replacement: [say('summary of q0..q7')],
+          firstKeptIndex: 16,
+          messageCountBefore: 20,
+          tokensBefore: 1000,
+          tokensAfter: 100,
+        });
+        first.appendModelChange({ model: 'm2' });
+        first.appendMessage(say('after the compaction'));
+        await first.close();
+
+        const log = await store.open(id);
+        expect(log.conversation.messages).toHaveLength(1 + 4 + 1);
+        expect(log.model).toBe('m2');
+        const size = log.size;
+        // a1 is before the model change to m1, a4 after it; both before the compaction and its kept entries.
+        await log.branch(ids[3] as string);
+        expect(log.leafId).toBe(ids[3]);
+        expect(log.model).toBe('m0');
+        expect(log.conversation.messages).toStrictEqual([say('q0'), answer('a0'), say('q1'), answer('a1')]);
+        await log.branch(ids[9] as string);
+        expect(log.model).toBe('m1');
+        const upToA4: Message[] = [];
+        for (let i = 0; i <= 4; i++) upToA4.push(say(`q${i}`), answer(`a${i}`));
+        expect(log.conversation.messages).toStrictEqual(upToA4);
+        // A kept entry after the compaction's branch point (q8): the compacted conversation does not apply on it.
+        await log.branch(ids[16] as string);
+        expect(log.conversation.messages).toHaveLength(17);
+        expect(log.size).toBe(size);
+        await log.branch(ids[9] as string);
+        const branched = log.appendMessage(say('branched'));
+        expect(branched.parentId).toBe(ids[9]);
+        const expected = [...upToA4, say('branched')];
+        expect(log.conversation.messages).toStrictEqual(expected);
+        await log.close();
+
+        for (const eager of [false, true]) {
+          const again = await store.open(id, { eager });
+          expect(again.conversation.messages).toStrictEqual(expected);
+          expect(again.leafId).toBe(branched.id);
+          expect(again.model).toBe('m1');
+          await again.close();
+        }
+        expect((await store.load(id)).conversation.messages).toStrictEqual(expected);
+        const child = await resumeInProcess(where, id, 'from another process');
+        expect(child).toMatchObject({ leafId: branched.id, model: 'm1', messages: expected });
+        const last = await store.open(id);
+        expect(last.conversation.messages).toStrictEqual([...expected, say('from another process')]);
+        // Back on the compacted branch: its conversation again, from the entry the first log appended last.
+        const entries = (await store.load(id, { eager: true })).entries;
+        const tip = entries.find(
+          (e) =>
+            e.type === 'message' && JSON.stringify(e.message) === JSON.stringify(say('after the compaction')),
+        );
+        await last.branch(tip?.id as string);
+        expect(last.model).toBe('m2');
+        expect(last.conversation.messages).toHaveLength(1 + 4 + 1);
+        expect(last.conversation.messages[0]).toStrictEqual(say('summary of q0..q7'));
+        await last.close();
+      }),
+    );
+
+    it(
+      'branch to an id the session does not hold: ERR_INVALID_ARGUMENT, the log unchanged and still appending',
+      withStore(async (store) => {
+        const id = freshId();
+        const log = await store.create({ id });
+        const a = log.appendMessage(say('one'));
+        log.appendMessage(say('two'));
+        const before = log.conversation;
+        for (const bad of [
+          'nope',
+          '',
+          a.id.toUpperCase(),
+          "x' OR '1'='1",
+          'a'.repeat(10_000),
+          42 as unknown as string,
+        ])
+          expect(await code(async () => log.branch(bad))).toBe('ERR_INVALID_ARGUMENT');
+        // An id of another session is unknown in this one.
+        const other = await store.create({ id: `${id}-other` });
+        const foreign = other.appendMessage(say('elsewhere'));
+        await other.close();
+        expect(await code(async () => log.branch(foreign.id))).toBe('ERR_INVALID_ARGUMENT');
+        expect(log.conversation).toStrictEqual(before);
+        log.appendMessage(say('three'));
+        await log.close();
+        expect((await store.load(id)).conversation.messages).toStrictEqual([
+          say('one'),
+          say('two'),
+          say('three'),
+        ]);
+      }),
+    );
+
+    it(
+      'branch while this log holds the lock: another open is refused, a reader sees nothing change until the append',
+      withStore(async (store) => {
+        const id = freshId();
+        const first = await store.create({ id });
+        const a = first.appendMessage(say('one'));
+        first.appendMessage(say('two'));
+        await first.close();
+        const log = await store.open(id);
+        await log.branch(a.id);
+        expect(await code(store.open(id))).toBe('ERR_SESSION_LOCKED');
+        expect((await store.load(id)).conversation.messages).toStrictEqual([say('one'), say('two')]);
+        log.appendMessage(say('instead'));
+        await log.flush();
+        expect((await store.load(id)).conversation.messages).toStrictEqual([say('one'), say('instead')]);
+        expect(await code(store.open(id))).toBe('ERR_SESSION_LOCKED');
+        await log.close();
+        const next = await store.open(id);
+        expect(next.conversation.messages).toStrictEqual([say('one'), say('instead')]);
+        await next.close();
       }),
     );
 

@@ -14,7 +14,7 @@ import {
   SessionLog,
   type SessionWriter,
 } from '../../session/index.js';
-import { readJsonl } from '../../session/jsonl-reader.js';
+import { fileLines } from '../../session-store/file-lines.js';
 import { cliApiKey } from '../api-key.js';
 import { CliError, EXIT_USAGE } from '../cli-error.js';
 import type { CliIo } from '../cli-io.js';
@@ -40,7 +40,9 @@ With --store, the session is ID in that store (the transcript, --entries,
 session store: STORE is a PostgreSQL URL
 (postgres://user@host:port/db) or a folder of JSONL session files. export
 writes the session's JSONL lines (to FILE or standard output); import checks
-every line of a JSONL file as a load does and stores it under its header's id.
+every line of a JSONL file as a load does and stores it under its header's id
+(nothing when a line fails). Both stream: a session of any size moves in
+bounded memory, and an export imported and exported again is the same bytes.
 
 Options:
   --entries   list every entry in the file (ids, parents, kinds), including
@@ -245,7 +247,18 @@ async function runStoreVerb(
         throw err;
       });
       try {
-        for await (const line of store.exportLines(id)) await fh.write(`${line}\n`);
+        // Written a batch at a time: the session is never held whole.
+        let batch: string[] = [];
+        let size = 0;
+        for await (const line of store.exportLines(id)) {
+          batch.push(line);
+          size += line.length;
+          if (size < 1024 * 1024) continue;
+          await fh.write(`${batch.join('\n')}\n`);
+          batch = [];
+          size = 0;
+        }
+        if (batch.length > 0) await fh.write(`${batch.join('\n')}\n`);
       } finally {
         await fh.close();
       }
@@ -253,18 +266,22 @@ async function runStoreVerb(
       return 0;
     }
     const file = args[0] as string;
-    const lines: string[] = [];
+    // Streamed: read, checked and stored a batch at a time (a failed import stores nothing).
+    const lines = fileLines(file, {
+      onEnd: (read) => {
+        if (read.torn)
+          io.err(
+            `warning: ${file}:${read.torn.line}: last line is incomplete (a crash mid-write); not imported`,
+          );
+      },
+    });
+    let id: string;
     try {
-      const read = await readJsonl(file, (_value, _line, text) => lines.push(text));
-      if (read.torn)
-        io.err(
-          `warning: ${file}:${read.torn.line}: last line is incomplete (a crash mid-write); not imported`,
-        );
+      id = await store.importLines(lines);
     } catch (err) {
       if (isSystemError(err)) throw new CliError(describeSystemError(err, file));
       throw err;
     }
-    const id = await store.importLines(lines);
     io.out(id);
     io.err(`imported ${file} into ${shownStore(storeOption)} as session ${id}`);
     return 0;
