@@ -100,3 +100,33 @@ PANTO_TEST(probe, recognised_types_are_unsupported_and_named) {
     PANTO_CHECK(st.media_type == f.type);
   }
 }
+
+// The walk to EOI through entropy-coded data: stuffed 0xFF00, restart markers and fill 0xFF are skipped at every
+// offset, EOI is found exactly, and every truncation fails.
+PANTO_TEST(probe, jpeg_walk_finds_eoi_past_stuffing_restarts_and_fill) {
+  const auto src = fixture("jpeg-baseline.jpg");
+  panto::JpegLayout head;
+  PANTO_REQUIRE(panto::jpeg_walk(src.data(), src.size(), false, &head).ok());
+  const size_t scan = head.first_sos + 2 + ((size_t(src[head.first_sos + 2]) << 8) | src[head.first_sos + 3]);
+  for (size_t shift = 0; shift < 40; shift++) {
+    std::vector<uint8_t> j(src.begin(), src.begin() + long(scan));
+    j.insert(j.end(), shift, 0x12);
+    for (int k = 0; k < 8; k++) {
+      const uint8_t run[] = {0xFF, 0x00, 0x34, 0xFF, uint8_t(0xD0 + k), 0x56, 0xFF, 0xFF, 0x00, 0x78};
+      j.insert(j.end(), run, run + sizeof run);
+      j.insert(j.end(), size_t(k) * 3, 0x9A);
+    }
+    j.push_back(0xFF);
+    j.push_back(0xD9);
+    panto::JpegLayout l;
+    const panto::Status s = panto::jpeg_walk(j.data(), j.size(), true, &l);
+    PANTO_CHECK(s.ok());
+    PANTO_CHECK_EQ(l.end, j.size());
+    for (size_t n = scan; n < j.size(); n++) {
+      panto::JpegLayout t;
+      const panto::Status e = panto::jpeg_walk(j.data(), n, true, &t);
+      PANTO_CHECK_EQ(e.code, std::string("ERR_CORRUPT_MEDIA"));
+      PANTO_CHECK(e.message.find("no end-of-image marker") != std::string::npos);
+    }
+  }
+}
