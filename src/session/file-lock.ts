@@ -220,10 +220,6 @@ export class FileLock {
     return !this.#released && token === this.#token;
   }
 
-  get released(): boolean {
-    return this.#released;
-  }
-
   /** Remove the lock file if it is still ours. Idempotent; never throws for a lock file already gone. */
   release(): void {
     if (this.#released) return;

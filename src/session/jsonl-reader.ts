@@ -12,7 +12,6 @@ import { openRegularFile } from './regular-file.js';
 import { LineWarnings, type SessionWarning, type TornLine } from './session-warning.js';
 
 export { BATCH_BYTES } from './line-reader.js';
-export type { TornLine } from './session-warning.js';
 
 export interface JsonlReadOptions {
   /** Bytes read per call (default 4 MiB). */
@@ -70,6 +69,15 @@ export function corruptLine(path: string, line: number, err: unknown): PantoErro
     `${path}:${line}: not valid JSON (${(err as Error).message}); the session file is damaged at this line`,
     { cause: err },
   );
+}
+
+/** `text`, line `line` of `path`, as a JSON value. @throws PantoError `ERR_SESSION_CORRUPT` when it is not JSON. */
+export function parseLine(path: string, line: number, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw corruptLine(path, line, err);
+  }
 }
 
 export function lineTooLong(path: string, line: number, maxLineBytes: number): PantoError {
@@ -145,35 +153,23 @@ export async function readJsonl(
       warnings.empty(lineNo);
       return;
     }
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      throw corruptLine(path, lineNo, err);
-    }
+    const value = parseLine(path, lineNo, text);
     if (invalidUtf8) warnings.invalidUtf8(lineNo);
     lines++;
     return onLine(value, lineNo, text);
-  };
-  /** Promises the handler returned in the current chunk: the reading waits for them before the next one. */
-  let held: Promise<unknown>[] = [];
-  const takeHeld = (text: string, invalidUtf8: boolean): void => {
-    const r = take(text, invalidUtf8);
-    if (r instanceof Promise) held.push(r);
-  };
-  const release = (): Promise<unknown> | undefined => {
-    if (held.length === 0) return undefined;
-    const all = Promise.all(held);
-    held = [];
-    return all;
   };
 
   const fh = await openRegularFile(path);
   try {
     const tooLong = () => lineTooLong(path, lineNo + 1, maxLineBytes);
     const read = await readLines(fh, { chunkBytes, maxLineBytes, tooLong }, ({ buf, start, end }) => {
-      decodeLines(buf, start, end, takeHeld);
-      return release();
+      // Promises the handler returned for this chunk's lines: the reading waits for them before the next chunk.
+      const held: Promise<unknown>[] = [];
+      decodeLines(buf, start, end, (text, invalidUtf8) => {
+        const r = take(text, invalidUtf8);
+        if (r instanceof Promise) held.push(r);
+      });
+      return held.length === 0 ? undefined : Promise.all(held);
     });
     const result: JsonlReadResult = {
       lines,

@@ -6,13 +6,13 @@
 
 import type { Conversation } from '../conversation.js';
 import { mentionsCompaction } from './compaction-probe.js';
-import { formatError, type JsonlReadOptions, type JsonlReadResult, readJsonl } from './jsonl-reader.js';
+import { checkedEntry, checkedHeader, EntryTree } from './entry-tree.js';
+import { formatError, type JsonlReadOptions, readJsonl } from './jsonl-reader.js';
 import { repeatedKeyProblem } from './leading-fields.js';
-import { type ConversationView, pathToLeaf, resolveConversation } from './resolve-conversation.js';
+import { type ConversationView, modelOnBranch, resolveBranch } from './resolve-conversation.js';
 import type { SessionEntry, SessionHeader } from './session-entry.js';
 import { openSessionIndex, type ParsedRun, type SessionIndex } from './session-index.js';
-import { headerlessSession, type SessionWarning } from './session-warning.js';
-import { entryProblem, readableHeaderProblem } from './validate-entry.js';
+import { headerlessSession, type SessionWarning, type TornLine } from './session-warning.js';
 
 export type { SessionWarning } from './session-warning.js';
 
@@ -41,87 +41,77 @@ export interface LoadedSession {
   warnings: SessionWarning[];
 }
 
-/** What an eager read gives `SessionLog.open` besides the loaded session. */
-export interface EagerState {
-  session: LoadedSession & { entries: SessionEntry[] };
+/** A session file read on the path `loadSession` chooses: what it loaded, and what `SessionLog.open` builds on. */
+export interface SessionSource {
+  session: LoadedSession;
+  /** Every entry: the file's index on the index path, else all of them parsed. */
+  tree: SessionIndex | EntryCollector;
   /** The conversation with the entry id of each message (`null` for a compaction's replacement). */
   view: ConversationView;
-  read: JsonlReadResult;
-  /** True when the file has no header (`no_header`): `session.header` is a new one, not in the file. */
-  headerMissing: boolean;
+  /** The runs parsed for the conversation (index path). */
+  known: ParsedRun[];
+  /** How the file ends (`headerMissing`: no header; `session.header` is a new one, not in the file). */
+  end: { headerMissing: boolean; fileBytes: number; torn?: TornLine | undefined; unterminated: boolean };
 }
 
 /**
  * The checks and the tree of a session read line by line, every line parsed (the one-pass and eager loads; a store
- * reading all of a session's rows). `where` names the source in errors (`where:line: problem`).
+ * reading all of a session's rows). `path` names the source in errors (`path:line: problem`).
  */
-export class EntryCollector {
+export class EntryCollector extends EntryTree {
   header: SessionHeader | undefined;
   readonly entries: SessionEntry[] = [];
-  readonly byId = new Map<string, SessionEntry>();
-  /** The line of each entry (for an error found after reading: a compaction that keeps from off its branch). */
   readonly #lineNumbers: number[] = [];
-  // The previous entry's id: a parent equal to it is known to be earlier without a lookup. `linear` stays true while
-  // every entry's parent is the entry before it (the common, unbranched file): the branch is then `entries` itself.
-  #prevId: string | null = null;
-  #linear = true;
-
-  constructor(readonly where: string) {}
 
   /** One parsed line (`text` as parsed): the header first, then entries. Throws `ERR_SESSION_FORMAT`. */
   add(value: unknown, line: number, text: string): void {
-    const where = this.where;
     if (this.header === undefined) {
-      const problem = readableHeaderProblem(value);
-      if (problem) throw formatError(where, line, problem);
-      this.header = value as SessionHeader;
+      this.header = checkedHeader(this.path, line, value);
       return;
     }
-    const problem = entryProblem(value);
-    if (problem) throw formatError(where, line, problem);
-    const entry = value as SessionEntry;
+    const entry = checkedEntry(this.path, line, value);
     // A line that begins in SessionLog's form but repeats a key is refused, as the index refuses it (leading-fields.ts).
     const repeated = repeatedKeyProblem(text, entry);
-    if (repeated) throw formatError(where, line, repeated);
-    const { id, parentId } = entry;
-    // One hash operation per entry: an id already present leaves the size unchanged (and fails the load).
-    const known = this.byId.size;
-    this.byId.set(id, entry);
-    if (this.byId.size === known) throw formatError(where, line, `duplicate entry id ${id}`);
-    if (parentId !== this.#prevId) {
-      this.#linear = false;
-      if (parentId !== null && (parentId === id || !this.byId.has(parentId))) {
-        throw formatError(where, line, `parentId ${parentId} does not name an earlier entry`);
-      }
-    }
-    this.#prevId = id;
+    if (repeated) throw formatError(this.path, line, repeated);
+    this.#push(entry, line);
+  }
+
+  #push(entry: SessionEntry, line: number): void {
+    this.link(line, entry.type, entry.id, entry.parentId);
     this.entries.push(entry);
     this.#lineNumbers.push(line);
   }
 
+  override appendEntry(entry: SessionEntry): void {
+    this.#push(entry, (this.#lineNumbers[this.size - 1] ?? 1) + 1);
+  }
+
+  override lineOf(i: number): number {
+    return this.#lineNumbers[i] as number;
+  }
+
+  override read(positions: readonly number[]): SessionEntry[] {
+    return positions.map((i) => this.entries[i] as SessionEntry);
+  }
+
   /** The session the lines make (`warnings` pushed to; a new header when there was none). */
-  session(warnings: SessionWarning[]): Omit<EagerState, 'read'> {
-    const { entries, byId, where } = this;
+  session(warnings: SessionWarning[]): {
+    session: LoadedSession & { entries: SessionEntry[] };
+    view: ConversationView;
+    headerMissing: boolean;
+  } {
     const headerMissing = this.header === undefined;
     // Nothing parsed: an empty file, blank lines, or a first line cut short by a crash before the header was written.
-    const header = this.header ?? headerlessSession(where, warnings);
-    const leafId = entries.length > 0 ? (entries[entries.length - 1] as SessionEntry).id : null;
-    const branch = this.#linear ? entries : pathToLeaf(byId, leafId);
-    const changed = branch.findLast((e) => e.type === 'model_change');
-    const model = changed?.type === 'model_change' ? changed.model : header.model;
-    const view = resolveConversation(branch, (compaction) =>
-      formatError(
-        where,
-        this.#lineNumbers[entries.indexOf(compaction)] ?? 0,
-        `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
-      ),
-    );
+    const header = this.header ?? headerlessSession(this.path, warnings);
+    const branch = this.branchTo(this.size - 1);
+    const view = resolveBranch(branch, this);
+    const model = modelOnBranch(branch, this, header.model);
     return {
       session: {
         header,
-        entries,
+        entries: this.entries,
         conversation: { messages: view.messages },
-        leafId,
+        leafId: this.ids[this.size - 1] ?? null,
         ...(model === undefined ? {} : { model }),
         warnings,
       },
@@ -131,12 +121,21 @@ export class EntryCollector {
   }
 }
 
-/** Read and check every line of a session file now (`eager: true`, or a file with no compaction). See `loadSession`. */
-export async function readEagerly(path: string, options: LoadSessionOptions): Promise<EagerState> {
-  const collector = new EntryCollector(path);
-  const read = await readJsonl(path, (value, line, text) => collector.add(value, line, text), options);
-  const { session, view, headerMissing } = collector.session(read.warnings);
-  return { session, view, read, headerMissing };
+/**
+ * Read a session file on the path `loadSession` chooses (see there): the index path, or every line parsed and checked
+ * now (`eager: true`, or a file with no compaction).
+ */
+export async function readSession(path: string, options: LoadSessionOptions): Promise<SessionSource> {
+  if (options.eager || !(await mentionsCompaction(path))) {
+    const tree = new EntryCollector(path);
+    const read = await readJsonl(path, (value, line, text) => tree.add(value, line, text), options);
+    const { session, view, headerMissing } = tree.session(read.warnings);
+    return { session, tree, view, known: [], end: { ...read, headerMissing } };
+  }
+  const index = await openSessionIndex(path, options);
+  const known: ParsedRun[] = [];
+  const view = index.conversationView(known);
+  return { session: new LazyLoadedSession(index, view, known), tree: index, view, known, end: index };
 }
 
 /** A lazily loaded session: `entries` reads the index's remaining lines on first access (see `LoadedSession`). */
@@ -145,33 +144,25 @@ class LazyLoadedSession implements LoadedSession {
   readonly conversation: Conversation;
   readonly leafId: string | null;
   declare readonly model?: string;
-  /** The index, until `entries` has read every line (then released). */
-  #index: SessionIndex | null;
-  /** The index's live warnings array (kept when the index is released). */
-  readonly #warnings: SessionWarning[];
-  #entries: readonly SessionEntry[] | undefined;
-  /** The entries the conversation was parsed from, until `entries` takes them over. */
-  #known: ParsedRun[] = [];
+  /** The index's warnings (live: a line read by `entries` that is not valid UTF-8 adds its `invalid_utf8`). */
+  readonly warnings: SessionWarning[];
+  /** Until `entries` has read every line: the index and the runs the conversation was parsed from (then released). */
+  #pending: { index: SessionIndex; known: ParsedRun[] } | undefined;
+  #entries: readonly SessionEntry[] = [];
 
-  constructor(index: SessionIndex) {
-    this.#index = index;
-    this.#warnings = index.warnings as SessionWarning[];
+  constructor(index: SessionIndex, view: ConversationView, known: ParsedRun[]) {
+    this.#pending = { index, known };
+    this.warnings = index.warnings as SessionWarning[];
     this.header = index.header;
-    this.conversation = { messages: index.conversationView(this.#known).messages };
+    this.conversation = { messages: view.messages };
     this.leafId = index.leafId;
     if (index.model !== undefined) this.model = index.model;
   }
 
-  /** The index's warnings (live: a line read by `entries` that is not valid UTF-8 adds its `invalid_utf8`). */
-  get warnings(): SessionWarning[] {
-    return this.#warnings;
-  }
-
   get entries(): readonly SessionEntry[] {
-    if (this.#entries === undefined) {
-      this.#entries = (this.#index as SessionIndex).readAll(this.#known);
-      this.#known = [];
-      this.#index = null;
+    if (this.#pending !== undefined) {
+      this.#entries = this.#pending.index.readAll(this.#pending.known);
+      this.#pending = undefined;
     }
     return this.#entries;
   }
@@ -190,6 +181,5 @@ class LazyLoadedSession implements LoadedSession {
  * header loads as an empty session (`no_header`).
  */
 export async function loadSession(path: string, options: LoadSessionOptions = {}): Promise<LoadedSession> {
-  if (options.eager || !(await mentionsCompaction(path))) return (await readEagerly(path, options)).session;
-  return new LazyLoadedSession(await openSessionIndex(path, options));
+  return (await readSession(path, options)).session;
 }

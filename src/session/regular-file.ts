@@ -4,23 +4,13 @@
  * a writer never blocks) and checked with `fstat` on that descriptor (no window between check and open).
  */
 
-import { constants, type Stats } from 'node:fs';
+import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { PantoError } from '../errors.js';
 import { notRegular } from '../regular-file.js';
 
 /** Flags every read of a session file opens it with. */
 export const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
-
-/** `ERR_INVALID_ARGUMENT` naming `path` and what it is, when `st` is not a regular file; else null. */
-export function notRegularFile(path: string, st: Stats): PantoError | null {
-  const kind = notRegular(st);
-  if (kind === null) return null;
-  return new PantoError(
-    'ERR_INVALID_ARGUMENT',
-    `${path}: is ${kind}, not a regular file; a session file must be a regular file`,
-  );
-}
 
 /**
  * `path` opened for reading, after checking it is a regular file (see the module comment).
@@ -29,9 +19,12 @@ export function notRegularFile(path: string, st: Stats): PantoError | null {
 export async function openRegularFile(path: string): Promise<FileHandle> {
   const fh = await open(path, READ_FLAGS);
   try {
-    const problem = notRegularFile(path, await fh.stat());
-    if (problem) throw problem;
-    return fh;
+    const kind = notRegular(await fh.stat());
+    if (kind === null) return fh;
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `${path}: is ${kind}, not a regular file; a session file must be a regular file`,
+    );
   } catch (err) {
     await fh.close();
     throw err;

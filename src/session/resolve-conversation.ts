@@ -17,21 +17,6 @@ export interface ConversationView {
   entryIds: Array<string | null>;
 }
 
-/** Entries from the root to `leafId`, in order. `byId` must hold every ancestor (checked on load). */
-export function pathToLeaf(byId: ReadonlyMap<string, SessionEntry>, leafId: string | null): SessionEntry[] {
-  const path: SessionEntry[] = [];
-  let id = leafId;
-  while (id !== null) {
-    const entry = byId.get(id);
-    if (!entry) throw new PantoError('ERR_SESSION_FORMAT', `entry ${id} is missing from the session`);
-    path.push(entry);
-    if (path.length > byId.size)
-      throw new PantoError('ERR_SESSION_FORMAT', 'entry parent links form a cycle');
-    id = entry.parentId;
-  }
-  return path.reverse();
-}
-
 /**
  * The conversation along `path` (see the module comment for the rules). `offBranch` makes the error for a compaction
  * whose `firstKeptEntryId` is not earlier on the path (a caller that knows the file names its path and line).

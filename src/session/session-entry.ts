@@ -4,6 +4,7 @@
  * leaf (the last entry in the file).
  */
 
+import { randomBytes } from 'node:crypto';
 import type { Message } from '../conversation.js';
 
 /** Current format version, written into every new header. Loading refuses a file whose version is newer. */
@@ -21,6 +22,19 @@ export interface SessionHeader {
   model?: string;
   /** Workspace root the session ran in, when the host gave one. */
   workspace?: string;
+}
+
+/** A new header, created now; its id is 16 random hex digits unless `fields.id` gives one. */
+export function newHeader(fields: { id?: string; model?: string; workspace?: string } = {}): SessionHeader {
+  const header: SessionHeader = {
+    type: 'session',
+    version: SESSION_FORMAT_VERSION,
+    id: fields.id ?? randomBytes(8).toString('hex'),
+    created: new Date().toISOString(),
+  };
+  if (fields.model !== undefined) header.model = fields.model;
+  if (fields.workspace !== undefined) header.workspace = fields.workspace;
+  return header;
 }
 
 interface EntryBase {

@@ -18,26 +18,21 @@ import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { addAnswer, copyUsage } from './answer-usage.js';
+import { checkedEntry, checkedHeader, EntryTree } from './entry-tree.js';
 import {
-  corruptLine,
   finalLine,
   formatError,
   type JsonlReadOptions,
   lineTooLong,
+  parseLine,
   readLimits,
 } from './jsonl-reader.js';
 import { LEADING_BYTES, type LeadingFields, leadingFields } from './leading-fields.js';
 import { CR, decodeLines, type LastLine, type LineBlock, NEWLINE, readLines } from './line-reader.js';
 import { openRegularFile, READ_FLAGS } from './regular-file.js';
-import {
-  type ConversationView,
-  type LazyEntries,
-  modelOnBranch,
-  resolveBranch,
-} from './resolve-conversation.js';
+import { type ConversationView, resolveBranch } from './resolve-conversation.js';
 import type { CompactionEntry, ModelUsage, SessionEntry, SessionHeader } from './session-entry.js';
 import { headerlessSession, LineWarnings, type SessionWarning, type TornLine } from './session-warning.js';
-import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 export type SessionIndexOptions = JsonlReadOptions;
 
@@ -56,8 +51,6 @@ export interface SessionLineRef {
   /** Length in bytes, without the newline (and without a trailing CR). */
   bytes: number;
 }
-
-type EntryType = SessionEntry['type'];
 
 /** The `fstat` fields a read compares with the file as it was indexed. */
 type FileIdentity = Pick<Stats, 'size' | 'mtimeMs' | 'ino' | 'dev'>;
@@ -91,6 +84,16 @@ function changed(path: string, problem: string): PantoError {
   return new PantoError('ERR_SESSION_CHANGED', `${path}: ${problem}`);
 }
 
+/** The entries of `runs` by position. */
+function byPosition(runs: readonly ParsedRun[]): Map<number, SessionEntry> {
+  const map = new Map<number, SessionEntry>();
+  for (const run of runs) {
+    for (let k = 0; k < run.positions.length; k++)
+      map.set(run.positions[k] as number, run.entries[k] as SessionEntry);
+  }
+  return map;
+}
+
 /** Bytes as a JSON value; bytes that are not valid UTF-8 decode to U+FFFD and `onInvalidUtf8` is told the line. */
 function parseBytes(
   path: string,
@@ -99,175 +102,53 @@ function parseBytes(
   onInvalidUtf8: (line: number) => void,
 ): unknown {
   if (!isUtf8(bytes)) onInvalidUtf8(line);
-  try {
-    return JSON.parse(bytes.toString('utf8'));
-  } catch (err) {
-    throw corruptLine(path, line, err);
-  }
-}
-
-/** @internal The first phase of opening: every line, as the splitter hands it over, into the index's arrays. */
-export class IndexScan {
-  readonly ids: string[] = [];
-  readonly parents: (string | null)[] = [];
-  readonly types: EntryType[] = [];
-  readonly lines: SessionLineRef[] = [];
-  readonly byId = new Map<string, number>();
-  /** Entries parsed while opening (lines not in the leading-field form). */
-  readonly parsed = new Map<number, SessionEntry>();
-  readonly warnings: LineWarnings;
-  header: SessionHeader | undefined;
-  lineNo = 0;
-  torn: TornLine | undefined;
-  unterminated = false;
-  readonly onInvalidUtf8 = (line: number) => this.warnings.invalidUtf8(line);
-
-  constructor(readonly path: string) {
-    this.warnings = new LineWarnings(path);
-  }
-
-  /** The complete lines of a block, each indexed from its leading fields or else parsed. */
-  block({ buf, start, end, offset }: LineBlock): void {
-    for (let s = start; s < end; ) {
-      const nl = buf.indexOf(NEWLINE, s);
-      const bytes = buf.subarray(s, nl > s && buf[nl - 1] === CR ? nl - 1 : nl);
-      const line = ++this.lineNo;
-      const at = offset + (s - start);
-      s = nl + 1;
-      if (bytes.length === 0) {
-        this.warnings.empty(line);
-        continue;
-      }
-      const lead = this.#lead(bytes);
-      if (lead === undefined) {
-        this.#addParsed(line, at, bytes.length, parseBytes(this.path, line, bytes, this.onInvalidUtf8));
-        continue;
-      }
-      try {
-        this.#addEntry(line, at, bytes.length, lead);
-      } catch (err) {
-        // The one-pass reader parses a line before it checks its links: a line that is not JSON is CORRUPT first.
-        parseBytes(this.path, line, bytes, () => {});
-        throw err;
-      }
-    }
-  }
-
-  /** The leading fields a line (after the header) begins with, else undefined (the first 128 bytes, then more). */
-  #lead(bytes: Buffer): LeadingFields | undefined {
-    if (this.header === undefined) return undefined;
-    const previous = this.ids[this.ids.length - 1];
-    const lead = leadingFields(latin1(bytes, Math.min(bytes.length, 128)), previous);
-    if (lead !== undefined || bytes.length <= 128) return lead;
-    return leadingFields(latin1(bytes, Math.min(bytes.length, LEADING_BYTES)), previous);
-  }
-
-  /** The last line, without a newline: loaded when it parses, else torn (skipped) when a crash can have left it. */
-  last(last: LastLine): void {
-    const line = ++this.lineNo;
-    const end = finalLine(this.path, line, last, this.header === undefined, this.warnings);
-    if ('torn' in end) this.torn = end.torn;
-    else {
-      this.unterminated = true;
-      if (end.text !== '') this.#addParsed(line, last.offset, last.bytes.length, end.value);
-    }
-  }
-
-  #addEntry(line: number, offset: number, bytes: number, { type, id, parentId }: LeadingFields) {
-    const { ids, byId } = this;
-    // One hash operation per entry (an id already present leaves the size unchanged); a parent that is the previous
-    // entry needs no lookup.
-    const known = byId.size;
-    byId.set(id, ids.length);
-    if (byId.size === known) throw formatError(this.path, line, `duplicate entry id ${id}`);
-    if (parentId !== null && parentId !== ids[ids.length - 1] && (parentId === id || !byId.has(parentId))) {
-      throw formatError(this.path, line, `parentId ${parentId} does not name an earlier entry`);
-    }
-    ids.push(id);
-    this.parents.push(parentId);
-    this.types.push(type);
-    this.lines.push({ line, offset, bytes });
-  }
-
-  /** A line read whole: the header, or an entry not in SessionLog's leading-field form. */
-  #addParsed(line: number, offset: number, bytes: number, value: unknown): void {
-    if (this.header === undefined) {
-      const problem = readableHeaderProblem(value);
-      if (problem) throw formatError(this.path, line, problem);
-      this.header = value as SessionHeader;
-      return;
-    }
-    const problem = entryProblem(value);
-    if (problem) throw formatError(this.path, line, problem);
-    const e = value as SessionEntry;
-    this.#addEntry(line, offset, bytes, e);
-    this.parsed.set(this.ids.length - 1, e);
-  }
+  return parseLine(path, line, bytes.toString('utf8'));
 }
 
 /**
  * The index of one session file. Arrays are parallel, one element per entry in file order (the header is not an
  * entry). Get one with `openSessionIndex`.
  */
-export class SessionIndex {
-  readonly path: string;
-  readonly header: SessionHeader;
+export class SessionIndex extends EntryTree {
+  /** The header (a new one, not in the file, when `headerMissing`). */
+  declare readonly header: SessionHeader;
   /** Id of the last entry, or `null` when the file holds only a header. */
-  readonly leafId: string | null;
+  declare readonly leafId: string | null;
   /** The current model: the latest `model_change` on the path to the leaf, else the header's `model`. */
-  readonly model: string | undefined;
+  declare readonly model: string | undefined;
+  /** Bytes of the file that was indexed. */
+  declare readonly fileBytes: number;
+  /** The last line, when it ended without a newline and did not parse (skipped; a `torn_line` warning). */
+  declare readonly torn: TornLine | undefined;
+  /** True when the last line parsed but has no trailing newline (an appender must write one first). */
+  declare readonly unterminated: boolean;
+  /** True when the file has no header (see the `no_header` warning): `header` is a new one, not in the file. */
+  declare readonly headerMissing: boolean;
+  readonly #warnings: LineWarnings;
   /** What opening reported, in line order; live: a line first read later may add `invalid_utf8` (do not mutate). */
   readonly warnings: readonly SessionWarning[];
-  readonly #warnings: LineWarnings;
-  readonly ids: readonly string[];
-  readonly parents: readonly (string | null)[];
-  /** Entry types as the lines' leading fields give them (checked against the entry when it is read). */
-  readonly types: readonly EntryType[];
-  readonly lines: readonly SessionLineRef[];
-  /** Bytes of the file that was indexed. */
-  readonly fileBytes: number;
-  /** The last line, when it ended without a newline and did not parse (skipped; a `torn_line` warning). */
-  readonly torn: TornLine | undefined;
-  /** True when the last line parsed but has no trailing newline (an appender must write one first). */
-  readonly unterminated: boolean;
-  /** True when the file has no header (see the `no_header` warning): `header` is a new one, not in the file. */
-  readonly headerMissing: boolean;
-  readonly #byId: Map<string, number>;
-  #identity: FileIdentity;
+  readonly #lines: SessionLineRef[] = [];
+  readonly lines: readonly SessionLineRef[] = this.#lines;
+  #identity: FileIdentity | undefined;
   /** Bytes at the file's start the index was made from (less a torn last line): a read needs them unchanged. */
-  #covered: number;
+  #covered = 0;
   /** True while the covered bytes end inside a line (an unterminated last line): its newline may follow them. */
-  #openEnd: boolean;
+  #openEnd = false;
   readonly #chunkBytes: number;
-  /** Entries parsed while opening (lines not in the leading-field form, the current model's change); kept. */
-  readonly #parsed: Map<number, SessionEntry>;
-  #branch: number[] | undefined;
+  /** Entries parsed while opening (lines not in the leading-field form, the current model's change) or appended. */
+  readonly #parsed = new Map<number, SessionEntry>();
+  /** Where `read` pushes the runs it parsed (`conversationView`). */
+  #record: ParsedRun[] | undefined;
+  /** Opening: the header once read, and the lines seen. */
+  #header: SessionHeader | undefined;
+  #lineNo = 0;
+  readonly #onInvalidUtf8 = (line: number) => this.#warnings.invalidUtf8(line);
 
-  /** @internal Use `openSessionIndex`. */
-  constructor(scan: IndexScan, identity: FileIdentity, chunkBytes: number) {
-    this.path = scan.path;
-    this.headerMissing = scan.header === undefined;
-    this.header = scan.header ?? headerlessSession(scan.path, scan.warnings.list);
-    this.#warnings = scan.warnings;
-    this.warnings = scan.warnings.list;
-    this.ids = scan.ids;
-    this.parents = scan.parents;
-    this.types = scan.types;
-    this.lines = scan.lines;
-    this.fileBytes = identity.size;
-    this.#byId = scan.byId;
-    this.#identity = identity;
-    this.torn = scan.torn;
-    this.unterminated = scan.unterminated;
-    this.#covered = scan.torn ? scan.torn.offset : identity.size;
-    this.#openEnd = scan.unterminated;
+  private constructor(path: string, chunkBytes: number) {
+    super(path);
+    this.#warnings = new LineWarnings(path);
+    this.warnings = this.#warnings.list;
     this.#chunkBytes = chunkBytes;
-    this.#parsed = scan.parsed;
-    this.leafId = scan.ids.length > 0 ? (scan.ids[scan.ids.length - 1] as string) : null;
-    // The current model: the latest model_change on the branch (that one line is parsed now, and kept).
-    const record: ParsedRun[] = [];
-    this.model = modelOnBranch(this.branch(), this.#lazy(record), this.header.model);
-    for (const run of record) this.#parsed.set(run.positions[0] as number, run.entries[0] as SessionEntry);
   }
 
   static {
@@ -278,33 +159,125 @@ export class SessionIndex {
     };
   }
 
-  /** Number of entries. */
-  get size(): number {
-    return this.ids.length;
+  /** @internal Use `openSessionIndex`. */
+  static async open(path: string, options: SessionIndexOptions): Promise<SessionIndex> {
+    const { chunkBytes, maxLineBytes } = readLimits(options);
+    const fh = await openRegularFile(path);
+    try {
+      const identity = await fh.stat();
+      const index = new SessionIndex(path, chunkBytes);
+      const read = await readLines(
+        fh,
+        {
+          chunkBytes,
+          maxLineBytes,
+          limit: identity.size,
+          tooLong: () => lineTooLong(path, index.#lineNo + 1, maxLineBytes),
+        },
+        (block) => index.#block(block),
+      );
+      const torn = read.last === undefined ? undefined : index.#last(read.last);
+      const problem =
+        read.fileBytes !== identity.size
+          ? 'it shrank'
+          : prefixChange(await fh.stat(), identity, torn ? torn.offset : identity.size);
+      if (problem !== null) throw changed(path, `the file changed while it was being indexed (${problem})`);
+      index.#end(identity, torn, read.last !== undefined && torn === undefined);
+      return index;
+    } finally {
+      await fh.close();
+    }
   }
 
-  has(id: string): boolean {
-    return this.#byId.has(id);
+  /** Opening: the complete lines of a block, each indexed from its leading fields or else parsed. */
+  #block({ buf, start, end, offset }: LineBlock): void {
+    for (let s = start; s < end; ) {
+      const nl = buf.indexOf(NEWLINE, s);
+      const bytes = buf.subarray(s, nl > s && buf[nl - 1] === CR ? nl - 1 : nl);
+      const line = ++this.#lineNo;
+      const at = offset + (s - start);
+      s = nl + 1;
+      if (bytes.length === 0) {
+        this.#warnings.empty(line);
+        continue;
+      }
+      const lead = this.#lead(bytes);
+      if (lead === undefined) {
+        this.#addParsed(line, at, bytes.length, parseBytes(this.path, line, bytes, this.#onInvalidUtf8));
+        continue;
+      }
+      try {
+        this.#add(line, at, bytes.length, lead);
+      } catch (err) {
+        // The one-pass reader parses a line before it checks its links: a line that is not JSON is CORRUPT first.
+        parseBytes(this.path, line, bytes, () => {});
+        throw err;
+      }
+    }
   }
 
-  /** Position (index into `ids`) of the entry with this id, or `undefined`. */
-  positionOf(id: string): number | undefined {
-    return this.#byId.get(id);
+  /** The leading fields a line (after the header) begins with, else undefined (the first 128 bytes, then more). */
+  #lead(bytes: Buffer): LeadingFields | undefined {
+    if (this.#header === undefined) return undefined;
+    const previous = this.ids[this.ids.length - 1];
+    const lead = leadingFields(latin1(bytes, Math.min(bytes.length, 128)), previous);
+    if (lead !== undefined || bytes.length <= 128) return lead;
+    return leadingFields(latin1(bytes, Math.min(bytes.length, LEADING_BYTES)), previous);
+  }
+
+  /** Opening: the last line, without a newline: loaded when it parses, else torn (skipped, returned). */
+  #last(last: LastLine): TornLine | undefined {
+    const line = ++this.#lineNo;
+    const end = finalLine(this.path, line, last, this.#header === undefined, this.#warnings);
+    if ('torn' in end) return end.torn;
+    if (end.text !== '') this.#addParsed(line, last.offset, last.bytes.length, end.value);
+    return undefined;
+  }
+
+  #add(line: number, offset: number, bytes: number, { type, id, parentId }: LeadingFields): void {
+    this.link(line, type, id, parentId);
+    this.#lines.push({ line, offset, bytes });
+  }
+
+  /** A line read whole: the header, or an entry not in SessionLog's leading-field form. */
+  #addParsed(line: number, offset: number, bytes: number, value: unknown): void {
+    if (this.#header === undefined) {
+      this.#header = checkedHeader(this.path, line, value);
+      return;
+    }
+    const e = checkedEntry(this.path, line, value);
+    this.#add(line, offset, bytes, e);
+    this.#parsed.set(this.size - 1, e);
+  }
+
+  /** Opening's end: the fields it sets, and the current model (the latest model_change on the branch, parsed now). */
+  #end(identity: FileIdentity, torn: TornLine | undefined, unterminated: boolean): void {
+    const header = this.#header ?? headerlessSession(this.path, this.#warnings.list);
+    this.#identity = identity;
+    this.#covered = torn ? torn.offset : identity.size;
+    this.#openEnd = unterminated;
+    const at = this.branch().findLast((i) => this.types[i] === 'model_change');
+    const change = at === undefined ? undefined : this.#read([at])[0];
+    if (at !== undefined && change !== undefined) this.#parsed.set(at, change);
+    Object.assign(this, {
+      header,
+      headerMissing: this.#header === undefined,
+      leafId: this.ids[this.ids.length - 1] ?? null,
+      model: change?.type === 'model_change' ? change.model : header.model,
+      fileBytes: identity.size,
+      torn,
+      unterminated,
+    });
+  }
+
+  override appendEntry(entry: SessionEntry, offset: number, bytes: number): void {
+    this.#add(this.size === 0 ? 2 : this.lineOf(this.size - 1) + 1, offset, bytes, entry);
+    this.#parsed.set(this.size - 1, entry);
   }
 
   /** Indices (into `ids`) of the entries from the root to the leaf, in order. */
   branch(): readonly number[] {
-    if (this.#branch) return this.#branch;
-    const path: number[] = [];
-    for (let i = this.ids.length - 1; i >= 0; ) {
-      path.push(i);
-      const parent = this.parents[i] as string | null;
-      if (parent === null) break;
-      // Parents are earlier entries (checked while opening), so this ends.
-      i = this.#byId.get(parent) as number;
-    }
-    this.#branch = path.reverse();
-    return this.#branch;
+    return this.branchTo(this.size - 1);
   }
 
   /**
@@ -324,7 +297,7 @@ export class SessionIndex {
   async entries(ids: readonly string[]): Promise<SessionEntry[]> {
     return this.readAt(
       ids.map((id) => {
-        const i = this.#byId.get(id);
+        const i = this.positionOf(id);
         if (i === undefined)
           throw new PantoError('ERR_INVALID_ARGUMENT', `${this.path}: no entry ${id} in the session`);
         return i;
@@ -348,10 +321,7 @@ export class SessionIndex {
   /** Every entry in file order, read as `readAt`; those in `known` (runs read earlier) are taken as they are. */
   readAll(known: readonly ParsedRun[] = []): SessionEntry[] {
     const all: SessionEntry[] = new Array(this.ids.length);
-    for (const run of known) {
-      for (let k = 0; k < run.positions.length; k++)
-        all[run.positions[k] as number] = run.entries[k] as SessionEntry;
-    }
+    for (const [i, e] of byPosition(known)) all[i] = e;
     const missing: number[] = [];
     for (let i = 0; i < all.length; i++) if (all[i] === undefined) missing.push(i);
     const read = this.#read(missing);
@@ -361,25 +331,18 @@ export class SessionIndex {
 
   /** The current conversation with each message's entry id, read synchronously; parsed runs pushed to `record`. */
   conversationView(record?: ParsedRun[]): ConversationView {
-    return resolveBranch(this.branch(), this.#lazy(record));
+    this.#record = record;
+    try {
+      return resolveBranch(this.branch(), this);
+    } finally {
+      this.#record = undefined;
+    }
   }
 
-  #lazy(record?: ParsedRun[]): LazyEntries {
-    return {
-      typeAt: (i) => this.types[i] as EntryType,
-      positionOf: (id) => this.#byId.get(id),
-      read: (positions) => {
-        const entries = this.#read(positions);
-        record?.push({ positions, entries });
-        return entries;
-      },
-      offBranch: (compaction, i) =>
-        formatError(
-          this.path,
-          this.lineOf(i),
-          `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
-        ),
-    };
+  override read(positions: readonly number[]): SessionEntry[] {
+    const entries = this.#read(positions);
+    this.#record?.push({ positions, entries });
+    return entries;
   }
 
   /** The current conversation (resolve-conversation.ts), from the compaction that applies on. @throws as `entry`. */
@@ -404,10 +367,7 @@ export class SessionIndex {
    * again). Throws as `entry`, for any line it reads.
    */
   usage(known: readonly ParsedRun[] = []): ModelUsage[] {
-    const parsed = new Map<number, SessionEntry>();
-    for (const run of known)
-      for (let k = 0; k < run.positions.length; k++)
-        parsed.set(run.positions[k] as number, run.entries[k] as SessionEntry);
+    const parsed = byPosition(known);
     let totals: ModelUsage[] = [];
     let from = 0;
     for (let i = this.ids.length - 1; i >= 0; i--) {
@@ -440,7 +400,7 @@ export class SessionIndex {
   }
 
   /** 1-based line number of entry `i` (an index into `ids`). */
-  lineOf(i: number): number {
+  override lineOf(i: number): number {
     return (this.lines[i] as SessionLineRef).line;
   }
 
@@ -449,7 +409,7 @@ export class SessionIndex {
     const st = fstatSync(fd);
     const problem = !st.isFile()
       ? 'it is no longer a regular file'
-      : (prefixChange(st, this.#identity, this.#covered) ?? this.#seamProblem(fd, st.size));
+      : (prefixChange(st, this.#identity as FileIdentity, this.#covered) ?? this.#seamProblem(fd, st.size));
     if (problem !== null)
       throw changed(this.path, `the file changed since it was indexed (${problem}); open the index again`);
     return st.size;
@@ -515,13 +475,7 @@ export class SessionIndex {
             const i = indices[j] as number;
             const line = this.lineOf(i);
             if (invalidUtf8) this.#warnings.invalidUtf8(line);
-            let value: unknown;
-            try {
-              value = JSON.parse(text);
-            } catch (err) {
-              throw corruptLine(this.path, line, err);
-            }
-            out[j++] = this.#check(i, value);
+            out[j++] = this.#check(i, parseLine(this.path, line, text), text);
           });
           k = n + 1;
         }
@@ -558,43 +512,25 @@ export class SessionIndex {
     return Math.min(ref.offset + ref.bytes + 2, fileBytes);
   }
 
-  /** `value` is a valid entry matching what the index holds for entry `i`. */
-  #check(i: number, value: unknown): SessionEntry {
+  /** `value` (parsed from `text`) is a valid entry matching what the index holds for entry `i`. */
+  #check(i: number, value: unknown, text: string): SessionEntry {
     const line = this.lineOf(i);
-    const problem = entryProblem(value);
-    if (problem) throw formatError(this.path, line, problem);
-    const e = value as SessionEntry;
+    const e = checkedEntry(this.path, line, value);
     if (e.id !== this.ids[i] || e.parentId !== this.parents[i] || e.type !== this.types[i]) {
       const what = `entry ${e.id} (${e.type}, parent ${e.parentId}) is not the indexed ${this.ids[i]} (${this.types[i]}, parent ${this.parents[i]})`;
       // The line still begins with the fields it was indexed by: the line itself lies (a repeated key later in it
       // says otherwise). Else the file was rewritten under the reader.
-      if (this.#leadsAsIndexed(i)) throw formatError(this.path, line, `${what}: the line repeats a key`);
+      const lead = leadingFields(text);
+      if (
+        lead !== undefined &&
+        lead.id === this.ids[i] &&
+        lead.parentId === this.parents[i] &&
+        lead.type === this.types[i]
+      )
+        throw formatError(this.path, line, `${what}: the line repeats a key`);
       throw new PantoError('ERR_SESSION_CHANGED', `${this.path}:${line}: ${what}; the file changed`);
     }
     return e;
-  }
-
-  /** Whether entry `i`'s line, on disk now, begins with the leading fields the index took from it. */
-  #leadsAsIndexed(i: number): boolean {
-    const ref = this.#ref(i);
-    const got = Buffer.alloc(Math.min(ref.bytes, LEADING_BYTES));
-    try {
-      const fd = openSync(this.path, READ_FLAGS);
-      try {
-        readSync(fd, got, 0, got.length, ref.offset);
-      } finally {
-        closeSync(fd);
-      }
-    } catch {
-      return false;
-    }
-    const lead = leadingFields(latin1(got, got.length));
-    return (
-      lead !== undefined &&
-      lead.id === this.ids[i] &&
-      lead.parentId === this.parents[i] &&
-      lead.type === this.types[i]
-    );
   }
 }
 
@@ -604,33 +540,6 @@ export class SessionIndex {
  * for what opening reads (a torn last line and a missing header as there too); `ERR_SESSION_CHANGED` when the file
  * changed while indexed, other than by growing (bytes appended meanwhile are not indexed).
  */
-export async function openSessionIndex(
-  path: string,
-  options: SessionIndexOptions = {},
-): Promise<SessionIndex> {
-  const { chunkBytes, maxLineBytes } = readLimits(options);
-  const fh = await openRegularFile(path);
-  try {
-    const identity = await fh.stat();
-    const scan = new IndexScan(path);
-    const read = await readLines(
-      fh,
-      {
-        chunkBytes,
-        maxLineBytes,
-        limit: identity.size,
-        tooLong: () => lineTooLong(path, scan.lineNo + 1, maxLineBytes),
-      },
-      (block) => scan.block(block),
-    );
-    if (read.last) scan.last(read.last);
-    const problem =
-      read.fileBytes !== identity.size
-        ? 'it shrank'
-        : prefixChange(await fh.stat(), identity, scan.torn ? scan.torn.offset : identity.size);
-    if (problem !== null) throw changed(path, `the file changed while it was being indexed (${problem})`);
-    return new SessionIndex(scan, identity, chunkBytes);
-  } finally {
-    await fh.close();
-  }
+export function openSessionIndex(path: string, options: SessionIndexOptions = {}): Promise<SessionIndex> {
+  return SessionIndex.open(path, options);
 }

@@ -18,10 +18,8 @@ import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, truncateSync,
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { addAnswer, sessionUsage } from './answer-usage.js';
-import { mentionsCompaction } from './compaction-probe.js';
 import { FileLock } from './file-lock.js';
-import type { TornLine } from './jsonl-reader.js';
-import { type LoadSessionOptions, readEagerly } from './load-session.js';
+import { EntryCollector, type LoadSessionOptions, readSession, type SessionSource } from './load-session.js';
 import {
   type CompactionInput,
   compactionEntry,
@@ -32,24 +30,19 @@ import {
   type UploadInput,
   uploadEntry,
 } from './new-entries.js';
-import {
-  type ConversationView,
-  type LazyEntries,
-  modelOnBranch,
-  resolveBranch,
-} from './resolve-conversation.js';
+import { type ConversationView, modelOnBranch, resolveBranch } from './resolve-conversation.js';
 import {
   type CompactionEntry,
   type CustomEntry,
   type MessageEntry,
   type ModelChangeEntry,
   type ModelUsage,
-  SESSION_FORMAT_VERSION,
+  newHeader,
   type SessionEntry,
   type SessionHeader,
   type UploadEntry,
 } from './session-entry.js';
-import { adoptFileIdentity, openSessionIndex, type ParsedRun, type SessionIndex } from './session-index.js';
+import { adoptFileIdentity, type ParsedRun, SessionIndex } from './session-index.js';
 import type { SessionWarning } from './session-warning.js';
 import type { SessionWriter } from './session-writer.js';
 import { nestingProblem, tooDeep } from './validate-entry.js';
@@ -66,14 +59,6 @@ export interface CreateSessionOptions extends SessionLogOptions {
   workspace?: string;
   /** Session id (default: 16 random hex digits). */
   id?: string;
-}
-
-/** The end of a session file as `open` found it (from the index or the eager read): what it repairs. */
-interface FileEnd {
-  headerMissing: boolean;
-  fileBytes: number;
-  torn?: TornLine | undefined;
-  unterminated: boolean;
 }
 
 /** The file, lock and append position of a `SessionLog` (`create` sets them too, for a new file). */
@@ -97,7 +82,7 @@ interface OpenedForAppend {
 function openForAppend(
   path: string,
   header: SessionHeader,
-  end: FileEnd,
+  end: SessionSource['end'],
   fsync: boolean,
   lock: FileLock,
 ): OpenedForAppend {
@@ -147,18 +132,12 @@ export class SessionLog implements SessionWriter {
   readonly #repairs: readonly SessionWarning[];
   readonly #fsync: boolean;
   readonly #lock: FileLock;
-  /**
-   * After a lazy open, the index of the entries the file held then (positions 0 .. size - 1; told about this log's
-   * own writes); null otherwise.
-   */
-  readonly #index: SessionIndex | null;
-  /** Entries this log appended (positions index.size ..; from 0 with every entry read at open), by id too. */
-  readonly #appended: SessionEntry[];
-  readonly #appendedAt = new Map<string, number>();
+  /** Every entry: the file's index after a lazy open (told about this log's own writes), else all in memory. */
+  readonly #tree: SessionIndex | EntryCollector;
   /** Every entry, once `entries` was read after a lazy open (kept up to date by appends). */
   #all: SessionEntry[] | undefined;
   /** Entries parsed for the conversation at open, until `entries` takes them over. */
-  #known: ParsedRun[] = [];
+  #known: ParsedRun[];
   #fd: number | null;
   #size: number;
   #leafId: string | null;
@@ -169,9 +148,8 @@ export class SessionLog implements SessionWriter {
   private constructor(
     init: OpenedForAppend & {
       loadWarnings: readonly SessionWarning[];
-      index: SessionIndex | null;
-      entries?: SessionEntry[];
-      leafId?: string | null;
+      tree: SessionIndex | EntryCollector;
+      known?: ParsedRun[];
       view: ConversationView;
       model: string | undefined;
       usage: ModelUsage[];
@@ -185,11 +163,9 @@ export class SessionLog implements SessionWriter {
     this.#lock = init.lock;
     this.#fd = init.fd;
     this.#size = init.size;
-    this.#index = init.index;
-    this.#appended = init.entries ?? [];
-    for (let i = 0; i < this.#appended.length; i++)
-      this.#appendedAt.set((this.#appended[i] as SessionEntry).id, i);
-    this.#leafId = init.leafId !== undefined ? init.leafId : (init.index?.leafId ?? null);
+    this.#tree = init.tree;
+    this.#known = init.known ?? [];
+    this.#leafId = this.#tree.ids[this.#tree.size - 1] ?? null;
     this.#view = init.view;
     this.#model = init.model;
     this.#usage = init.usage;
@@ -201,14 +177,7 @@ export class SessionLog implements SessionWriter {
    * holds its lock.
    */
   static async create(path: string, options: CreateSessionOptions = {}): Promise<SessionLog> {
-    const header: SessionHeader = {
-      type: 'session',
-      version: SESSION_FORMAT_VERSION,
-      id: options.id ?? randomBytes(8).toString('hex'),
-      created: new Date().toISOString(),
-    };
-    if (options.model !== undefined) header.model = options.model;
-    if (options.workspace !== undefined) header.workspace = options.workspace;
+    const header = newHeader(options);
     const lock = FileLock.acquire(path);
     let fd: number;
     try {
@@ -231,7 +200,7 @@ export class SessionLog implements SessionWriter {
       lock,
       fd,
       size: 0,
-      index: null,
+      tree: new EntryCollector(path),
       view: { messages: [], entryIds: [] },
       model: header.model,
       usage: [],
@@ -254,39 +223,21 @@ export class SessionLog implements SessionWriter {
     const lock = FileLock.acquire(path);
     let fd: number | undefined;
     try {
-      const fsync = options.fsync ?? false;
-      // No compaction in sight: one pass parsing every line is the fastest open (see loadSession).
-      if (options.eager || !(await mentionsCompaction(path))) {
-        const { session, view, read, headerMissing } = await readEagerly(path, options);
-        return new SessionLog({
-          ...openForAppend(path, session.header, { ...read, headerMissing }, fsync, lock),
-          loadWarnings: session.warnings,
-          index: null,
-          entries: session.entries,
-          leafId: session.leafId,
-          view,
-          model: session.model,
-          usage: sessionUsage(session.entries),
-        });
-      }
-      const index = await openSessionIndex(path, options);
-      const known: ParsedRun[] = [];
-      const view = index.conversationView(known);
-      const usage = index.usage(known);
-      const opened = openForAppend(path, index.header, index, fsync, lock);
+      const { session, tree, view, known, end } = await readSession(path, options);
+      const usage = tree instanceof SessionIndex ? tree.usage(known) : sessionUsage(tree.entries);
+      const opened = openForAppend(path, session.header, end, options.fsync ?? false, lock);
       fd = opened.fd;
       // A file without a header held no entry: its index stays empty, and the file is now the new header alone.
-      adoptFileIdentity(index, fstatSync(fd));
-      const log = new SessionLog({
+      if (tree instanceof SessionIndex) adoptFileIdentity(tree, fstatSync(fd));
+      return new SessionLog({
         ...opened,
-        loadWarnings: index.warnings,
-        index,
+        loadWarnings: session.warnings,
+        tree,
+        known,
         view,
-        model: index.model,
+        model: session.model,
         usage,
       });
-      log.#known = known;
-      return log;
     } catch (err) {
       if (fd !== undefined) closeSync(fd);
       lock.release();
@@ -335,11 +286,9 @@ export class SessionLog implements SessionWriter {
 
   /** Every entry in file order (owned by the log; appends extend it). The first read may throw: module comment. */
   get entries(): readonly SessionEntry[] {
-    if (this.#index === null) return this.#appended;
+    if (this.#tree instanceof EntryCollector) return this.#tree.entries;
     if (this.#all === undefined) {
-      const all = this.#index.readAll(this.#known);
-      for (const e of this.#appended) all.push(e);
-      this.#all = all;
+      this.#all = this.#tree.readAll(this.#known);
       this.#known = [];
     }
     return this.#all;
@@ -347,7 +296,7 @@ export class SessionLog implements SessionWriter {
 
   /** Number of entries in the file (those it held at open and those appended since); reads nothing. */
   get size(): number {
-    return this.#based() + this.#appended.length;
+    return this.#tree.size;
   }
 
   get closed(): boolean {
@@ -404,13 +353,10 @@ export class SessionLog implements SessionWriter {
   async uploadEntries(): Promise<readonly UploadEntry[]> {
     const isUpload = (e: SessionEntry): e is UploadEntry => e.type === 'upload';
     if (this.#all !== undefined) return this.#all.filter(isUpload);
-    const types = this.#index?.types ?? [];
+    const { types } = this.#tree;
     const positions: number[] = [];
     for (let i = 0; i < types.length; i++) if (types[i] === 'upload') positions.push(i);
-    const out =
-      positions.length === 0 ? [] : (this.#index as SessionIndex).readAt(positions).filter(isUpload);
-    for (const e of this.#appended) if (isUpload(e)) out.push(e);
-    return out;
+    return positions.length === 0 ? [] : this.#tree.read(positions).filter(isUpload);
   }
 
   /**
@@ -434,19 +380,11 @@ export class SessionLog implements SessionWriter {
    * does not survive a reload.
    */
   branch(entryId: string): void {
-    const at = this.#positionOf(entryId);
+    const at = this.#tree.positionOf(entryId);
     if (at === undefined) throw invalid(`no entry ${entryId} in this session`);
-    const path: number[] = [];
-    for (let i: number | undefined = at; i !== undefined; ) {
-      path.push(i);
-      // Parents are earlier entries (checked at open; appends attach to known entries), so this ends.
-      const parent = this.#parentAt(i);
-      i = parent === null ? undefined : this.#positionOf(parent);
-    }
-    path.reverse();
-    const tree = this.#lazy();
-    const view = resolveBranch(path, tree);
-    const model = modelOnBranch(path, tree, this.header.model);
+    const path = this.#tree.branchTo(at);
+    const view = resolveBranch(path, this.#tree);
+    const model = modelOnBranch(path, this.#tree, this.header.model);
     this.#leafId = entryId;
     this.#view = view;
     this.#model = model;
@@ -469,54 +407,16 @@ export class SessionLog implements SessionWriter {
     if (this.#fd === null) throw invalid(`session log ${this.path} is closed`);
     let id: string;
     do id = randomBytes(6).toString('hex');
-    while (this.#positionOf(id) !== undefined);
+    while (this.#tree.has(id));
     return { id, parentId: this.#leafId, timestamp: new Date().toISOString() };
   }
 
   #append(entry: SessionEntry): void {
+    const offset = this.#size;
     this.#writeLine(entry);
-    this.#appendedAt.set(entry.id, this.#based() + this.#appended.length);
-    this.#appended.push(entry);
+    this.#tree.appendEntry(entry, offset, this.#size - offset - 1);
     this.#all?.push(entry);
     this.#leafId = entry.id;
-  }
-
-  /** Number of entries the file held at open. */
-  #based(): number {
-    return this.#index?.size ?? 0;
-  }
-
-  #positionOf(id: string): number | undefined {
-    return this.#index?.positionOf(id) ?? this.#appendedAt.get(id);
-  }
-
-  #parentAt(i: number): string | null {
-    const base = this.#based();
-    return i < base
-      ? ((this.#index as SessionIndex).parents[i] as string | null)
-      : (this.#appended[i - base] as SessionEntry).parentId;
-  }
-
-  /** The entry tree by position: the file's entries at open through the index, then the appended ones. */
-  #lazy(): LazyEntries {
-    const base = this.#based();
-    return {
-      typeAt: (i) => (this.#index?.types[i] ?? this.#appended[i - base]?.type) as SessionEntry['type'],
-      positionOf: (id) => this.#positionOf(id),
-      read: (positions) => {
-        let split = 0;
-        while (split < positions.length && (positions[split] as number) < base) split++;
-        const old = split === 0 ? [] : (this.#index as SessionIndex).readAt(positions.slice(0, split));
-        for (let k = split; k < positions.length; k++)
-          old.push(this.#appended[(positions[k] as number) - base] as SessionEntry);
-        return old;
-      },
-      offBranch: (compaction) =>
-        new PantoError(
-          'ERR_SESSION_FORMAT',
-          `${this.path}: compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
-        ),
-    };
   }
 
   #writeLine(value: SessionHeader | SessionEntry): void {
@@ -554,9 +454,9 @@ export class SessionLog implements SessionWriter {
 
   /** After this log's own write: later lazy reads expect the file as it is now (see the module comment). */
   #adopt(fd: number): void {
-    if (this.#index === null) return;
+    if (!(this.#tree instanceof SessionIndex)) return;
     try {
-      adoptFileIdentity(this.#index, fstatSync(fd));
+      adoptFileIdentity(this.#tree, fstatSync(fd));
     } catch {
       // fstat of an open descriptor does not fail in practice; if it did, the next lazy read reports the change
     }

@@ -1,7 +1,6 @@
 /** What the session loader recovered from (`SessionWarning`), and the warnings both loading paths write alike. */
 
-import { randomBytes } from 'node:crypto';
-import { SESSION_FORMAT_VERSION, type SessionHeader } from './session-entry.js';
+import { newHeader, type SessionHeader } from './session-entry.js';
 
 /** Something the loader recovered from; the data it names was not loaded or was repaired. */
 export interface SessionWarning {
@@ -24,12 +23,7 @@ export function headerlessSession(path: string, warnings: SessionWarning[]): Ses
     line: 1,
     message: `${path}: no session header (the file is empty or its first line was cut short, likely a crash before anything was recorded); loaded as an empty session`,
   });
-  return {
-    type: 'session',
-    version: SESSION_FORMAT_VERSION,
-    id: randomBytes(8).toString('hex'),
-    created: new Date().toISOString(),
-  };
+  return newHeader();
 }
 
 /** A final line that ended without a newline and did not parse (a write cut short by a crash). */

@@ -1,0 +1,106 @@
+/**
+ * A session's entries by position in file order: each one's id, parent and type, its links checked as it is added
+ * (a unique id, a parent that is an earlier entry), and the branch from the root to any entry. The index
+ * (session-index.ts: entries parsed on request) and the one-pass collector (load-session.ts: every entry parsed) are
+ * trees; resolve-conversation.ts reads a conversation from one, and `SessionLog` appends to one.
+ */
+
+import type { PantoError } from '../errors.js';
+import { formatError } from './jsonl-reader.js';
+import type { LazyEntries } from './resolve-conversation.js';
+import type { CompactionEntry, SessionEntry, SessionHeader } from './session-entry.js';
+import { entryProblem, readableHeaderProblem } from './validate-entry.js';
+
+type EntryType = SessionEntry['type'];
+
+/** `value` (line `line` of `path`) as a header this library reads. @throws PantoError `ERR_SESSION_FORMAT` */
+export function checkedHeader(path: string, line: number, value: unknown): SessionHeader {
+  const problem = readableHeaderProblem(value);
+  if (problem) throw formatError(path, line, problem);
+  return value as SessionHeader;
+}
+
+/** `value` (line `line` of `path`) as an entry. @throws PantoError `ERR_SESSION_FORMAT` */
+export function checkedEntry(path: string, line: number, value: unknown): SessionEntry {
+  const problem = entryProblem(value);
+  if (problem) throw formatError(path, line, problem);
+  return value as SessionEntry;
+}
+
+export abstract class EntryTree implements LazyEntries {
+  readonly ids: readonly string[] = [];
+  readonly parents: readonly (string | null)[] = [];
+  /** Entry types (the index's: as the lines' leading fields give them, checked against the entry when it is read). */
+  readonly types: readonly EntryType[] = [];
+  readonly #byId = new Map<string, number>();
+
+  /** `path` names the source in errors (`path:line: problem`). */
+  constructor(readonly path: string) {}
+
+  /** 1-based line number of entry `i`. */
+  abstract lineOf(i: number): number;
+
+  /** The entries at these positions (ascending, distinct), parsed and checked; throws typed errors. */
+  abstract read(positions: readonly number[]): SessionEntry[];
+
+  /** @internal For `SessionLog`: the entry it wrote at byte `offset` (`bytes` long without the newline), kept. */
+  abstract appendEntry(entry: SessionEntry, offset: number, bytes: number): void;
+
+  /** Number of entries. */
+  get size(): number {
+    return this.ids.length;
+  }
+
+  has(id: string): boolean {
+    return this.#byId.has(id);
+  }
+
+  /** Position (index into `ids`) of the entry with this id, or `undefined`. */
+  positionOf(id: string): number | undefined {
+    return this.#byId.get(id);
+  }
+
+  typeAt(i: number): EntryType {
+    return this.types[i] as EntryType;
+  }
+
+  offBranch(compaction: CompactionEntry, i: number): PantoError {
+    return formatError(
+      this.path,
+      this.lineOf(i),
+      `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
+    );
+  }
+
+  /** Positions of the entries from the root to entry `leaf` (none for -1), in order. */
+  branchTo(leaf: number): number[] {
+    const path: number[] = [];
+    for (let i = leaf; i >= 0; ) {
+      path.push(i);
+      const parent = this.parents[i] as string | null;
+      if (parent === null) break;
+      // Parents are earlier entries (checked as each entry is added), so this ends.
+      i = parent === this.ids[i - 1] ? i - 1 : (this.#byId.get(parent) as number);
+    }
+    return path.reverse();
+  }
+
+  /**
+   * Add the entry of line `line` at the end. One hash operation per entry (an id already present leaves the size
+   * unchanged); a parent that is the previous entry needs no lookup.
+   * @throws PantoError `ERR_SESSION_FORMAT` for a duplicate id or a parent that is not an earlier entry.
+   */
+  protected link(line: number, type: EntryType, id: string, parentId: string | null): void {
+    const ids = this.ids as string[];
+    const byId = this.#byId;
+    const known = byId.size;
+    byId.set(id, ids.length);
+    if (byId.size === known) throw formatError(this.path, line, `duplicate entry id ${id}`);
+    if (parentId !== null && parentId !== ids[ids.length - 1] && (parentId === id || !byId.has(parentId))) {
+      throw formatError(this.path, line, `parentId ${parentId} does not name an earlier entry`);
+    }
+    ids.push(id);
+    (this.parents as (string | null)[]).push(parentId);
+    (this.types as EntryType[]).push(type);
+  }
+}
