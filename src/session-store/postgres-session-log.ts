@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
 import { addAnswer } from '../session/answer-usage.js';
+import { corruptLine } from '../session/jsonl-reader.js';
 import {
   type CompactionInput,
   compactionEntry,
@@ -364,21 +365,7 @@ export class PostgresSessionLog implements SessionWriter {
           'ERR_SESSION_CORRUPT',
           `${where}:${line}: ${r.bytes} bytes, longer than maxEntryBytes (${this.#maxEntryBytes}); refusing to load it`,
         );
-      let value: unknown;
-      try {
-        value = JSON.parse(r.body);
-      } catch (err) {
-        throw new PantoError('ERR_SESSION_CORRUPT', `${where}:${line}: not valid JSON`, { cause: err });
-      }
-      const problem = entryProblem(value);
-      if (problem) throw new PantoError('ERR_SESSION_FORMAT', `${where}:${line}: ${problem}`);
-      const e = value as SessionEntry;
-      if (e.id !== r.id || e.parentId !== r.parent_id || e.type !== r.type)
-        throw new PantoError(
-          'ERR_SESSION_FORMAT',
-          `${where}:${line}: the row's columns do not match its JSON`,
-        );
-      return e;
+      return rowEntry(where, line, r.body, r);
     });
   }
 
@@ -479,4 +466,29 @@ export class PostgresSessionLog implements SessionWriter {
       }
     });
   }
+}
+
+/**
+ * Row `row`'s body `text` (line `line` of `where` in the file form) as a checked entry.
+ * @throws PantoError `ERR_SESSION_CORRUPT` when it is not JSON; `ERR_SESSION_FORMAT` when it is not an entry or its
+ *   columns (id, parent, type) do not match its JSON.
+ */
+export function rowEntry(
+  where: string,
+  line: number,
+  text: string,
+  row: { id: string; parent_id: string | null; type: string },
+): SessionEntry {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw corruptLine(where, line, err);
+  }
+  const problem = entryProblem(value);
+  if (problem) throw new PantoError('ERR_SESSION_FORMAT', `${where}:${line}: ${problem}`);
+  const e = value as SessionEntry;
+  if (e.id !== row.id || e.parentId !== row.parent_id || e.type !== row.type)
+    throw new PantoError('ERR_SESSION_FORMAT', `${where}:${line}: the row's columns do not match its JSON`);
+  return e;
 }

@@ -30,7 +30,7 @@ import {
 } from '../session/session-entry.js';
 import { entryProblem, readableHeaderProblem } from '../session/validate-entry.js';
 import { ImportChecker } from './import-lines.js';
-import { LOCK_CLASS, lockKey, type PgClient, PostgresSessionLog } from './postgres-session-log.js';
+import { LOCK_CLASS, lockKey, type PgClient, PostgresSessionLog, rowEntry } from './postgres-session-log.js';
 import {
   type CreateStoredSessionOptions,
   checkSessionId,
@@ -608,21 +608,7 @@ export class PostgresSessionStore implements SessionStore {
     const byId = new Map<string, SessionEntry>();
     for (const r of rows) {
       const line = Number(r.seq) + 2;
-      const text = this.#body(id, r);
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch (err) {
-        throw corruptLine(where, line, err);
-      }
-      const problem = entryProblem(value);
-      if (problem) throw new PantoError('ERR_SESSION_FORMAT', `${where}:${line}: ${problem}`);
-      const e = value as SessionEntry;
-      if (e.id !== r.id || e.parentId !== r.parent_id || e.type !== r.type)
-        throw new PantoError(
-          'ERR_SESSION_FORMAT',
-          `${where}:${line}: the row's columns do not match its JSON`,
-        );
+      const e = rowEntry(where, line, this.#body(id, r), r);
       byId.set(e.id, e);
       if (e.type === 'message' && Number(r.seq) > Number(c.seq)) addAnswer(usage, e.message);
     }
