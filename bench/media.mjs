@@ -246,7 +246,9 @@ if (process.argv[2] === '--worker') {
     };
     const b64 = async () => input.toString('base64');
     const both = async () => (await processMedia(input)).data.toString('base64');
-    const first = await libpanto();
+    // The output bytes stay here: only what the row prints goes back to the driver (a 1 MB PNG as JSON would not fit
+    // its pipe buffer).
+    const { data: _bytes, ...first } = await libpanto();
     const pm = [];
     const bs = [];
     const pb = [];
