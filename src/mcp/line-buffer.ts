@@ -76,6 +76,17 @@ export function parseLine(line: string, parse: ParseMessage): JSONRPCMessage {
   }
 }
 
+/** Where `LineBuffer.feed` hands what a chunk completed. */
+export interface LineHandlers {
+  message(message: JSONRPCMessage): void;
+  /** A line that is not a JSON-RPC message (an `InvalidLineError`, consumed): reading goes on. */
+  invalid(err: Error): void;
+  /** The chunk made a line longer than the limit: the buffer was cleared; nothing more is read from the chunk. */
+  overflow(err: Error): void;
+  /** Checked before each message: true stops the hand-over (the transport closed). */
+  stopped(): boolean;
+}
+
 export class LineBuffer {
   readonly #max: number;
   readonly #sender: string;
@@ -122,6 +133,27 @@ export class LineBuffer {
       return parseLine(line, this.#parse);
     }
     return null;
+  }
+
+  /** `append(chunk)`, then every message it completed, in order, to `on` (see `LineHandlers`). */
+  feed(chunk: Buffer, on: LineHandlers): void {
+    try {
+      this.append(chunk);
+    } catch (err) {
+      on.overflow(err as Error);
+      return;
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.readMessage();
+      } catch (err) {
+        on.invalid(err instanceof Error ? err : new Error(String(err)));
+        continue;
+      }
+      if (message === null || on.stopped()) return;
+      on.message(message);
+    }
   }
 
   clear(): void {

@@ -176,25 +176,15 @@ export class StdioClientTransport implements Transport {
 
   #read(chunk: Buffer): void {
     if (this.#finished) return;
-    try {
-      this.#buffer.append(chunk);
-    } catch (err) {
-      this.onerror?.(err as Error);
-      this.close().catch(() => {});
-      return;
-    }
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.#buffer.readMessage();
-      } catch (err) {
-        // The line is consumed either way (an `InvalidLineError`): report it and read on.
-        this.onerror?.(err instanceof Error ? err : new Error(String(err)));
-        continue;
-      }
-      if (message === null || this.#finished) return;
-      this.onmessage?.(message);
-    }
+    this.#buffer.feed(chunk, {
+      message: (message) => this.onmessage?.(message),
+      invalid: (err) => this.onerror?.(err),
+      overflow: (err) => {
+        this.onerror?.(err);
+        this.close().catch(() => {});
+      },
+      stopped: () => this.#finished,
+    });
   }
 
   #stderr(chunk: Buffer): void {

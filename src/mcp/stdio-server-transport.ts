@@ -120,26 +120,18 @@ export class StdioServerTransport implements Transport {
 
   #read(chunk: Buffer): void {
     if (this.#closed) return;
-    try {
-      this.#buffer.append(chunk);
-    } catch (err) {
-      this.onerror?.(err as Error);
-      this.close().catch(() => {});
-      return;
-    }
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.#buffer.readMessage();
-      } catch (err) {
-        if (err instanceof InvalidLineError) this.#answerInvalid(err);
-        else this.onerror?.(err instanceof Error ? err : new Error(String(err)));
-        continue;
-      }
-      if (message === null || this.#closed) return;
-      if ('id' in message && 'method' in message) this.#running.add(JSON.stringify(message.id));
-      this.onmessage?.(message);
-    }
+    this.#buffer.feed(chunk, {
+      message: (message) => {
+        if ('id' in message && 'method' in message) this.#running.add(JSON.stringify(message.id));
+        this.onmessage?.(message);
+      },
+      invalid: (err) => (err instanceof InvalidLineError ? this.#answerInvalid(err) : this.onerror?.(err)),
+      overflow: (err) => {
+        this.onerror?.(err);
+        this.close().catch(() => {});
+      },
+      stopped: () => this.#closed,
+    });
   }
 
   #answerInvalid(err: InvalidLineError): void {
