@@ -135,3 +135,21 @@ export type AgentEvent =
   | ToolEvent;
 
 export type AgentEventListener = (event: AgentEvent) => void;
+
+/** The run's stop reason when `message` is its last answer. */
+export function stopReasonOf(message: AssistantMessage): AgentStopReason {
+  switch (message.stopReason) {
+    case undefined:
+    case 'end':
+    case 'tool_use':
+      return 'end';
+    case 'max_tokens':
+    case 'refusal':
+    case 'aborted':
+    case 'error':
+    case 'other':
+      return message.stopReason;
+    default:
+      return 'other';
+  }
+}

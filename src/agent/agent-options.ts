@@ -229,3 +229,19 @@ function count(value: number | undefined, fallback: number, name: string): numbe
   }
   return v;
 }
+
+/** Request options for `model`: the host's `request`, with `thinking` and the prompt-cache default applied. */
+export function requestOptionsFor(
+  request: AgentRequestOptions,
+  thinking: ThinkingLevel | undefined,
+  promptCache: boolean | { ttl: '5m' | '1h' } | undefined,
+  model: ModelInfo,
+): RequestOptions {
+  const options: RequestOptions = { ...request };
+  if (thinking === undefined) delete options.thinking;
+  else options.thinking = thinking;
+  const cache = promptCache ?? model.api === 'anthropic-messages';
+  if (cache === false) delete options.promptCache;
+  else options.promptCache = cache;
+  return options;
+}

@@ -36,21 +36,18 @@
  *
  * The class holds the state; the work is done by functions over it: the request-and-retry turn (request-turn.ts), a
  * turn's tool calls (tool-turn.ts), the compaction trigger (agent-compaction.ts), the usage meter (usage-meter.ts),
- * the option checks (agent-options.ts).
+ * the provider files (agent-uploads.ts), the option checks (agent-options.ts).
  */
 
-import type { AssistantMessage, ImagePart, Message, UserMessage } from '../conversation.js';
+import type { Message, UserMessage } from '../conversation.js';
 import { toolCallsOf, toolErrorResult } from '../conversation.js';
 import { isPantoError, PantoError } from '../errors.js';
 import type { ProcessOptions } from '../media/types.js';
 import type { ThinkingLevel } from '../providers/common/serialize-options.js';
-import type { ProviderFiles } from '../providers/files/file-types.js';
 import type { Provider } from '../providers/http-provider.js';
 import { mediaPolicyFor } from '../providers/model/model-catalog.js';
 import type { ModelInfo } from '../providers/model/model-info.js';
 import { checkPrice, type ModelPrice } from '../providers/model/model-prices.js';
-import type { RequestOptions } from '../providers/serialize-request.js';
-import type { UploadedFileRecord } from '../session/session-entry.js';
 import type { SessionWriter } from '../session/session-writer.js';
 import type { ToolSource } from '../tool-source.js';
 import { errorMessage, StaticToolSource } from '../tool-source.js';
@@ -67,12 +64,13 @@ import {
   maybeCompact,
   recoverFromOverflow,
 } from './agent-compaction.js';
-import type {
-  AgentEvent,
-  AgentEventListener,
-  AgentRunResult,
-  AgentStopReason,
-  AgentWarning,
+import {
+  type AgentEvent,
+  type AgentEventListener,
+  type AgentRunResult,
+  type AgentStopReason,
+  type AgentWarning,
+  stopReasonOf,
 } from './agent-events.js';
 import {
   type AgentOptions,
@@ -81,13 +79,13 @@ import {
   checkProvider,
   checkThinking,
   modelFor,
+  requestOptionsFor,
 } from './agent-options.js';
-import { type DeleteUploadsResult, deleteCachedUploads } from './delete-uploads.js';
+import { AgentUploads } from './agent-uploads.js';
+import type { DeleteUploadsResult } from './delete-uploads.js';
 import { takeHandedInHistory } from './handed-in-history.js';
-import type { RequestMedia } from './request-media.js';
 import { abortError, requestTurn, type TurnContext } from './request-turn.js';
 import { runToolCalls, type ToolTurnContext } from './tool-turn.js';
-import { UploadCache } from './upload-cache.js';
 import { UsageMeter, withSaneUsage } from './usage-meter.js';
 import type { UsageTotals } from './usage-totals.js';
 import { buildUserMessage, type UserContent } from './user-content.js';
@@ -138,14 +136,7 @@ export class Agent {
   /** Base64 of parts a provider rejected: left out of every later request. */
   readonly #rejected = new Set<string>();
   readonly #warned = new Set<string>();
-  readonly #uploads: boolean;
-  /** Provider files by content hash and account (uploads: 'auto'); filled from the session on first use. */
-  readonly #files = new UploadCache();
-  #filesLoaded: Promise<void> | undefined;
-  /** Files API clients used, for `deleteUploads` (one per account). */
-  readonly #filesClients: ProviderFiles[] = [];
-  /** Re-encoded copies of old images by `degradeKey`. */
-  readonly #degraded = new Map<string, ImagePart | null>();
+  readonly #uploads: AgentUploads;
 
   constructor(options: AgentOptions) {
     const checked = checkAgentOptions(options);
@@ -176,7 +167,12 @@ export class Agent {
     this.#concurrency = checked.concurrency;
     this.#toolResultShare = checked.maxToolResultShare;
     this.#approve = checked.approveToolCall;
-    this.#uploads = checked.uploads;
+    this.#uploads = new AgentUploads(
+      checked.uploads,
+      options.session,
+      (event) => this.#emit(event),
+      (warning) => this.#warn(warning),
+    );
     for (const warning of handedIn?.warnings ?? []) this.#warn(warning);
   }
 
@@ -222,12 +218,7 @@ export class Agent {
    *   provider's.
    */
   setModel(model: ModelInfo | string, options: SetModelOptions = {}): void {
-    if (this.#running) {
-      throw new PantoError(
-        'ERR_INVALID_ARGUMENT',
-        'setModel: the agent is running; switch models between runs',
-      );
-    }
+    this.#idle('setModel: the agent is running; switch models between runs');
     const provider = options.provider ?? this.#provider;
     checkProvider(provider, 'setModel: options.provider must be a Provider');
     const next = modelFor(model, provider, 'setModel');
@@ -261,14 +252,11 @@ export class Agent {
   async compact(options: RunOptions & ManualCompaction = {}): Promise<CompactOutcome | null> {
     this.#claim();
     const ctl = this.#runCtl ?? new AbortController();
-    const external = options.signal;
-    const onExternal = () => ctl.abort(external?.reason);
-    if (external?.aborted) onExternal();
-    else external?.addEventListener('abort', onExternal, { once: true });
+    const unlink = follow(ctl, options.signal);
     try {
       return await compactOnRequest(this.#compaction(), ctl.signal, options);
     } finally {
-      external?.removeEventListener('abort', onExternal);
+      unlink();
       this.#runCtl = undefined;
       this.#running = false;
     }
@@ -338,13 +326,13 @@ export class Agent {
     this.#runCtl?.abort(reason);
   }
 
+  /** @throws PantoError `ERR_INVALID_ARGUMENT` with `message` while a run is in progress. */
+  #idle(message: string): void {
+    if (this.#running) throw new PantoError('ERR_INVALID_ARGUMENT', message);
+  }
+
   #claim(): void {
-    if (this.#running) {
-      throw new PantoError(
-        'ERR_INVALID_ARGUMENT',
-        'the agent is already running; use steer() to add a message or abort() to stop it',
-      );
-    }
+    this.#idle('the agent is already running; use steer() to add a message or abort() to stop it');
     this.#running = true;
     // Created now so that abort() works while the prompt's attachments are still being processed.
     this.#runCtl = new AbortController();
@@ -353,9 +341,7 @@ export class Agent {
   async #run(first: UserMessage | undefined, external: AbortSignal | undefined): Promise<AgentRunResult> {
     const ctl = this.#runCtl ?? new AbortController();
     this.#runCtl = ctl;
-    const onExternal = () => ctl.abort(external?.reason);
-    if (external?.aborted) onExternal();
-    else external?.addEventListener('abort', onExternal, { once: true });
+    const unlink = follow(ctl, external);
     const signal = ctl.signal;
     const appended: Message[] = [];
     let turns = 0;
@@ -370,7 +356,7 @@ export class Agent {
         : new PantoError('ERR_INTERNAL', errorMessage(err), { cause: err });
       result = { stopReason: signal.aborted ? 'aborted' : 'error', turns: 0, messages: appended, error };
     } finally {
-      external?.removeEventListener('abort', onExternal);
+      unlink();
       this.#runCtl = undefined;
       this.#toolsCtl = undefined;
       this.#running = false;
@@ -394,7 +380,8 @@ export class Agent {
       // A finished answer needs no request; a failed or aborted one (left out of requests) is asked again.
       const failed =
         last.role === 'assistant' && (last.stopReason === 'error' || last.stopReason === 'aborted');
-      if (last.role === 'assistant' && !failed && toolCallsOf(last).length === 0) return done(stopOf(last));
+      if (last.role === 'assistant' && !failed && toolCallsOf(last).length === 0)
+        return done(stopReasonOf(last));
       if (turns >= this.#maxTurns) return done('max_turns');
       await maybeCompact(this.#compaction(), signal);
       const unfit = await ensureFits(this.#compaction(), signal);
@@ -426,7 +413,7 @@ export class Agent {
       if (calls.length === 0) {
         this.#emit({ type: 'turn_end', turn: turns, message, ...this.#usage.turnUsage(message) });
         if (this.#steering.length > 0) continue;
-        return done(stopOf(message));
+        return done(stopReasonOf(message));
       }
       const results = await runToolCalls(calls, this.#toolTurn(), signal);
       const toolResults: Message = { role: 'tool', results };
@@ -442,10 +429,10 @@ export class Agent {
     return {
       provider: this.#provider,
       model: this.#model,
-      media: this.#requestMedia(),
+      media: this.#uploads.forRequest(this.#provider.files),
       messages: () => this.#messages,
       requestOptions: () => {
-        const request = this.#requestOptions();
+        const request = requestOptionsFor(this.#request, this.#thinking, this.#promptCache, this.#model);
         if (tools.length > 0) request.tools = tools;
         if (this.#system !== undefined) request.system = this.#system;
         return request;
@@ -467,69 +454,8 @@ export class Agent {
    * @throws PantoError `ERR_INVALID_ARGUMENT` while a run is in progress; `ERR_ABORTED` when `signal` fires.
    */
   async deleteUploads(options: RunOptions = {}): Promise<DeleteUploadsResult> {
-    if (this.#running) {
-      throw new PantoError(
-        'ERR_INVALID_ARGUMENT',
-        'deleteUploads: the agent is running; delete between runs',
-      );
-    }
-    await this.#loadFiles();
-    const clients = [...this.#filesClients];
-    const current = this.#provider.files;
-    if (current !== undefined && !clients.includes(current)) clients.push(current);
-    return deleteCachedUploads(
-      this.#files,
-      clients,
-      (c, removed) => this.#recordUpload(c, { removed }),
-      options.signal,
-    );
-  }
-
-  /** The session's upload entries into the cache, once; a log that cannot be read gives an empty cache. */
-  #loadFiles(): Promise<void> {
-    this.#filesLoaded ??= (async () => {
-      try {
-        const entries = await this.session?.uploadEntries?.();
-        if (entries !== undefined) this.#files.load(entries);
-      } catch (err) {
-        this.#warn({
-          code: 'upload-failed',
-          message: `the session's upload entries could not be read (${errorMessage(err)}); its files are uploaded again`,
-        });
-      }
-    })();
-    return this.#filesLoaded;
-  }
-
-  #recordUpload(files: ProviderFiles, entry: { files?: UploadedFileRecord[]; removed?: string[] }): void {
-    try {
-      this.session?.appendUpload?.({
-        api: files.api,
-        baseUrl: files.baseUrl,
-        account: files.account,
-        ...entry,
-      });
-    } catch (err) {
-      this.#warn({
-        code: 'upload-failed',
-        message: `recording uploaded files in the session failed (${errorMessage(err)}); a resume uploads them again`,
-      });
-    }
-  }
-
-  /** Uploads and re-encodes as request-media.ts sees them. */
-  #requestMedia(): RequestMedia {
-    const files = this.#uploads ? this.#provider.files : undefined;
-    if (files !== undefined && !this.#filesClients.includes(files)) this.#filesClients.push(files);
-    return {
-      files,
-      cache: this.#files,
-      degraded: this.#degraded,
-      ready: () => this.#loadFiles(),
-      record: (f, entry) => this.#recordUpload(f, entry),
-      emit: (event) => this.#emit(event),
-      warn: (warning) => this.#warn(warning),
-    };
+    this.#idle('deleteUploads: the agent is running; delete between runs');
+    return this.#uploads.delete(this.#provider.files, options.signal);
   }
 
   /** The agent's state as the compaction functions see it (agent-compaction.ts). */
@@ -586,17 +512,6 @@ export class Agent {
     }
   }
 
-  /** Request options for the current model: the host's, with thinking and the prompt-cache default applied. */
-  #requestOptions(): RequestOptions {
-    const options: RequestOptions = { ...this.#request };
-    if (this.#thinking === undefined) delete options.thinking;
-    else options.thinking = this.#thinking;
-    const cache = this.#promptCache ?? this.#model.api === 'anthropic-messages';
-    if (cache === false) delete options.promptCache;
-    else options.promptCache = cache;
-    return options;
-  }
-
   async #userMessage(content: UserContent): Promise<UserMessage> {
     return buildUserMessage(content, {
       media: this.#media,
@@ -630,19 +545,10 @@ export class Agent {
   }
 }
 
-function stopOf(message: AssistantMessage): AgentStopReason {
-  switch (message.stopReason) {
-    case undefined:
-    case 'end':
-    case 'tool_use':
-      return 'end';
-    case 'max_tokens':
-    case 'refusal':
-    case 'aborted':
-    case 'error':
-    case 'other':
-      return message.stopReason;
-    default:
-      return 'other';
-  }
+/** Abort `ctl` when `external` aborts (at once if it has); returns the function that stops listening. */
+function follow(ctl: AbortController, external: AbortSignal | undefined): () => void {
+  const onAbort = () => ctl.abort(external?.reason);
+  if (external?.aborted) onAbort();
+  else external?.addEventListener('abort', onAbort, { once: true });
+  return () => external?.removeEventListener('abort', onAbort);
 }
