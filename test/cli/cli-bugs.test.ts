@@ -1,40 +1,24 @@
-/**
- * The bugs issue 32 found in `panto chat`, each pinned: a test here failed before its fix.
- * (The ones that need a terminal — Ctrl-D and /exit mid-answer — are in chat-loop-tty.test.ts.)
- */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeProviderServer, startFakeProviderServer } from '../helpers/fake-provider-server.js';
-import { runPanto } from './run-cli.js';
+import { describe, expect, it } from 'vitest';
+import type { FakeProviderServer } from '../helpers/fake-provider-server.js';
+import { fakeChatFlags, NO_USER_CONFIG, runPanto, withFakeServer } from './run-cli.js';
 
 let server: FakeProviderServer;
 let tmp: string;
 
-beforeAll(async () => {
-  server = await startFakeProviderServer();
-  tmp = await mkdtemp(path.join(os.tmpdir(), 'panto-bugs-'));
-});
-afterAll(async () => {
-  await server.close();
-  await rm(tmp, { recursive: true, force: true });
+withFakeServer('panto-bugs-', (s, t) => {
+  server = s;
+  tmp = t;
 });
 
-const env = {
-  ANTHROPIC_API_KEY: undefined,
-  OPENAI_API_KEY: undefined,
-  GEMINI_API_KEY: undefined,
-  GOOGLE_API_KEY: undefined,
-  PANTO_CONFIG: undefined,
-  HOME: '/nonexistent-home',
-};
+const env = NO_USER_CONFIG;
 
 function chat(lines: string[], args: string[] = []) {
-  return runPanto(
-    ['chat', '--base-url', server.baseUrl('openai-chat'), '--model', 'gpt-4o', '--no-context-files', ...args],
-    { cwd: tmp, stdin: lines.map((l) => `${l}\n`).join(''), env },
-  );
+  return runPanto(['chat', ...fakeChatFlags(server), ...args], {
+    cwd: tmp,
+    stdin: lines.map((l) => `${l}\n`).join(''),
+    env,
+  });
 }
 
 const count = (text: string, what: string) => text.split(what).length - 1;

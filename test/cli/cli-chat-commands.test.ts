@@ -1,31 +1,21 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SessionLog } from '../../src/session/index.js';
-import { type FakeProviderServer, startFakeProviderServer } from '../helpers/fake-provider-server.js';
-import { pantoBin, repoRoot, runPanto, runShell } from './run-cli.js';
+import type { FakeProviderServer } from '../helpers/fake-provider-server.js';
+import { fakeChatFlags, NO_KEYS, pantoBin, repoRoot, runPanto, runShell, withFakeServer } from './run-cli.js';
 
 let server: FakeProviderServer;
 let tmp: string;
 
-beforeAll(async () => {
-  server = await startFakeProviderServer();
-  tmp = await mkdtemp(path.join(os.tmpdir(), 'panto-chat-cmd-'));
-});
-afterAll(async () => {
-  await server.close();
-  await rm(tmp, { recursive: true, force: true });
+withFakeServer('panto-chat-cmd-', (s, t) => {
+  server = s;
+  tmp = t;
 });
 
-const noKeys = {
-  ANTHROPIC_API_KEY: undefined,
-  OPENAI_API_KEY: undefined,
-  GEMINI_API_KEY: undefined,
-  GOOGLE_API_KEY: undefined,
-};
+const noKeys = NO_KEYS;
 
 type ChatMessage = { role: string; content: unknown };
 
@@ -36,10 +26,11 @@ function messagesOf(i: number): ChatMessage[] {
 
 /** `panto chat` against the fake OpenAI Chat server with `lines` on stdin. */
 function chat(lines: string[], args: string[] = [], cwd = tmp) {
-  return runPanto(
-    ['chat', '--base-url', server.baseUrl('openai-chat'), '--model', 'gpt-4o', '--no-context-files', ...args],
-    { cwd, stdin: lines.map((l) => `${l}\n`).join(''), env: noKeys },
-  );
+  return runPanto(['chat', ...fakeChatFlags(server), ...args], {
+    cwd,
+    stdin: lines.map((l) => `${l}\n`).join(''),
+    env: noKeys,
+  });
 }
 
 function textOf(message: ChatMessage | undefined): string {
@@ -291,17 +282,7 @@ describe('panto chat: Ctrl-C from a pipe (SIGINT)', () => {
     const disconnects = server.clientDisconnects;
     const child = spawn(
       process.execPath,
-      [
-        pantoBin,
-        'chat',
-        '--base-url',
-        server.baseUrl('openai-chat'),
-        '--model',
-        'gpt-4o',
-        '--no-context-files',
-        '--session',
-        path.join(tmp, 'sigint.jsonl'),
-      ],
+      [pantoBin, 'chat', ...fakeChatFlags(server), '--session', path.join(tmp, 'sigint.jsonl')],
       { cwd: tmp, env: { ...process.env, ...noKeys }, stdio: ['pipe', 'pipe', 'pipe'] },
     );
     let stdout = '';

@@ -1,32 +1,22 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeProviderServer, startFakeProviderServer } from '../helpers/fake-provider-server.js';
-import { repoRoot, runPanto } from './run-cli.js';
+import { describe, expect, it } from 'vitest';
+import type { FakeProviderServer } from '../helpers/fake-provider-server.js';
+import { NO_KEYS, repoRoot, runPanto, withFakeServer } from './run-cli.js';
 
 const workspace = path.join(repoRoot, 'examples', 'workspace');
 let server: FakeProviderServer;
 let tmp: string;
 
-beforeAll(async () => {
-  server = await startFakeProviderServer();
-  tmp = await mkdtemp(path.join(os.tmpdir(), 'panto-chat-'));
-});
-afterAll(async () => {
-  await server.close();
-  await rm(tmp, { recursive: true, force: true });
+withFakeServer('panto-chat-', (s, t) => {
+  server = s;
+  tmp = t;
 });
 
 type ChatMessage = { role: string; content: unknown; tool_call_id?: string };
 type ChatPart = { type: string; text?: string; image_url?: { url: string } };
 
-const noKeys = {
-  ANTHROPIC_API_KEY: undefined,
-  OPENAI_API_KEY: undefined,
-  GEMINI_API_KEY: undefined,
-  GOOGLE_API_KEY: undefined,
-};
+const noKeys = NO_KEYS;
 
 describe('panto chat: an interactive agent over a provider, with the Lua tools', () => {
   it('attaches an @image mention, runs read on a picture, and saves a session that panto session prints', async () => {

@@ -1,47 +1,26 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeProviderServer, startFakeProviderServer } from '../helpers/fake-provider-server.js';
-import { repoRoot, runPanto } from './run-cli.js';
+import { describe, expect, it } from 'vitest';
+import type { FakeProviderServer } from '../helpers/fake-provider-server.js';
+import { fakeChatFlags, NO_USER_CONFIG, repoRoot, runPanto, withFakeServer } from './run-cli.js';
 
 const workspace = path.join(repoRoot, 'examples', 'workspace');
 let server: FakeProviderServer;
 let tmp: string;
 
-beforeAll(async () => {
-  server = await startFakeProviderServer();
-  tmp = await mkdtemp(path.join(os.tmpdir(), 'panto-oneshot-'));
-});
-afterAll(async () => {
-  await server.close();
-  await rm(tmp, { recursive: true, force: true });
+withFakeServer('panto-oneshot-', (s, t) => {
+  server = s;
+  tmp = t;
 });
 
-const noKeys = {
-  ANTHROPIC_API_KEY: undefined,
-  OPENAI_API_KEY: undefined,
-  GEMINI_API_KEY: undefined,
-  GOOGLE_API_KEY: undefined,
-  PANTO_CONFIG: undefined,
-  HOME: '/nonexistent-home',
-};
+const noKeys = NO_USER_CONFIG;
 
 function oneShot(args: string[], stdin = '') {
-  return runPanto(
-    [
-      'chat',
-      '--base-url',
-      server.baseUrl('openai-chat'),
-      '--model',
-      'gpt-4o',
-      '--no-context-files',
-      '--workspace',
-      workspace,
-      ...args,
-    ],
-    { cwd: tmp, stdin, env: noKeys },
-  );
+  return runPanto(['chat', ...fakeChatFlags(server), '--workspace', workspace, ...args], {
+    cwd: tmp,
+    stdin,
+    env: noKeys,
+  });
 }
 
 describe('one prompt: panto chat -p / panto run', () => {
@@ -60,11 +39,7 @@ describe('one prompt: panto chat -p / panto run', () => {
         'chat',
         '-p',
         'What is in the README?',
-        '--base-url',
-        server.baseUrl('openai-chat'),
-        '--model',
-        'gpt-4o',
-        '--no-context-files',
+        ...fakeChatFlags(server),
         '--workspace',
         workspace,
         '--session',
@@ -88,11 +63,7 @@ describe('one prompt: panto chat -p / panto run', () => {
         'run',
         '--output',
         'json',
-        '--base-url',
-        server.baseUrl('openai-chat'),
-        '--model',
-        'gpt-4o',
-        '--no-context-files',
+        ...fakeChatFlags(server),
         '--workspace',
         workspace,
         '--session',
@@ -208,19 +179,11 @@ describe('one prompt: panto chat -p / panto run', () => {
   it('the prompt from stdin (panto run with no words, or -p -)', async () => {
     server.reset();
     server.enqueue({ type: 'reply', text: 'from stdin' }, { type: 'reply', text: 'again' });
-    const r = await runPanto(
-      [
-        'run',
-        '--base-url',
-        server.baseUrl('openai-chat'),
-        '--model',
-        'gpt-4o',
-        '--no-context-files',
-        '--session',
-        path.join(tmp, 'in.jsonl'),
-      ],
-      { cwd: tmp, stdin: 'a prompt\nover two lines\n', env: noKeys },
-    );
+    const r = await runPanto(['run', ...fakeChatFlags(server), '--session', path.join(tmp, 'in.jsonl')], {
+      cwd: tmp,
+      stdin: 'a prompt\nover two lines\n',
+      env: noKeys,
+    });
     expect(r.stdout).toBe('from stdin\n');
     const sent = server.requests.at(-1)?.body.messages as Array<{ role: string; content: unknown }>;
     expect(sent.at(-1)?.content).toBe('a prompt\nover two lines\n');
