@@ -68,18 +68,19 @@ export function resolveBranch(branch: readonly number[], tree: LazyEntries): Con
   const entryIds: Array<string | null> = [];
   // Every entry on the branch from the start is read, not only those indexed as messages: a line indexed as `custom`
   // that parses as a message (a repeated `type` key, leading-fields.ts) is then refused, never silently dropped.
+  // Read a few thousand at a time (no list of every entry on the branch is held at once), and at least once.
   const addMessages = (from: number, to: number, skip = -1) => {
-    const wanted: number[] = [];
-    for (let k = from; k < to; k++) {
-      const i = branch[k] as number;
-      if (i !== skip) wanted.push(i);
-    }
-    for (const e of tree.readAt(wanted)) {
-      if (e.type === 'message') {
-        messages.push(e.message);
-        entryIds.push(e.id);
+    let k = from;
+    do {
+      const wanted: number[] = [];
+      for (; k < to && wanted.length < 4096; k++) if (branch[k] !== skip) wanted.push(branch[k] as number);
+      for (const e of tree.readAt(wanted)) {
+        if (e.type === 'message') {
+          messages.push(e.message);
+          entryIds.push(e.id);
+        }
       }
-    }
+    } while (k < to);
   };
   if (c === -1) {
     addMessages(0, branch.length);
