@@ -18,7 +18,7 @@
  */
 
 import { PantoError } from '../errors.js';
-import { addAnswer, copyUsage, sessionUsage } from '../session/answer-usage.js';
+import { addAnswer, copyUsage } from '../session/answer-usage.js';
 import { corruptLine } from '../session/jsonl-reader.js';
 import { EntryCollector, type LoadedSession } from '../session/load-session.js';
 import { type ConversationView, resolveConversation } from '../session/resolve-conversation.js';
@@ -557,7 +557,7 @@ export class PostgresSessionStore implements SessionStore {
       leafId: session.leafId,
       model: session.model,
       size: session.entries.length,
-      usage: sessionUsage(session.entries),
+      usage: collector.usage(),
       entries: session.entries,
     };
   }

@@ -5,7 +5,7 @@
  */
 
 import type { Message } from '../conversation.js';
-import type { ModelUsage, SessionEntry } from './session-entry.js';
+import type { ModelUsage } from './session-entry.js';
 
 /** A count as stored: negative, NaN and non-numbers are 0, fractions rounded down, capped at 2^53 - 1. */
 function count(n: unknown): number {
@@ -35,26 +35,4 @@ export function addAnswer(totals: ModelUsage[], message: Message): void {
 /** A deep copy. */
 export function copyUsage(totals: readonly ModelUsage[]): ModelUsage[] {
   return totals.map((t) => ({ ...t }));
-}
-
-/**
- * The usage of `entries` (a whole session, in order): the `usageBefore` of the latest compaction that records it,
- * plus the answers after that compaction (every answer, in files written before compactions recorded it).
- */
-export function sessionUsage(entries: readonly SessionEntry[]): ModelUsage[] {
-  let from = entries.length;
-  let totals: ModelUsage[] = [];
-  while (from > 0) {
-    const e = entries[--from] as SessionEntry;
-    if (e.type === 'compaction' && e.usageBefore !== undefined) {
-      totals = copyUsage(e.usageBefore);
-      from++;
-      break;
-    }
-  }
-  for (let i = from; i < entries.length; i++) {
-    const e = entries[i] as SessionEntry;
-    if (e.type === 'message') addAnswer(totals, e.message);
-  }
-  return totals;
 }

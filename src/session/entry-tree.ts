@@ -6,12 +6,16 @@
  */
 
 import type { PantoError } from '../errors.js';
+import { addAnswer, copyUsage } from './answer-usage.js';
 import { formatError } from './jsonl-reader.js';
 import type { LazyEntries } from './resolve-conversation.js';
-import type { CompactionEntry, SessionEntry, SessionHeader } from './session-entry.js';
+import type { CompactionEntry, ModelUsage, SessionEntry, SessionHeader } from './session-entry.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 type EntryType = SessionEntry['type'];
+
+/** Bytes of lines `usage()` parses before it counts them. */
+const USAGE_BATCH_BYTES = 8 * 1024 * 1024;
 
 /** `value` (line `line` of `path`) as a header this library reads. @throws PantoError `ERR_SESSION_FORMAT` */
 export function checkedHeader(path: string, line: number, value: unknown): SessionHeader {
@@ -33,15 +37,23 @@ export abstract class EntryTree implements LazyEntries {
   /** Entry types (the index's: as the lines' leading fields give them, checked against the entry when it is read). */
   readonly types: readonly EntryType[] = [];
   readonly #byId = new Map<string, number>();
+  readonly #lineNumbers: number[] = [];
 
   /** `path` names the source in errors (`path:line: problem`). */
   constructor(readonly path: string) {}
 
-  /** 1-based line number of entry `i`. */
-  abstract lineOf(i: number): number;
+  /** 1-based line number of entry `i` (for -1: 1, the header's line). */
+  lineOf(i: number): number {
+    return this.#lineNumbers[i] ?? 1;
+  }
 
-  /** The entries at these positions (ascending, distinct), parsed and checked; throws typed errors. */
-  abstract read(positions: readonly number[]): SessionEntry[];
+  /** The entries at these positions (in the order asked), parsed and checked; throws typed errors. */
+  abstract readAt(positions: readonly number[]): SessionEntry[];
+
+  /** Bytes of entry `i`'s line that a read of it parses (0: it is held parsed). */
+  lineBytes(_i: number): number {
+    return 0;
+  }
 
   /** @internal For `SessionLog`: the entry it wrote at byte `offset` (`bytes` long without the newline), kept. */
   abstract appendEntry(entry: SessionEntry, offset: number, bytes: number): void;
@@ -86,6 +98,35 @@ export abstract class EntryTree implements LazyEntries {
   }
 
   /**
+   * The usage of the session's answers (answer-usage.ts), read now: the compactions from the last back to the latest
+   * that records `usageBefore`, then the messages after it (a few MiB of lines not parsed yet at a time). Throws as
+   * `readAt`, for any line it reads.
+   */
+  usage(): ModelUsage[] {
+    let totals: ModelUsage[] = [];
+    let from = 0;
+    for (let i = this.size - 1; i >= 0; i--) {
+      if (this.types[i] !== 'compaction') continue;
+      const c = this.readAt([i])[0] as CompactionEntry;
+      if (c.usageBefore !== undefined) {
+        totals = copyUsage(c.usageBefore);
+        from = i + 1;
+        break;
+      }
+    }
+    for (let i = from; i < this.size; ) {
+      const batch: number[] = [];
+      for (let bytes = 0; i < this.size && bytes < USAGE_BATCH_BYTES; i++) {
+        if (this.types[i] !== 'message') continue;
+        batch.push(i);
+        bytes += this.lineBytes(i);
+      }
+      for (const e of this.readAt(batch)) if (e.type === 'message') addAnswer(totals, e.message);
+    }
+    return totals;
+  }
+
+  /**
    * Add the entry of line `line` at the end. One hash operation per entry (an id already present leaves the size
    * unchanged); a parent that is the previous entry needs no lookup.
    * @throws PantoError `ERR_SESSION_FORMAT` for a duplicate id or a parent that is not an earlier entry.
@@ -100,6 +141,7 @@ export abstract class EntryTree implements LazyEntries {
       throw formatError(this.path, line, `parentId ${parentId} does not name an earlier entry`);
     }
     ids.push(id);
+    this.#lineNumbers.push(line);
     (this.parents as (string | null)[]).push(parentId);
     (this.types as EntryType[]).push(type);
   }

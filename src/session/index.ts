@@ -14,7 +14,7 @@ export type {
   UploadedFileRecord,
 } from './session-entry.js';
 export { SESSION_FORMAT_VERSION } from './session-entry.js';
-export type { ParsedRun, SessionIndex, SessionIndexOptions, SessionLineRef } from './session-index.js';
+export type { SessionIndex, SessionIndexOptions, SessionLineRef } from './session-index.js';
 export { openSessionIndex } from './session-index.js';
 export type { CreateSessionOptions, SessionLogOptions } from './session-log.js';
 export { SessionLog } from './session-log.js';

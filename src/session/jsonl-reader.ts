@@ -7,8 +7,15 @@
 
 import { isUtf8 } from 'node:buffer';
 import { PantoError } from '../errors.js';
-import { CR, DEFAULT_CHUNK, DEFAULT_MAX_LINE, decodeLines, type LastLine, readLines } from './line-reader.js';
-import { openRegularFile } from './regular-file.js';
+import {
+  CR,
+  DEFAULT_CHUNK,
+  DEFAULT_MAX_LINE,
+  decodeLines,
+  type LastLine,
+  openRegularFile,
+  readLines,
+} from './line-reader.js';
 import { LineWarnings, type SessionWarning, type TornLine } from './session-warning.js';
 
 export { BATCH_BYTES } from './line-reader.js';
@@ -21,8 +28,6 @@ export interface JsonlReadOptions {
 }
 
 export interface JsonlReadResult {
-  /** Number of lines handed to the callback. */
-  lines: number;
   /** File size in bytes when reading finished. */
   fileBytes: number;
   /** Set when the last line was torn; it was not handed to the callback. */
@@ -143,7 +148,7 @@ export async function readJsonl(
 ): Promise<JsonlReadResult> {
   const { chunkBytes, maxLineBytes } = readLimits(options);
   let lineNo = 0;
-  let lines = 0;
+  let parsed = 0;
   const warnings = new LineWarnings(path);
 
   /** One line's text (no newline, no CR): parsed and handed over, or counted as empty. */
@@ -155,7 +160,7 @@ export async function readJsonl(
     }
     const value = parseLine(path, lineNo, text);
     if (invalidUtf8) warnings.invalidUtf8(lineNo);
-    lines++;
+    parsed++;
     return onLine(value, lineNo, text);
   };
 
@@ -172,18 +177,16 @@ export async function readJsonl(
       return held.length === 0 ? undefined : Promise.all(held);
     });
     const result: JsonlReadResult = {
-      lines,
       fileBytes: read.fileBytes,
       unterminated: false,
       warnings: warnings.list,
     };
     if (read.last !== undefined) {
-      const last = finalLine(path, lineNo + 1, read.last, lines === 0, warnings);
+      const last = finalLine(path, lineNo + 1, read.last, parsed === 0, warnings);
       if ('torn' in last) result.torn = last.torn;
       else {
         result.unterminated = true;
         if (last.text !== '') await take(last.text, false);
-        result.lines = lines;
       }
     }
     return result;

@@ -18,7 +18,7 @@ export interface LeadingFields {
   parentId: string | null;
 }
 
-const TYPES = new Set<string>(['message', 'compaction', 'custom', 'model_change', 'upload']);
+const TYPE_NAMES: SessionEntry['type'][] = ['message', 'compaction', 'custom', 'model_change', 'upload'];
 const TYPE_KEY = '{"type":"';
 const ID_KEY = '","id":"';
 const PARENT_KEY = '","parentId":';
@@ -32,8 +32,6 @@ function idEnd(text: string, at: number, end: number): number {
   }
   return -1;
 }
-
-const TYPE_NAMES = [...TYPES] as SessionEntry['type'][];
 
 /**
  * The leading fields `text` (one line, without its newline) begins with, or undefined when it does not begin in that
@@ -76,17 +74,24 @@ export function leadingFields(text: string, previousId = ''): LeadingFields | un
   return { type, id, parentId };
 }
 
+/** The position past `s` when `text` holds it at `p` (-1: not there, or `p` is -1). */
+function past(text: string, p: number, s: string): number {
+  return p !== -1 && text.startsWith(s, p) ? p + s.length : -1;
+}
+
 /**
  * Problem with an entry whose line begins with leading fields that its parsed value contradicts (a repeated key), or
  * null. `entry` is the parsed line (already a valid entry).
  */
 export function repeatedKeyProblem(text: string, entry: SessionEntry): string | null {
   if (!text.startsWith(TYPE_KEY)) return null;
-  // The common case, checked without parsing the form: the line begins with the entry's own fields.
-  const parent = entry.parentId === null ? 'null' : `"${entry.parentId}"`;
-  const own = `${TYPE_KEY}${entry.type}${ID_KEY}${entry.id}${PARENT_KEY}${parent}`;
-  const next = text.charCodeAt(own.length);
-  if ((next === 0x2c || next === 0x7d) && text.startsWith(own)) return null;
+  // The common case, checked without parsing the form (or building a string): the line begins with the entry's own
+  // fields, then `,` or `}`.
+  const { type, id, parentId } = entry;
+  let p = past(text, past(text, past(text, past(text, TYPE_KEY.length, type), ID_KEY), id), PARENT_KEY);
+  p = parentId === null ? past(text, p, 'null') : past(text, past(text, past(text, p, '"'), parentId), '"');
+  const next = p === -1 ? -1 : text.charCodeAt(p);
+  if (next === 0x2c || next === 0x7d) return null;
   const lead = leadingFields(text);
   if (lead === undefined) return null;
   if (lead.type === entry.type && lead.id === entry.id && lead.parentId === entry.parentId) return null;

@@ -1,14 +1,41 @@
 /**
- * The one line splitter of session files, shared by the parser that reads every line (jsonl-reader.ts) and the index
- * that looks at each line's first bytes (session-index.ts). The file is read in chunks (the next one while the
- * current one is handled) and split on the newline BYTE. The complete lines of a chunk are handed over in place, as
- * one block; a line that spans chunks is assembled in a buffer grown up to `maxLineBytes`. A UTF-8 byte order mark at the file's start is skipped (the first
- * line then starts at offset 3). A longer line is an error, never a silent truncation. The file is never one string,
- * and memory stays at two chunks plus the longest line.
+ * Opening a session file and the one line splitter of session files, shared by the parser that reads every line
+ * (jsonl-reader.ts) and the index that looks at each line's first bytes (session-index.ts). The file is read in
+ * chunks (the next one while the current one is handled) and split on the newline BYTE. The complete lines of a chunk
+ * are handed over in place, as one block; a line that spans chunks is assembled in a buffer grown up to
+ * `maxLineBytes`. A UTF-8 byte order mark at the file's start is skipped (the first line then starts at offset 3). A
+ * longer line is an error, never a silent truncation. The file is never one string, and memory stays at two chunks
+ * plus the longest line.
  */
 
 import { isUtf8 } from 'node:buffer';
-import type { FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { PantoError } from '../errors.js';
+import { notRegular } from '../regular-file.js';
+
+/** Flags every read of a session file opens it with (`O_NONBLOCK` where the platform has it: a FIFO never blocks). */
+export const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * `path` opened for reading, after checking with `fstat` on that descriptor (no window between check and open) that
+ * it is a regular file. @throws PantoError `ERR_INVALID_ARGUMENT` when it is not (a directory, a FIFO, a device),
+ * before anything is read; file-system errors (e.g. `ENOENT`) propagate.
+ */
+export async function openRegularFile(path: string): Promise<FileHandle> {
+  const fh = await open(path, READ_FLAGS);
+  try {
+    const kind = notRegular(await fh.stat());
+    if (kind === null) return fh;
+    throw new PantoError(
+      'ERR_INVALID_ARGUMENT',
+      `${path}: is ${kind}, not a regular file; a session file must be a regular file`,
+    );
+  } catch (err) {
+    await fh.close();
+    throw err;
+  }
+}
 
 /** Bytes read per call unless `chunkBytes` says otherwise. */
 export const DEFAULT_CHUNK = 4 * 1024 * 1024;

@@ -1,20 +1,18 @@
 /**
- * Loading a session file, on one of two paths chosen once by compaction-probe.ts: the index path (session-index.ts;
+ * Loading a session file, on one of two paths chosen once by `mentionsCompaction`: the index path (session-index.ts;
  * only the current conversation parsed, `entries` parses the rest on first read) or the one pass (jsonl-reader.ts, as
  * `eager: true`). The file is read once and never held as one string.
  */
 
 import type { Conversation } from '../conversation.js';
-import { mentionsCompaction } from './compaction-probe.js';
 import { checkedEntry, checkedHeader, EntryTree } from './entry-tree.js';
 import { formatError, type JsonlReadOptions, readJsonl } from './jsonl-reader.js';
 import { repeatedKeyProblem } from './leading-fields.js';
+import { openRegularFile } from './line-reader.js';
 import { type ConversationView, modelOnBranch, resolveBranch } from './resolve-conversation.js';
 import type { SessionEntry, SessionHeader } from './session-entry.js';
-import { openSessionIndex, type ParsedRun, type SessionIndex } from './session-index.js';
+import { openSessionIndex, type SessionIndex } from './session-index.js';
 import { headerlessSession, type SessionWarning, type TornLine } from './session-warning.js';
-
-export type { SessionWarning } from './session-warning.js';
 
 export interface LoadSessionOptions extends JsonlReadOptions {
   /** Parse and check every line while loading (default false: see `loadSession`). */
@@ -48,8 +46,6 @@ export interface SessionSource {
   tree: SessionIndex | EntryCollector;
   /** The conversation with the entry id of each message (`null` for a compaction's replacement). */
   view: ConversationView;
-  /** The runs parsed for the conversation (index path). */
-  known: ParsedRun[];
   /** How the file ends (`headerMissing`: no header; `session.header` is a new one, not in the file). */
   end: { headerMissing: boolean; fileBytes: number; torn?: TornLine | undefined; unterminated: boolean };
 }
@@ -61,7 +57,6 @@ export interface SessionSource {
 export class EntryCollector extends EntryTree {
   header: SessionHeader | undefined;
   readonly entries: SessionEntry[] = [];
-  readonly #lineNumbers: number[] = [];
 
   /** One parsed line (`text` as parsed): the header first, then entries. Throws `ERR_SESSION_FORMAT`. */
   add(value: unknown, line: number, text: string): void {
@@ -73,24 +68,16 @@ export class EntryCollector extends EntryTree {
     // A line that begins in SessionLog's form but repeats a key is refused, as the index refuses it (leading-fields.ts).
     const repeated = repeatedKeyProblem(text, entry);
     if (repeated) throw formatError(this.path, line, repeated);
-    this.#push(entry, line);
-  }
-
-  #push(entry: SessionEntry, line: number): void {
     this.link(line, entry.type, entry.id, entry.parentId);
     this.entries.push(entry);
-    this.#lineNumbers.push(line);
   }
 
   override appendEntry(entry: SessionEntry): void {
-    this.#push(entry, (this.#lineNumbers[this.size - 1] ?? 1) + 1);
+    this.link(this.lineOf(this.size - 1) + 1, entry.type, entry.id, entry.parentId);
+    this.entries.push(entry);
   }
 
-  override lineOf(i: number): number {
-    return this.#lineNumbers[i] as number;
-  }
-
-  override read(positions: readonly number[]): SessionEntry[] {
+  override readAt(positions: readonly number[]): SessionEntry[] {
     return positions.map((i) => this.entries[i] as SessionEntry);
   }
 
@@ -121,6 +108,34 @@ export class EntryCollector extends EntryTree {
   }
 }
 
+const MARKER = Buffer.from('"compaction"', 'latin1');
+
+/**
+ * Whether `path` mentions a compaction: the look a lazy load takes to choose its path once. Only a compacted branch
+ * gains from the index; without one, one pass parsing every line is fastest. The latest compaction sits near the end,
+ * so the file is searched from its end for the bytes `"compaction"`, 1 MiB at a time (a never-compacted 270 MB file
+ * costs ~45 ms, ~1% of parsing it). The answer only chooses a path; both load the same session. A false "yes" (the
+ * JSON string `"compaction"` in a tool input) costs the index pass; a false "no" (a type spelled with `\u` escapes,
+ * which SessionLog never writes) costs parsing the replaced history. `ERR_INVALID_ARGUMENT`: not a regular file.
+ */
+async function mentionsCompaction(path: string): Promise<boolean> {
+  const step = 1024 * 1024;
+  const fh = await openRegularFile(path);
+  try {
+    const { size } = await fh.stat();
+    // Each read overlaps the previous one by the marker's length - 1, so a marker across two reads is seen.
+    const buf = Buffer.allocUnsafe(Math.min(step, size) + MARKER.length - 1);
+    for (let end = size; end > 0; end -= step) {
+      const start = Math.max(0, end - step);
+      const { bytesRead } = await fh.read(buf, 0, Math.min(end + MARKER.length - 1, size) - start, start);
+      if (buf.subarray(0, bytesRead).includes(MARKER)) return true;
+    }
+    return false;
+  } finally {
+    await fh.close();
+  }
+}
+
 /**
  * Read a session file on the path `loadSession` chooses (see there): the index path, or every line parsed and checked
  * now (`eager: true`, or a file with no compaction).
@@ -130,47 +145,33 @@ export async function readSession(path: string, options: LoadSessionOptions): Pr
     const tree = new EntryCollector(path);
     const read = await readJsonl(path, (value, line, text) => tree.add(value, line, text), options);
     const { session, view, headerMissing } = tree.session(read.warnings);
-    return { session, tree, view, known: [], end: { ...read, headerMissing } };
+    return { session, tree, view, end: { ...read, headerMissing } };
   }
   const index = await openSessionIndex(path, options);
-  const known: ParsedRun[] = [];
-  const view = index.conversationView(known);
-  return { session: new LazyLoadedSession(index, view, known), tree: index, view, known, end: index };
-}
-
-/** A lazily loaded session: `entries` reads the index's remaining lines on first access (see `LoadedSession`). */
-class LazyLoadedSession implements LoadedSession {
-  readonly header: SessionHeader;
-  readonly conversation: Conversation;
-  readonly leafId: string | null;
-  declare readonly model?: string;
-  /** The index's warnings (live: a line read by `entries` that is not valid UTF-8 adds its `invalid_utf8`). */
-  readonly warnings: SessionWarning[];
-  /** Until `entries` has read every line: the index and the runs the conversation was parsed from (then released). */
-  #pending: { index: SessionIndex; known: ParsedRun[] } | undefined;
-  #entries: readonly SessionEntry[] = [];
-
-  constructor(index: SessionIndex, view: ConversationView, known: ParsedRun[]) {
-    this.#pending = { index, known };
-    this.warnings = index.warnings as SessionWarning[];
-    this.header = index.header;
-    this.conversation = { messages: view.messages };
-    this.leafId = index.leafId;
-    if (index.model !== undefined) this.model = index.model;
-  }
-
-  get entries(): readonly SessionEntry[] {
-    if (this.#pending !== undefined) {
-      this.#entries = this.#pending.index.readAll(this.#pending.known);
-      this.#pending = undefined;
-    }
-    return this.#entries;
-  }
+  const view = index.conversationView(true);
+  // `entries` reads the lines not parsed yet on first access (see `LoadedSession`), then lets the index go.
+  let pending: SessionIndex | undefined = index;
+  let entries: readonly SessionEntry[] = [];
+  const session: LoadedSession = {
+    header: index.header,
+    get entries() {
+      if (pending !== undefined) {
+        entries = pending.readAll();
+        pending = undefined;
+      }
+      return entries;
+    },
+    conversation: { messages: view.messages },
+    leafId: index.leafId,
+    ...(index.model === undefined ? {} : { model: index.model }),
+    warnings: index.warnings as SessionWarning[],
+  };
+  return { session, tree: index, view, end: index };
 }
 
 /**
  * Load a session file written by `SessionLog`, streamed once (bounded extra memory; no whole-file string). Lazily by
- * default: a file that mentions `"compaction"` (compaction-probe.ts) is indexed and only its current conversation
+ * default: a file that mentions `"compaction"` (`mentionsCompaction`) is indexed and only its current conversation
  * parsed (the latest compaction on; see `LoadedSession.entries` for the rest), any other file is parsed in one pass.
  * With `eager: true` every line is parsed and checked now. Which lines are checked when: docs/session-format.md.
  *

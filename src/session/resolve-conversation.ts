@@ -18,27 +18,22 @@ export interface ConversationView {
 }
 
 /**
- * The conversation along `path` (see the module comment for the rules). `offBranch` makes the error for a compaction
- * whose `firstKeptEntryId` is not earlier on the path (a caller that knows the file names its path and line).
+ * The conversation along `path` (see the module comment for the rules). `ERR_SESSION_FORMAT` for a compaction whose
+ * `firstKeptEntryId` is not earlier on the path.
  */
-export function resolveConversation(
-  path: readonly SessionEntry[],
-  offBranch: (compaction: CompactionEntry) => PantoError = (compaction) =>
-    new PantoError(
-      'ERR_SESSION_FORMAT',
-      `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
-    ),
-): ConversationView {
-  const positions: number[] = new Array(path.length);
-  for (let i = 0; i < path.length; i++) positions[i] = i;
-  return resolveBranch(positions, {
+export function resolveConversation(path: readonly SessionEntry[]): ConversationView {
+  return resolveBranch([...path.keys()], {
     typeAt: (i) => (path[i] as SessionEntry).type,
     positionOf: (id) => {
       const k = path.findIndex((e) => e.id === id);
       return k === -1 ? undefined : k;
     },
-    read: (wanted) => wanted.map((i) => path[i] as SessionEntry),
-    offBranch,
+    readAt: (wanted) => wanted.map((i) => path[i] as SessionEntry),
+    offBranch: (compaction) =>
+      new PantoError(
+        'ERR_SESSION_FORMAT',
+        `compaction ${compaction.id} keeps from entry ${compaction.firstKeptEntryId}, which is not on its branch`,
+      ),
   });
 }
 
@@ -51,8 +46,8 @@ export interface LazyEntries {
   typeAt(i: number): SessionEntry['type'];
   /** Position of the entry with this id, if any. */
   positionOf(id: string): number | undefined;
-  /** The entries at these positions (ascending, distinct), parsed and checked; throws typed errors. */
-  read(positions: readonly number[]): SessionEntry[];
+  /** The entries at these positions, parsed and checked; throws typed errors. */
+  readAt(positions: readonly number[]): SessionEntry[];
   /** The error for a compaction (at position `i`) whose `firstKeptEntryId` is not earlier on its branch. */
   offBranch(compaction: CompactionEntry, i: number): PantoError;
 }
@@ -73,25 +68,26 @@ export function resolveBranch(branch: readonly number[], tree: LazyEntries): Con
   const entryIds: Array<string | null> = [];
   // Every entry on the branch from the start is read, not only those indexed as messages: a line indexed as `custom`
   // that parses as a message (a repeated `type` key, leading-fields.ts) is then refused, never silently dropped.
+  // Read a few thousand at a time (no list of every entry on the branch is held at once), and at least once.
   const addMessages = (from: number, to: number, skip = -1) => {
-    const wanted: number[] = [];
-    for (let k = from; k < to; k++) {
-      const i = branch[k] as number;
-      if (i !== skip) wanted.push(i);
-    }
-    for (const e of tree.read(wanted)) {
-      if (e.type === 'message') {
-        messages.push(e.message);
-        entryIds.push(e.id);
+    let k = from;
+    do {
+      const wanted: number[] = [];
+      for (; k < to && wanted.length < 4096; k++) if (branch[k] !== skip) wanted.push(branch[k] as number);
+      for (const e of tree.readAt(wanted)) {
+        if (e.type === 'message') {
+          messages.push(e.message);
+          entryIds.push(e.id);
+        }
       }
-    }
+    } while (k < to);
   };
   if (c === -1) {
     addMessages(0, branch.length);
     return { messages, entryIds };
   }
   const at = branch[c] as number;
-  const compaction = tree.read([at])[0] as CompactionEntry;
+  const compaction = tree.readAt([at])[0] as CompactionEntry;
   for (const m of compaction.replacement) {
     messages.push(m);
     entryIds.push(null);
@@ -116,7 +112,7 @@ export function modelOnBranch(
   for (let k = branch.length - 1; k >= 0; k--) {
     const i = branch[k] as number;
     if (tree.typeAt(i) === 'model_change') {
-      const e = tree.read([i])[0];
+      const e = tree.readAt([i])[0];
       return e?.type === 'model_change' ? e.model : fallback;
     }
   }

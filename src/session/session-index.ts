@@ -17,7 +17,6 @@ import { isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import type { Conversation } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import { addAnswer, copyUsage } from './answer-usage.js';
 import { checkedEntry, checkedHeader, EntryTree } from './entry-tree.js';
 import {
   finalLine,
@@ -28,19 +27,21 @@ import {
   readLimits,
 } from './jsonl-reader.js';
 import { LEADING_BYTES, type LeadingFields, leadingFields } from './leading-fields.js';
-import { CR, decodeLines, type LastLine, type LineBlock, NEWLINE, readLines } from './line-reader.js';
-import { openRegularFile, READ_FLAGS } from './regular-file.js';
-import { type ConversationView, resolveBranch } from './resolve-conversation.js';
-import type { CompactionEntry, ModelUsage, SessionEntry, SessionHeader } from './session-entry.js';
+import {
+  CR,
+  decodeLines,
+  type LastLine,
+  type LineBlock,
+  NEWLINE,
+  openRegularFile,
+  READ_FLAGS,
+  readLines,
+} from './line-reader.js';
+import { type ConversationView, modelOnBranch, resolveBranch } from './resolve-conversation.js';
+import type { SessionEntry, SessionHeader } from './session-entry.js';
 import { headerlessSession, LineWarnings, type SessionWarning, type TornLine } from './session-warning.js';
 
 export type SessionIndexOptions = JsonlReadOptions;
-
-/** Entries a read returned, with their positions (indices into `ids`). */
-export interface ParsedRun {
-  positions: readonly number[];
-  entries: readonly SessionEntry[];
-}
 
 /** Where an entry's line is in the file. */
 export interface SessionLineRef {
@@ -67,42 +68,13 @@ function prefixChange(now: FileIdentity, was: FileIdentity, covered: number): st
   return null;
 }
 
-/**
- * @internal For `SessionLog`, the file's one writer: after its own append or repair it makes `stat` the state later
- * reads expect (the indexed lines are unchanged; the file only grew or lost a torn tail past them).
- */
-export let adoptFileIdentity: (index: SessionIndex, stat: FileIdentity) => void;
-
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
-/** Bytes of lines `usage()` parses before it counts and drops them. */
-const USAGE_BATCH_BYTES = 8 * 1024 * 1024;
 
 const latin1 = (b: Buffer, end: number): string =>
   (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(0, end);
 
 function changed(path: string, problem: string): PantoError {
   return new PantoError('ERR_SESSION_CHANGED', `${path}: ${problem}`);
-}
-
-/** The entries of `runs` by position. */
-function byPosition(runs: readonly ParsedRun[]): Map<number, SessionEntry> {
-  const map = new Map<number, SessionEntry>();
-  for (const run of runs) {
-    for (let k = 0; k < run.positions.length; k++)
-      map.set(run.positions[k] as number, run.entries[k] as SessionEntry);
-  }
-  return map;
-}
-
-/** Bytes as a JSON value; bytes that are not valid UTF-8 decode to U+FFFD and `onInvalidUtf8` is told the line. */
-function parseBytes(
-  path: string,
-  line: number,
-  bytes: Buffer,
-  onInvalidUtf8: (line: number) => void,
-): unknown {
-  if (!isUtf8(bytes)) onInvalidUtf8(line);
-  return parseLine(path, line, bytes.toString('utf8'));
 }
 
 /**
@@ -124,39 +96,30 @@ export class SessionIndex extends EntryTree {
   declare readonly unterminated: boolean;
   /** True when the file has no header (see the `no_header` warning): `header` is a new one, not in the file. */
   declare readonly headerMissing: boolean;
-  readonly #warnings: LineWarnings;
+  readonly #warnings = new LineWarnings(this.path);
   /** What opening reported, in line order; live: a line first read later may add `invalid_utf8` (do not mutate). */
-  readonly warnings: readonly SessionWarning[];
-  readonly #lines: SessionLineRef[] = [];
-  readonly lines: readonly SessionLineRef[] = this.#lines;
+  readonly warnings: readonly SessionWarning[] = this.#warnings.list;
+  readonly lines: readonly SessionLineRef[] = [];
   #identity: FileIdentity | undefined;
   /** Bytes at the file's start the index was made from (less a torn last line): a read needs them unchanged. */
   #covered = 0;
   /** True while the covered bytes end inside a line (an unterminated last line): its newline may follow them. */
   #openEnd = false;
   readonly #chunkBytes: number;
-  /** Entries parsed while opening (lines not in the leading-field form, the current model's change) or appended. */
+  /**
+   * Entries parsed while opening (lines not in the leading-field form), appended, or kept by `conversationView(true)`:
+   * reads take them as they are.
+   */
   readonly #parsed = new Map<number, SessionEntry>();
-  /** Where `read` pushes the runs it parsed (`conversationView`). */
-  #record: ParsedRun[] | undefined;
+  /** While `conversationView(true)` runs: `readAt` keeps what it parsed in `#parsed`. */
+  #keep = false;
   /** Opening: the header once read, and the lines seen. */
   #header: SessionHeader | undefined;
   #lineNo = 0;
-  readonly #onInvalidUtf8 = (line: number) => this.#warnings.invalidUtf8(line);
 
   private constructor(path: string, chunkBytes: number) {
     super(path);
-    this.#warnings = new LineWarnings(path);
-    this.warnings = this.#warnings.list;
     this.#chunkBytes = chunkBytes;
-  }
-
-  static {
-    adoptFileIdentity = (index, stat) => {
-      index.#identity = stat;
-      index.#covered = stat.size;
-      index.#openEnd = false;
-    };
   }
 
   /** @internal Use `openSessionIndex`. */
@@ -203,17 +166,23 @@ export class SessionIndex extends EntryTree {
       }
       const lead = this.#lead(bytes);
       if (lead === undefined) {
-        this.#addParsed(line, at, bytes.length, parseBytes(this.path, line, bytes, this.#onInvalidUtf8));
+        this.#addParsed(line, at, bytes.length, this.#parseBytes(line, bytes, true));
         continue;
       }
       try {
         this.#add(line, at, bytes.length, lead);
       } catch (err) {
         // The one-pass reader parses a line before it checks its links: a line that is not JSON is CORRUPT first.
-        parseBytes(this.path, line, bytes, () => {});
+        this.#parseBytes(line, bytes, false);
         throw err;
       }
     }
+  }
+
+  /** Line `line`'s bytes as a JSON value; bytes not valid UTF-8 decode to U+FFFD (an `invalid_utf8` when `warn`). */
+  #parseBytes(line: number, bytes: Buffer, warn: boolean): unknown {
+    if (warn && !isUtf8(bytes)) this.#warnings.invalidUtf8(line);
+    return parseLine(this.path, line, bytes.toString('utf8'));
   }
 
   /** The leading fields a line (after the header) begins with, else undefined (the first 128 bytes, then more). */
@@ -236,7 +205,7 @@ export class SessionIndex extends EntryTree {
 
   #add(line: number, offset: number, bytes: number, { type, id, parentId }: LeadingFields): void {
     this.link(line, type, id, parentId);
-    this.#lines.push({ line, offset, bytes });
+    (this.lines as SessionLineRef[]).push({ line, offset, bytes });
   }
 
   /** A line read whole: the header, or an entry not in SessionLog's leading-field form. */
@@ -250,34 +219,36 @@ export class SessionIndex extends EntryTree {
     this.#parsed.set(this.size - 1, e);
   }
 
-  /** Opening's end: the fields it sets, and the current model (the latest model_change on the branch, parsed now). */
+  /** Opening's end: the fields it sets, and the current model (the latest model_change on the branch, read now). */
   #end(identity: FileIdentity, torn: TornLine | undefined, unterminated: boolean): void {
     const header = this.#header ?? headerlessSession(this.path, this.#warnings.list);
     this.#identity = identity;
     this.#covered = torn ? torn.offset : identity.size;
     this.#openEnd = unterminated;
-    const at = this.branch().findLast((i) => this.types[i] === 'model_change');
-    const change = at === undefined ? undefined : this.#read([at])[0];
-    if (at !== undefined && change !== undefined) this.#parsed.set(at, change);
     Object.assign(this, {
       header,
       headerMissing: this.#header === undefined,
       leafId: this.ids[this.ids.length - 1] ?? null,
-      model: change?.type === 'model_change' ? change.model : header.model,
+      model: modelOnBranch(this.branchTo(this.size - 1), this, header.model),
       fileBytes: identity.size,
       torn,
       unterminated,
     });
   }
 
-  override appendEntry(entry: SessionEntry, offset: number, bytes: number): void {
-    this.#add(this.size === 0 ? 2 : this.lineOf(this.size - 1) + 1, offset, bytes, entry);
-    this.#parsed.set(this.size - 1, entry);
+  /**
+   * @internal For `SessionLog`, the file's one writer: after its own append or repair, `stat` is the state later reads
+   * expect (the indexed lines are unchanged; the file only grew or lost a torn tail past them).
+   */
+  adopt(stat: FileIdentity): void {
+    this.#identity = stat;
+    this.#covered = stat.size;
+    this.#openEnd = false;
   }
 
-  /** Indices (into `ids`) of the entries from the root to the leaf, in order. */
-  branch(): readonly number[] {
-    return this.branchTo(this.size - 1);
+  override appendEntry(entry: SessionEntry, offset: number, bytes: number): void {
+    this.#add(this.lineOf(this.size - 1) + 1, offset, bytes, entry);
+    this.#parsed.set(this.size - 1, entry);
   }
 
   /**
@@ -286,8 +257,7 @@ export class SessionIndex extends EntryTree {
    *   for a damaged line; `ERR_SESSION_CHANGED` when the file changed since it was indexed.
    */
   async entry(id: string): Promise<SessionEntry> {
-    const [entry] = await this.entries([id]);
-    return entry as SessionEntry;
+    return (await this.entries([id]))[0] as SessionEntry;
   }
 
   /**
@@ -306,43 +276,34 @@ export class SessionIndex extends EntryTree {
   }
 
   /** `entries` by position (indices into `ids`), with synchronous reads; out of range: `ERR_INVALID_ARGUMENT`. */
-  readAt(positions: readonly number[]): SessionEntry[] {
+  override readAt(positions: readonly number[]): SessionEntry[] {
     for (const i of positions) {
       if (!Number.isInteger(i) || i < 0 || i >= this.ids.length)
         throw new PantoError('ERR_INVALID_ARGUMENT', `${this.path}: no entry at position ${i}`);
     }
     const sorted = [...new Set(positions)].sort((a, b) => a - b);
     const read = this.#read(sorted);
-    const at = new Map<number, SessionEntry>();
+    const at = this.#keep ? this.#parsed : new Map<number, SessionEntry>();
     for (let j = 0; j < sorted.length; j++) at.set(sorted[j] as number, read[j] as SessionEntry);
     return positions.map((i) => at.get(i) as SessionEntry);
   }
 
-  /** Every entry in file order, read as `readAt`; those in `known` (runs read earlier) are taken as they are. */
-  readAll(known: readonly ParsedRun[] = []): SessionEntry[] {
-    const all: SessionEntry[] = new Array(this.ids.length);
-    for (const [i, e] of byPosition(known)) all[i] = e;
-    const missing: number[] = [];
-    for (let i = 0; i < all.length; i++) if (all[i] === undefined) missing.push(i);
-    const read = this.#read(missing);
-    for (let k = 0; k < missing.length; k++) all[missing[k] as number] = read[k] as SessionEntry;
-    return all;
+  /** Every entry in file order, read as `readAt`. */
+  readAll(): SessionEntry[] {
+    return this.#read([...this.ids.keys()]);
   }
 
-  /** The current conversation with each message's entry id, read synchronously; parsed runs pushed to `record`. */
-  conversationView(record?: ParsedRun[]): ConversationView {
-    this.#record = record;
+  /**
+   * The current conversation with each message's entry id, read synchronously. `keep`: the index keeps the entries
+   * it parsed (later reads, `readAll` and `usage` take them as they are).
+   */
+  conversationView(keep = false): ConversationView {
+    this.#keep = keep;
     try {
-      return resolveBranch(this.branch(), this);
+      return resolveBranch(this.branchTo(this.size - 1), this);
     } finally {
-      this.#record = undefined;
+      this.#keep = false;
     }
-  }
-
-  override read(positions: readonly number[]): SessionEntry[] {
-    const entries = this.#read(positions);
-    this.#record?.push({ positions, entries });
-    return entries;
   }
 
   /** The current conversation (resolve-conversation.ts), from the compaction that applies on. @throws as `entry`. */
@@ -352,56 +313,13 @@ export class SessionIndex extends EntryTree {
 
   /** Read and check every line and the conversation, as an eager `loadSession` does. @throws as `entry`. */
   async verify(): Promise<void> {
-    const chunk = 4096;
-    for (let s = 0; s < this.ids.length; s += chunk) {
-      const run: number[] = [];
-      for (let i = s; i < Math.min(s + chunk, this.ids.length); i++) run.push(i);
-      this.#read(run);
-    }
+    const all = [...this.ids.keys()];
+    for (let s = 0; s < all.length; s += 4096) this.#read(all.slice(s, s + 4096));
     this.conversationView();
   }
 
-  /**
-   * The usage of the session's answers (answer-usage.ts), read now: the compactions from the last back to the latest
-   * that records `usageBefore`, then the messages after it (a few MiB at a time; those in `known` are not read
-   * again). Throws as `entry`, for any line it reads.
-   */
-  usage(known: readonly ParsedRun[] = []): ModelUsage[] {
-    const parsed = byPosition(known);
-    let totals: ModelUsage[] = [];
-    let from = 0;
-    for (let i = this.ids.length - 1; i >= 0; i--) {
-      if (this.types[i] !== 'compaction') continue;
-      const c = (parsed.get(i) ?? this.#read([i])[0]) as CompactionEntry;
-      if (c.usageBefore !== undefined) {
-        totals = copyUsage(c.usageBefore);
-        from = i + 1;
-        break;
-      }
-    }
-    // The messages after it, in file order, reading a few MiB of lines not parsed yet at a time.
-    for (let i = from; i < this.ids.length; ) {
-      const start = i;
-      const unread: number[] = [];
-      for (let bytes = 0; i < this.ids.length && bytes < USAGE_BATCH_BYTES; i++) {
-        if (this.types[i] !== 'message' || parsed.has(i)) continue;
-        unread.push(i);
-        bytes += this.#ref(i).bytes;
-      }
-      const read = this.#read(unread);
-      for (let k = 0; k < unread.length; k++) parsed.set(unread[k] as number, read[k] as SessionEntry);
-      for (let j = start; j < i; j++) {
-        const e = this.types[j] === 'message' ? parsed.get(j) : undefined;
-        if (e?.type === 'message') addAnswer(totals, e.message);
-        parsed.delete(j);
-      }
-    }
-    return totals;
-  }
-
-  /** 1-based line number of entry `i` (an index into `ids`). */
-  override lineOf(i: number): number {
-    return (this.lines[i] as SessionLineRef).line;
+  override lineBytes(i: number): number {
+    return this.#parsed.has(i) ? 0 : this.#ref(i).bytes;
   }
 
   /** The file's size now, after checking it still holds the indexed bytes. */

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, truncateSync, writeSync } from 'node:fs';
 import type { Conversation, Message } from '../conversation.js';
 import { PantoError } from '../errors.js';
-import { addAnswer, sessionUsage } from './answer-usage.js';
+import { addAnswer } from './answer-usage.js';
 import { FileLock } from './file-lock.js';
 import { EntryCollector, type LoadSessionOptions, readSession, type SessionSource } from './load-session.js';
 import {
@@ -42,7 +42,7 @@ import {
   type SessionHeader,
   type UploadEntry,
 } from './session-entry.js';
-import { adoptFileIdentity, type ParsedRun, SessionIndex } from './session-index.js';
+import { SessionIndex } from './session-index.js';
 import type { SessionWarning } from './session-warning.js';
 import type { SessionWriter } from './session-writer.js';
 import { nestingProblem, tooDeep } from './validate-entry.js';
@@ -61,37 +61,45 @@ export interface CreateSessionOptions extends SessionLogOptions {
   id?: string;
 }
 
-/** The file, lock and append position of a `SessionLog` (`create` sets them too, for a new file). */
-interface OpenedForAppend {
-  path: string;
-  header: SessionHeader;
-  /** The repairs made before appending (`repaired`). */
-  warnings: SessionWarning[];
-  fsync: boolean;
-  lock: FileLock;
-  fd: number;
+/** A log's file, lock and entries (`create` and `open` make one). */
+interface LogState {
+  fd: number | null;
+  /** Bytes in the file: where the next append starts. */
   size: number;
+  readonly lock: FileLock;
+  readonly fsync: boolean;
+  /** What loading reported (in line order; live after a lazy open, see `warnings`). */
+  readonly loadWarnings: readonly SessionWarning[];
+  /** The repairs `open` made. */
+  readonly repairs: readonly SessionWarning[];
+  /** Every entry: the file's index after a lazy open (told about this log's own writes), else all in memory. */
+  readonly tree: SessionIndex | EntryCollector;
+  /** Every entry, once `entries` was read after a lazy open (kept up to date by appends). */
+  all?: SessionEntry[];
+  leafId: string | null;
+  view: ConversationView;
+  model: string | undefined;
+  readonly usage: ModelUsage[];
 }
 
 /**
  * Repair the end of `path` so the next append starts a clean line, then open it with O_APPEND: a file without a
  * header is emptied and gets `header` (fsynced when `fsync`), a torn last line is cut off, a missing final newline
- * is written. Each cut is reported in the returned `warnings` as `repaired`. The returned descriptor is the caller's
- * to close; it is closed here if a write fails. I/O errors are thrown as they come.
+ * is written. Each cut is reported in `repairs` as `repaired`. The returned descriptor is the caller's to close; it
+ * is closed here if a write fails. I/O errors are thrown as they come.
  */
 function openForAppend(
   path: string,
   header: SessionHeader,
   end: SessionSource['end'],
   fsync: boolean,
-  lock: FileLock,
-): OpenedForAppend {
-  const warnings: SessionWarning[] = [];
+): { fd: number; size: number; repairs: SessionWarning[] } {
+  const repairs: SessionWarning[] = [];
   let size = end.fileBytes;
   if (end.headerMissing) {
     truncateSync(path, 0);
     size = 0;
-    warnings.push({
+    repairs.push({
       kind: 'repaired',
       line: 1,
       message: `${path}: wrote a new session header (the file had none; ${end.fileBytes} bytes dropped)`,
@@ -99,7 +107,7 @@ function openForAppend(
   } else if (end.torn) {
     truncateSync(path, end.torn.offset);
     size = end.torn.offset;
-    warnings.push({
+    repairs.push({
       kind: 'repaired',
       line: end.torn.line,
       message: `${path}:${end.torn.line}: cut off the incomplete last line (${end.torn.bytes} bytes) before appending`,
@@ -120,55 +128,18 @@ function openForAppend(
     closeSync(fd);
     throw err;
   }
-  return { path, header, warnings, fsync, lock, fd, size };
+  return { fd, size, repairs };
 }
 
 export class SessionLog implements SessionWriter {
-  readonly path: string;
-  readonly header: SessionHeader;
-  /** What loading reported (in line order; live after a lazy open, see `warnings`). */
-  readonly #loadWarnings: readonly SessionWarning[];
-  /** The repairs `open` made. */
-  readonly #repairs: readonly SessionWarning[];
-  readonly #fsync: boolean;
-  readonly #lock: FileLock;
-  /** Every entry: the file's index after a lazy open (told about this log's own writes), else all in memory. */
-  readonly #tree: SessionIndex | EntryCollector;
-  /** Every entry, once `entries` was read after a lazy open (kept up to date by appends). */
-  #all: SessionEntry[] | undefined;
-  /** Entries parsed for the conversation at open, until `entries` takes them over. */
-  #known: ParsedRun[];
-  #fd: number | null;
-  #size: number;
-  #leafId: string | null;
-  #view: ConversationView;
-  #model: string | undefined;
-  readonly #usage: ModelUsage[];
+  readonly #s: LogState;
 
   private constructor(
-    init: OpenedForAppend & {
-      loadWarnings: readonly SessionWarning[];
-      tree: SessionIndex | EntryCollector;
-      known?: ParsedRun[];
-      view: ConversationView;
-      model: string | undefined;
-      usage: ModelUsage[];
-    },
+    readonly path: string,
+    readonly header: SessionHeader,
+    state: LogState,
   ) {
-    this.path = init.path;
-    this.header = init.header;
-    this.#loadWarnings = init.loadWarnings;
-    this.#repairs = init.warnings;
-    this.#fsync = init.fsync;
-    this.#lock = init.lock;
-    this.#fd = init.fd;
-    this.#size = init.size;
-    this.#tree = init.tree;
-    this.#known = init.known ?? [];
-    this.#leafId = this.#tree.ids[this.#tree.size - 1] ?? null;
-    this.#view = init.view;
-    this.#model = init.model;
-    this.#usage = init.usage;
+    this.#s = state;
   }
 
   /**
@@ -191,16 +162,15 @@ export class SessionLog implements SessionWriter {
       }
       throw err;
     }
-    const log = new SessionLog({
-      path,
-      header,
-      warnings: [],
-      loadWarnings: [],
-      fsync: options.fsync ?? false,
-      lock,
+    const log = new SessionLog(path, header, {
       fd,
       size: 0,
+      lock,
+      fsync: options.fsync ?? false,
+      loadWarnings: [],
+      repairs: [],
       tree: new EntryCollector(path),
+      leafId: null,
       view: { messages: [], entryIds: [] },
       model: header.model,
       usage: [],
@@ -223,17 +193,20 @@ export class SessionLog implements SessionWriter {
     const lock = FileLock.acquire(path);
     let fd: number | undefined;
     try {
-      const { session, tree, view, known, end } = await readSession(path, options);
-      const usage = tree instanceof SessionIndex ? tree.usage(known) : sessionUsage(tree.entries);
-      const opened = openForAppend(path, session.header, end, options.fsync ?? false, lock);
+      const { session, tree, view, end } = await readSession(path, options);
+      const usage = tree.usage();
+      const fsync = options.fsync ?? false;
+      const opened = openForAppend(path, session.header, end, fsync);
       fd = opened.fd;
       // A file without a header held no entry: its index stays empty, and the file is now the new header alone.
-      if (tree instanceof SessionIndex) adoptFileIdentity(tree, fstatSync(fd));
-      return new SessionLog({
+      if (tree instanceof SessionIndex) tree.adopt(fstatSync(fd));
+      return new SessionLog(path, session.header, {
         ...opened,
+        lock,
+        fsync,
         loadWarnings: session.warnings,
         tree,
-        known,
+        leafId: session.leafId,
         view,
         model: session.model,
         usage,
@@ -266,55 +239,53 @@ export class SessionLog implements SessionWriter {
 
   /** What loading reported (live after a lazy open, as `LoadedSession.warnings`), then the repairs; a new array. */
   get warnings(): readonly SessionWarning[] {
-    return [...this.#loadWarnings, ...this.#repairs];
+    return [...this.#s.loadWarnings, ...this.#s.repairs];
   }
 
   /** The current conversation (a new array each call; the messages are shared, do not mutate them). */
   get conversation(): Conversation {
-    return { messages: [...this.#view.messages] };
+    return { messages: [...this.#s.view.messages] };
   }
 
   /** Id of the entry the next append will be attached to. */
   get leafId(): string | null {
-    return this.#leafId;
+    return this.#s.leafId;
   }
 
   /** The current model: the latest `model_change` on the current branch, else the header's `model`. */
   get model(): string | undefined {
-    return this.#model;
+    return this.#s.model;
   }
 
   /** Every entry in file order (owned by the log; appends extend it). The first read may throw: module comment. */
   get entries(): readonly SessionEntry[] {
-    if (this.#tree instanceof EntryCollector) return this.#tree.entries;
-    if (this.#all === undefined) {
-      this.#all = this.#tree.readAll(this.#known);
-      this.#known = [];
-    }
-    return this.#all;
+    const s = this.#s;
+    if (s.tree instanceof EntryCollector) return s.tree.entries;
+    s.all ??= s.tree.readAll();
+    return s.all;
   }
 
   /** Number of entries in the file (those it held at open and those appended since); reads nothing. */
   get size(): number {
-    return this.#tree.size;
+    return this.#s.tree.size;
   }
 
   get closed(): boolean {
-    return this.#fd === null;
+    return this.#s.fd === null;
   }
 
   /** The usage of every answer in the file, per model (see `SessionWriter.usage`): no I/O, never throws. */
   get usage(): readonly ModelUsage[] {
-    return this.#usage;
+    return this.#s.usage;
   }
 
   /** Append one message. Returns the entry written. */
   appendMessage(message: Message): MessageEntry {
     const entry = messageEntry(message, this.#base());
     this.#append(entry);
-    this.#view.messages.push(message);
-    this.#view.entryIds.push(entry.id);
-    addAnswer(this.#usage, message);
+    this.#s.view.messages.push(message);
+    this.#s.view.entryIds.push(entry.id);
+    addAnswer(this.#s.usage, message);
     return entry;
   }
 
@@ -325,7 +296,7 @@ export class SessionLog implements SessionWriter {
   appendModelChange(change: { model: string; api?: string; provider?: string }): ModelChangeEntry {
     const entry = modelChangeEntry(change, this.#base());
     this.#append(entry);
-    this.#model = entry.model;
+    this.#s.model = entry.model;
     return entry;
   }
 
@@ -352,11 +323,10 @@ export class SessionLog implements SessionWriter {
    */
   async uploadEntries(): Promise<readonly UploadEntry[]> {
     const isUpload = (e: SessionEntry): e is UploadEntry => e.type === 'upload';
-    if (this.#all !== undefined) return this.#all.filter(isUpload);
-    const { types } = this.#tree;
-    const positions: number[] = [];
-    for (let i = 0; i < types.length; i++) if (types[i] === 'upload') positions.push(i);
-    return positions.length === 0 ? [] : this.#tree.read(positions).filter(isUpload);
+    const { all, tree } = this.#s;
+    if (all !== undefined) return all.filter(isUpload);
+    const positions = [...tree.types.keys()].filter((i) => tree.types[i] === 'upload');
+    return positions.length === 0 ? [] : tree.readAt(positions).filter(isUpload);
   }
 
   /**
@@ -365,9 +335,9 @@ export class SessionLog implements SessionWriter {
    * record does not fit the current conversation.
    */
   appendCompaction(record: CompactionInput): CompactionEntry {
-    const { entry, view } = compactionEntry(record, this.#view, this.#base(), this.#usage);
+    const { entry, view } = compactionEntry(record, this.#s.view, this.#base(), this.#s.usage);
     this.#append(entry);
-    this.#view = view;
+    this.#s.view = view;
     return entry;
   }
 
@@ -380,47 +350,49 @@ export class SessionLog implements SessionWriter {
    * does not survive a reload.
    */
   branch(entryId: string): void {
-    const at = this.#tree.positionOf(entryId);
+    const { tree } = this.#s;
+    const at = tree.positionOf(entryId);
     if (at === undefined) throw invalid(`no entry ${entryId} in this session`);
-    const path = this.#tree.branchTo(at);
-    const view = resolveBranch(path, this.#tree);
-    const model = modelOnBranch(path, this.#tree, this.header.model);
-    this.#leafId = entryId;
-    this.#view = view;
-    this.#model = model;
+    const path = tree.branchTo(at);
+    const view = resolveBranch(path, tree);
+    const model = modelOnBranch(path, tree, this.header.model);
+    Object.assign(this.#s, { leafId: entryId, view, model });
   }
 
   /** Release the lock and close the file. Idempotent. */
   close(): void {
-    if (this.#fd !== null) {
-      const fd = this.#fd;
-      this.#fd = null;
+    const s = this.#s;
+    if (s.fd !== null) {
+      const fd = s.fd;
+      s.fd = null;
       try {
         closeSync(fd);
       } finally {
-        this.#lock.release();
+        s.lock.release();
       }
     }
   }
 
   #base(): { id: string; parentId: string | null; timestamp: string } {
-    if (this.#fd === null) throw invalid(`session log ${this.path} is closed`);
+    if (this.#s.fd === null) throw invalid(`session log ${this.path} is closed`);
     let id: string;
     do id = randomBytes(6).toString('hex');
-    while (this.#tree.has(id));
-    return { id, parentId: this.#leafId, timestamp: new Date().toISOString() };
+    while (this.#s.tree.has(id));
+    return { id, parentId: this.#s.leafId, timestamp: new Date().toISOString() };
   }
 
   #append(entry: SessionEntry): void {
-    const offset = this.#size;
+    const s = this.#s;
+    const offset = s.size;
     this.#writeLine(entry);
-    this.#tree.appendEntry(entry, offset, this.#size - offset - 1);
-    this.#all?.push(entry);
-    this.#leafId = entry.id;
+    s.tree.appendEntry(entry, offset, s.size - offset - 1);
+    s.all?.push(entry);
+    s.leafId = entry.id;
   }
 
   #writeLine(value: SessionHeader | SessionEntry): void {
-    const fd = this.#fd;
+    const s = this.#s;
+    const fd = s.fd;
     if (fd === null) throw invalid(`session log ${this.path} is closed`);
     // What a load would refuse is never written.
     const deep = nestingProblem(value, `the ${value.type} entry`);
@@ -438,25 +410,26 @@ export class SessionLog implements SessionWriter {
     try {
       let off = 0;
       while (off < line.length) off += writeSync(fd, line, off, line.length - off);
-      if (this.#fsync) fsyncSync(fd);
+      if (s.fsync) fsyncSync(fd);
+      s.size += line.length;
     } catch (err) {
       try {
-        ftruncateSync(fd, this.#size);
+        ftruncateSync(fd, s.size);
       } catch {
         // the original error is the one to report; a later open repairs a torn tail
       }
-      this.#adopt(fd);
       throw err;
+    } finally {
+      this.#adopt(fd);
     }
-    this.#size += line.length;
-    this.#adopt(fd);
   }
 
   /** After this log's own write: later lazy reads expect the file as it is now (see the module comment). */
   #adopt(fd: number): void {
-    if (!(this.#tree instanceof SessionIndex)) return;
+    const { tree } = this.#s;
+    if (!(tree instanceof SessionIndex)) return;
     try {
-      adoptFileIdentity(this.#tree, fstatSync(fd));
+      tree.adopt(fstatSync(fd));
     } catch {
       // fstat of an open descriptor does not fail in practice; if it did, the next lazy read reports the change
     }

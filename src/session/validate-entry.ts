@@ -7,7 +7,7 @@
 
 import type { DocumentPart, ImagePart, Message } from '../conversation.js';
 import { checkStoredMedia } from '../media/stored-media.js';
-import { SESSION_FORMAT_VERSION, type SessionHeader } from './session-entry.js';
+import { SESSION_FORMAT_VERSION } from './session-entry.js';
 
 type Obj = Record<string, unknown>;
 
@@ -44,17 +44,17 @@ function optional(o: Obj, key: string, type: 'string' | 'number' | 'boolean' | '
   return null;
 }
 
-/** The first problem `check` finds in the items of the array `v` (each named `where[i]`), or null. */
+/**
+ * The first problem `check` finds in the items of the array `v` (each named `where[i]`), or null. Each item is checked
+ * as `''` first (checks are pure), so its name is built only for a problem.
+ */
 function eachProblem(
   v: unknown,
   where: string,
   check: (item: unknown, at: string) => string | null,
 ): string | null {
   if (!Array.isArray(v)) return `${where} must be an array`;
-  for (let i = 0; i < v.length; i++) {
-    const problem = check(v[i], `${where}[${i}]`);
-    if (problem) return problem;
-  }
+  for (let i = 0; i < v.length; i++) if (check(v[i], '') !== null) return check(v[i], `${where}[${i}]`);
   return null;
 }
 
@@ -162,23 +162,20 @@ export function messageProblem(m: unknown, where: string): string | null {
   }
 }
 
-/** Problem with a header line, or null. */
-export function headerProblem(h: unknown): string | null {
+/** Problem with a header line, a format version newer than this library reads included, or null. */
+export function readableHeaderProblem(h: unknown): string | null {
   if (!isObj(h) || h.type !== 'session') return 'line 1 is not a session header ({"type":"session",...})';
   if (typeof h.version !== 'number' || !Number.isInteger(h.version) || h.version < 1) {
     return 'header.version must be a positive integer';
   }
   if (typeof h.id !== 'string' || typeof h.created !== 'string') return 'header needs string id and created';
-  return optional(h, 'model', 'string', 'header') ?? optional(h, 'workspace', 'string', 'header');
-}
-
-/** Problem with a header line, a format version newer than this library reads included, or null. */
-export function readableHeaderProblem(h: unknown): string | null {
-  const problem = headerProblem(h) ?? nestingProblem(h, 'header');
+  const problem =
+    optional(h, 'model', 'string', 'header') ??
+    optional(h, 'workspace', 'string', 'header') ??
+    nestingProblem(h, 'header');
   if (problem) return problem;
-  const version = (h as SessionHeader).version;
-  return version > SESSION_FORMAT_VERSION
-    ? `session format version ${version} is newer than this library reads (${SESSION_FORMAT_VERSION})`
+  return h.version > SESSION_FORMAT_VERSION
+    ? `session format version ${h.version} is newer than this library reads (${SESSION_FORMAT_VERSION})`
     : null;
 }
 
@@ -189,34 +186,28 @@ export function readableHeaderProblem(h: unknown): string | null {
  */
 export const MAX_JSON_DEPTH = 512;
 
-/** Problem with a value nested deeper than `MAX_JSON_DEPTH`, or null. Iterative: any depth is safe to check. */
+/** Problem with a value nested deeper than `MAX_JSON_DEPTH`, or null. Any depth is safe: the walk stops there. */
 export function nestingProblem(value: unknown, where: string): string | null {
-  const stack: unknown[] = [value];
-  const depths: number[] = [1];
-  while (stack.length > 0) {
-    const v = stack.pop() as object;
-    const depth = depths.pop() as number;
-    if (depth > MAX_JSON_DEPTH)
-      return `${where} is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`;
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) {
-        const c: unknown = v[i];
-        if (typeof c === 'object' && c !== null) {
-          stack.push(c);
-          depths.push(depth + 1);
-        }
-      }
-    } else {
-      for (const k in v) {
-        const c: unknown = (v as Obj)[k];
-        if (typeof c === 'object' && c !== null) {
-          stack.push(c);
-          depths.push(depth + 1);
-        }
-      }
+  return typeof value === 'object' && value !== null && deeper(value, MAX_JSON_DEPTH)
+    ? `${where} is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`
+    : null;
+}
+
+/** Whether the array or object `v` nests more than `levels` levels (itself one of them); recursion stops at 0. */
+function deeper(v: object, levels: number): boolean {
+  if (levels === 0) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const c: unknown = v[i];
+      if (typeof c === 'object' && c !== null && deeper(c, levels - 1)) return true;
+    }
+  } else {
+    for (const k in v) {
+      const c: unknown = (v as Obj)[k];
+      if (typeof c === 'object' && c !== null && deeper(c, levels - 1)) return true;
     }
   }
-  return null;
+  return false;
 }
 
 /** Problem with an entry line (not the header), or null. */
@@ -361,27 +352,21 @@ function optionalJsonProblem(value: unknown, where: string): string | null {
   return value === undefined ? null : jsonProblem(value, where);
 }
 
-/** JSON problems in the host-supplied free-form fields of a message (tool inputs, provider data, usage, meta). */
+/**
+ * JSON problems in the host-supplied free-form fields of a message (tool inputs, provider data, usage, meta); the
+ * message has no shape problem (`messageProblem`).
+ */
 export function messageJsonProblem(m: Message, where: string): string | null {
-  switch (m.role) {
-    case 'system':
-    case 'user':
-      return null;
-    case 'assistant':
-      for (let i = 0; i < m.content.length; i++) {
-        const b = m.content[i];
-        if (b?.type !== 'tool_call') continue;
-        const problem =
-          jsonProblem(b.input, `${where}.content[${i}].input`) ??
-          optionalJsonProblem(b.providerData, `${where}.content[${i}].providerData`);
-        if (problem) return problem;
-      }
-      return optionalJsonProblem(m.usage, `${where}.usage`);
-    case 'tool':
-      for (let i = 0; i < m.results.length; i++) {
-        const problem = optionalJsonProblem(m.results[i]?.meta, `${where}.results[${i}].meta`);
-        if (problem) return problem;
-      }
-      return null;
+  if (m.role === 'assistant') {
+    const call = (b: unknown, at: string) => {
+      const c = b as Obj;
+      if (c.type !== 'tool_call') return null;
+      return jsonProblem(c.input, `${at}.input`) ?? optionalJsonProblem(c.providerData, `${at}.providerData`);
+    };
+    return eachProblem(m.content, `${where}.content`, call) ?? optionalJsonProblem(m.usage, `${where}.usage`);
   }
+  if (m.role !== 'tool') return null;
+  return eachProblem(m.results, `${where}.results`, (r, at) =>
+    optionalJsonProblem((r as Obj).meta, `${at}.meta`),
+  );
 }
