@@ -149,23 +149,23 @@ export async function readSession(path: string, options: LoadSessionOptions): Pr
   }
   const index = await openSessionIndex(path, options);
   const view = index.conversationView(true);
-  // `entries` reads the lines not parsed yet on first access (see `LoadedSession`), then lets the index go.
   let pending: SessionIndex | undefined = index;
   let entries: readonly SessionEntry[] = [];
-  const session: LoadedSession = {
+  const session = {
     header: index.header,
-    get entries() {
-      if (pending !== undefined) {
-        entries = pending.readAll();
-        pending = undefined;
-      }
-      return entries;
-    },
     conversation: { messages: view.messages },
     leafId: index.leafId,
     ...(index.model === undefined ? {} : { model: index.model }),
     warnings: index.warnings as SessionWarning[],
-  };
+  } as LoadedSession;
+  // Reads the lines not parsed yet on first access (see `LoadedSession`), then lets the index go. Not enumerable, as a
+  // class getter: a spread or JSON.stringify of the session does not read the file.
+  Object.defineProperty(session, 'entries', {
+    get: () => {
+      if (pending !== undefined) [entries, pending] = [pending.readAll(), undefined];
+      return entries;
+    },
+  });
   return { session, tree: index, view, end: index };
 }
 

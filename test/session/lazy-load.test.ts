@@ -311,6 +311,16 @@ describe('a file changed after a lazy open', () => {
     }
   });
 
+  it('a spread or JSON.stringify of a lazily loaded session does not read the file (entries is not enumerable)', async () => {
+    const path = await plain();
+    const loaded = await loadSession(path);
+    truncateSync(path, 10);
+    const copy = { ...loaded };
+    expect(Object.keys(copy)).not.toContain('entries');
+    expect(JSON.parse(JSON.stringify(loaded))).toMatchObject({ leafId: loaded.leafId });
+    expect(thrown(() => loaded.entries)?.code).toBe('ERR_SESSION_CHANGED');
+  });
+
   it('SessionLog: its own appends are fine; a truncation by another writer is ERR_SESSION_CHANGED', async () => {
     const path = await plain();
     const log = await SessionLog.open(path);
