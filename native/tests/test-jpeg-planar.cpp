@@ -7,6 +7,7 @@
 // and encoded in strips) gives the bytes and errors of the whole planes resized after the decode, threaded or not;
 // it stops cleanly on an abort mid-call and under a budget too small at any point.
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <string>
 #include <thread>
@@ -243,8 +244,9 @@ PANTO_TEST(bombs, jpeg_planar_pipeline_damaged_and_truncated_fail_like_whole_pla
 }
 
 PANTO_TEST(budget, jpeg_planar_pipeline_stops_on_abort_mid_call) {
-  // The abort flag raised while the call runs (by a watcher, once the pipeline has allocated its planes) or before
-  // it: ERR_ABORTED (OK only if the call finished first), the decoder thread joined, nothing left charged.
+  // The abort flag raised while the call runs (by a watcher, 0, 10 or 30 ms after the call has allocated its
+  // encoder: the decoder thread is starting or running, the resize between strips) or before it: ERR_ABORTED (OK
+  // only if the call finished first), the decoder thread joined, nothing left charged.
   const auto jpeg = make_jpeg(JSpec{"baseline-422", 3001, 2001, 3, 2, 1});
   panto::MediaInfo info;
   PANTO_REQUIRE(panto::probe(jpeg.data(), jpeg.size(), &info).ok());
@@ -252,12 +254,13 @@ PANTO_TEST(budget, jpeg_planar_pipeline_stops_on_abort_mid_call) {
   const int e = panto::jpeg_scale_eighths(info.width, info.height, sw, sh);
   int aborted = 0;
   abort_sweep([&](bool, panto::Budget& budget, std::atomic<int>& flag) {
-    for (int attempt = 0; attempt < 3; attempt++) {
+    for (int delay_ms : {0, 10, 30}) {
       flag.store(0);
       std::atomic<bool> over{false};
       std::thread watcher([&] {
-        // Past the decoded and resized planes (~9 MiB): the decoder has started or is about to.
-        while (!over.load() && budget.used.load() < (9u << 20)) std::this_thread::yield();
+        // Past the encoder's coefficients (1600x1066 at 4:2:0: ~5 MiB): the pipeline is starting.
+        while (!over.load() && budget.used.load() < (4u << 20)) std::this_thread::yield();
+        for (int i = 0; i < delay_ms && !over.load(); i++) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         flag.store(1);
       });
       panto::Status st;
