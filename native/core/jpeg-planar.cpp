@@ -52,15 +52,15 @@ uint32_t strips_for(uint32_t sh) {
 }
 
 /** Rows of a plane of `ph` rows (resized to `oh`, the image's other planes at most `other` input rows per output row
- *  of theirs) that the ring holds: two strips of input rows, the Mitchell filter's reach on both sides (2 output rows
- *  each way, in input rows; one more for stbir's rounding), and two iMCU rows (`per`) being written. Enough for every
- *  row the resize reads in a strip and every row the decoder must write to give it (checked as it runs). */
-uint32_t ring_rows(uint32_t ph, uint32_t oh, uint32_t strips, uint32_t per, double other) {
+ *  of theirs; `reads` iMCU rows of `per` rows) that the ring holds: two strips of input rows, the Mitchell filter's
+ *  reach on both sides (2 output rows each way, in input rows; more for stbir's rounding), and two iMCU rows being
+ *  written. Enough for every row the resize reads in a strip and every row the decoder must write to give it
+ *  (checked as it runs: ERR_INTERNAL otherwise). */
+uint32_t ring_rows(uint32_t ph, uint32_t oh, uint32_t strips, uint32_t per, double other, uint32_t reads) {
   const double scale = std::max(1.0, double(ph) / double(oh));
   const double reach = 2 * scale + 3 + (2 * other + 3) * scale;
   const uint64_t rows = uint64_t(2.0 * ph / strips + reach) + 2 * uint64_t(per) + 16;
-  const uint64_t whole = (uint64_t(ph) + per - 1) / per * per;  // never more than the plane
-  return uint32_t(std::min(rows, whole));
+  return uint32_t(std::min(rows, uint64_t(reads) * per));  // never more than every row the decoder writes
 }
 
 /** Thrown from stbir's input callback to leave the resize when the decoder stopped early, or the ring cannot hold
@@ -388,7 +388,7 @@ Status jpeg_planar_encode(const uint8_t* d, size_t len, const MediaInfo& info, i
   uint32_t cap[3];
   OwnedBytes ring[3];
   for (int k = 0; k < 3; k++) {
-    cap[k] = ring_rows(ph[k], o[k].h, strips, per[k], scale_max);
+    cap[k] = ring_rows(ph[k], o[k].h, strips, per[k], scale_max, reads);
     if (!alloc_owned(size_t(stride[k]) * cap[k], &ring[k])) return oom();
   }
 
