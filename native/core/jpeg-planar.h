@@ -3,8 +3,13 @@
 // the target, chroma to half the target: 4:2:0) and the planes go straight into the encoder's raw-data input (no
 // colour conversion, no downsampling). Compared with the RGB stream (jpeg-resize-stream.h) it resizes 1.5 samples per
 // output pixel instead of 3 and skips four conversions: measured on real photos, 7-24% fewer instructions per call.
-// The planes exist whole (1 to 3 bytes per scaled pixel for the decoded ones, 1.5 per output pixel for the resized
-// ones); the decoded ones are released plane by plane as they are resized.
+// A pipeline: the decoder writes iMCU rows into a ring of rows per plane on a helper thread while the caller resizes
+// the planes in strips of output rows (strip j = stbir split j of each plane, run once the decoder has given the rows
+// it reads) into a ring of output rows per plane, and gives each 16-row MCU row to the encoder as it completes.
+// Without a thread (WebAssembly, one core, set_parts_concurrency off) the resize reads the iMCU rows it needs itself.
+// The bytes are the same either way, and the same as resizing the whole planes after the decode (pinned by
+// native/tests/test-jpeg-planar.cpp). Neither the decoded nor the resized planes exist whole: the rings hold about
+// two strips of rows.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +24,8 @@ namespace panto {
  *  YCbCr falls back to the RGB stream). */
 bool jpeg_planar_applies(const MediaInfo& info, int eighths, uint32_t sw, uint32_t sh);
 
-/** Bytes this path allocates besides libjpeg's own and the output: the decoded and the resized planes, bounded. */
+/** Bytes this path allocates besides libjpeg's own and the output: its rings and stbir's buffers, bounded above by
+ *  the whole decoded and resized planes. */
 uint64_t jpeg_planar_bytes(const MediaInfo& info, int eighths, uint32_t sw, uint32_t sh);
 
 /**
@@ -34,5 +40,10 @@ Status jpeg_planar_encode(const uint8_t* d, size_t len, const MediaInfo& info, i
 /** Internal switch (default on, off when PANTO_JPEG_PLANAR=0 at first use) for tests and benchmarks that compare this
  *  path with the RGB stream; returns the previous setting. Process-wide; not part of the API. */
 bool set_jpeg_planar(bool allowed);
+
+/** Internal switch (default on) for tests: off, the planes are resized in one strip (rings as tall as the planes:
+ *  the whole decode, then each plane, then the encode), the reference the strips' bytes are pinned to. Returns the
+ *  previous setting. Process-wide; not part of the API. */
+bool set_jpeg_planar_strips(bool allowed);
 
 }  // namespace panto

@@ -3,17 +3,23 @@
 // (4:2:0, 4:2:2, 4:4:4, 4:4:0, 4:1:1), progressive and restart-marker files, odd sizes and each DCT scale; the same
 // bytes with the row parts on threads or not; grey, CMYK and YCCK files fall back to the RGB stream (identical
 // bytes); damaged, truncated (progressive scans cut short) and aborted files give the RGB path's error codes; a
-// memory cap below the estimate refuses the call up front.
+// memory cap below the estimate refuses the call up front. The pipeline (decoder on a helper thread, planes resized
+// and encoded in strips) gives the bytes and errors of the whole planes resized after the decode, threaded or not;
+// it stops cleanly on an abort mid-call and under a budget too small at any point.
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "budget.h"
+#include "cost.h"
 #include "internal.h"
 #include "jpeg-decode.h"
 #include "jpeg-maker.h"
 #include "jpeg-planar.h"
+#include "abort-sweep.h"
 #include "process-switch-run.h"
 #include "test-util.h"
 
@@ -24,6 +30,26 @@ namespace {
 
 Outcome run(const std::vector<uint8_t>& in, const ProcessOptions& o, bool planar, bool threads = true) {
   return run_switched(panto::set_jpeg_planar, in, o, planar, threads);
+}
+
+/** The pipeline's run (strips, part threads on or off) against its reference (one strip, no thread: the whole decode,
+ *  then each whole plane resized, then the encode): records a failure unless code and bytes are the same. Returns
+ *  the reference's outcome. */
+Outcome expect_strips_same(const std::string& what, const std::vector<uint8_t>& in, const ProcessOptions& o) {
+  const bool prev = panto::set_jpeg_planar_strips(false);
+  const Outcome whole = run(in, o, true, false);
+  panto::set_jpeg_planar_strips(true);
+  if (whole.code == "ERR_INTERNAL") record_failure(__FILE__, __LINE__, what + ": whole planes: ERR_INTERNAL");
+  for (bool threads : {true, false}) {
+    const Outcome s = run(in, o, true, threads);
+    if (s.code != whole.code || s.bytes != whole.bytes || s.w != whole.w || s.h != whole.h)
+      record_failure(__FILE__, __LINE__,
+                     what + (threads ? " (threaded)" : " (sequential)") + ": " + s.code + ", " +
+                         std::to_string(s.bytes.size()) + " bytes vs whole planes " + whole.code + ", " +
+                         std::to_string(whole.bytes.size()) + " bytes");
+  }
+  panto::set_jpeg_planar_strips(prev);
+  return whole;
 }
 
 /** PSNR (dB) of two JPEGs decoded to RGBA (99 when identical, -1 when either does not decode or sizes differ). */
@@ -171,4 +197,137 @@ PANTO_TEST(bombs, jpeg_planar_damaged_truncated_and_aborted_fail_like_the_rgb_st
   PANTO_CHECK_EQ(run(big, o, true).code, std::string("ERR_MEDIA_TOO_LARGE"));
   panto::set_memory_cap(prev);
   PANTO_CHECK_EQ(panto::memory_in_flight(), uint64_t(0));
+}
+
+PANTO_TEST(jpeg, planar_strips_give_the_bytes_of_whole_planes) {
+  // Every sampling, progressive and restart files, odd sizes, each DCT scale and resize ratios from 1/9 to ~1, tall
+  // and wide: the strips (many of them at these heights) on the helper-thread decoder and sequentially.
+  std::vector<JSpec> specs = ycc_layouts();
+  specs.push_back({"tall-422", 331, 2047, 3, 2, 1});
+  specs.push_back({"wide-progressive-411", 2051, 397, 3, 4, 1, true});
+  specs.push_back({"big-440", 1203, 1599, 3, 1, 2});
+  int cases = 0;
+  for (const JSpec& s : specs) {
+    const auto jpeg = make_jpeg(s);
+    const uint32_t big = std::max(s.w, s.h);
+    for (uint32_t dim : {big / 9, big / 5, big / 3, big / 2 - 1, big * 5 / 7, big - 3}) {
+      int e = 8;
+      if (dim < 16 || !planar_applies(jpeg, dim, &e)) continue;
+      ProcessOptions o;
+      o.max_dimension = dim;
+      const std::string what = std::string(s.name) + " -> " + std::to_string(dim);
+      if (expect_strips_same(what, jpeg, o).code != "OK") record_failure(__FILE__, __LINE__, what + ": not OK");
+      cases++;
+    }
+  }
+  std::printf("  %d planar cases, strips vs whole planes\n", cases);
+  PANTO_CHECK(cases >= 50);
+}
+
+PANTO_TEST(bombs, jpeg_planar_pipeline_damaged_and_truncated_fail_like_whole_planes) {
+  // Damage the decoder meets on its helper thread, mid-scan: cut short (an EOI put back after the cut, so the walk
+  // lets it through) and flipped bits; the same code (and bytes when it decodes) as the whole-plane reference.
+  for (const JSpec& s : {JSpec{"baseline-420", 1201, 901}, JSpec{"progressive-422", 1003, 1301, 3, 2, 1, true},
+                         JSpec{"restarts-444", 901, 777, 3, 1, 1, false, 1}}) {
+    const auto jpeg = make_jpeg(s);
+    ProcessOptions o;
+    o.max_dimension = std::max(s.w, s.h) * 2 / 3;
+    for (size_t keep : {jpeg.size() / 4, jpeg.size() / 2, jpeg.size() * 7 / 8}) {
+      std::vector<uint8_t> cut(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(keep));
+      cut.insert(cut.end(), {0xFF, 0xD9});
+      expect_strips_same(std::string(s.name) + " cut at " + std::to_string(keep) + " + EOI", cut, o);
+    }
+    Prng r(s.w * 13u + s.h);
+    for (int i = 0; i < 10; i++) {
+      std::vector<uint8_t> bad = jpeg;
+      const size_t at = bad.size() / 4 + r.next() % (bad.size() * 3 / 4 - 2);
+      bad[at] ^= uint8_t(1u << (r.next() % 8));
+      expect_strips_same(std::string(s.name) + " flipped at " + std::to_string(at), bad, o);
+    }
+  }
+}
+
+PANTO_TEST(budget, jpeg_planar_pipeline_stops_on_abort_mid_call) {
+  // The abort flag raised while the call runs (by a watcher, 0, 10 or 30 ms after the call has allocated its
+  // encoder: the decoder thread is starting or running, the resize between strips) or before it: ERR_ABORTED (OK
+  // only if the call finished first), the decoder thread joined, nothing left charged.
+  const auto jpeg = make_jpeg(JSpec{"baseline-422", 3001, 2001, 3, 2, 1});
+  panto::MediaInfo info;
+  PANTO_REQUIRE(panto::probe(jpeg.data(), jpeg.size(), &info).ok());
+  const uint32_t sw = 1600, sh = 1066;
+  const int e = panto::jpeg_scale_eighths(info.width, info.height, sw, sh);
+  int aborted = 0;
+  abort_sweep([&](bool, panto::Budget& budget, std::atomic<int>& flag) {
+    for (int delay_ms : {0, 10, 30}) {
+      flag.store(0);
+      std::atomic<bool> over{false};
+      std::thread watcher([&] {
+        // Past the encoder's coefficients (1600x1066 at 4:2:0: ~5 MiB): the pipeline is starting.
+        while (!over.load() && budget.used.load() < (4u << 20)) std::this_thread::yield();
+        for (int i = 0; i < delay_ms && !over.load(); i++) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        flag.store(1);
+      });
+      panto::Status st;
+      {
+        panto::BudgetScope scope(&budget);
+        panto::OwnedBytes out;
+        st = panto::jpeg_planar_encode(jpeg.data(), jpeg.size(), info, e, sw, sh, 80, &out);
+      }
+      over.store(true);
+      watcher.join();
+      if (st.code == "ERR_ABORTED") aborted++;
+      else if (!st.ok()) record_failure(__FILE__, __LINE__, "abort mid-call: " + st.code + " " + st.message);
+      PANTO_CHECK_EQ(budget.used.load(), uint64_t(0));
+    }
+    flag.store(1);
+    {
+      panto::BudgetScope scope(&budget);
+      panto::OwnedBytes out;
+      PANTO_CHECK_EQ(panto::jpeg_planar_encode(jpeg.data(), jpeg.size(), info, e, sw, sh, 80, &out).code,
+                     std::string("ERR_ABORTED"));
+      PANTO_CHECK(out.data == nullptr);
+    }
+  });
+  std::printf("  %d of 6 mid-call aborts stopped the call\n", aborted);
+  PANTO_CHECK(aborted >= 1);
+}
+
+PANTO_TEST(budget, jpeg_planar_pipeline_under_a_tight_budget_is_too_large_never_corrupt) {
+  // Budgets from far too small to enough, threaded and sequential: every stop (the decoder's setup, the planes,
+  // stbir's samplers, the encoder's coefficients or output) is ERR_MEDIA_TOO_LARGE, nothing stays charged, and the
+  // budget the call uses stays under the estimate's share for it.
+  const auto jpeg = make_jpeg(JSpec{"progressive", 1601, 1201, 3, 2, 2, true});
+  panto::MediaInfo info;
+  PANTO_REQUIRE(panto::probe(jpeg.data(), jpeg.size(), &info).ok());
+  const uint32_t sw = 700, sh = 525;
+  const int e = panto::jpeg_scale_eighths(info.width, info.height, sw, sh);
+  for (bool threads : {true, false}) {
+    const bool prev = panto::set_parts_concurrency(threads);
+    int too_large = 0, ok = 0;
+    for (uint64_t limit = 64 << 10; limit <= (uint64_t(48) << 20); limit = limit * 3 / 2) {
+      panto::Budget b(limit);
+      panto::Status st;
+      {
+        panto::BudgetScope scope(&b);
+        panto::OwnedBytes out;
+        st = panto::jpeg_planar_encode(jpeg.data(), jpeg.size(), info, e, sw, sh, 80, &out);
+      }
+      if (st.ok()) ok++;
+      else if (st.code == "ERR_MEDIA_TOO_LARGE") too_large++;
+      else record_failure(__FILE__, __LINE__, "budget " + std::to_string(limit) + ": " + st.code + " " + st.message);
+      PANTO_CHECK_EQ(b.used.load(), uint64_t(0));
+    }
+    PANTO_CHECK(too_large >= 4);
+    PANTO_CHECK(ok >= 2);
+    // The call's whole estimate holds what it uses.
+    const uint64_t estimate = panto::estimate_process_bytes(jpeg.data(), jpeg.size(), info, e, sw, sh, 1);
+    panto::Budget b(estimate);
+    {
+      panto::BudgetScope scope(&b);
+      panto::OwnedBytes out;
+      PANTO_CHECK(panto::jpeg_planar_encode(jpeg.data(), jpeg.size(), info, e, sw, sh, 80, &out).ok());
+    }
+    PANTO_CHECK(b.peak.load() < estimate);
+    panto::set_parts_concurrency(prev);
+  }
 }
