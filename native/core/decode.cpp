@@ -5,6 +5,7 @@
 #include <stb/stb_image.h>
 #include <webp/decode.h>
 #include <webp/demux.h>
+#include <webp/encode.h>
 
 #include <algorithm>
 #include <climits>
@@ -199,6 +200,52 @@ Status decode_webp(const uint8_t* d, size_t len, const MediaInfo& info, Pixels* 
 }
 
 }  // namespace
+
+Status decode_webp_yuv(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t tw, uint32_t th,
+                       WebPPicture* pic) {
+  const MediaType T = MediaType::Webp;
+  if (!webp_scales_on_decode(info, tw, th))
+    return Status::Err("ERR_INTERNAL", "WebP YUV decode outside libwebp's scaled decode", T);
+  WebPDecoderConfig config;
+  if (!WebPInitDecoderConfig(&config)) return Status::Err("ERR_INTERNAL", "libwebp version mismatch", T);
+  VP8StatusCode rc = WebPGetFeatures(d, len, &config.input);
+  if (rc != VP8_STATUS_OK) return corrupt(T, webp_reason(rc));
+  if (config.input.has_animation) return Status::Err("ERR_INTERNAL", "WebP YUV decode of an animation", T);
+  pic->use_argb = 0;
+  pic->colorspace = WEBP_YUV420;
+  pic->width = int(tw);
+  pic->height = int(th);
+  if (!WebPPictureAlloc(pic)) return oom(T);
+  WebPYUVABuffer& yuv = config.output.u.YUVA;
+  const size_t uv_h = (size_t(th) + 1) / 2;
+  config.output.colorspace = MODE_YUV;
+  config.output.is_external_memory = 1;
+  yuv.y = pic->y, yuv.y_stride = pic->y_stride, yuv.y_size = size_t(pic->y_stride) * th;
+  yuv.u = pic->u, yuv.u_stride = pic->uv_stride, yuv.u_size = size_t(pic->uv_stride) * uv_h;
+  yuv.v = pic->v, yuv.v_stride = pic->uv_stride, yuv.v_size = size_t(pic->uv_stride) * uv_h;
+  config.options.use_scaling = 1;
+  config.options.scaled_width = int(tw);
+  config.options.scaled_height = int(th);
+  rc = webp_decode_abortable(d, len, &config);
+  return rc == VP8_STATUS_OK ? Status::Ok() : webp_failure(rc, "");
+}
+
+Status webp_yuv_to_pixels(WebPPicture* pic, Pixels* out) {
+  const MediaType T = MediaType::Webp;
+  if (!WebPPictureYUVAToARGB(pic)) return oom(T);
+  const uint32_t w = uint32_t(pic->width), h = uint32_t(pic->height);
+  if (!alloc_owned(size_t(w) * h * 3, &out->data)) return oom(T);
+  for (uint32_t y = 0; y < h; y++) {
+    const uint32_t* src = pic->argb + size_t(y) * uint32_t(pic->argb_stride);
+    uint8_t* dst = out->data.data + size_t(y) * w * 3;
+    for (uint32_t x = 0; x < w; x++) {
+      const uint32_t p = src[x];  // 0xAARRGGBB
+      dst[x * 3] = uint8_t(p >> 16), dst[x * 3 + 1] = uint8_t(p >> 8), dst[x * 3 + 2] = uint8_t(p);
+    }
+  }
+  out->width = w, out->height = h, out->channels = 3;
+  return Status::Ok();
+}
 
 bool webp_scales_on_decode(const MediaInfo& info, uint32_t tw, uint32_t th) {
   return info.type == MediaType::Webp && info.frames <= 1 && !info.has_alpha && tw > 0 && th > 0 &&

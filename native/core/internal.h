@@ -7,6 +7,8 @@
 
 #include "media-core.h"
 
+struct WebPPicture;  // libwebp (webp/encode.h)
+
 namespace panto {
 
 inline uint16_t be16(const uint8_t* p) { return uint16_t((p[0] << 8) | p[1]); }
@@ -115,6 +117,16 @@ Status decode_image(const uint8_t* d, size_t len, const MediaInfo& info, Pixels*
  *  such images take the full decode and the premultiplied Mitchell resize.) */
 bool webp_scales_on_decode(const MediaInfo& info, uint32_t tw, uint32_t th);
 
+/**
+ * The WebP that webp_scales_on_decode(info, tw, th) takes, decoded at tw x th by the same scaled decode into the YUV
+ * 4:2:0 planes of `pic` (allocated here; freed by the caller's WebPPictureFree): the luma and chroma planes are each
+ * rescaled at their own resolution and never converted to RGB. Errors as decode_image's.
+ */
+Status decode_webp_yuv(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t tw, uint32_t th,
+                       WebPPicture* pic);
+/** The RGB pixels of a YUV 4:2:0 `pic` (chroma upsampled as libwebp's decoder does; `pic` gains an ARGB copy). */
+Status webp_yuv_to_pixels(WebPPicture* pic, Pixels* out);
+
 /** True when any alpha byte is below 255. */
 bool has_transparency(const Pixels& px);
 /** Drops the alpha channel (in place; RGBA -> RGB). */
@@ -131,6 +143,8 @@ Status encode_png(const PixelView& px, OwnedBytes* out);
 /** WebP (libwebp). `threads`: let libwebp use one helper thread for the call (alpha plane and half of the analysis in
  *  parallel); the output bytes are the same either way. Aborts (ERR_ABORTED) when the active budget's flag is set. */
 Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* out, bool threads = true);
+/** encode_webp of a picture already filled (ARGB or YUV 4:2:0); the caller owns and frees `pic`. */
+Status encode_webp_picture(WebPPicture* pic, bool lossless, int quality, OwnedBytes* out, bool threads = true);
 
 /** Allocates `size` bytes through the active budget into `out` (release = budget_release). */
 bool alloc_owned(size_t size, OwnedBytes* out);

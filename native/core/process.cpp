@@ -14,6 +14,7 @@
 #include <string>
 
 #include "budget.h"
+#include "codec-handles.h"
 #include "cost.h"
 #include "decoded-resize-stream.h"
 #include "jpeg-decode.h"
@@ -266,7 +267,14 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
   // ... and when those pixels only become a JPEG (no orientation), the resized rows go straight into the encoder: the
   // resized image does not exist either unless the byte cap needs it (then the stream runs again into pixels).
   const bool jpeg_fused = jpeg_streams && info.orientation == 1 && codec == MediaType::Jpeg;
+  // A still, opaque, lossy WebP that shrinks and stays a lossy WebP is decoded at its target size straight into the
+  // encoder's YUV 4:2:0 planes (decode_webp_yuv): no RGB image, no YUV -> RGB -> YUV round trip, the chroma rescaled
+  // at its own resolution. Not the same file as through RGB pixels (no colour conversions to round), as close to the
+  // source. The ladder, when needed, decodes the pixels again (below).
+  const bool webp_fused = t == MediaType::Webp && codec == MediaType::Webp && !lossless && info.orientation == 1 &&
+                          webp_scales_on_decode(info, sw, sh);
   PngRowEncoder png_rows;
+  WebPPictureHandle webp_yuv;  // webp_fused: the decoded YUV 4:2:0 picture, encoded, kept for the ladder
   if (png_streams) {
     s = png_stream(d, len, info, png_shrink, sw, sh, png_fused ? &png_rows : nullptr, &px, opts.input_discardable);
     if (!s.ok()) return s;
@@ -285,6 +293,20 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     s = jpeg_resize_stream(d, len, info, eighths, sw, sh, &px);
     if (!s.ok()) return s;
     if (should_abort()) return aborted(t);
+  } else if (webp_fused) {
+    if (!webp_yuv.ok()) return Status::Err("ERR_INTERNAL", "libwebp version mismatch", t);
+    s = decode_webp_yuv(d, len, info, sw, sh, webp_yuv.get());
+    if (!s.ok()) return s;
+    // Decoded: the input is not read again (the ladder, if needed, takes the picture's pixels).
+    if (opts.input_discardable) {
+      InputDiscardScope discard(&budget, d, len);
+      discard_input(d + kInputHeaderKeep, d + len);
+    }
+    if (should_abort()) return aborted(t);
+    s = encode_webp_picture(webp_yuv.get(), false, std::clamp(opts.jpeg_quality, 1, 100), &out->data);
+    if (!s.ok()) return s;
+    if (should_abort()) return aborted(t);
+    px.width = sw, px.height = sh, px.channels = 3;  // (no pixels unless the ladder needs them, below)
   } else {
     {
       // A PNG decoded row by row (png-decode.h Streaming) returns its consumed input to the OS as it goes: the input
@@ -356,6 +378,12 @@ Status process_impl(const uint8_t* d, size_t len, const ProcessOptions& opts, Pr
     // Over the cap: the ladder needs the resized pixels; decoded and resized again (the same bytes).
     if (out->data.size > opts.max_encoded_bytes) {
       s = jpeg_resize_stream(d, len, info, eighths, sw, sh, &px);
+      if (!s.ok()) return s;
+    }
+  } else if (webp_fused) {
+    // Over the cap: the ladder needs RGB pixels; the picture's, upsampled as libwebp's decoder does.
+    if (out->data.size > opts.max_encoded_bytes) {
+      s = webp_yuv_to_pixels(webp_yuv.get(), &px);
       if (!s.ok()) return s;
     }
   } else if (!doomed_png) {

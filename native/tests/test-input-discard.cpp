@@ -254,6 +254,8 @@ PANTO_TEST(process, a_wholly_decoded_input_is_given_back_before_the_encode) {
       {"BMP 24-bit, resized", noisy_bmp(1400, 1000), panto::MediaType::Bmp, 1000, 64ull << 20},
       {"WebP lossless, resized (stays lossless)", noisy_webp(900, 700, true), panto::MediaType::Webp, 800, 64ull << 20},
       {"WebP lossy, resized", noisy_webp(1800, 1400, false), panto::MediaType::Webp, 1000, 64ull << 20},
+      {"WebP lossy, resized, over the cap (ladder)", noisy_webp(1800, 1400, false), panto::MediaType::Webp, 1000,
+       40000},
   };
   for (const Case& k : cases) {
     PANTO_REQUIRE(k.bytes.size() > (300u << 10));

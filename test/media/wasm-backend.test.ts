@@ -148,6 +148,16 @@ describe.runIf(wasmFiles && native)('the wasm backend gives the native addon’s
     }
   }, 300_000);
 
+  it('lossy WebP decoded at its target size into YUV planes and re-encoded: identical bytes, also through the ladder', async () => {
+    const webp = (await n.process(noisePng(1400, 900, 3, 5), opts({ format: 'webp' }))).data;
+    for (const o of [opts({ maxDimension: 1000 }), opts({ maxDimension: 1000, maxEncodedBytes: 20_000 })]) {
+      const [a, b] = await Promise.all([n.process(webp, o), w.process(webp, o)]);
+      expect(b, JSON.stringify(o)).toEqual(a);
+    }
+    const capped = await n.process(webp, opts({ maxDimension: 1000, maxEncodedBytes: 20_000 }));
+    expect(capped.changes).toContain('quality-reduced');
+  }, 300_000);
+
   it('decodeToRgba: same pixels and same cap errors', async () => {
     for (const f of [
       'png-16bit-rgba.png',
