@@ -19,14 +19,7 @@
 #include "jpeg-resize-stream.h"
 #include "parallel.h"
 
-// WebAssembly without -pthread (scripts/build-wasm.sh): std::thread cannot start, so the resize pulls the rows.
-#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
-#define PANTO_PLANAR_THREADS 0
-#else
-#define PANTO_PLANAR_THREADS 1
-#endif
-
-#if PANTO_PLANAR_THREADS
+#if PANTO_THREADS
 #include <thread>
 #endif
 
@@ -85,7 +78,7 @@ class PlaneFeed {
 
   /** Starts the decoder thread when this build and machine run parts concurrently; else stays sequential. */
   void start() {
-#if PANTO_PLANAR_THREADS
+#if PANTO_THREADS
     if (!parts_run_concurrently()) return;
     Budget* budget = current_budget();
     try {
@@ -108,7 +101,7 @@ class PlaneFeed {
     if (done_.load(std::memory_order_acquire) < need) {
       if (!fits(need)) internal_fail();
       if (threaded_) {
-#if PANTO_PLANAR_THREADS
+#if PANTO_THREADS
         std::unique_lock<std::mutex> lock(m_);
         if (done_.load(std::memory_order_acquire) < need && !stopped_) {
           // Sleep until a batch of rows is ready (or as many as the ring takes), or the decoder stops.
@@ -135,7 +128,7 @@ class PlaneFeed {
 
   /** The resize reads no row below `dead[k]` of plane k again (non-decreasing): their slots are free. */
   void advance(const uint32_t* dead) {
-#if PANTO_PLANAR_THREADS
+#if PANTO_THREADS
     if (threaded_) {
       std::lock_guard<std::mutex> lock(m_);
       for (int k = 0; k < 3; k++) dead_[k] = dead[k];
@@ -155,7 +148,7 @@ class PlaneFeed {
     } else {
       const uint32_t all[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};  // nothing more to read: every slot is free
       advance(all);
-#if PANTO_PLANAR_THREADS
+#if PANTO_THREADS
       if (threaded_ && thread_.joinable()) thread_.join();
 #endif
       if (!threaded_) {
@@ -195,7 +188,7 @@ class PlaneFeed {
     return true;
   }
 
-#if PANTO_PLANAR_THREADS
+#if PANTO_THREADS
   /** The decoder thread: every iMCU row, then the end of the file; stops early on an error or when told to. */
   void decode_all() {
     try {
@@ -230,7 +223,7 @@ class PlaneFeed {
 #endif
 
   void stop_and_join() {
-#if PANTO_PLANAR_THREADS
+#if PANTO_THREADS
     if (thread_.joinable()) {
       {
         std::lock_guard<std::mutex> lock(m_);
@@ -259,7 +252,7 @@ class PlaneFeed {
   uint32_t producer_wake_ = 0;  // a waiting decoder is woken once iMCU rows [0, this) fit
   Status status_;
   std::exception_ptr exception_;
-#if PANTO_PLANAR_THREADS
+#if PANTO_THREADS
   std::mutex m_;
   std::condition_variable cv_producer_, cv_consumer_;
   std::thread thread_;

@@ -7,13 +7,6 @@
 
 #include "budget.h"
 
-// WebAssembly without -pthread (scripts/build-wasm.sh): std::thread cannot start, so the parts run in order.
-#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
-#define PANTO_THREADS 0
-#elif !defined(PANTO_THREADS)
-#define PANTO_THREADS 1
-#endif
-
 #if PANTO_THREADS
 #include <thread>
 #endif

@@ -6,6 +6,14 @@
 
 #include <functional>
 
+// Whether this build can start threads: not WebAssembly without -pthread (scripts/build-wasm.sh), where std::thread
+// cannot start and every threaded stage runs its work on the caller, in order.
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+#define PANTO_THREADS 0
+#elif !defined(PANTO_THREADS)
+#define PANTO_THREADS 1
+#endif
+
 namespace panto {
 
 /** The number of parts row-split stages use, everywhere: never derived from the machine, so outputs stay identical. */

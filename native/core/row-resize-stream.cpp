@@ -12,14 +12,7 @@
 #include "budget.h"
 #include "parallel.h"
 
-// WebAssembly without -pthread (scripts/build-wasm.sh): std::thread cannot start, so the resize pulls the rows.
-#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
-#define PANTO_STREAM_THREADS 0
-#else
-#define PANTO_STREAM_THREADS 1
-#endif
-
-#if PANTO_STREAM_THREADS
+#if PANTO_THREADS
 #include <thread>
 #endif
 
@@ -56,7 +49,7 @@ class RowRing {
 
   /** Starts the producer thread when this build and machine run parts concurrently; false = sequential. */
   void start() {
-#if PANTO_STREAM_THREADS
+#if PANTO_THREADS
     if (!parts_run_concurrently()) return;
     Budget* budget = current_budget();
     try {
@@ -80,7 +73,7 @@ class RowRing {
     }
     floor_seen_ = y;
     if (threaded_) {
-#if PANTO_STREAM_THREADS
+#if PANTO_THREADS
       std::unique_lock<std::mutex> lock(m_);
       floor_ = y;
       if (producer_waiting_ && floor_ >= producer_wake_floor_) cv_producer_.notify_one();
@@ -116,7 +109,7 @@ class RowRing {
     if (!resize_completed) {
       stop_and_join();
     } else if (threaded_) {
-#if PANTO_STREAM_THREADS
+#if PANTO_THREADS
       {
         std::unique_lock<std::mutex> lock(m_);
         floor_ = rows_;  // every row released: the producer runs to the end of the stream
@@ -149,7 +142,7 @@ class RowRing {
     return status_.ok();
   }
 
-#if PANTO_STREAM_THREADS
+#if PANTO_THREADS
   /** The producer thread: every row, then the stream's end; stops early on an error or when told to. */
   void produce_all() {
     try {
@@ -194,7 +187,7 @@ class RowRing {
 #endif
 
   void stop_and_join() {
-#if PANTO_STREAM_THREADS
+#if PANTO_THREADS
     if (thread_.joinable()) {
       {
         std::lock_guard<std::mutex> lock(m_);
@@ -227,7 +220,7 @@ class RowRing {
   uint32_t producer_wake_floor_ = 0;  // a waiting producer is woken once floor_ reaches this
   Status status_;
   std::exception_ptr exception_;
-#if PANTO_STREAM_THREADS
+#if PANTO_THREADS
   std::mutex m_;
   std::condition_variable cv_producer_, cv_consumer_;
   std::thread thread_;
