@@ -89,7 +89,7 @@ uint64_t estimate_decode_bytes(const uint8_t* d, size_t len, const MediaInfo& in
     // buffer before a second frame: cdeps/patches/stb/0008, 0009), plus the LZW tables.
     case MediaType::Gif: return P * 5 + (64u << 10);
     case MediaType::Bmp: return P * 8;                // decoded, then channel conversion
-    case MediaType::Webp: return P * (info.has_alpha || info.frames > 1 ? 4 : 3);  // decoded in place
+    case MediaType::Webp: return P * (info.has_alpha || info.frames > 1 || info.animated ? 4 : 3);  // decoded in place
     default: return 0;
   }
 }

@@ -248,7 +248,7 @@ Status webp_yuv_to_pixels(WebPPicture* pic, Pixels* out) {
 }
 
 bool webp_scales_on_decode(const MediaInfo& info, uint32_t tw, uint32_t th) {
-  return info.type == MediaType::Webp && info.frames <= 1 && !info.has_alpha && tw > 0 && th > 0 &&
+  return info.type == MediaType::Webp && info.frames <= 1 && !info.animated && !info.has_alpha && tw > 0 && th > 0 &&
          tw <= info.width && th <= info.height && (tw < info.width || th < info.height);
 }
 

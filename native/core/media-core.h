@@ -72,6 +72,8 @@ struct MediaInfo {
   /** Animation frames (1 for a still image); PDF: page count, 0 when not cheaply known. */
   uint32_t frames = 1;
   bool has_alpha = false;
+  /** WebP: an animation container (VP8X animation flag), even of one frame: its first frame is composed on the canvas. */
+  bool animated = false;
   /** EXIF orientation 1..8 (1 when absent or invalid). */
   int orientation = 1;
 };

@@ -356,6 +356,7 @@ Status probe_webp(const uint8_t* d, size_t len, MediaInfo* out) {
     }
   }
   if (f.has_animation) {
+    out->animated = true;
     uint32_t frames = 0;
     size_t riff_end = std::min<size_t>(len, size_t(le32(d + 4)) + 8);
     for (size_t i = 12; i + 8 <= riff_end;) {

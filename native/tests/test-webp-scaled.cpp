@@ -51,6 +51,36 @@ std::vector<uint8_t> lossy_webp(uint32_t w, uint32_t h, int channels = 3) {
   return {out.data, out.data + out.size};
 }
 
+/** The still WebP's VP8 chunk wrapped as the only frame of an animation container (VP8X + ANIM + one ANMF). */
+std::vector<uint8_t> one_frame_animation(const std::vector<uint8_t>& still, uint32_t w, uint32_t h) {
+  auto le = [](std::vector<uint8_t>* v, uint32_t x, int n) {
+    for (int i = 0; i < n; i++) v->push_back(uint8_t(x >> (8 * i)));
+  };
+  const std::vector<uint8_t> vp8(still.begin() + 12, still.end());  // after "RIFF" size "WEBP"
+  std::vector<uint8_t> body{'W', 'E', 'B', 'P', 'V', 'P', '8', 'X'};
+  le(&body, 10, 4);
+  body.push_back(0x02);  // animation flag
+  le(&body, 0, 3);
+  le(&body, w - 1, 3);
+  le(&body, h - 1, 3);
+  body.insert(body.end(), {'A', 'N', 'I', 'M'});
+  le(&body, 6, 4);
+  le(&body, 0, 4);  // background colour
+  le(&body, 0, 2);  // loop count
+  body.insert(body.end(), {'A', 'N', 'M', 'F'});
+  le(&body, uint32_t(16 + vp8.size()), 4);
+  le(&body, 0, 3), le(&body, 0, 3);  // frame offset
+  le(&body, w - 1, 3), le(&body, h - 1, 3);
+  le(&body, 100, 3);   // duration
+  body.push_back(0);  // blend, keep
+  body.insert(body.end(), vp8.begin(), vp8.end());
+  if (vp8.size() & 1) body.push_back(0);
+  std::vector<uint8_t> file{'R', 'I', 'F', 'F'};
+  le(&file, uint32_t(body.size()), 4);
+  file.insert(file.end(), body.begin(), body.end());
+  return file;
+}
+
 /** libwebp's own single-threaded scaled decode (advanced API, no helper thread). */
 std::vector<uint8_t> reference_scaled(const std::vector<uint8_t>& webp, int w, int h) {
   WebPDecoderConfig config;
@@ -149,6 +179,27 @@ PANTO_TEST(webp, process_shrinks_an_opaque_webp_through_the_scaled_decode) {
   PANTO_REQUIRE(panto::process(webp.data(), webp.size(), o, &j).ok());
   PANTO_CHECK(j.type == panto::MediaType::Jpeg);
   PANTO_CHECK_EQ(j.width, 800u);
+}
+
+PANTO_TEST(webp, a_one_frame_animation_is_not_taken_for_a_still) {
+  // The probe counts one frame, yet the file is an animation container: decoded through the canvas like any
+  // animation (found by fuzz_process: the YUV path used to refuse it with ERR_INTERNAL).
+  const auto anim = one_frame_animation(lossy_webp(640, 480), 640, 480);
+  panto::MediaInfo info;
+  PANTO_REQUIRE(panto::probe(anim.data(), anim.size(), &info).ok());
+  PANTO_CHECK_EQ(info.frames, 1u);
+  PANTO_CHECK(info.animated);
+  PANTO_CHECK(!panto::webp_scales_on_decode(info, 320, 240));
+  for (auto f : {panto::OutputFormat::Auto, panto::OutputFormat::Webp, panto::OutputFormat::Jpeg}) {
+    panto::ProcessOptions o;
+    o.max_dimension = 320;
+    o.format = f;
+    panto::ProcessResult r;
+    const auto st = panto::process(anim.data(), anim.size(), o, &r);
+    if (!st.ok()) record_failure(__FILE__, __LINE__, st.code + " " + st.message);
+    PANTO_CHECK_EQ(r.width, 320u);
+    PANTO_CHECK_EQ(r.height, 240u);
+  }
 }
 
 PANTO_TEST(bombs, webp_scaled_decode_of_damaged_or_truncated_data_is_an_error) {
