@@ -1,5 +1,5 @@
 /**
- * The leading fields of a session line read from its text: `{"type":T,"id":I,"parentId":P` followed by `,` or `}`,
+ * The leading fields of a session line read from its first bytes: `{"type":T,"id":I,"parentId":P` followed by `,` or `}`,
  * as `SessionLog` writes every entry — the same form, with the same limits, that `openSessionIndex` reads from a
  * line's first bytes (session-index.ts: a known entry type, ids of printable ASCII without `\`, the whole form
  * within the line's first `LEADING_BYTES` bytes). The index trusts those fields for a line it does not parse, so a
@@ -22,11 +22,26 @@ const TYPE_NAMES: SessionEntry['type'][] = ['message', 'compaction', 'custom', '
 const TYPE_KEY = '{"type":"';
 const ID_KEY = '","id":"';
 const PARENT_KEY = '","parentId":';
+const bytesOf = (s: string): Buffer => Buffer.from(s, 'latin1');
+/** `b[start, end)` as a string of one character per byte. */
+const latin1 = (b: Buffer, start: number, end: number): string =>
+  (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
+const TYPES = TYPE_NAMES.map((t) => ({ type: t, bytes: bytesOf(`${t}"`) }));
+const [TYPE_BYTES, ID_BYTES, PARENT_BYTES, NULL_BYTES] = [TYPE_KEY, ID_KEY, PARENT_KEY, 'null'].map(
+  bytesOf,
+) as [Buffer, Buffer, Buffer, Buffer];
 
-/** End (index of the closing quote) of an id starting at `at`, or -1 (not printable ASCII without `\`, or cut). */
-function idEnd(text: string, at: number, end: number): number {
-  for (let k = at; k < end; k++) {
-    const c = text.charCodeAt(k);
+/** The position past `s` when `b` holds it at `p` before `end`, else -1. */
+function at(b: Uint8Array, p: number, end: number, s: Uint8Array): number {
+  if (p + s.length > end) return -1;
+  for (let k = 0; k < s.length; k++) if (b[p + k] !== s[k]) return -1;
+  return p + s.length;
+}
+
+/** End (index of the closing quote) of an id starting at `p`, or -1 (not printable ASCII without `\`, or cut). */
+function idEnd(b: Uint8Array, p: number, end: number): number {
+  for (let k = p; k < end; k++) {
+    const c = b[k] as number;
     if (c === 0x22) return k;
     if (c < 0x20 || c > 0x7e || c === 0x5c) return -1;
   }
@@ -34,44 +49,43 @@ function idEnd(text: string, at: number, end: number): number {
 }
 
 /**
- * The leading fields `text` (one line, without its newline) begins with, or undefined when it does not begin in that
- * form. Every character of the form is ASCII, so character positions are byte positions and the `LEADING_BYTES`
- * bound is the index's. `previousId` (the entry before, most often the parent) is returned as the parent when it is
- * the parent, so the index keeps one string for both.
+ * The leading fields the line `b[start, stop)` (without its newline) begins with, or undefined when it does not begin
+ * in that form within its first `LEADING_BYTES` bytes. `previousId` (the entry before, most often the parent) is
+ * returned as the parent when it is the parent, so the index keeps one string for both. A line as text: `leadingText`.
  */
-export function leadingFields(text: string, previousId = ''): LeadingFields | undefined {
-  const end = Math.min(text.length, LEADING_BYTES);
-  if (!text.startsWith(TYPE_KEY)) return undefined;
-  let p = TYPE_KEY.length;
-  const type = TYPE_NAMES.find((t) => text.startsWith(t, p) && text.charCodeAt(p + t.length) === 0x22);
-  if (type === undefined || p + type.length >= end) return undefined;
-  p += type.length;
-  if (!text.startsWith(ID_KEY, p) || p + ID_KEY.length > end) return undefined;
-  p += ID_KEY.length;
-  const idStop = idEnd(text, p, end);
+export function leadingFields(
+  b: Buffer,
+  start = 0,
+  stop = b.length,
+  previousId = '',
+): LeadingFields | undefined {
+  const end = Math.min(stop, start + LEADING_BYTES);
+  let p = at(b, start, end, TYPE_BYTES);
+  if (p === -1) return undefined;
+  const t = TYPES.find((x) => at(b, p, end, x.bytes) !== -1);
+  if (t === undefined) return undefined;
+  p = at(b, p + t.bytes.length - 1, end, ID_BYTES);
+  const idStop = p === -1 ? -1 : idEnd(b, p, end);
   if (idStop === -1) return undefined;
-  const id = text.slice(p, idStop);
-  p = idStop;
-  if (!text.startsWith(PARENT_KEY, p) || p + PARENT_KEY.length > end) return undefined;
-  p += PARENT_KEY.length;
-  let parentId: string | null;
-  if (text.startsWith('null', p) && p + 4 <= end) {
-    parentId = null;
-    p += 4;
-  } else {
-    if (p >= end || text.charCodeAt(p) !== 0x22) return undefined;
-    const stop = idEnd(text, p + 1, end);
+  const id = latin1(b, p, idStop);
+  p = at(b, idStop, end, PARENT_BYTES);
+  if (p === -1) return undefined;
+  let parentId: string | null = null;
+  if (at(b, p, end, NULL_BYTES) !== -1) p += 4;
+  else {
+    const stop = p < end && b[p] === 0x22 ? idEnd(b, p + 1, end) : -1;
     if (stop === -1) return undefined;
-    parentId =
-      stop - (p + 1) === previousId.length && text.startsWith(previousId, p + 1)
-        ? previousId
-        : text.slice(p + 1, stop);
+    parentId = latin1(b, p + 1, stop);
+    if (parentId === previousId) parentId = previousId;
     p = stop + 1;
   }
-  if (p >= end) return undefined;
-  const c = text.charCodeAt(p);
-  if (c !== 0x2c && c !== 0x7d) return undefined;
-  return { type, id, parentId };
+  const c = p < end ? b[p] : -1;
+  return c === 0x2c || c === 0x7d ? { type: t.type, id, parentId } : undefined;
+}
+
+/** `leadingFields` of a line's text (the form is ASCII: any other character ends it). */
+export function leadingText(text: string): LeadingFields | undefined {
+  return leadingFields(Buffer.from(text.slice(0, LEADING_BYTES), 'utf8'));
 }
 
 /** The position past `s` when `text` holds it at `p` (-1: not there, or `p` is -1). */
@@ -92,7 +106,7 @@ export function repeatedKeyProblem(text: string, entry: SessionEntry): string | 
   p = parentId === null ? past(text, p, 'null') : past(text, past(text, past(text, p, '"'), parentId), '"');
   const next = p === -1 ? -1 : text.charCodeAt(p);
   if (next === 0x2c || next === 0x7d) return null;
-  const lead = leadingFields(text);
+  const lead = leadingText(text);
   if (lead === undefined) return null;
   if (lead.type === entry.type && lead.id === entry.id && lead.parentId === entry.parentId) return null;
   return (

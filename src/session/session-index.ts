@@ -26,7 +26,7 @@ import {
   parseLine,
   readLimits,
 } from './jsonl-reader.js';
-import { LEADING_BYTES, type LeadingFields, leadingFields } from './leading-fields.js';
+import { type LeadingFields, leadingFields, leadingText } from './leading-fields.js';
 import {
   CR,
   decodeLines,
@@ -70,9 +70,6 @@ function prefixChange(now: FileIdentity, was: FileIdentity, covered: number): st
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-const latin1 = (b: Buffer, end: number): string =>
-  (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(0, end);
-
 function changed(path: string, problem: string): PantoError {
   return new PantoError('ERR_SESSION_CHANGED', `${path}: ${problem}`);
 }
@@ -99,7 +96,8 @@ export class SessionIndex extends EntryTree {
   readonly #warnings = new LineWarnings(this.path);
   /** What opening reported, in line order; live: a line first read later may add `invalid_utf8` (do not mutate). */
   readonly warnings: readonly SessionWarning[] = this.#warnings.list;
-  readonly lines: readonly SessionLineRef[] = [];
+  /** Per entry `i`: its line's byte offset at `2i` and length at `2i + 1` (`lineRef`). */
+  #refs = new Float64Array(2048);
   #identity: FileIdentity | undefined;
   /** Bytes at the file's start the index was made from (less a torn last line): a read needs them unchanged. */
   #covered = 0;
@@ -156,24 +154,28 @@ export class SessionIndex extends EntryTree {
   #block({ buf, start, end, offset }: LineBlock): void {
     for (let s = start; s < end; ) {
       const nl = buf.indexOf(NEWLINE, s);
-      const bytes = buf.subarray(s, nl > s && buf[nl - 1] === CR ? nl - 1 : nl);
+      const stop = nl > s && buf[nl - 1] === CR ? nl - 1 : nl;
       const line = ++this.#lineNo;
       const at = offset + (s - start);
+      const from = s;
       s = nl + 1;
-      if (bytes.length === 0) {
+      if (stop === from) {
         this.#warnings.empty(line);
         continue;
       }
-      const lead = this.#lead(bytes);
+      const lead =
+        this.#header === undefined
+          ? undefined
+          : leadingFields(buf, from, stop, this.ids[this.ids.length - 1]);
       if (lead === undefined) {
-        this.#addParsed(line, at, bytes.length, this.#parseBytes(line, bytes, true));
+        this.#addParsed(line, at, stop - from, this.#parseBytes(line, buf.subarray(from, stop), true));
         continue;
       }
       try {
-        this.#add(line, at, bytes.length, lead);
+        this.#add(line, at, stop - from, lead);
       } catch (err) {
         // The one-pass reader parses a line before it checks its links: a line that is not JSON is CORRUPT first.
-        this.#parseBytes(line, bytes, false);
+        this.#parseBytes(line, buf.subarray(from, stop), false);
         throw err;
       }
     }
@@ -183,15 +185,6 @@ export class SessionIndex extends EntryTree {
   #parseBytes(line: number, bytes: Buffer, warn: boolean): unknown {
     if (warn && !isUtf8(bytes)) this.#warnings.invalidUtf8(line);
     return parseLine(this.path, line, bytes.toString('utf8'));
-  }
-
-  /** The leading fields a line (after the header) begins with, else undefined (the first 128 bytes, then more). */
-  #lead(bytes: Buffer): LeadingFields | undefined {
-    if (this.#header === undefined) return undefined;
-    const previous = this.ids[this.ids.length - 1];
-    const lead = leadingFields(latin1(bytes, Math.min(bytes.length, 128)), previous);
-    if (lead !== undefined || bytes.length <= 128) return lead;
-    return leadingFields(latin1(bytes, Math.min(bytes.length, LEADING_BYTES)), previous);
   }
 
   /** Opening: the last line, without a newline: loaded when it parses, else torn (skipped, returned). */
@@ -205,7 +198,14 @@ export class SessionIndex extends EntryTree {
 
   #add(line: number, offset: number, bytes: number, { type, id, parentId }: LeadingFields): void {
     this.link(line, type, id, parentId);
-    (this.lines as SessionLineRef[]).push({ line, offset, bytes });
+    const i = 2 * (this.size - 1);
+    if (i === this.#refs.length) {
+      const refs = this.#refs;
+      this.#refs = new Float64Array(2 * i);
+      this.#refs.set(refs);
+    }
+    this.#refs[i] = offset;
+    this.#refs[i + 1] = bytes;
   }
 
   /** A line read whole: the header, or an entry not in SessionLog's leading-field form. */
@@ -319,7 +319,7 @@ export class SessionIndex extends EntryTree {
   }
 
   override lineBytes(i: number): number {
-    return this.#parsed.has(i) ? 0 : this.#ref(i).bytes;
+    return this.#parsed.has(i) ? 0 : this.lineRef(i).bytes;
   }
 
   /** The file's size now, after checking it still holds the indexed bytes. */
@@ -366,7 +366,7 @@ export class SessionIndex extends EntryTree {
         }
         // One read from this line's start through as many of the next wanted lines as fit in a chunk (always the
         // whole first line, plus up to two bytes to see its line end).
-        const start = this.#ref(indices[k] as number).offset;
+        const start = this.lineRef(indices[k] as number).offset;
         let end = this.#lineEnd(indices[k] as number, fileBytes);
         let last = k;
         while (last + 1 < indices.length) {
@@ -385,10 +385,10 @@ export class SessionIndex extends EntryTree {
         while (k <= last) {
           let to = this.#lineStop(indices[k] as number, buf, start, fileBytes);
           let n = k;
-          while (n < last && this.#ref(indices[n + 1] as number).offset - start === to)
+          while (n < last && this.lineRef(indices[n + 1] as number).offset - start === to)
             to = this.#lineStop(indices[++n] as number, buf, start, fileBytes);
           let j = k;
-          decodeLines(buf, this.#ref(indices[k] as number).offset - start, to, (text, invalidUtf8) => {
+          decodeLines(buf, this.lineRef(indices[k] as number).offset - start, to, (text, invalidUtf8) => {
             if (j > n) throw changed(this.path, 'a line indexed whole holds a newline now; the file changed');
             const i = indices[j] as number;
             const line = this.lineOf(i);
@@ -405,8 +405,13 @@ export class SessionIndex extends EntryTree {
     return out;
   }
 
-  #ref(i: number): SessionLineRef {
-    return this.lines[i] as SessionLineRef;
+  /** Where entry `i`'s line is in the file. */
+  lineRef(i: number): SessionLineRef {
+    return {
+      line: this.lineOf(i),
+      offset: this.#refs[2 * i] as number,
+      bytes: this.#refs[2 * i + 1] as number,
+    };
   }
 
   /**
@@ -415,7 +420,7 @@ export class SessionIndex extends EntryTree {
    * @throws ERR_SESSION_CHANGED when the bytes after the line are not such an end: the file was rewritten.
    */
   #lineStop(i: number, buf: Buffer, start: number, fileBytes: number): number {
-    const ref = this.#ref(i);
+    const ref = this.lineRef(i);
     let p = ref.offset - start + ref.bytes;
     if (start + p < fileBytes && buf[p] === CR) p++;
     if (start + p === fileBytes) return p;
@@ -426,7 +431,7 @@ export class SessionIndex extends EntryTree {
 
   /** File offset just past entry `i`'s line end (its optional CR and newline), in a file of `fileBytes`. */
   #lineEnd(i: number, fileBytes: number): number {
-    const ref = this.#ref(i);
+    const ref = this.lineRef(i);
     return Math.min(ref.offset + ref.bytes + 2, fileBytes);
   }
 
@@ -438,7 +443,7 @@ export class SessionIndex extends EntryTree {
       const what = `entry ${e.id} (${e.type}, parent ${e.parentId}) is not the indexed ${this.ids[i]} (${this.types[i]}, parent ${this.parents[i]})`;
       // The line still begins with the fields it was indexed by: the line itself lies (a repeated key later in it
       // says otherwise). Else the file was rewritten under the reader.
-      const lead = leadingFields(text);
+      const lead = leadingText(text);
       if (
         lead !== undefined &&
         lead.id === this.ids[i] &&

@@ -46,6 +46,15 @@ async function expectSameAsLoad(path: string, options: { chunkBytes?: number } =
   expect(await index.conversation()).toStrictEqual(loaded.conversation);
   for (const e of loaded.entries) expect(await index.entry(e.id)).toStrictEqual(e);
   await expect(index.verify()).resolves.toBeUndefined();
+  // Each entry's line ref names exactly its line: the bytes there parse to the entry.
+  const bytes = readFileSync(path);
+  const lineStarts = [0];
+  for (let p = bytes.indexOf(10); p !== -1; p = bytes.indexOf(10, p + 1)) lineStarts.push(p + 1);
+  loaded.entries.forEach((e, i) => {
+    const ref = index.lineRef(i);
+    expect(lineStarts[ref.line - 1]).toBe(ref.offset);
+    expect(JSON.parse(bytes.toString('utf8', ref.offset, ref.offset + ref.bytes))).toStrictEqual(e);
+  });
 }
 
 async function code(promise: Promise<unknown>): Promise<string | undefined> {
@@ -82,6 +91,18 @@ describe('openSessionIndex gives what loadSession gives', () => {
     await expectSameAsLoad(path, { chunkBytes: 7 });
     const index = await openSessionIndex(path);
     expect(index.model).toBe('m-0'); // the change to m-1 is on the abandoned branch
+  });
+
+  it('a session of 2500 entries (the id table and line refs grow past their first size)', async () => {
+    const path = file();
+    const log = await SessionLog.create(path);
+    for (let i = 0; i < 2500; i++) {
+      if (i % 1000 === 999) log.branch(log.entries[i - 500]?.id as string);
+      log.appendMessage(say(`m${i}`));
+    }
+    log.close();
+    await expectSameAsLoad(path);
+    await expectSameAsLoad(path, { chunkBytes: 4096 });
   });
 
   it('lines written in another key order, with CRLF and empty lines, are parsed whole and index the same', async () => {

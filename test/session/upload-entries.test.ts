@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isPantoError } from '../../src/errors.js';
 import { loadSession, SessionLog, type UploadInput } from '../../src/session/index.js';
-import { leadingFields } from '../../src/session/leading-fields.js';
+import { leadingText } from '../../src/session/leading-fields.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'panto-upload-entries-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,7 +32,7 @@ describe('upload entries', () => {
     log.appendMessage(say('two'));
     log.close();
     const lines = readFileSync(path, 'utf8').trim().split('\n');
-    expect(leadingFields(lines[2] as string)).toEqual({
+    expect(leadingText(lines[2] as string)).toEqual({
       type: 'upload',
       id: entry.id,
       parentId: entry.parentId,
