@@ -5,6 +5,7 @@
  * trees; resolve-conversation.ts reads a conversation from one, and `SessionLog` appends to one.
  */
 
+import { randomBytes } from 'node:crypto';
 import type { PantoError } from '../errors.js';
 import { addAnswer, copyUsage } from './answer-usage.js';
 import { formatError } from './jsonl-reader.js';
@@ -13,6 +14,8 @@ import type { CompactionEntry, ModelUsage, SessionEntry, SessionHeader } from '.
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 type EntryType = SessionEntry['type'];
+
+const HASH_SEED = randomBytes(4).readInt32LE();
 
 /** Bytes of lines `usage()` parses before it counts them. */
 const USAGE_BATCH_BYTES = 8 * 1024 * 1024;
@@ -36,7 +39,10 @@ export abstract class EntryTree implements LazyEntries {
   readonly parents: readonly (string | null)[] = [];
   /** Entry types (the index's: as the lines' leading fields give them, checked against the entry when it is read). */
   readonly types: readonly EntryType[] = [];
-  /** Positions + 1 (0: empty slot) of the entries, open-addressed by a hash of the id: a tenth of a Map's cost. */
+  /**
+   * Positions + 1 (0: empty slot) of the entries, open-addressed by a hash of the id (a fraction of a Map's cost),
+   * seeded per process and mixed, so that a file cannot be written whose ids all land in one run of slots.
+   */
   #slots = new Int32Array(1024);
   readonly #lineNumbers: number[] = [];
 
@@ -77,9 +83,10 @@ export abstract class EntryTree implements LazyEntries {
   /** The slot of `id`: where it is, else the empty slot where it would go. */
   #slot(id: string): number {
     const mask = this.#slots.length - 1;
-    let h = 0x811c9dc5;
+    let h = HASH_SEED;
     for (let k = 0; k < id.length; k++) h = Math.imul(h ^ id.charCodeAt(k), 0x01000193);
-    for (h &= mask; ; h = (h + 1) & mask) {
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    for (h = (h ^ (h >>> 13)) & mask; ; h = (h + 1) & mask) {
       const p = this.#slots[h] as number;
       if (p === 0 || this.ids[p - 1] === id) return h;
     }
