@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { PantoError } from '../errors.js';
 import { addAnswer, copyUsage } from './answer-usage.js';
 import { formatError } from './jsonl-reader.js';
+import { ENTRY_TYPES } from './leading-fields.js';
 import type { LazyEntries } from './resolve-conversation.js';
 import type { CompactionEntry, ModelUsage, SessionEntry, SessionHeader } from './session-entry.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
@@ -36,22 +37,36 @@ export function checkedEntry(path: string, line: number, value: unknown): Sessio
 
 export abstract class EntryTree implements LazyEntries {
   readonly ids: readonly string[] = [];
-  readonly parents: readonly (string | null)[] = [];
-  /** Entry types (the index's: as the lines' leading fields give them, checked against the entry when it is read). */
-  readonly types: readonly EntryType[] = [];
+  /** Per entry `i` at `3i`: its parent's position (-1: none), its type (in `ENTRY_TYPES`) and its line number. */
+  #facts = new Int32Array(3 * 1024);
   /**
    * Positions + 1 (0: empty slot) of the entries, open-addressed by a hash of the id (a fraction of a Map's cost),
    * seeded per process and mixed, so that a file cannot be written whose ids all land in one run of slots.
    */
   #slots = new Int32Array(1024);
-  readonly #lineNumbers: number[] = [];
 
   /** `path` names the source in errors (`path:line: problem`). */
   constructor(readonly path: string) {}
 
   /** 1-based line number of entry `i` (for -1: 1, the header's line). */
   lineOf(i: number): number {
-    return this.#lineNumbers[i] ?? 1;
+    return i < 0 ? 1 : (this.#facts[3 * i + 2] as number);
+  }
+
+  /** Parent id of entry `i`. */
+  parentOf(i: number): string | null {
+    const p = this.#facts[3 * i] as number;
+    return p < 0 ? null : (this.ids[p] as string);
+  }
+
+  /** Each entry's parent id (a copy). */
+  get parents(): (string | null)[] {
+    return this.ids.map((_, i) => this.parentOf(i));
+  }
+
+  /** Each entry's type (a copy; the index's: as the leading fields give them, checked when the entry is read). */
+  get types(): EntryType[] {
+    return this.ids.map((_, i) => this.typeAt(i));
   }
 
   /** The entries at these positions (in the order asked), parsed and checked; throws typed errors. */
@@ -93,7 +108,7 @@ export abstract class EntryTree implements LazyEntries {
   }
 
   typeAt(i: number): EntryType {
-    return this.types[i] as EntryType;
+    return ENTRY_TYPES[this.#facts[3 * i + 1] as number] as EntryType;
   }
 
   offBranch(compaction: CompactionEntry, i: number): PantoError {
@@ -109,10 +124,8 @@ export abstract class EntryTree implements LazyEntries {
     const path: number[] = [];
     for (let i = leaf; i >= 0; ) {
       path.push(i);
-      const parent = this.parents[i] as string | null;
-      if (parent === null) break;
       // Parents are earlier entries (checked as each entry is added), so this ends.
-      i = parent === this.ids[i - 1] ? i - 1 : (this.positionOf(parent) as number);
+      i = this.#facts[3 * i] as number;
     }
     return path.reverse();
   }
@@ -126,7 +139,7 @@ export abstract class EntryTree implements LazyEntries {
     let totals: ModelUsage[] = [];
     let from = 0;
     for (let i = this.size - 1; i >= 0; i--) {
-      if (this.types[i] !== 'compaction') continue;
+      if (this.typeAt(i) !== 'compaction') continue;
       const c = this.readAt([i])[0] as CompactionEntry;
       if (c.usageBefore !== undefined) {
         totals = copyUsage(c.usageBefore);
@@ -137,7 +150,7 @@ export abstract class EntryTree implements LazyEntries {
     for (let i = from; i < this.size; ) {
       const batch: number[] = [];
       for (let bytes = 0; i < this.size && bytes < USAGE_BATCH_BYTES; i++) {
-        if (this.types[i] !== 'message') continue;
+        if (this.typeAt(i) !== 'message') continue;
         batch.push(i);
         bytes += this.lineBytes(i);
       }
@@ -153,19 +166,26 @@ export abstract class EntryTree implements LazyEntries {
    */
   protected link(line: number, type: EntryType, id: string, parentId: string | null): void {
     const ids = this.ids as string[];
-    if (2 * ids.length >= this.#slots.length) {
+    const n = ids.length;
+    if (2 * n >= this.#slots.length) {
       this.#slots = new Int32Array(this.#slots.length * 2);
-      for (let i = 0; i < ids.length; i++) this.#slots[this.#slot(ids[i] as string)] = i + 1;
+      for (let i = 0; i < n; i++) this.#slots[this.#slot(ids[i] as string)] = i + 1;
     }
     const slot = this.#slot(id);
     if (this.#slots[slot] !== 0) throw formatError(this.path, line, `duplicate entry id ${id}`);
-    if (parentId !== null && parentId !== ids[ids.length - 1] && (parentId === id || !this.has(parentId))) {
+    const parent =
+      parentId === null ? -1 : parentId === ids[n - 1] ? n - 1 : (this.positionOf(parentId) ?? -2);
+    if (parent === -2)
       throw formatError(this.path, line, `parentId ${parentId} does not name an earlier entry`);
+    if (3 * n === this.#facts.length) {
+      const facts = this.#facts;
+      this.#facts = new Int32Array(2 * facts.length);
+      this.#facts.set(facts);
     }
     ids.push(id);
-    this.#slots[slot] = ids.length;
-    this.#lineNumbers.push(line);
-    (this.parents as (string | null)[]).push(parentId);
-    (this.types as EntryType[]).push(type);
+    this.#slots[slot] = n + 1;
+    this.#facts[3 * n] = parent;
+    this.#facts[3 * n + 1] = ENTRY_TYPES.indexOf(type);
+    this.#facts[3 * n + 2] = line;
   }
 }

@@ -18,7 +18,14 @@ export interface LeadingFields {
   parentId: string | null;
 }
 
-const TYPE_NAMES: SessionEntry['type'][] = ['message', 'compaction', 'custom', 'model_change', 'upload'];
+/** Every entry type, in a fixed order. */
+export const ENTRY_TYPES: readonly SessionEntry['type'][] = [
+  'message',
+  'compaction',
+  'custom',
+  'model_change',
+  'upload',
+];
 const TYPE_KEY = '{"type":"';
 const ID_KEY = '","id":"';
 const PARENT_KEY = '","parentId":';
@@ -26,7 +33,7 @@ const bytesOf = (s: string): Buffer => Buffer.from(s, 'latin1');
 /** `b[start, end)` as a string of one character per byte. */
 const latin1 = (b: Buffer, start: number, end: number): string =>
   (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
-const TYPES = TYPE_NAMES.map((t) => ({ type: t, bytes: bytesOf(`${t}"`) }));
+const TYPES = ENTRY_TYPES.map((t) => ({ type: t, bytes: bytesOf(`${t}"`) }));
 const [TYPE_BYTES, ID_BYTES, PARENT_BYTES, NULL_BYTES] = [TYPE_KEY, ID_KEY, PARENT_KEY, 'null'].map(
   bytesOf,
 ) as [Buffer, Buffer, Buffer, Buffer];

@@ -439,17 +439,13 @@ export class SessionIndex extends EntryTree {
   #check(i: number, value: unknown, text: string): SessionEntry {
     const line = this.lineOf(i);
     const e = checkedEntry(this.path, line, value);
-    if (e.id !== this.ids[i] || e.parentId !== this.parents[i] || e.type !== this.types[i]) {
-      const what = `entry ${e.id} (${e.type}, parent ${e.parentId}) is not the indexed ${this.ids[i]} (${this.types[i]}, parent ${this.parents[i]})`;
+    const [id, type, parentId] = [this.ids[i], this.typeAt(i), this.parentOf(i)];
+    if (e.id !== id || e.parentId !== parentId || e.type !== type) {
+      const what = `entry ${e.id} (${e.type}, parent ${e.parentId}) is not the indexed ${id} (${type}, parent ${parentId})`;
       // The line still begins with the fields it was indexed by: the line itself lies (a repeated key later in it
       // says otherwise). Else the file was rewritten under the reader.
       const lead = leadingText(text);
-      if (
-        lead !== undefined &&
-        lead.id === this.ids[i] &&
-        lead.parentId === this.parents[i] &&
-        lead.type === this.types[i]
-      )
+      if (lead !== undefined && lead.id === id && lead.parentId === parentId && lead.type === type)
         throw formatError(this.path, line, `${what}: the line repeats a key`);
       throw new PantoError('ERR_SESSION_CHANGED', `${this.path}:${line}: ${what}; the file changed`);
     }

@@ -325,7 +325,7 @@ export class SessionLog implements SessionWriter {
     const isUpload = (e: SessionEntry): e is UploadEntry => e.type === 'upload';
     const { all, tree } = this.#s;
     if (all !== undefined) return all.filter(isUpload);
-    const positions = [...tree.types.keys()].filter((i) => tree.types[i] === 'upload');
+    const positions = tree.ids.map((_, i) => i).filter((i) => tree.typeAt(i) === 'upload');
     return positions.length === 0 ? [] : tree.readAt(positions).filter(isUpload);
   }
 
