@@ -44,6 +44,8 @@ export abstract class EntryTree implements LazyEntries {
    * seeded per process and mixed, so that a file cannot be written whose ids all land in one run of slots.
    */
   #slots = new Int32Array(1024);
+  readonly #parents: (string | null)[] = [];
+  readonly #types: EntryType[] = [];
 
   /** `path` names the source in errors (`path:line: problem`). */
   constructor(readonly path: string) {}
@@ -59,14 +61,16 @@ export abstract class EntryTree implements LazyEntries {
     return p < 0 ? null : (this.ids[p] as string);
   }
 
-  /** Each entry's parent id (a copy). */
-  get parents(): (string | null)[] {
-    return this.ids.map((_, i) => this.parentOf(i));
+  /** Each entry's parent id (built on first read, extended as entries are added; do not mutate). */
+  get parents(): readonly (string | null)[] {
+    for (let i = this.#parents.length; i < this.size; i++) this.#parents.push(this.parentOf(i));
+    return this.#parents;
   }
 
-  /** Each entry's type (a copy; the index's: as the leading fields give them, checked when the entry is read). */
-  get types(): EntryType[] {
-    return this.ids.map((_, i) => this.typeAt(i));
+  /** Each entry's type (the index's: as the leading fields give them, checked when the entry is read); as `parents`. */
+  get types(): readonly EntryType[] {
+    for (let i = this.#types.length; i < this.size; i++) this.#types.push(this.typeAt(i));
+    return this.#types;
   }
 
   /** The entries at these positions (in the order asked), parsed and checked; throws typed errors. */

@@ -103,6 +103,11 @@ describe('openSessionIndex gives what loadSession gives', () => {
     log.close();
     await expectSameAsLoad(path);
     await expectSameAsLoad(path, { chunkBytes: 4096 });
+    // parents and types are built once and then the same arrays (reading them per entry in a loop stays linear).
+    const index = await openSessionIndex(path);
+    expect(index.parents).toBe(index.parents);
+    expect(index.types).toBe(index.types);
+    expect(index.types.length).toBe(2500);
   });
 
   it('lines written in another key order, with CRLF and empty lines, are parsed whole and index the same', async () => {
