@@ -102,26 +102,15 @@ std::vector<uint8_t> split_idat(const std::vector<uint8_t>& png, size_t piece) {
   return out;
 }
 
-/** A bottom-up 24-bit BMP of noisy pixels (about 3 bytes per pixel, so the input is megabytes). */
+/** A 24-bit BMP of noisy pixels (about 3 bytes per pixel, so the input is megabytes). */
 std::vector<uint8_t> noisy_bmp(uint32_t w, uint32_t h) {
-  const uint32_t stride = (w * 3 + 3) & ~3u;
-  std::vector<uint8_t> out = {'B', 'M'};
-  put_le32(out, 54 + stride * h);
-  put_le32(out, 0);
-  put_le32(out, 54);
-  put_le32(out, 40);
-  put_le32(out, w);
-  put_le32(out, h);
-  put_le16(out, 1);
-  put_le16(out, 24);
-  out.resize(54, 0);
+  std::vector<uint8_t> rgb(size_t(w) * h * 3);
   Prng r(w * 7u + h);
-  for (uint32_t y = 0; y < h; y++) {
-    for (uint32_t x = 0; x < w; x++)
-      for (int k = 0; k < 3; k++) out.push_back(uint8_t(x * (k + 1) + y + (r.next() & 31)));
-    out.resize(out.size() + (stride - w * 3), 0);
+  for (size_t i = 0; i < rgb.size(); i++) {
+    const uint32_t x = uint32_t(i / 3 % w), y = uint32_t(i / 3 / w), k = uint32_t(i % 3);
+    rgb[i] = uint8_t(x * (k + 1) + y + (r.next() & 31));
   }
-  return out;
+  return bmp24(w, h, rgb);
 }
 
 /** A WebP of noisy RGB pixels, lossless or lossy at quality 95. */

@@ -69,29 +69,6 @@ std::vector<uint8_t> sparse_pixels() {
   return v;
 }
 
-/** A bottom-up 24-bit BMP of kW x kH RGB pixels. */
-std::vector<uint8_t> bmp_of(const std::vector<uint8_t>& rgb) {
-  const uint32_t stride = (kW * 3 + 3) & ~3u;
-  std::vector<uint8_t> out = {'B', 'M'};
-  put_le32(out, 54 + stride * kH);
-  put_le32(out, 0);
-  put_le32(out, 54);
-  put_le32(out, 40);
-  put_le32(out, kW);
-  put_le32(out, kH);
-  put_le16(out, 1);
-  put_le16(out, 24);
-  out.resize(54, 0);
-  for (uint32_t y = kH; y-- > 0;) {
-    for (uint32_t x = 0; x < kW; x++) {
-      const uint8_t* p = &rgb[(size_t(y) * kW + x) * 3];
-      out.insert(out.end(), {p[2], p[1], p[0]});
-    }
-    out.resize(out.size() + (stride - kW * 3), 0);
-  }
-  return out;
-}
-
 panto::ProcessResult process_bmp(const std::vector<uint8_t>& bmp, uint64_t cap) {
   panto::ProcessOptions o;
   o.max_encoded_bytes = cap;
@@ -122,7 +99,7 @@ PANTO_TEST(process, png_that_fits_the_cap_is_never_skipped_on_a_prediction) {
     }
     // A cap the PNG just fits: not predicted over, and process() keeps the PNG (the same bytes).
     PANTO_CHECK(!panto::png_surely_over_cap(px, full.size));
-    const auto r = process_bmp(bmp_of(v), full.size);
+    const auto r = process_bmp(bmp24(kW, kH, v), full.size);
     PANTO_CHECK(r.type == MediaType::Png);
     PANTO_CHECK(!has_change(r, "quality-reduced"));
     PANTO_CHECK_EQ(r.data.size, full.size);
@@ -139,7 +116,7 @@ PANTO_TEST(process, png_clearly_over_the_cap_goes_to_the_ladder_without_the_full
   // full PNG and the ladder's JPEG is the output.
   const uint64_t cap = full.size * 100 / 118;
   PANTO_CHECK(panto::png_surely_over_cap(px, cap));
-  const auto r = process_bmp(bmp_of(v), cap);
+  const auto r = process_bmp(bmp24(kW, kH, v), cap);
   PANTO_CHECK(r.type == MediaType::Jpeg);
   PANTO_CHECK(has_change(r, "quality-reduced"));
   PANTO_CHECK(has_change(r, "converted"));

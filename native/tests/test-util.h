@@ -169,6 +169,30 @@ inline std::vector<uint8_t> bmp_bomb(int32_t w = 20000, int32_t h = 20000) {
   return out;
 }
 
+/** A bottom-up 24-bit BMP of w x h RGB pixels (`rgb`: top row first, 3 bytes per pixel). */
+inline std::vector<uint8_t> bmp24(uint32_t w, uint32_t h, const std::vector<uint8_t>& rgb) {
+  const uint32_t stride = (w * 3 + 3) & ~3u;
+  std::vector<uint8_t> out = {'B', 'M'};
+  put_le32(out, 54 + stride * h);
+  put_le32(out, 0);
+  put_le32(out, 54);
+  put_le32(out, 40);
+  put_le32(out, w);
+  put_le32(out, h);
+  put_le16(out, 1);
+  put_le16(out, 24);
+  out.resize(54, 0);
+  out.reserve(54 + size_t(stride) * h);
+  for (uint32_t y = h; y-- > 0;) {
+    for (uint32_t x = 0; x < w; x++) {
+      const uint8_t* p = &rgb[(size_t(y) * w + x) * 3];
+      out.insert(out.end(), {p[2], p[1], p[0]});
+    }
+    out.resize(out.size() + (stride - w * 3), 0);
+  }
+  return out;
+}
+
 /** Simple lossless WebP (VP8L) declaring w x h (1..16384). */
 inline std::vector<uint8_t> webp_bomb(uint32_t w = 16384, uint32_t h = 16384) {
   std::vector<uint8_t> vp8l(20, 0);

@@ -9,13 +9,19 @@ import { randomBytes } from 'node:crypto';
 import type { PantoError } from '../errors.js';
 import { addAnswer, copyUsage } from './answer-usage.js';
 import { formatError } from './jsonl-reader.js';
-import { ENTRY_TYPES } from './leading-fields.js';
 import type { LazyEntries } from './resolve-conversation.js';
-import type { CompactionEntry, ModelUsage, SessionEntry, SessionHeader } from './session-entry.js';
+import {
+  type CompactionEntry,
+  ENTRY_TYPES,
+  type ModelUsage,
+  type SessionEntry,
+  type SessionHeader,
+} from './session-entry.js';
 import { entryProblem, readableHeaderProblem } from './validate-entry.js';
 
 type EntryType = SessionEntry['type'];
 
+/** The id table's hash seed, random per process (see `#slots`). */
 const HASH_SEED = randomBytes(4).readInt32LE();
 
 /** Bytes of lines `usage()` parses before it counts them. */

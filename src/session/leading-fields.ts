@@ -1,5 +1,5 @@
 /**
- * The leading fields of a session line read from its first bytes: `{"type":T,"id":I,"parentId":P` followed by `,` or `}`,
+ * The leading fields of a session line: `{"type":T,"id":I,"parentId":P` followed by `,` or `}`,
  * as `SessionLog` writes every entry — the same form, with the same limits, that `openSessionIndex` reads from a
  * line's first bytes (session-index.ts: a known entry type, ids of printable ASCII without `\`, the whole form
  * within the line's first `LEADING_BYTES` bytes). The index trusts those fields for a line it does not parse, so a
@@ -7,7 +7,7 @@
  * occurrence) would read differently on the two paths; every path refuses such a line with `ERR_SESSION_FORMAT`.
  */
 
-import type { SessionEntry } from './session-entry.js';
+import { ENTRY_TYPES, type SessionEntry } from './session-entry.js';
 
 /** Bytes of a line's start that may hold the leading fields (the index examines no more). */
 export const LEADING_BYTES = 512;
@@ -18,14 +18,6 @@ export interface LeadingFields {
   parentId: string | null;
 }
 
-/** Every entry type, in a fixed order. */
-export const ENTRY_TYPES: readonly SessionEntry['type'][] = [
-  'message',
-  'compaction',
-  'custom',
-  'model_change',
-  'upload',
-];
 const TYPE_KEY = '{"type":"';
 const ID_KEY = '","id":"';
 const PARENT_KEY = '","parentId":';

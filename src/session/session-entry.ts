@@ -140,3 +140,12 @@ export interface UploadEntry extends EntryBase {
 }
 
 export type SessionEntry = MessageEntry | CompactionEntry | CustomEntry | ModelChangeEntry | UploadEntry;
+
+/** Every entry type, in a fixed order (the index stores a type as its position here). */
+export const ENTRY_TYPES: readonly SessionEntry['type'][] = [
+  'message',
+  'compaction',
+  'custom',
+  'model_change',
+  'upload',
+];
