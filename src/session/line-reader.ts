@@ -191,9 +191,10 @@ export function decodeLines(
         e = nl === -1 || nl >= end ? end : nl + 1;
       }
     }
-    // Rare: bytes that are not UTF-8 in the batch; each line is then checked on its own (`from` is its first byte).
-    let from = isUtf8(buf.subarray(s, e)) ? -1 : s;
     const text = buf.toString('utf8', s, e);
+    // Rare: bytes that are not UTF-8 in the batch (they decode to U+FFFD, so a text without one is valid); each line is
+    // then checked on its own (`from` is its first byte).
+    let from = text.includes('\uFFFD') && !isUtf8(buf.subarray(s, e)) ? s : -1;
     for (let p = 0; p < text.length; ) {
       let nl = text.indexOf('\n', p);
       if (nl === -1) nl = text.length;

@@ -121,17 +121,25 @@ const MARKER = Buffer.from('"compaction"', 'latin1');
 async function mentionsCompaction(path: string): Promise<boolean> {
   const step = 1024 * 1024;
   const fh = await openRegularFile(path);
+  // Two buffers: the next (earlier) piece is read while this one is searched.
+  let next: Promise<{ bytesRead: number }> | undefined;
   try {
     const { size } = await fh.stat();
     // Each read overlaps the previous one by the marker's length - 1, so a marker across two reads is seen.
-    const buf = Buffer.allocUnsafe(Math.min(step, size) + MARKER.length - 1);
-    for (let end = size; end > 0; end -= step) {
+    const bufs = [0, 1].map(() => Buffer.allocUnsafe(Math.min(step, size) + MARKER.length - 1));
+    const readBefore = (k: number, end: number) => {
       const start = Math.max(0, end - step);
-      const { bytesRead } = await fh.read(buf, 0, Math.min(end + MARKER.length - 1, size) - start, start);
-      if (buf.subarray(0, bytesRead).includes(MARKER)) return true;
+      return fh.read(bufs[k] as Buffer, 0, Math.min(end + MARKER.length - 1, size) - start, start);
+    };
+    if (size > 0) next = readBefore(0, size);
+    for (let end = size, k = 0; end > 0; end -= step, k ^= 1) {
+      const { bytesRead } = await (next as Promise<{ bytesRead: number }>);
+      next = end > step ? readBefore(k ^ 1, end - step) : undefined;
+      if ((bufs[k] as Buffer).subarray(0, bytesRead).includes(MARKER)) return true;
     }
     return false;
   } finally {
+    await next?.catch(() => undefined);
     await fh.close();
   }
 }

@@ -200,6 +200,27 @@ describe('readJsonl batched decode equals a line-by-line reader', () => {
     );
   });
 
+  it('a U+FFFD written as valid UTF-8 is text, not a warning; a bad byte beside it in the batch still is', async () => {
+    const lines: Buffer[] = [];
+    for (let i = 0; i < 300; i++) {
+      const bad = i % 7 === 3;
+      lines.push(
+        Buffer.concat([
+          Buffer.from(`{"i":${i},"s":"\u{fffd}`),
+          bad ? Buffer.from([0xc3]) : Buffer.alloc(0),
+          Buffer.from('"}\n'),
+        ]),
+      );
+    }
+    const got = await expectSameAsOracle(Buffer.concat(lines));
+    expect('invalidUtf8' in got && got.invalidUtf8).toStrictEqual(
+      Array.from({ length: 300 }, (_, i) => i + 1).filter((line) => (line - 1) % 7 === 3),
+    );
+    const valid = await expectSameAsOracle(Buffer.concat(lines.filter((_, i) => i % 7 !== 3)));
+    expect(valid).toMatchObject({ invalidUtf8: [] });
+    expect(JSON.stringify(valid)).toContain('\ufffd');
+  });
+
   it('__proto__ keys keep JSON.parse semantics (an own property, no prototype change)', async () => {
     const lines = manyLines(100);
     lines[50] = '{"__proto__":{"polluted":true},"a":1}';
