@@ -146,6 +146,9 @@ Status encode_png(const PixelView& px, OwnedBytes* out);
 bool png_surely_over_cap(const Pixels& px, uint64_t cap);
 /** The PNG size of `px` predicted from 8 evenly spaced bands of 1/64 of its rows each; 0 under 256 rows. */
 uint64_t estimate_png_size(const Pixels& px);
+/** The PNG size of a resize of the PNG `d` (probed as `info`) to sw x sh, predicted from the file's compressed bytes
+ *  per filtered byte (process.cpp): chooses whether the resized rows go straight into the encoder. */
+uint64_t png_size_by_density(const uint8_t* d, size_t len, const MediaInfo& info, uint32_t sw, uint32_t sh);
 /** WebP (libwebp). `threads`: let libwebp use one helper thread for the call (alpha plane and half of the analysis in
  *  parallel); the output bytes are the same either way. Aborts (ERR_ABORTED) when the active budget's flag is set. */
 Status encode_webp(const PixelView& px, bool lossless, int quality, OwnedBytes* out, bool threads = true);

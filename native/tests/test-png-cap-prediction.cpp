@@ -128,3 +128,66 @@ PANTO_TEST(process, png_clearly_over_the_cap_goes_to_the_ladder_without_the_full
   PANTO_REQUIRE(panto::encode_png(ui.view(), &ui_full).ok());
   PANTO_CHECK(panto::png_surely_over_cap(ui, ui_full.size / 4));
 }
+
+namespace {
+
+/** Photo-like RGB of any size (gradients plus noise, as dense_pixels). */
+std::vector<uint8_t> photo_like(uint32_t w, uint32_t h) {
+  std::vector<uint8_t> v(size_t(w) * h * 3);
+  uint32_t s = 0x2545f491u;
+  for (uint32_t y = 0; y < h; y++)
+    for (uint32_t x = 0; x < w; x++) {
+      s ^= s << 13, s ^= s >> 17, s ^= s << 5;
+      const int n = int(s >> 27) - 16;
+      uint8_t* p = &v[(size_t(y) * w + x) * 3];
+      p[0] = uint8_t(std::clamp(int(x * 255 / w) + n, 0, 255));
+      p[1] = uint8_t(std::clamp(int(y * 255 / h) - n / 2, 0, 255));
+      p[2] = uint8_t(std::clamp(int((x + y) & 0xff) / 2 + 64 + n, 0, 255));
+    }
+  return v;
+}
+
+panto::ProcessResult process_png(const panto::OwnedBytes& png, uint64_t cap) {
+  panto::ProcessOptions o;
+  o.max_encoded_bytes = cap;
+  panto::ProcessResult r;
+  const auto st = panto::process(png.data, png.size, o, &r);
+  if (!st.ok()) record_failure(__FILE__, __LINE__, "process: " + st.code + " " + st.message);
+  return r;
+}
+
+}  // namespace
+
+PANTO_TEST(process, png_density_predicts_the_resized_png_and_either_path_gives_the_same_bytes) {
+  // 2400x1800 -> 2000x1500 (over 1 MP, no shrink-on-load: the streaming resize, fused or not by the density).
+  constexpr uint32_t w = 2400, h = 1800;
+  Pixels px;
+  px.width = w, px.height = h, px.channels = 3;
+  const std::vector<uint8_t> v = photo_like(w, h);
+  PANTO_REQUIRE(panto::alloc_owned(v.size(), &px.data));
+  std::copy(v.begin(), v.end(), px.data.data);
+  panto::OwnedBytes png;
+  PANTO_REQUIRE(panto::encode_png(px.view(), &png).ok());
+  panto::MediaInfo info;
+  PANTO_REQUIRE(panto::probe(png.data, png.size, &info).ok());
+
+  // A cap far above: fused (the rows go straight into the encoder).
+  const auto fused = process_png(png, uint64_t(1) << 40);
+  PANTO_REQUIRE(fused.type == MediaType::Png && fused.width == 2000 && fused.height == 1500);
+  const uint64_t predicted = panto::png_size_by_density(png.data, png.size, info, 2000, 1500);
+  // Same encoder, 0.69x the filtered bytes: the guess (measured 7% high) is within 15% of the PNG made.
+  PANTO_CHECK(predicted > fused.data.size * 85 / 100 && predicted < fused.data.size * 115 / 100);
+
+  // A cap the PNG just fits, below the guess when the guess is high (or just above it): whichever path the density
+  // picks, the PNG is kept and its bytes are the same.
+  for (uint64_t cap : {uint64_t(fused.data.size), std::max<uint64_t>(predicted, fused.data.size) + 1}) {
+    const auto r = process_png(png, cap);
+    PANTO_CHECK(r.type == MediaType::Png);
+    PANTO_CHECK(r.data.size == fused.data.size &&
+                std::equal(fused.data.data, fused.data.data + fused.data.size, r.data.data));
+  }
+  // A cap well under the guess: not fused, predicted over, the ladder's JPEG.
+  const auto over = process_png(png, predicted / 3);
+  PANTO_CHECK(over.type == MediaType::Jpeg);
+  PANTO_CHECK(over.data.size <= predicted / 3);
+}
