@@ -98,7 +98,8 @@ uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& i
                                 uint32_t th, uint32_t png_shrink) {
   // A PNG decoded and resized row by row (png-resize-stream.h) holds no decoded image: the reader, the ring of rows
   // and stbir's buffers. Its resized pixels are the "resized" of the output term below; streamed into the PNG encoder
-  // (png-encode.h) they are instead one chunk of filtered rows plus a row (counted here) and the output, and only
+  // (png-encode.h) they are instead two chunks of filtered rows plus a row each (one filling while the other is
+  // compressed; counted here) and the output, and only
   // when the byte cap needs the pixels back, the filtered image (the resized pixels plus one byte per row, counted
   // here) next to the PNG.
   const bool swap = info.orientation >= 5;
@@ -107,7 +108,7 @@ uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& i
   if (info.type == MediaType::Png && png_stream_resizes(d, len, info, png_shrink, sw, sh)) {
     const PngPlan plan = png_plan(d, len, info, png_shrink, true);
     decode = png_reader_bytes(plan, info.width) + png_resize_stream_bytes(plan.out_w, sw, plan.channels) +
-             uint64_t(sh) + kPngDeflateChunk + uint64_t(sw) * 4 + 1;
+             uint64_t(sh) + 2 * (kPngDeflateChunk + uint64_t(sw) * 4 + 1);
   } else if (info.type == MediaType::Jpeg && jpeg_stream_resizes(info, jpeg_eighths, sw, sh)) {
     // A JPEG decoded and resized row by row (jpeg-resize-stream.h): libjpeg's own memory, the ring and stbir's.
     JpegLayout l;

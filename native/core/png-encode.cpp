@@ -21,9 +21,13 @@
 #define PANTO_FILTER_SSE2 0
 #endif
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 
 #include "budget.h"
 #include "codec-handles.h"
@@ -31,6 +35,10 @@
 #include "parallel.h"
 #include "png-encode.h"
 #include "png-unfilter.h"
+
+#if PANTO_THREADS
+#include <thread>
+#endif
 
 namespace panto {
 namespace {
@@ -293,6 +301,94 @@ class ChunkedPng {
   uint32_t adler_ = 1;
 };
 
+/**
+ * PngRowEncoder's helper thread: compresses the chunks it is handed, in order, with the same put() calls the caller
+ * would make (so the same bytes), while the caller filters the next chunk into its other buffer. One chunk in flight
+ * at most. Runs under the caller's budget (its abort flag is polled by put()). No thread on builds without threads or
+ * when none can start: start() is then false and the caller compresses inline.
+ */
+class ChunkCompressor {
+ public:
+  explicit ChunkCompressor(ChunkedPng* png) : png_(png) {}
+  ~ChunkCompressor() { stop(); }
+  ChunkCompressor(const ChunkCompressor&) = delete;
+  ChunkCompressor& operator=(const ChunkCompressor&) = delete;
+
+  bool start() {
+#if PANTO_THREADS
+    if (!parts_run_concurrently()) return false;
+    Budget* budget = current_budget();
+    try {
+      thread_ = std::thread([this, budget] {
+        BudgetScope scope(budget);
+        run();
+      });
+      return true;
+    } catch (...) {  // std::system_error (no thread available) or std::bad_alloc (its state)
+      return false;
+    }
+#else
+    return false;
+#endif
+  }
+
+  /** Waits until no chunk is in flight; the first error of the chunks compressed so far (Ok if none). */
+  Status wait_idle() {
+    std::unique_lock<std::mutex> lock(m_);
+    cv_.wait(lock, [this] { return job_ == nullptr; });
+    return status_;
+  }
+
+  /** Hands over the next chunk (png.next_chunk() bytes at `chunk`, untouched until wait_idle returns). Call only when
+   *  idle and no error so far. */
+  void submit(const uint8_t* chunk) {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      job_ = chunk;
+    }
+    cv_.notify_all();
+  }
+
+  /** Finishes the chunk in flight, if any, and ends the thread. */
+  void stop() {
+#if PANTO_THREADS
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+#endif
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      cv_.wait(lock, [this] { return job_ != nullptr || quit_; });
+      if (job_ == nullptr) return;
+      const uint8_t* p = job_;
+      lock.unlock();
+      const Status s = png_->put(p);
+      lock.lock();
+      if (status_.ok()) status_ = s;
+      job_ = nullptr;
+      cv_.notify_all();
+    }
+  }
+
+  ChunkedPng* png_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  const uint8_t* job_ = nullptr;
+  bool quit_ = false;
+  Status status_;
+#if PANTO_THREADS
+  std::thread thread_;
+#endif
+};
+
 /** Compresses `filtered_size` bytes of filtered rows into a complete PNG in `out`, chunk by chunk. */
 Status compress_filtered(const uint8_t* filtered, size_t filtered_size, uint32_t w, uint32_t h, int bpp,
                          OwnedBytes* out) {
@@ -346,11 +442,19 @@ struct PngRowEncoder::Impl {
   uint32_t w = 0, h = 0, y = 0;
   int c = 0;
   bool overflow = false;
-  size_t n = 0;     // bytes of a raw row
-  size_t fill = 0;  // filtered bytes waiting in `pending` (less than one chunk between rows)
+  size_t n = 0;       // bytes of a raw row
+  size_t total = 0;   // filtered bytes of the image
+  size_t handed = 0;  // filtered bytes handed to compression so far (whole chunks)
+  size_t fill = 0;    // filtered bytes waiting in `pending` (less than one chunk between rows)
   OwnedBytes pending, prev;
+  OwnedBytes spare;  // with `helper`: the chunk being compressed while `pending` fills
   ChunkedPng png;
   Status status;  // the first error of put_row (compression, abort), reported by finish()
+  // Last: destroyed first, so the chunk in flight finishes before the buffers and `png` go.
+  std::unique_ptr<ChunkCompressor> helper;
+
+  /** Bytes of the next chunk to hand over (0: all handed). */
+  size_t next_chunk() const { return std::min(kPngDeflateChunk, total - handed); }
 };
 
 PngRowEncoder::PngRowEncoder() = default;
@@ -361,13 +465,23 @@ Status PngRowEncoder::begin(uint32_t w, uint32_t h, int channels) {
   Impl& m = *impl_;
   m.w = w, m.h = h, m.c = channels;
   m.n = size_t(w) * channels;
-  const size_t total = (m.n + 1) * h;
-  const size_t cap = (total < kPngDeflateChunk ? total : kPngDeflateChunk) + m.n + 1;
+  m.total = (m.n + 1) * h;
+  const size_t cap = (m.total < kPngDeflateChunk ? m.total : kPngDeflateChunk) + m.n + 1;
   if (!alloc_owned(cap, &m.pending) || !alloc_owned(m.n, &m.prev))
     m.status = Status::Err("ERR_MEDIA_TOO_LARGE", "out of memory budget while encoding PNG");
   else
-    m.status = m.png.begin(total);
-  if (m.status.ok()) std::memset(m.prev.data, 0, m.n);
+    m.status = m.png.begin(m.total);
+  if (!m.status.ok()) return m.status;
+  std::memset(m.prev.data, 0, m.n);
+  // More than one chunk: compressed on a helper thread while the next one is filtered (cost.cpp counts `spare`);
+  // without one (no thread, no memory for the spare), inline.
+  if (m.total > kPngDeflateChunk && alloc_owned(cap, &m.spare)) {
+    m.helper.reset(new ChunkCompressor(&m.png));
+    if (!m.helper->start()) {
+      m.helper.reset();
+      m.spare.reset();
+    }
+  }
   return m.status;
 }
 
@@ -384,10 +498,20 @@ void PngRowEncoder::put_row(const uint8_t* row) {
   std::memcpy(m.prev.data, row, m.n);
   m.fill += m.n + 1;
   // Every full chunk (a row wider than a chunk fills several), and the rest after the last row.
-  for (size_t k = m.png.next_chunk(); k > 0 && m.fill >= k; k = m.png.next_chunk()) {
-    m.status = m.png.put(m.pending.data);
-    if (!m.status.ok()) return;
-    std::memmove(m.pending.data, m.pending.data + k, m.fill - k);
+  for (size_t k = m.next_chunk(); k > 0 && m.fill >= k; k = m.next_chunk()) {
+    if (m.helper) {
+      // The previous chunk is compressed: its buffer takes what follows this chunk, this one is handed over.
+      m.status = m.helper->wait_idle();
+      if (!m.status.ok()) return;
+      std::swap(m.pending, m.spare);
+      std::memcpy(m.pending.data, m.spare.data + k, m.fill - k);
+      m.helper->submit(m.spare.data);
+    } else {
+      m.status = m.png.put(m.pending.data);
+      if (!m.status.ok()) return;
+      std::memmove(m.pending.data, m.pending.data + k, m.fill - k);
+    }
+    m.handed += k;
     m.fill -= k;
   }
 }
@@ -395,6 +519,12 @@ void PngRowEncoder::put_row(const uint8_t* row) {
 Status PngRowEncoder::finish(OwnedBytes* out) {
   if (!impl_) return Status::Err("ERR_INTERNAL", "PNG row encoder was not begun");
   Impl& m = *impl_;
+  if (m.helper) {
+    const Status s = m.helper->wait_idle();
+    m.helper.reset();
+    m.spare.reset();
+    if (m.status.ok()) m.status = s;
+  }
   if (m.overflow || m.y != m.h) return Status::Err("ERR_INTERNAL", "PNG row encoder got the wrong number of rows");
   if (!m.status.ok()) return m.status;
   if (should_abort()) return aborted();

@@ -27,16 +27,17 @@ constexpr size_t kPngDeflateChunk = size_t(512) << 10;
 
 /**
  * Usage: begin(w, h, c); put_row() exactly h times; finish(&png). The rows are filtered into a chunk buffer and each
- * full chunk is compressed at once (kPngDeflateChunk; the same chunks encode_png makes, so the same bytes), so the
- * filtered image never exists. If the PNG is not wanted (over the byte cap), take_pixels(png) recovers the raw pixels
- * exactly from it (inflate + unfilter).
+ * full chunk is compressed (kPngDeflateChunk; the same chunks encode_png makes, so the same bytes), so the filtered
+ * image never exists. An image of more than one chunk is compressed on a helper thread (parallel.h's conditions),
+ * chunk by chunk in order, while the caller filters the next chunk; without one, inline. If the PNG is not wanted
+ * (over the byte cap), take_pixels(png) recovers the raw pixels exactly from it (inflate + unfilter).
  *
- * Memory (budget): from begin() until finish(): one chunk plus a row of filtered bytes, one raw row, libdeflate's
- * compressor and the output buffer (sized by the worst case, sparse: only what is written is resident), which
- * finish() hands over shrunk to fit. take_pixels() allocates the filtered image ((w * c + 1) * h bytes), which
+ * Memory (budget): from begin() until finish(): one chunk plus a row of filtered bytes (two with the helper), one raw
+ * row, libdeflate's compressor and the output buffer (sized by the worst case, sparse: only what is written is
+ * resident), which finish() hands over shrunk to fit. take_pixels() allocates the filtered image ((w * c + 1) * h bytes), which
  * becomes the pixels.
  * Errors: ERR_MEDIA_TOO_LARGE (budget, or the compressed stream over 2 GiB), ERR_ABORTED (polled before each chunk;
- * put_row stops compressing and finish() reports it), ERR_INTERNAL (put_row called a wrong number of times). After an
+ * put_row stops compressing and finish() reports it, after the chunk in flight), ERR_INTERNAL (put_row called a wrong number of times). After an
  * error nothing is written to `out`: a partial PNG is never produced.
  */
 class PngRowEncoder {

@@ -473,3 +473,85 @@ PANTO_TEST(png, streaming_resize_estimate_holds_no_decoded_image) {
     PANTO_CHECK_EQ(budget.used.load(), uint64_t(0));
   }
 }
+
+namespace {
+
+/** Noise over gradients, `w` x `h` x `c`: several libdeflate chunks once filtered, for most sizes below. */
+panto::Pixels noisy(uint32_t w, uint32_t h, int c) {
+  panto::Pixels px;
+  px.width = w, px.height = h, px.channels = c;
+  if (!panto::alloc_owned(size_t(w) * h * c, &px.data)) record_failure(__FILE__, __LINE__, "alloc_owned");
+  uint32_t s = 0x1234567u + w * 31 + h;
+  for (size_t i = 0; i < size_t(w) * h * c; i++) {
+    s ^= s << 13, s ^= s >> 17, s ^= s << 5;
+    px.data.data[i] = uint8_t((i / c) % w / 4 + (s >> 28));
+  }
+  return px;
+}
+
+/** The PNG of `px` through PngRowEncoder (row by row), or the error of begin()/finish(). */
+panto::Status row_encode(const panto::Pixels& px, panto::OwnedBytes* out, uint32_t abort_at_row = UINT32_MAX,
+                         std::atomic<int>* flag = nullptr) {
+  panto::PngRowEncoder enc;
+  panto::Status s = enc.begin(px.width, px.height, px.channels);
+  if (!s.ok()) return s;
+  const size_t n = size_t(px.width) * px.channels;
+  for (uint32_t y = 0; y < px.height; y++) {
+    if (y == abort_at_row && flag) flag->store(1);
+    enc.put_row(px.data.data + y * n);
+  }
+  return enc.finish(out);
+}
+
+}  // namespace
+
+PANTO_TEST(png, row_encoder_helper_thread_gives_the_bytes_of_the_whole_image_encode) {
+  // Filtered sizes around the chunk (kPngDeflateChunk, 512 KiB): one chunk exactly, one byte over, several, and rows
+  // wider than a chunk; compressed on the helper thread and inline, both equal to encode_png.
+  static_assert(panto::kPngDeflateChunk == 16384 * 32, "the first size below is one chunk exactly");
+  struct Size {
+    uint32_t w, h;
+    int c;
+  };
+  const Size sizes[] = {
+      {5461, 32, 3},  // (n + 1) * h == 16384 * 32 == chunk: exactly one chunk
+      {5461, 32, 3},  // (the same plus one row, below: one byte row over)
+      {1000, 750, 3},                           // 2.25 MB: five chunks, the last short
+      {997, 613, 4},
+      {200000, 3, 3},  // a row of 600,001 filtered bytes: each row completes a chunk and more
+  };
+  for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+    const Size& z = sizes[k];
+    const panto::Pixels px = noisy(z.w, z.h + (k == 1 ? 1 : 0), z.c);
+    panto::OwnedBytes want;
+    PANTO_REQUIRE(panto::encode_png(px.view(), &want).ok());
+    for (bool threads : {true, false}) {
+      const bool prev = panto::set_parts_concurrency(threads);
+      panto::OwnedBytes got;
+      const panto::Status s = row_encode(px, &got);
+      panto::set_parts_concurrency(prev);
+      PANTO_CHECK_EQ(s.code, std::string(""));
+      PANTO_CHECK(got.size == want.size && std::equal(want.data, want.data + want.size, got.data));
+    }
+  }
+}
+
+PANTO_TEST(png, row_encoder_stops_on_abort_with_the_helper_thread_and_frees_everything) {
+  // The flag goes up a third of the way in: the chunk in flight finishes, the next put() sees it, finish() reports
+  // ERR_ABORTED; abort_sweep checks that nothing stays charged (the helper joined, both chunk buffers freed).
+  const panto::Pixels px = noisy(1000, 750, 3);
+  abort_sweep([&](bool, panto::Budget& budget, std::atomic<int>& flag) {
+    panto::BudgetScope scope(&budget);
+    panto::OwnedBytes out;
+    const panto::Status s = row_encode(px, &out, 250, &flag);
+    PANTO_CHECK_EQ(s.code, std::string("ERR_ABORTED"));
+    PANTO_CHECK(out.data == nullptr);
+  });
+  // Destroyed mid-image (the caller's stream failed): the helper is joined and nothing leaks.
+  abort_sweep([&](bool, panto::Budget& budget, std::atomic<int>&) {
+    panto::BudgetScope scope(&budget);
+    panto::PngRowEncoder enc;
+    PANTO_REQUIRE(enc.begin(px.width, px.height, px.channels).ok());
+    for (uint32_t y = 0; y < 400; y++) enc.put_row(px.data.data + size_t(y) * px.width * 3);
+  });
+}
