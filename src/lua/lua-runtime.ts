@@ -763,7 +763,7 @@ export class LuaRuntime {
     const budgets = this.#budgets;
     const started = performance.now();
     const remaining = budgets.wallClockMs - call.ownMs;
-    if (remaining <= 0) return `time budget exceeded (${budgets.wallClockMs} ms)`;
+    if (remaining <= 0) return withPosition(`time budget exceeded (${budgets.wallClockMs} ms)`, call.thread);
     const result = await new Promise<Pusher | string>((resolve) => {
       if (signal?.aborted) {
         resolve('aborted');
@@ -790,11 +790,12 @@ export class LuaRuntime {
     return result;
   }
 
+  /** Why the suspended call must stop now, or null; a time budget spent names where the call stands, as the hook's. */
   #stopReason(call: CallState, signal?: AbortSignal): string | null {
     if (signal?.aborted) return 'aborted';
     if (call.exceeded !== null) return call.exceeded;
     if (call.ownMs > this.#budgets.wallClockMs)
-      return `time budget exceeded (${this.#budgets.wallClockMs} ms)`;
+      return withPosition(`time budget exceeded (${this.#budgets.wallClockMs} ms)`, call.thread);
     return null;
   }
 

@@ -1,6 +1,6 @@
 // Host functions (`hostFunctions` option): a host's own JS functions called from Lua as panto.<name>(args), in-thread
 // and with worker isolation (the worker proxies each call to the host thread; uses dist/lua/lua-worker.js).
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -294,6 +294,40 @@ describe.each(['thread', 'worker'] as const)('host functions (isolation: %s)', (
         'panto.echo is not available to this tool: declare capabilities = { "echo" } in the tool file',
       ),
     });
+  });
+});
+
+describe('a time budget spent while the call is suspended names where it stands', () => {
+  it('a host function that spends the budget before it answers: stopped at the line that called it', async () => {
+    // In-thread, the host function's synchronous part runs inside the call's slice: the budget is gone when the call
+    // suspends to wait for the answer, and the stop names the waiting line as the hook's stops do.
+    const d = await mkdtemp(path.join(tmpdir(), 'panto-lua-hostfn-spent-'));
+    await writeFile(
+      path.join(d, 'spend.lua'),
+      luaTool('spend', ['spend'], 'local x = 1\nreturn tostring(panto.spend({}))'),
+    );
+    const spent = await LuaToolSource.fromDir(d, {
+      workspaceRoot: ws,
+      hostFunctions: {
+        spend: () => {
+          const until = performance.now() + 150;
+          while (performance.now() < until) {}
+          return Promise.resolve(1);
+        },
+      },
+      budgets: { wallClockMs: 100 },
+    });
+    try {
+      expect(spent.loadErrors).toEqual([]);
+      const r = await spent.call('spend', {}, ctx(ws, 'c1'));
+      expect(r).toEqual({
+        ok: false,
+        error: expect.stringMatching(/^time budget exceeded \(100 ms\) at spend\.lua:\d+$/),
+      });
+    } finally {
+      spent.close();
+      await rm(d, { recursive: true, force: true });
+    }
   });
 });
 
