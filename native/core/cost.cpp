@@ -99,9 +99,8 @@ uint64_t estimate_process_bytes(const uint8_t* d, size_t len, const MediaInfo& i
   // A PNG decoded and resized row by row (png-resize-stream.h) holds no decoded image: the reader, the ring of rows
   // and stbir's buffers. Its resized pixels are the "resized" of the output term below; streamed into the PNG encoder
   // (png-encode.h) they are instead two chunks of filtered rows plus a row each (one filling while the other is
-  // compressed; counted here) and the output, and only
-  // when the byte cap needs the pixels back, the filtered image (the resized pixels plus one byte per row, counted
-  // here) next to the PNG.
+  // compressed; counted here) and the output, and only when the byte cap needs the pixels back, the filtered image
+  // (the resized pixels plus one byte per row, counted here) next to the PNG.
   const bool swap = info.orientation >= 5;
   const uint32_t sw = swap ? th : tw, sh = swap ? tw : th;
   uint64_t decode;

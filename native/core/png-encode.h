@@ -34,11 +34,12 @@ constexpr size_t kPngDeflateChunk = size_t(512) << 10;
  *
  * Memory (budget): from begin() until finish(): one chunk plus a row of filtered bytes (two with the helper), one raw
  * row, libdeflate's compressor and the output buffer (sized by the worst case, sparse: only what is written is
- * resident), which finish() hands over shrunk to fit. take_pixels() allocates the filtered image ((w * c + 1) * h bytes), which
- * becomes the pixels.
+ * resident), which finish() hands over shrunk to fit. take_pixels() allocates the filtered image ((w * c + 1) * h
+ * bytes), which becomes the pixels.
  * Errors: ERR_MEDIA_TOO_LARGE (budget, or the compressed stream over 2 GiB), ERR_ABORTED (polled before each chunk;
- * put_row stops compressing and finish() reports it, after the chunk in flight), ERR_INTERNAL (put_row called a wrong number of times). After an
- * error nothing is written to `out`: a partial PNG is never produced.
+ * put_row stops compressing and finish() reports it, after the chunk in flight), ERR_INTERNAL (put_row called a wrong
+ * number of times). After an error nothing is written to `out`: a partial PNG is never produced. Destroying the
+ * encoder before finish() waits for the chunk in flight and ends the helper.
  */
 class PngRowEncoder {
  public:
