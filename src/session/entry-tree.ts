@@ -24,6 +24,14 @@ type EntryType = SessionEntry['type'];
 /** The id table's hash seed, random per process (see `#slots`). */
 const HASH_SEED = randomBytes(4).readInt32LE();
 
+/** FNV-1a of `id` from the per-process seed, mixed (the id table's hash). */
+function idHash(id: string): number {
+  let h = HASH_SEED;
+  for (let k = 0; k < id.length; k++) h = Math.imul(h ^ id.charCodeAt(k), 0x01000193);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  return h ^ (h >>> 13);
+}
+
 /** Bytes of lines `usage()` parses before it counts them. */
 const USAGE_BATCH_BYTES = 8 * 1024 * 1024;
 
@@ -34,9 +42,9 @@ export function checkedHeader(path: string, line: number, value: unknown): Sessi
   return value as SessionHeader;
 }
 
-/** `value` (line `line` of `path`) as an entry. @throws PantoError `ERR_SESSION_FORMAT` */
-export function checkedEntry(path: string, line: number, value: unknown): SessionEntry {
-  const problem = entryProblem(value);
+/** `value` (line `line` of `path`, `chars` long) as an entry. @throws PantoError `ERR_SESSION_FORMAT` */
+export function checkedEntry(path: string, line: number, value: unknown, chars?: number): SessionEntry {
+  const problem = entryProblem(value, chars);
   if (problem) throw formatError(path, line, problem);
   return value as SessionEntry;
 }
@@ -47,9 +55,11 @@ export abstract class EntryTree implements LazyEntries {
   #facts = new Int32Array(3 * 1024);
   /**
    * Positions + 1 (0: empty slot) of the entries, open-addressed by a hash of the id (a fraction of a Map's cost),
-   * seeded per process and mixed, so that a file cannot be written whose ids all land in one run of slots.
+   * seeded per process and mixed, so that a file cannot be written whose ids all land in one run of slots. Each
+   * slot's hash is kept beside it: a probe compares an id only when the hashes match, and growing never rehashes.
    */
   #slots = new Int32Array(1024);
+  #hashes = new Int32Array(1024);
   readonly #parents: (string | null)[] = [];
   readonly #types: EntryType[] = [];
 
@@ -101,19 +111,32 @@ export abstract class EntryTree implements LazyEntries {
 
   /** Position (index into `ids`) of the entry with this id, or `undefined`. */
   positionOf(id: string): number | undefined {
-    const p = this.#slots[this.#slot(id)] as number;
+    const p = this.#slots[this.#slot(id, idHash(id))] as number;
     return p === 0 ? undefined : p - 1;
   }
 
-  /** The slot of `id`: where it is, else the empty slot where it would go. */
-  #slot(id: string): number {
+  /** The slot of `id` (hash `h`): where it is, else the empty slot where it would go. */
+  #slot(id: string, h: number): number {
     const mask = this.#slots.length - 1;
-    let h = HASH_SEED;
-    for (let k = 0; k < id.length; k++) h = Math.imul(h ^ id.charCodeAt(k), 0x01000193);
-    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-    for (h = (h ^ (h >>> 13)) & mask; ; h = (h + 1) & mask) {
-      const p = this.#slots[h] as number;
-      if (p === 0 || this.ids[p - 1] === id) return h;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const p = this.#slots[i] as number;
+      if (p === 0 || (this.#hashes[i] === h && this.ids[p - 1] === id)) return i;
+    }
+  }
+
+  /** The id table at twice its size, each position moved by its kept hash. */
+  #grow(): void {
+    const [slots, hashes] = [this.#slots, this.#hashes];
+    this.#slots = new Int32Array(2 * slots.length);
+    this.#hashes = new Int32Array(2 * slots.length);
+    const mask = this.#slots.length - 1;
+    for (let j = 0; j < slots.length; j++) {
+      if (slots[j] === 0) continue;
+      const h = hashes[j] as number;
+      let i = h & mask;
+      while (this.#slots[i] !== 0) i = (i + 1) & mask;
+      this.#slots[i] = slots[j] as number;
+      this.#hashes[i] = h;
     }
   }
 
@@ -177,11 +200,9 @@ export abstract class EntryTree implements LazyEntries {
   protected link(line: number, type: EntryType, id: string, parentId: string | null): void {
     const ids = this.ids as string[];
     const n = ids.length;
-    if (2 * n >= this.#slots.length) {
-      this.#slots = new Int32Array(this.#slots.length * 2);
-      for (let i = 0; i < n; i++) this.#slots[this.#slot(ids[i] as string)] = i + 1;
-    }
-    const slot = this.#slot(id);
+    if (2 * n >= this.#slots.length) this.#grow();
+    const h = idHash(id);
+    const slot = this.#slot(id, h);
     if (this.#slots[slot] !== 0) throw formatError(this.path, line, `duplicate entry id ${id}`);
     const parent =
       parentId === null ? -1 : parentId === ids[n - 1] ? n - 1 : (this.positionOf(parentId) ?? -2);
@@ -194,6 +215,7 @@ export abstract class EntryTree implements LazyEntries {
     }
     ids.push(id);
     this.#slots[slot] = n + 1;
+    this.#hashes[slot] = h;
     this.#facts[3 * n] = parent;
     this.#facts[3 * n + 1] = ENTRY_TYPES.indexOf(type);
     this.#facts[3 * n + 2] = line;

@@ -87,9 +87,20 @@ export function leadingText(text: string): LeadingFields | undefined {
   return leadingFields(Buffer.from(text.slice(0, LEADING_BYTES), 'utf8'));
 }
 
-/** The position past `s` when `text` holds it at `p` (-1: not there, or `p` is -1). */
-function past(text: string, p: number, s: string): number {
-  return p !== -1 && text.startsWith(s, p) ? p + s.length : -1;
+/** Per entry type, the start of a line in the leading-field form up to its id: `{"type":T,"id":"`. */
+const TYPE_PREFIXES = new Map(ENTRY_TYPES.map((t) => [t as string, `${TYPE_KEY}${t}${ID_KEY}`]));
+
+/** The position past `entry`'s own leading fields when `text` begins with them, else -1 (no string is built). */
+function pastOwnFields(text: string, { type, id, parentId }: SessionEntry): number {
+  const prefix = TYPE_PREFIXES.get(type) as string;
+  if (!text.startsWith(prefix) || !text.startsWith(id, prefix.length)) return -1;
+  let p = prefix.length + id.length;
+  if (!text.startsWith(PARENT_KEY, p)) return -1;
+  p += PARENT_KEY.length;
+  if (parentId === null) return text.startsWith('null', p) ? p + 4 : -1;
+  const quoted = text.charCodeAt(p) === 0x22 && text.startsWith(parentId, p + 1);
+  p += parentId.length + 1;
+  return quoted && text.charCodeAt(p) === 0x22 ? p + 1 : -1;
 }
 
 /**
@@ -97,14 +108,10 @@ function past(text: string, p: number, s: string): number {
  * null. `entry` is the parsed line (already a valid entry).
  */
 export function repeatedKeyProblem(text: string, entry: SessionEntry): string | null {
-  if (!text.startsWith(TYPE_KEY)) return null;
-  // The common case, checked without parsing the form (or building a string): the line begins with the entry's own
-  // fields, then `,` or `}`.
-  const { type, id, parentId } = entry;
-  let p = past(text, past(text, past(text, past(text, TYPE_KEY.length, type), ID_KEY), id), PARENT_KEY);
-  p = parentId === null ? past(text, p, 'null') : past(text, past(text, past(text, p, '"'), parentId), '"');
+  // The common case: the line begins with the entry's own fields, then `,` or `}`.
+  const p = pastOwnFields(text, entry);
   const next = p === -1 ? -1 : text.charCodeAt(p);
-  if (next === 0x2c || next === 0x7d) return null;
+  if (next === 0x2c || next === 0x7d || !text.startsWith(TYPE_KEY)) return null;
   const lead = leadingText(text);
   if (lead === undefined) return null;
   if (lead.type === entry.type && lead.id === entry.id && lead.parentId === entry.parentId) return null;

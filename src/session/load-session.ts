@@ -64,7 +64,7 @@ export class EntryCollector extends EntryTree {
       this.header = checkedHeader(this.path, line, value);
       return;
     }
-    const entry = checkedEntry(this.path, line, value);
+    const entry = checkedEntry(this.path, line, value, text.length);
     // A line that begins in SessionLog's form but repeats a key is refused, as the index refuses it (leading-fields.ts).
     const repeated = repeatedKeyProblem(text, entry);
     if (repeated) throw formatError(this.path, line, repeated);

@@ -438,7 +438,7 @@ export class SessionIndex extends EntryTree {
   /** `value` (parsed from `text`) is a valid entry matching what the index holds for entry `i`. */
   #check(i: number, value: unknown, text: string): SessionEntry {
     const line = this.lineOf(i);
-    const e = checkedEntry(this.path, line, value);
+    const e = checkedEntry(this.path, line, value, text.length);
     const [id, type, parentId] = [this.ids[i], this.typeAt(i), this.parentOf(i)];
     if (e.id !== id || e.parentId !== parentId || e.type !== type) {
       const what = `entry ${e.id} (${e.type}, parent ${e.parentId}) is not the indexed ${id} (${type}, parent ${parentId})`;

@@ -210,9 +210,13 @@ function deeper(v: object, levels: number): boolean {
   return false;
 }
 
-/** Problem with an entry line (not the header), or null. */
-export function entryProblem(e: unknown): string | null {
-  return entryShapeProblem(e) ?? nestingProblem(e, 'entry');
+/**
+ * Problem with an entry line (not the header), or null. `chars`: the length of the line's text, when known; a line
+ * of at most `2 * MAX_JSON_DEPTH + 1` characters cannot nest too deeply (each level takes two brackets), so its
+ * value is not walked for that.
+ */
+export function entryProblem(e: unknown, chars = Number.POSITIVE_INFINITY): string | null {
+  return entryShapeProblem(e) ?? (chars > 2 * MAX_JSON_DEPTH + 1 ? nestingProblem(e, 'entry') : null);
 }
 
 function entryShapeProblem(e: unknown): string | null {

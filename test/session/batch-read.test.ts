@@ -337,7 +337,7 @@ describe('SessionIndex batched reads', () => {
   });
 });
 
-describe('tree checks (one Map operation per entry, no lookup for a parent that is the previous entry)', () => {
+describe('tree checks (one id-table probe per entry, no lookup for a parent that is the previous entry)', () => {
   const header = `${JSON.stringify({ type: 'session', version: 1, id: 's', created: '2026-01-01T00:00:00.000Z' })}\n`;
   const entry = (id: string, parentId: string | null) =>
     `${JSON.stringify({
@@ -382,5 +382,28 @@ describe('tree checks (one Map operation per entry, no lookup for a parent that 
     );
     const index = await openSessionIndex(path);
     expect(await index.conversation()).toStrictEqual(loaded.conversation);
+  });
+
+  it('20,000 ids (the id table grows past its first size five times): each found where it is, duplicates refused', async () => {
+    const ids = Array.from({ length: 20_000 }, (_, i) =>
+      i % 3 === 0 ? `e${i}` : `${(i * 7919).toString(16)}-${i}`,
+    );
+    // Every 100th entry branches off an entry far back, so its parent is looked up in the table.
+    const lines = ids.map((id, i) =>
+      entry(id, i === 0 ? null : (ids[i % 100 === 0 ? i >> 1 : i - 1] as string)),
+    );
+    const path = file();
+    writeFileSync(path, header + lines.join(''));
+    const index = await openSessionIndex(path);
+    expect(ids.every((id, i) => index.positionOf(id) === i)).toBe(true);
+    expect(index.positionOf('e1')).toBeUndefined();
+    expect(index.parents[19_900]).toBe(ids[9_950]);
+    const eager = await loadSession(path, { eager: true });
+    expect(eager.conversation).toStrictEqual(await index.conversation());
+    await expectBoth(
+      [...lines, entry(ids[4_321] as string, ids[19_999] as string)],
+      /:20002: duplicate entry id /,
+    );
+    await expectBoth([...lines, entry('new', 'e1')], /:20002: parentId e1 does not name an earlier entry/);
   });
 });
