@@ -109,12 +109,30 @@ export class EntryCollector extends EntryTree {
 }
 
 const MARKER = Buffer.from('"compaction"', 'latin1');
+/**
+ * The marker's bytes 3-9 (`mpactio`), searched for first: Node scans for a needle shorter than 8 bytes with memchr on
+ * its first byte, 2.5x faster here than its Boyer-Moore for the whole marker.
+ */
+const CORE = MARKER.subarray(3, 10);
+
+/**
+ * Whether `b` holds the marker: found by its core, each hit checked whole; after 64 hits that are not the marker, by
+ * the whole marker (a file that repeats the core would make a search by it slow).
+ */
+function holdsMarker(b: Buffer): boolean {
+  const n = MARKER.length;
+  let i = b.indexOf(CORE, 3);
+  for (let misses = 0; i !== -1 && i - 3 + n <= b.length && misses < 64; misses++, i = b.indexOf(CORE, i + 1)) {
+    if (b.compare(MARKER, 0, n, i - 3, i - 3 + n) === 0) return true;
+  }
+  return i !== -1 && b.includes(MARKER, i - 3);
+}
 
 /**
  * Whether `path` mentions a compaction: the look a lazy load takes to choose its path once. Only a compacted branch
  * gains from the index; without one, one pass parsing every line is fastest. The latest compaction sits near the end,
  * so the file is searched from its end for the bytes `"compaction"`, 1 MiB at a time, the next piece read while one is
- * searched (a never-compacted 200 MB file costs ~105 ms, ~4% of parsing it). The answer only chooses a path; both load
+ * searched (a never-compacted 200 MB file costs ~85 ms, ~3% of parsing it). The answer only chooses a path; both load
  * the same session. A false "yes" (the JSON string `"compaction"` in a tool input) costs the index pass; a false "no"
  * (a type spelled with `\u` escapes, which SessionLog never writes) costs parsing the replaced history.
  * `ERR_INVALID_ARGUMENT`: not a regular file.
@@ -136,7 +154,7 @@ async function mentionsCompaction(path: string): Promise<boolean> {
     for (let end = size, k = 0; end > 0; end -= step, k ^= 1) {
       const { bytesRead } = await (next as Promise<{ bytesRead: number }>);
       next = end > step ? readBefore(k ^ 1, end - step) : undefined;
-      if ((bufs[k] as Buffer).subarray(0, bytesRead).includes(MARKER)) return true;
+      if (holdsMarker((bufs[k] as Buffer).subarray(0, bytesRead))) return true;
     }
     return false;
   } finally {

@@ -586,6 +586,42 @@ describe('a default load with no compaction in sight parses in one pass', () => 
     expect(eager.conversation.messages).toHaveLength(49);
   });
 
+  it('the probe sees "compaction" across the seam of its 1 MiB reads at every offset, and nothing else', async () => {
+    const step = 1024 * 1024;
+    // The custom entry's value sits `tail` bytes before the file's end: d bytes past the seam of the last two reads.
+    for (const [value, d, taken] of [
+      ...Array.from({ length: 14 }, (_, d) => ['compaction', d - 1, 'index'] as const),
+      ...[3, 6, 9].map((d) => ['compactions', d, 'one pass'] as const),
+      ['xcompaction', 6, 'one pass'] as const,
+    ]) {
+      const path = file();
+      const log = await SessionLog.create(path);
+      log.appendMessage(say(`history ${'h'.repeat(step)}`));
+      const note = log.appendCustom('note', value);
+      log.close();
+      const written = readFileSync(path, 'latin1');
+      const toEnd = written.length - written.lastIndexOf(`"${value}"`);
+      const line = (pad: number) =>
+        `${JSON.stringify({ type: 'message', id: 'last', parentId: note.id, timestamp: 't', message: say('x'.repeat(pad)) })}\n`;
+      appendFileSync(path, line(step + d - toEnd - line(0).length));
+      expect(statSync(path).size - (written.length - toEnd)).toBe(step + d);
+      expect(await pathTaken(path)).toBe(taken);
+    }
+  });
+
+  it('a file that repeats the marker\'s core ("compactions") still has its marker seen after the repeats', async () => {
+    for (const marker of [false, true]) {
+      const path = file();
+      const log = await SessionLog.create(path);
+      log.appendMessage(say('"compactions" '.repeat(1000)));
+      const note = log.appendCustom('note', marker ? 'compaction' : 'compactions');
+      log.appendMessage(say('"compactions" '.repeat(100)));
+      log.close();
+      expect(await pathTaken(path)).toBe(marker ? 'index' : 'one pass');
+      expect((await loadSession(path)).entries[1]).toMatchObject({ id: note.id });
+    }
+  });
+
   it('a damaged line off the current branch: the one pass reports it at load; on the index path, when entries is read (an appending open reads it to count usage)', async () => {
     const path = file();
     const log = await SessionLog.create(path);
