@@ -122,8 +122,10 @@ const CORE = MARKER.subarray(3, 10);
 function holdsMarker(b: Buffer): boolean {
   const n = MARKER.length;
   let i = b.indexOf(CORE, 3);
-  for (let misses = 0; i !== -1 && i - 3 + n <= b.length && misses < 64; misses++, i = b.indexOf(CORE, i + 1)) {
+  for (let misses = 0; misses < 64; misses++) {
+    if (i === -1 || i - 3 + n > b.length) return false;
     if (b.compare(MARKER, 0, n, i - 3, i - 3 + n) === 0) return true;
+    i = b.indexOf(CORE, i + 1);
   }
   return i !== -1 && b.includes(MARKER, i - 3);
 }

@@ -10,6 +10,8 @@
  * - A tool input nested a million levels (issue: it used to load, then `panto session` and every resumed turn died
  *   of stack overflow): ERR_SESSION_FORMAT naming the line on every path, and `panto session` (plain and `--json`)
  *   exits with that error, not a stack trace.
+ * - 64 MiB of `m` and of `\"compactions\"` (what makes the compaction probe's search slowest) before the end, the
+ *   marker itself before them: the probe finds it, and the text loads on both paths.
  * Prints each case's wall time and peak RSS.
  */
 import { spawnSync } from 'node:child_process';
@@ -113,6 +115,25 @@ const CASES = {
       for (const [name, load] of everyPath(lib, path)) {
         const s = await load();
         if (s.content !== 160_000) fail(`${name}: ${s.content} parts`);
+      }
+    },
+  },
+  "the probe's worst bytes: 64 MiB of `m` and of the marker's core": {
+    seconds: 60,
+    rssMb: 900,
+    *write() {
+      // The marker sits before the flood: the probe (from the end) searches all of it first.
+      yield `${HEADER}\n{"type":"custom","id":"a","parentId":null,"timestamp":"t","customType":"n","data":"compaction"}\n`;
+      yield '{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"';
+      for (let i = 0; i < 32; i++) yield 'm'.repeat(MB);
+      for (let i = 0; i < 32; i++) yield '\\"compactions\\" '.repeat(MB / 16);
+      yield '"}]}}\n';
+    },
+    async check(lib, path, fail) {
+      const want = 32 * MB + 14 * 2 * MB;
+      for (const eager of [false, true]) {
+        const text = (await lib.loadSession(path, { eager })).conversation.messages[0]?.content[0]?.text;
+        if (text?.length !== want) fail(`eager ${eager}: text of ${text?.length} characters, not ${want}`);
       }
     },
   },
