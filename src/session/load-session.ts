@@ -109,11 +109,14 @@ export class EntryCollector extends EntryTree {
 }
 
 const MARKER = Buffer.from('"compaction"', 'latin1');
+/** Where the marker's core starts in it. */
+const CORE_AT = 3;
 /**
- * The marker's bytes 3-9 (`mpactio`), searched for first: Node scans for a needle shorter than 8 bytes with memchr on
- * its first byte, 2.5x faster here than its Boyer-Moore for the whole marker.
+ * The marker's core (`mpactio`), searched for first: Node scans for a needle shorter than 8 bytes with memchr on its
+ * first byte, 2.7x faster here than its Boyer-Moore for the whole marker. A run of `m` bytes is its slowest input
+ * (~6 ns a byte, about half of what parsing those bytes costs).
  */
-const CORE = MARKER.subarray(3, 10);
+const CORE = MARKER.subarray(CORE_AT, CORE_AT + 7);
 
 /**
  * Whether `b` holds the marker: found by its core, each hit checked whole; after 64 hits that are not the marker, by
@@ -121,13 +124,14 @@ const CORE = MARKER.subarray(3, 10);
  */
 function holdsMarker(b: Buffer): boolean {
   const n = MARKER.length;
-  let i = b.indexOf(CORE, 3);
+  let i = b.indexOf(CORE, CORE_AT);
   for (let misses = 0; misses < 64; misses++) {
-    if (i === -1 || i - 3 + n > b.length) return false;
-    if (b.compare(MARKER, 0, n, i - 3, i - 3 + n) === 0) return true;
+    const start = i - CORE_AT;
+    if (i === -1 || start + n > b.length) return false;
+    if (b.compare(MARKER, 0, n, start, start + n) === 0) return true;
     i = b.indexOf(CORE, i + 1);
   }
-  return i !== -1 && b.includes(MARKER, i - 3);
+  return i !== -1 && b.includes(MARKER, i - CORE_AT);
 }
 
 /**
