@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LuaToolSource } from '../../../src/lua/lua-tool-source.js';
 import { type McpHttpServer, serveMcpHttp } from '../../../src/mcp/mcp-http-server.js';
 import { McpToolSource } from '../../../src/mcp/mcp-tool-source.js';
+import { OrderedTransport } from '../../../src/mcp/ordered-transport.js';
 import { dispatchToolCalls } from '../../../src/tools/dispatch.js';
 import { LUA_TOOLS, PANTO_CLI, V2_SERVER } from './servers.js';
 
@@ -78,7 +79,10 @@ describe('panto mcp serve over stdio', () => {
 
   it('2026-07-28: the v2 client negotiates it; lists with a cache hint, calls with progress', async () => {
     const v2 = new Client({ name: 'v2-modern', version: '1' }, modern);
-    await v2.connect(new StdioClientTransport({ ...PANTO_STDIO, stderr: 'ignore' }));
+    // The bare SDK client drops a progress notification read in the same chunk as its call's result (it handles the
+    // notification a microtask later): on a loaded machine the last one can be lost however the server paces its
+    // writes. OrderedTransport (what McpToolSource uses) removes that race, so this asserts what the server wrote.
+    await v2.connect(new OrderedTransport(new StdioClientTransport({ ...PANTO_STDIO, stderr: 'ignore' })));
     try {
       expect(v2.getProtocolEra()).toBe('modern');
       expect(v2.getNegotiatedProtocolVersion()).toBe('2026-07-28');
@@ -127,15 +131,18 @@ describe('serveMcpHttp', () => {
     const sessionsBefore = http.sessions;
     const seenHeaders: Array<string | null> = [];
     const v2 = new Client({ name: 'v2-modern', version: '1' }, modern);
+    // OrderedTransport: see the stdio case above (SSE events read in one chunk race the same way).
     await v2.connect(
-      new StreamableHTTPClientTransport(new URL(http.url), {
-        requestInit: { headers: auth() },
-        fetch: async (url, init) => {
-          const res = await fetch(url, init);
-          seenHeaders.push(res.headers.get('mcp-session-id'));
-          return res;
-        },
-      }),
+      new OrderedTransport(
+        new StreamableHTTPClientTransport(new URL(http.url), {
+          requestInit: { headers: auth() },
+          fetch: async (url, init) => {
+            const res = await fetch(url, init);
+            seenHeaders.push(res.headers.get('mcp-session-id'));
+            return res;
+          },
+        }),
+      ),
     );
     try {
       expect(v2.getNegotiatedProtocolVersion()).toBe('2026-07-28');
