@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeProviderServer, startFakeProviderServer } from '../helpers/fake-provider-server.js';
@@ -26,9 +26,15 @@ describe('README quick start', () => {
     const main = (/```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '').trim().split('\n')[0] ?? '';
     // `npm ci` already ran for this checkout (re-running it here would replace node_modules under the test runner).
     const command = main.replace(/^npm ci && /, '');
+    // A first `npx panto` links this checkout into npx's cache, which runs `prepare` here: dist/ is current, so it
+    // must not be rebuilt (a rebuild empties dist/ under the tests running beside this one).
+    const stamp = path.join(repoRoot, 'dist', '.inputs-sha256');
+    const before = await stat(stamp);
     const r = await runShell('sh', ['-c', command], { cwd: repoRoot, timeoutMs: 120_000 });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
+    const after = await stat(stamp);
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
     expect(r.stdout).toContain('[image] image/jpeg 2000x1500');
     expect(r.stdout).toContain('"type": "tool_result"');
     expect(r.stdout).toContain('"media_type": "image/jpeg"');
