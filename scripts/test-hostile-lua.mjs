@@ -119,6 +119,9 @@ async function child(kind, name, isolation) {
       const results = await Promise.all(Array.from({ length: 50 }, () => source.run('spin', {})));
       out.ms = performance.now() - t0;
       out.budgetErrors = results.filter((r) => !r.ok && /time budget exceeded/.test(r.error)).length;
+      out.errors = [...new Set(results.map((r) => (r.ok ? 'ok' : r.error)))].filter(
+        (e) => !/time budget exceeded/.test(e),
+      );
       await source.close();
     } else if (kind === 'watchdog') {
       // Only meaningful with a worker: a stalled worker is terminated and replaced; the host keeps serving.
@@ -275,7 +278,9 @@ async function parent(argv) {
       const problems = r.crash
         ? [r.crash]
         : [
-            ...(r.budgetErrors === 50 ? [] : [`${r.budgetErrors}/50 ended at the budget`]),
+            ...(r.budgetErrors === 50
+              ? []
+              : [`${r.budgetErrors}/50 ended at the budget; others: ${short(r.errors)}`]),
             ...(r.maxStall <= bound ? [] : [`event loop stalled ${r.maxStall.toFixed(0)} ms > ${bound}`]),
           ];
       report(

@@ -890,7 +890,10 @@ function mib(bytes: number): string {
  * keeps failing ends in Lua's "error in error handling").
  */
 /** `reason` with the file and line the thread was running (`… at loop.lua:7`), when Lua code is on its stack. */
-function withPosition(reason: string, T: LuaState): string {
+export function withPosition(reason: string, T: LuaState): string {
+  // A thread suspended by the slice hook can have its stack full up to its frame's top: room for the one string
+  // luaL_where pushes first (else fengari's API check throws "stack overflow" out of the host).
+  if (!lua.lua_checkstack(T, 1)) return reason;
   for (const level of [0, 1]) {
     lauxlib.luaL_where(T, level);
     const raw = lua.lua_tolstring(T, -1);
