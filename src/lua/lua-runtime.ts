@@ -883,12 +883,6 @@ function mib(bytes: number): string {
   return bytes >= MIB ? `${(bytes / MIB).toFixed(1)} MiB` : `${bytes} bytes`;
 }
 
-/**
- * Raise a Lua error from inside the count hook. fengari (like Lua) runs a hook with `allowhook = 0` and sets it back
- * only when the hook RETURNS; an error skips that, so an `xpcall` message handler would run with hooks off and a
- * `while true do end` in it would never stop. Re-enable hooks first, so the handler is budgeted too (a handler that
- * keeps failing ends in Lua's "error in error handling").
- */
 /** `reason` with the file and line the thread was running (`… at loop.lua:7`), when Lua code is on its stack. */
 export function withPosition(reason: string, T: LuaState): string {
   // A thread suspended by the slice hook can have its stack full up to its frame's top: room for the one string
@@ -921,6 +915,12 @@ function schemaErrorLine(source: Uint8Array, message: string): number | undefine
   return text.slice(0, hits[0]).split('\n').length;
 }
 
+/**
+ * Raise a Lua error from inside the count hook. fengari (like Lua) runs a hook with `allowhook = 0` and sets it back
+ * only when the hook RETURNS; an error skips that, so an `xpcall` message handler would run with hooks off and a
+ * `while true do end` in it would never stop. Re-enable hooks first, so the handler is budgeted too (a handler that
+ * keeps failing ends in Lua's "error in error handling").
+ */
 function raiseFromHook(T: LuaState, message: string): never {
   T.allowhook = 1;
   return lauxlib.luaL_error(T, message);
