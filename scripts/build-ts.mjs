@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { delimiter, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -43,17 +43,11 @@ function inputsHash() {
   return h.digest('hex');
 }
 
-function run(command, args) {
-  const env = {
-    ...process.env,
-    PATH: [join(root, 'node_modules', '.bin'), process.env.PATH].join(delimiter),
-  };
-  const r = spawnSync(command, args, {
-    cwd: root,
-    env,
-    stdio: 'inherit',
-    shell: process.platform === 'win32',
-  });
+/** Run a package's own bin script (its package.json `bin`) with this node: no shell, no PATH lookup. */
+function run(pkg, bin, args) {
+  const dir = join(root, 'node_modules', pkg);
+  const script = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).bin[bin];
+  const r = spawnSync(process.execPath, [join(dir, script), ...args], { cwd: root, stdio: 'inherit' });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
@@ -68,7 +62,7 @@ if (process.argv.includes('--if-stale')) {
     process.exit(0);
   }
 }
-run('rolldown', ['-c', 'rolldown.config.mjs']);
-run('tsc', ['-p', 'tsconfig.build.json']);
+run('rolldown', 'rolldown', ['-c', 'rolldown.config.mjs']);
+run('typescript', 'tsc', ['-p', 'tsconfig.build.json']);
 chmodSync(join(root, 'dist', 'cli', 'main.js'), 0o755);
 writeFileSync(STAMP, `${hash}\n`);
