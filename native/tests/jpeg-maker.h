@@ -27,6 +27,8 @@ struct JSpec {
   bool ycck = false;     // 4 components stored as YCCK (Adobe transform 2) rather than CMYK
   int orientation = 1;   // > 1: an EXIF APP1 with this orientation
   int quality = 88;
+  int restart_mcus = 0;  // > 0: a restart marker every that many MCUs
+  int noise = 4;         // +-noise on every sample (large values: large AC coefficients)
 };
 
 /** An EXIF APP1 payload (little-endian TIFF) holding only the orientation tag. */
@@ -59,6 +61,7 @@ inline std::vector<uint8_t> make_jpeg(const JSpec& s) {
   jpeg_set_quality(&c, s.quality, TRUE);
   if (s.progressive) jpeg_simple_progression(&c);
   if (s.restart_rows > 0) c.restart_in_rows = s.restart_rows;
+  if (s.restart_mcus > 0) c.restart_interval = unsigned(s.restart_mcus);
   jpeg_start_compress(&c, TRUE);
   if (s.orientation > 1) {
     const auto app1 = exif_orientation(s.orientation);
@@ -72,7 +75,7 @@ inline std::vector<uint8_t> make_jpeg(const JSpec& s) {
       for (int k = 0; k < s.comps; k++) {
         int v = int((x * (k + 2) * 255) / (s.w + 1) + (y * (3 - k % 3) * 255) / (s.h + 1)) / 2;
         if (x > s.w / 3 && x < s.w / 3 + 9) v = 255 - v;  // a vertical bar: ringing for the resize
-        v += int(r.next() % 9) - 4;
+        v += int(r.next() % unsigned(2 * s.noise + 1)) - s.noise;
         row[size_t(x) * s.comps + k] = uint8_t(v < 0 ? 0 : v > 255 ? 255 : v);
       }
     JSAMPROW rp = row.data();

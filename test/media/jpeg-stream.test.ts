@@ -95,6 +95,33 @@ describe('streaming JPEG path: damaged input and abort', () => {
     ac.abort();
     await expect(p).rejects.toMatchObject({ code: 'ERR_ABORTED' });
   });
+
+  it('refuses a bad Huffman code in the middle of the data', async () => {
+    // 0xFF 0x00 pairs decode as runs of one-bits: a code longer than 16 bits, which libjpeg-turbo's fast decoder used
+    // to zero silently; ours hands the MCU to the checking decoder (cdeps/patches/libjpeg-turbo/0002). Files with
+    // restart markers: native/tests/test-jpeg-huffman.cpp.
+    const jpeg = await sharp(photoLike(1600, 1000), { raw: { width: 1600, height: 1000, channels: 3 } })
+      .jpeg({ quality: 90 })
+      .toBuffer();
+    const bad = Buffer.from(jpeg);
+    const at = Math.floor(bad.length / 2);
+    for (let i = at; i < at + 40; i += 2) {
+      bad[i] = 0xff;
+      bad[i + 1] = 0x00;
+    }
+    // JPEG -> JPEG (planar), -> PNG (streamed RGB), and re-encoded at full size (a file that fits passes through
+    // after a structure check, which does not decode the entropy data).
+    for (const options of [
+      { maxDimension: 700 },
+      { maxDimension: 700, format: 'png' as const },
+      { format: 'webp' as const },
+    ]) {
+      await expect(processMedia(Buffer.from(bad), options)).rejects.toMatchObject({
+        code: 'ERR_CORRUPT_MEDIA',
+        message: expect.stringContaining('bad Huffman code'),
+      });
+    }
+  });
 });
 
 describe.runIf(wasmFiles)(
