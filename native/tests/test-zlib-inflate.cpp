@@ -1,8 +1,11 @@
 // zlib's streaming inflate (PNG decoding, png-decode.cpp) copies matches 8 bytes at a time and its window with the C
-// library's memcpy (cdeps/patches/zlib/0001). These tests pin that it still gives back exactly what was compressed:
+// library's memcpy (cdeps/patches/zlib/0001), and its fast loop refills its 64-bit bit buffer 8 bytes at a time
+// (cdeps/patches/zlib/0002). These tests pin that it still gives back exactly what was compressed:
 // streams from libdeflate at every level over data made of matches at every short distance (the overlapping copies:
 // runs and repeated pixels), far references (the window), and noise, inflated into output pieces of many sizes
-// (a piece boundary inside a match takes the window path; zlib's fast loop only runs with 258 bytes of room left).
+// (a piece boundary inside a match takes the window path; zlib's fast loop only runs with 258 bytes of room left);
+// and that the fast loop agrees with the byte-by-byte one, which input pieces of 7 bytes always take, on damaged
+// streams too: the same bytes out, the same end and the same message.
 #include <libdeflate.h>
 
 #define Z_PREFIX 1
@@ -12,6 +15,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -103,4 +107,80 @@ PANTO_TEST(png, zlib_inflate_gives_back_what_was_compressed) {
     }
   }
   PANTO_CHECK(compared >= 96);
+}
+
+namespace {
+
+struct InflateResult {
+  int rc = Z_OK;
+  std::string msg;
+  std::vector<uint8_t> out;
+  bool operator==(const InflateResult& o) const { return rc == o.rc && msg == o.msg && out == o.out; }
+};
+
+/** Inflates `z` into room for `room` bytes, its input handed over `piece` bytes at a time (0: all at once), each from
+ *  an allocation of exactly that size, so an over-read is a sanitizer report. Stops at the first error. */
+InflateResult inflate_input_pieces(const std::vector<uint8_t>& z, size_t room, size_t piece) {
+  InflateResult r;
+  z_stream zs;
+  std::memset(&zs, 0, sizeof zs);
+  zs.zalloc = zalloc;
+  zs.zfree = zfree;
+  if (inflateInit(&zs) != Z_OK) return r;
+  r.out.resize(room);
+  zs.next_out = r.out.data();
+  zs.avail_out = uInt(room);
+  size_t at = 0;
+  while (true) {
+    const size_t n = piece == 0 ? z.size() - at : std::min(piece, z.size() - at);
+    std::unique_ptr<uint8_t[]> buf(new uint8_t[n ? n : 1]);
+    std::memcpy(buf.get(), z.data() + at, n);
+    zs.next_in = buf.get();
+    zs.avail_in = uInt(n);
+    do r.rc = inflate(&zs, Z_NO_FLUSH);
+    while (r.rc == Z_OK && zs.avail_in > 0 && zs.avail_out > 0);
+    at += n - zs.avail_in;
+    if (r.rc != Z_OK || zs.avail_out == 0 || at >= z.size() || n == 0) break;
+  }
+  r.msg = zs.msg ? zs.msg : "";
+  r.out.resize(room - zs.avail_out);
+  inflateEnd(&zs);
+  return r;
+}
+
+}  // namespace
+
+PANTO_TEST(png, zlib_fast_loop_agrees_with_the_byte_loop_on_damaged_streams) {
+  Lcg r{77};
+  int compared = 0;
+  for (uint64_t seed = 1; seed <= 4; seed++) {
+    const auto data = matchy_data(60000 + 7919 * seed, seed);
+    for (int level : {1, 6, 12}) {
+      libdeflate_compressor* c = libdeflate_alloc_compressor(level);
+      PANTO_REQUIRE(c != nullptr);
+      std::vector<uint8_t> z(libdeflate_zlib_compress_bound(c, data.size()));
+      z.resize(libdeflate_zlib_compress(c, data.data(), data.size(), z.data(), z.size()));
+      libdeflate_free_compressor(c);
+      PANTO_REQUIRE(!z.empty());
+      for (int k = 0; k < 12; k++) {
+        std::vector<uint8_t> bad = z;
+        if (k > 0) {  // k == 0: intact
+          const size_t at = 2 + r.next() % (z.size() - 6);
+          if (k % 3 == 0) bad.resize(at);                                        // cut short
+          else if (k % 3 == 1) bad[at] ^= uint8_t(1u << (r.next() % 8));          // one bit flipped
+          else for (size_t i = at; i < std::min(bad.size(), at + 16); i++) bad[i] = uint8_t(r.next());  // noise
+        }
+        const InflateResult fast = inflate_input_pieces(bad, data.size() + 1000, 0);
+        const InflateResult slow = inflate_input_pieces(bad, data.size() + 1000, 7);
+        if (!(fast == slow))
+          record_failure(__FILE__, __LINE__,
+                         "seed " + show(seed) + " level " + show(level) + " case " + show(k) + ": fast rc " +
+                             show(fast.rc) + " '" + fast.msg + "' " + show(fast.out.size()) + " bytes, byte loop rc " +
+                             show(slow.rc) + " '" + slow.msg + "' " + show(slow.out.size()) + " bytes");
+        if (k == 0 && fast.out != data) record_failure(__FILE__, __LINE__, "intact stream: bytes differ");
+        compared++;
+      }
+    }
+  }
+  PANTO_CHECK(compared == 4 * 3 * 12);
 }
