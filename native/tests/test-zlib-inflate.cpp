@@ -55,6 +55,16 @@ std::vector<uint8_t> matchy_data(size_t n, uint64_t seed) {
   return v;
 }
 
+/** A zlib stream of `data` from libdeflate at `level`; empty on failure. */
+std::vector<uint8_t> zlib_compress(const std::vector<uint8_t>& data, int level) {
+  libdeflate_compressor* c = libdeflate_alloc_compressor(level);
+  if (c == nullptr) return {};
+  std::vector<uint8_t> z(libdeflate_zlib_compress_bound(c, data.size()));
+  z.resize(libdeflate_zlib_compress(c, data.data(), data.size(), z.data(), z.size()));
+  libdeflate_free_compressor(c);
+  return z;
+}
+
 void* zalloc(void*, unsigned n, unsigned size) { return std::calloc(n, size); }
 void zfree(void*, void* p) { std::free(p); }
 
@@ -90,11 +100,7 @@ PANTO_TEST(png, zlib_inflate_gives_back_what_was_compressed) {
   for (uint64_t seed = 1; seed <= 6; seed++) {
     const auto data = matchy_data(seed % 2 ? 300000 : 70001, seed);
     for (int level : {1, 2, 6, 12}) {
-      libdeflate_compressor* c = libdeflate_alloc_compressor(level);
-      PANTO_REQUIRE(c != nullptr);
-      std::vector<uint8_t> z(libdeflate_zlib_compress_bound(c, data.size()));
-      z.resize(libdeflate_zlib_compress(c, data.data(), data.size(), z.data(), z.size()));
-      libdeflate_free_compressor(c);
+      const std::vector<uint8_t> z = zlib_compress(data, level);
       PANTO_REQUIRE(!z.empty());
       for (size_t piece : {size_t(1), size_t(7), size_t(257), size_t(8641), size_t(1) << 20}) {
         if (piece < 257 && data.size() > 100000) continue;  // byte-sized pieces: the short streams suffice
@@ -156,11 +162,7 @@ PANTO_TEST(png, zlib_fast_loop_agrees_with_the_byte_loop_on_damaged_streams) {
   for (uint64_t seed = 1; seed <= 4; seed++) {
     const auto data = matchy_data(60000 + 7919 * seed, seed);
     for (int level : {1, 6, 12}) {
-      libdeflate_compressor* c = libdeflate_alloc_compressor(level);
-      PANTO_REQUIRE(c != nullptr);
-      std::vector<uint8_t> z(libdeflate_zlib_compress_bound(c, data.size()));
-      z.resize(libdeflate_zlib_compress(c, data.data(), data.size(), z.data(), z.size()));
-      libdeflate_free_compressor(c);
+      const std::vector<uint8_t> z = zlib_compress(data, level);
       PANTO_REQUIRE(!z.empty());
       for (int k = 0; k < 12; k++) {
         std::vector<uint8_t> bad = z;
